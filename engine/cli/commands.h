@@ -1,0 +1,29 @@
+// Subcommand registration. Each subcommand lives in its own cmd_<name>.cpp, registers itself
+// on the app, and stores its exit code in `exit_code` when it runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace oomdx::cli {
+
+enum class output_format { text, markdown, json, html };
+
+// Adds `--format text|markdown|json[|html]` to a subcommand.
+void add_format_option(CLI::App* cmd, output_format& fmt, bool allow_html = false);
+// True when stdout is a terminal and NO_COLOR is unset.
+bool use_color();
+// True when stderr is a terminal (progress output).
+bool stderr_is_tty();
+
+void add_diagnose_command(CLI::App& app, int& exit_code);
+void add_preflight_command(CLI::App& app, int& exit_code);
+void add_estimate_command(CLI::App& app, int& exit_code);
+void add_snapshot_command(CLI::App& app, int& exit_code);
+void add_log_command(CLI::App& app, int& exit_code);
+void add_rules_command(CLI::App& app, int& exit_code);
+void add_facts_command(CLI::App& app, int& exit_code);
+void add_capture_command(CLI::App& app, int& exit_code);
+
+}  // namespace oomdx::cli

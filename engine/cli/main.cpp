@@ -1,0 +1,50 @@
+// oomdx: parse options, run one subcommand, exit with its code. Nothing else lives here.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "engine/cli/commands.h"
+#include "engine/core/errors.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"oomdx: diagnose out-of-memory crashes of PyTorch training (CUDA and Ascend NPU)",
+                 "oomdx"};
+    app.set_version_flag("--version", std::string("oomdx ") + OOMDX_VERSION);
+    app.require_subcommand(1);
+    app.footer(
+        "Exit codes: 0 ok; 1 preflight predicts an OOM (does not fit) or rule tests failed;\n"
+        "            2 usage error or unreadable/invalid input.");
+    int exit_code = 0;
+    oomdx::cli::add_diagnose_command(app, exit_code);
+    oomdx::cli::add_preflight_command(app, exit_code);
+    oomdx::cli::add_estimate_command(app, exit_code);
+    oomdx::cli::add_snapshot_command(app, exit_code);
+    oomdx::cli::add_log_command(app, exit_code);
+    oomdx::cli::add_facts_command(app, exit_code);
+    oomdx::cli::add_rules_command(app, exit_code);
+    oomdx::cli::add_capture_command(app, exit_code);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : oomdx::exit_input_error;
+    } catch (const oomdx::input_error& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "oomdx: error: {}\n", e.what());
+        return oomdx::exit_input_error;
+    } catch (const oomdx::usage_error& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "oomdx: usage: {}\n", e.what());
+        return oomdx::exit_input_error;
+    } catch (const std::bad_alloc&) {
+        std::fflush(stdout);
+        fmt::print(stderr, "oomdx: error: out of host memory while reading the input (see --help for limits)\n");
+        return oomdx::exit_input_error;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "oomdx: error: {}\n", e.what());
+        return oomdx::exit_input_error;
+    }
+    return exit_code;
+}

@@ -1,0 +1,53 @@
+#include "engine/core/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+mapped_file::mapped_file(const std::string& path) : m_path(path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw input_error::in_file(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int e = errno;
+        ::close(fd);
+        throw input_error::in_file(path, std::string("cannot stat: ") + std::strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        throw input_error::in_file(path, "is a directory, expected a file");
+    }
+    m_size = static_cast<size_t>(st.st_size);
+    if (m_size > 0) {
+        m_data = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m_data == MAP_FAILED) {
+            int e = errno;
+            ::close(fd);
+            m_data = nullptr;
+            throw input_error::in_file(path, std::string("cannot map: ") + std::strerror(e));
+        }
+        ::madvise(m_data, m_size, MADV_SEQUENTIAL);
+    }
+    ::close(fd);
+}
+
+mapped_file::~mapped_file() {
+    if (m_data) ::munmap(m_data, m_size);
+}
+
+void mapped_file::release_before(size_t offset) const {
+    if (!m_data) return;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t end = (offset / page) * page;
+    if (end > 0) ::madvise(m_data, end, MADV_DONTNEED);
+}
+
+}  // namespace oomdx

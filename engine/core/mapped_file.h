@@ -1,0 +1,31 @@
+// A read-only memory-mapped file (empty files map to an empty view).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace oomdx {
+
+class mapped_file {
+public:
+    // Throws input_error naming the path when it cannot be opened or mapped.
+    explicit mapped_file(const std::string& path);
+    ~mapped_file();
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+
+    std::string_view view() const { return {static_cast<const char*>(m_data), m_size}; }
+    const unsigned char* data() const { return static_cast<const unsigned char*>(m_data); }
+    size_t size() const { return m_size; }
+    const std::string& path() const { return m_path; }
+    // Tell the kernel these pages will not be read again (keeps RSS flat on big inputs).
+    void release_before(size_t offset) const;
+
+private:
+    std::string m_path;
+    void* m_data = nullptr;
+    size_t m_size = 0;
+};
+
+}  // namespace oomdx

@@ -1,0 +1,140 @@
+#include "engine/core/vocabulary.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+const char* fact_kind_name(fact_kind k) {
+    switch (k) {
+        case fact_kind::bytes: return "bytes";
+        case fact_kind::integer: return "integer";
+        case fact_kind::number: return "number";
+        case fact_kind::boolean: return "bool";
+        case fact_kind::string: return "string";
+        case fact_kind::list: return "list";
+        case fact_kind::any: return "any";
+    }
+    return "?";
+}
+
+static std::optional<fact_kind> parse_kind(const std::string& s) {
+    if (s == "bytes") return fact_kind::bytes;
+    if (s == "integer" || s == "int") return fact_kind::integer;
+    if (s == "number") return fact_kind::number;
+    if (s == "bool" || s == "boolean") return fact_kind::boolean;
+    if (s == "string") return fact_kind::string;
+    if (s == "list") return fact_kind::list;
+    if (s == "any") return fact_kind::any;
+    return std::nullopt;
+}
+
+vocabulary vocabulary::load_dir(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".yaml") files.push_back(e.path());
+    if (ec) throw input_error::in_file(dir, "cannot read vocabulary directory: " + ec.message());
+    std::sort(files.begin(), files.end());
+    vocabulary v;
+    for (const auto& p : files) {
+        const std::string file = p.string();
+        YAML::Node root;
+        try {
+            root = YAML::LoadFile(file);
+        } catch (const YAML::Exception& e) {
+            throw input_error::at_line(file, e.mark.line + 1, e.msg);
+        }
+        if (!root.IsSequence()) throw input_error::in_file(file, "expected a list of facts");
+        for (const auto& n : root) {
+            const int line = n.Mark().line + 1;
+            if (!n.IsMap() || !n["name"])
+                throw input_error::at_line(file, line, "each entry needs a name");
+            fact_decl d;
+            d.name = n["name"].as<std::string>();
+            d.file = file;
+            d.line = line;
+            std::string t = n["type"] ? n["type"].as<std::string>() : "any";
+            auto k = parse_kind(t);
+            if (!k) throw input_error::at_line(file, line, fmt::format("unknown type '{}'", t));
+            d.kind = *k;
+            if (n["unit"]) d.unit = n["unit"].as<std::string>();
+            if (d.kind == fact_kind::bytes) d.unit = "bytes";
+            if (n["desc"]) d.desc = n["desc"].as<std::string>();
+            if (n["values"])
+                for (const auto& x : n["values"]) d.values.push_back(x.as<std::string>());
+            if (n["override"]) d.is_override = n["override"].as<bool>();
+            if (v.find(d.name) && v.find(d.name)->name == d.name)
+                throw input_error::at_line(file, line, fmt::format("fact '{}' declared twice", d.name));
+            v.add(std::move(d));
+        }
+    }
+    return v;
+}
+
+const vocabulary& vocabulary::shipped() {
+    static const vocabulary v = load_dir(data_path("knowledge/facts"));
+    return v;
+}
+
+void vocabulary::add(fact_decl d) {
+    const size_t idx = m_decls.size();
+    const bool family = d.name.size() >= 2 && d.name.ends_with(".*");
+    m_decls.push_back(std::move(d));
+    if (family)
+        m_prefix.push_back(idx);
+    else
+        m_exact[m_decls[idx].name] = idx;
+}
+
+const fact_decl* vocabulary::find(const std::string& name) const {
+    auto it = m_exact.find(name);
+    if (it != m_exact.end()) return &m_decls[it->second];
+    const fact_decl* best = nullptr;
+    for (size_t i : m_prefix) {
+        const std::string& pat = m_decls[i].name;
+        const std::string prefix = pat.substr(0, pat.size() - 1);  // keep the dot
+        if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0)
+            if (!best || pat.size() > best->name.size()) best = &m_decls[i];
+    }
+    return best;
+}
+
+bool vocabulary::is_override_key(const std::string& name) const {
+    const fact_decl* d = find(name);
+    return d && d->is_override;
+}
+
+void vocabulary::check(const std::string& name, const value& v) const {
+    const fact_decl* d = find(name);
+    if (!d) throw std::invalid_argument(fmt::format("undeclared fact '{}'", name));
+    if (v.is_null()) return;
+    bool ok = true;
+    switch (d->kind) {
+        case fact_kind::bytes:
+        case fact_kind::integer: ok = v.is_integer(); break;
+        case fact_kind::number: ok = v.is_numeric(); break;
+        case fact_kind::boolean: ok = v.is_bool(); break;
+        case fact_kind::string: ok = v.is_string(); break;
+        case fact_kind::list: ok = v.is_list(); break;
+        case fact_kind::any: break;
+    }
+    if (!ok)
+        throw std::invalid_argument(fmt::format("fact '{}' is declared {} but got {}", name,
+                                                fact_kind_name(d->kind), value_type_name(v.type())));
+    if (!d->values.empty() && v.is_string() &&
+        std::find(d->values.begin(), d->values.end(), v.as_string()) == d->values.end())
+        throw std::invalid_argument(
+            fmt::format("fact '{}' does not allow the value \"{}\"", name, v.as_string()));
+}
+
+}  // namespace oomdx

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 build dependencies (as root or with sudo) and builds oomdx into build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+PKGS="g++ cmake make pkg-config libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev doctest-dev
+      libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev python3"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ "${OOMDX_WITH_BROWSER:-0}" = 1 ]; then
+  for p in chromium chromium-driver; do dpkg -s "$p" >/dev/null 2>&1 || browser="${browser:-} $p"; done
+  if [ -n "${browser:-}" ]; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $browser >/dev/null || \
+      echo "setup: chromium not installed; browser tests will be skipped" >&2
+  fi
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
