@@ -18,6 +18,7 @@ struct provenance {
     std::string excerpt;    // the raw text the value was read from
     std::string rule_id;    // set for facts derived by a rule
     std::vector<std::string> derived_from;  // fact names a rule or estimator used
+    std::vector<int> derived_ids;           // ids of those facts in the store, when known
 
     // "train.log:123", "snap.pickle@4096", "rule step0_workspace_route", ...
     std::string location() const;
