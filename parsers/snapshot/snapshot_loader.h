@@ -1,0 +1,34 @@
+// Loads a memory snapshot (pickle protocol 2-5 or JSON, detected by content) into the model.
+// Never executes code: only data opcodes are accepted. Every error is an input_error naming
+// the file and the byte offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "parsers/snapshot/snapshot_model.h"
+
+namespace oomdx::snap {
+
+// Safety bounds; the defaults fit real snapshots of several GB.
+struct load_limits {
+    std::int64_t max_depth = 10000;            // nested MARKs / JSON nesting
+    std::int64_t max_stack = 1 << 24;          // values on the unpickler stack
+    std::int64_t max_memo = 1LL << 28;         // memo slots
+    std::int64_t max_string = 1LL << 28;       // bytes in one string
+    std::int64_t max_objects = 1LL << 32;      // decoded values in total
+    std::int64_t max_live_containers = 1 << 22;  // generic dicts/lists alive at once
+};
+
+// Reads the file through a memory map, releasing pages behind the cursor.
+snapshot load_snapshot(const std::string& path, const load_limits& limits = {});
+
+// Same, from bytes in memory; `name` is used in messages.
+snapshot load_snapshot_bytes(std::string_view data, const std::string& name,
+                             const load_limits& limits = {});
+
+// True when the bytes look like a pickle (PROTO opcode) rather than JSON.
+bool looks_like_pickle(std::string_view head);
+
+}  // namespace oomdx::snap

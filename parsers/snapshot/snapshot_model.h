@@ -1,0 +1,156 @@
+// In-memory model of a PyTorch / torch_npu allocator memory snapshot (pickle or JSON).
+// Compact by design: strings and frames are interned once, frame lists are deduplicated by
+// content, so a snapshot of hundreds of MB decodes into a model of a few tens of MB.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace oomdx::snap {
+
+// All string_views below point into snapshot::m_strings (stable while the snapshot lives,
+// also across moves). A snapshot is movable, not copyable.
+
+// One stack frame: {'name', 'filename', 'line'}; innermost frame first in a list.
+struct frame {
+    std::string_view filename;
+    std::string_view name;
+    std::int64_t line = 0;
+};
+
+using frame_id = std::int32_t;   // index into snapshot::frames
+using frames_id = std::int32_t;  // index of a frame list; 0 is always the empty list
+
+// Block states as written by producers; the documented alias "active_awaiting_free" reads as
+// pending_free.
+enum class block_state : std::uint8_t { active_allocated, active_pending_free, inactive, unknown };
+
+struct block {
+    std::int64_t address = 0;         // segment address + preceding sizes when absent (2.0 era)
+    std::int64_t size = 0;            // rounded size
+    std::int64_t requested_size = 0;  // falls back to size when absent
+    block_state state = block_state::unknown;
+    std::string_view state_text;      // the string as written
+    frames_id frames = 0;             // 2.0 era: history[0].frames
+    bool address_derived = false;     // address was computed, not read
+    bool has_history = false;         // 2.0 era block with a 'history' list
+};
+
+struct segment {
+    std::int64_t device = 0;
+    std::int64_t address = 0;
+    std::int64_t total_size = 0;
+    std::int64_t allocated_size = 0;
+    std::int64_t active_size = 0;
+    std::int64_t requested_size = 0;
+    std::int64_t stream = 0;
+    std::int64_t pool_id_0 = 0, pool_id_1 = 0;  // segment_pool_id tuple, (0,0) = default pool
+    std::string_view segment_type;              // "large" | "small" | ""
+    bool is_expandable = false;
+    bool has_pool_id = false;
+    frames_id frames = 0;
+    std::vector<block> blocks;
+};
+
+// Known trace actions; anything else is action_kind::other (see trace_entry::action).
+enum class action_kind : std::uint8_t {
+    alloc, free_requested, free_completed, segment_alloc, segment_free, segment_map,
+    segment_unmap, snapshot, oom, user_defined, annotate, workspace_snapshot, other
+};
+action_kind parse_action(std::string_view s);
+const char* action_name(action_kind a);
+
+struct trace_entry {
+    std::int64_t addr = 0;          // 0 for oom (which has device_free instead)
+    std::int64_t size = 0;          // oom: requested bytes; snapshot: total active
+    std::int64_t stream = 0;
+    std::int64_t time_us = -1;      // -1 when absent (pre-2.2, NPU)
+    std::int64_t device_free = -1;  // oom only, -1 when absent
+    frames_id frames = 0;
+    action_kind kind = action_kind::other;
+    std::string_view action;        // the action string as written
+    std::string_view compile_context;  // "" when absent
+    std::string_view user_metadata;    // "" when absent
+};
+
+// external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
+struct annotation {
+    std::string_view name;
+    std::string_view stage;
+    std::int64_t device = -1;
+    std::int64_t time_us = -1;
+};
+
+// What the reader found, for reports and era detection.
+struct snapshot_info {
+    std::string format;          // "pickle" | "json"
+    int pickle_protocol = 0;     // 2..5, 0 for JSON
+    std::string top_level;       // "dict" | "list" (bare list of segments)
+    std::string producer;        // "cuda" | "npu" | "unknown" (from frames / actions / keys)
+    std::string era;             // "2.0-history", "2.1", "2.2+", "2.5+", "2.6+", "2.7+", "2.9+", "list-only", ...
+    bool has_traces_key = false;        // device_traces (or traces) present
+    bool has_time_us = false;
+    bool has_history = false;           // 2.0-era blocks
+    bool has_block_address = false;
+    bool has_allocator_settings = false;
+    bool has_external_annotations = false;
+    bool has_compile_context = false;
+    bool has_user_metadata = false;
+    bool has_workspace_snapshot = false;
+    bool state_only = false;            // every device trace has <= 1 entry and some has one
+    std::vector<std::string> unknown_top_keys;
+    std::int64_t file_bytes = 0;
+};
+
+class string_pool;
+
+struct snapshot {
+    snapshot();
+    ~snapshot();
+    snapshot(snapshot&&) noexcept;
+    snapshot& operator=(snapshot&&) noexcept;
+    snapshot(const snapshot&) = delete;
+    snapshot& operator=(const snapshot&) = delete;
+
+    std::string source_file;
+    snapshot_info info;
+
+    std::vector<segment> segments;                      // in file order (all devices)
+    std::vector<std::vector<trace_entry>> device_traces;  // index = device; may be empty lists
+    std::vector<annotation> external_annotations;
+    nlohmann::json allocator_settings;                  // null when absent
+    std::vector<segment> host_segments;                 // pinned host allocator (newest torch)
+
+    // Frames: unique frames and content-deduplicated frame lists.
+    std::vector<frame> frames;
+    std::span<const frame_id> frame_list(frames_id id) const {
+        return {list_items.data() + list_offsets[id],
+                list_items.data() + list_offsets[id + 1]};
+    }
+    std::size_t frame_list_count() const { return list_offsets.size() - 1; }
+    // First frame of a list, or nullptr when the list is empty.
+    const frame* top_frame(frames_id id) const {
+        auto l = frame_list(id);
+        return l.empty() ? nullptr : &frames[l.front()];
+    }
+
+    // Devices that appear in segments or traces (sorted, unique).
+    std::vector<std::int64_t> devices() const;
+
+    // Storage of the frame lists (filled by the loaders): list i is
+    // list_items[list_offsets[i] .. list_offsets[i+1]).
+    std::vector<frame_id> list_items;
+    std::vector<std::uint32_t> list_offsets{0, 0};  // list 0 = empty
+    string_pool& strings() { return *m_strings; }
+
+private:
+    std::unique_ptr<string_pool> m_strings;
+};
+
+}  // namespace oomdx::snap
