@@ -1,0 +1,577 @@
+#include "engine/estimator/estimate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/bytes.h"
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimate_model.h"
+#include "engine/estimator/estimator_constants.h"
+
+namespace oomdx {
+
+const char* framework_name(train_framework f) {
+    switch (f) {
+        case train_framework::torchtitan: return "torchtitan";
+        case train_framework::megatron: return "megatron";
+        case train_framework::deepspeed: return "deepspeed";
+        case train_framework::torchtune: return "torchtune";
+        case train_framework::generic: return "generic";
+    }
+    return "generic";
+}
+
+const char* ac_name(ac_kind a) {
+    switch (a) {
+        case ac_kind::none: return "none";
+        case ac_kind::selective_op: return "selective(op)";
+        case ac_kind::selective_layer: return "selective(layer)";
+        case ac_kind::full: return "full";
+    }
+    return "none";
+}
+
+std::int64_t estimate_result::component(const std::string& id) const {
+    for (const auto& c : components)
+        if (c.id == id) return c.bytes;
+    return 0;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+    for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+// Reads facts with a default and records the assumption when a value is missing.
+struct reader {
+    const fact_store& f;
+    estimate_input& in;
+
+    std::optional<std::int64_t> int_opt(const std::string& n) const {
+        const fact* x = f.get(n);
+        if (!x) return std::nullopt;
+        if (x->val.is_integer()) return x->val.as_integer();
+        if (x->val.is_number() && std::isfinite(x->val.as_number())) return std::int64_t(std::llround(x->val.as_number()));
+        if (x->val.is_string()) {
+            try {
+                return std::stoll(x->val.as_string());
+            } catch (...) {
+                return std::nullopt;
+            }
+        }
+        return std::nullopt;
+    }
+    std::int64_t integer(const std::string& n, std::int64_t def, const char* why, bool required = false) {
+        if (auto v = int_opt(n)) return *v;
+        if (why) in.assumptions.push_back(fmt::format("{} = {} ({})", n, def, why));
+        if (required) in.complete = false;
+        return def;
+    }
+    std::optional<bool> bool_opt(const std::string& n) const {
+        const fact* x = f.get(n);
+        if (!x) return std::nullopt;
+        if (x->val.is_bool()) return x->val.as_bool();
+        if (x->val.is_integer()) return x->val.as_integer() != 0;
+        if (x->val.is_string()) {
+            const std::string s = lower(x->val.as_string());
+            if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+            if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+        }
+        return std::nullopt;
+    }
+    bool boolean(const std::string& n, bool def, const char* why) {
+        if (auto v = bool_opt(n)) return *v;
+        if (why) in.assumptions.push_back(fmt::format("{} = {} ({})", n, def ? "true" : "false", why));
+        return def;
+    }
+    std::optional<std::string> str_opt(const std::string& n) const {
+        const fact* x = f.get(n);
+        if (!x) return std::nullopt;
+        if (x->val.is_string()) return x->val.as_string();
+        if (x->val.is_integer()) return std::to_string(x->val.as_integer());
+        if (x->val.is_bool()) return std::string(x->val.as_bool() ? "true" : "false");
+        return std::nullopt;
+    }
+    std::string str(const std::string& n, const std::string& def, const char* why) {
+        if (auto v = str_opt(n)) return *v;
+        if (why) in.assumptions.push_back(fmt::format("{} = {} ({})", n, def, why));
+        return def;
+    }
+};
+
+int dtype_bytes(const std::string& s) {
+    const std::string d = lower(s);
+    if (d == "float32" || d == "fp32" || d == "float") return 4;
+    if (d == "int8" || d == "fp8" || d == "float8") return 1;
+    return 2;
+}
+
+std::int64_t clamp_degree(std::int64_t v) { return std::clamp<std::int64_t>(v, 1, std::int64_t(1) << 24); }
+
+}  // namespace
+
+estimate_input from_facts(const fact_store& facts) {
+    estimate_input in;
+    reader r{facts, in};
+
+    // framework
+    const std::string fw = lower(r.str("job.framework", "torchtitan", "framework unknown; torchtitan semantics"));
+    if (fw == "megatron" || fw == "mindspeed")
+        in.framework = train_framework::megatron;
+    else if (fw == "deepspeed")
+        in.framework = train_framework::deepspeed;
+    else if (fw == "torchtitan" || fw == "torchtitan_npu")
+        in.framework = train_framework::torchtitan;
+    else if (fw == "torchtune")
+        in.framework = train_framework::torchtune;
+    else
+        in.framework = train_framework::generic;
+
+    // model
+    estimate_model& m = in.model;
+    m.name = r.str("model.name", "", nullptr);
+    m.family = lower(r.str("model.family", "llama", nullptr));
+    m.hidden = r.integer("model.hidden_size", 4096, "model dims missing", true);
+    m.layers = r.integer("model.num_layers", 32, "model dims missing", true);
+    m.heads = r.integer("model.num_attention_heads", 32, "model dims missing", true);
+    m.kv_heads = r.integer("model.num_kv_heads", m.heads, nullptr);
+    m.head_dim = r.integer("model.head_dim", m.heads > 0 ? m.hidden / m.heads : 128, nullptr);
+    m.ffn = r.integer("model.intermediate_size", m.hidden * 4, "model dims missing", true);
+    m.vocab = r.integer("model.vocab_size", 32000, "model dims missing", true);
+    m.tied = r.boolean("model.tie_word_embeddings", false, nullptr);
+    if (auto g = r.bool_opt("model.gated_mlp"))
+        m.gated = *g;
+    else
+        m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert");
+    {
+        const fact* d = facts.get("model.dropout");
+        m.dropout = d && d->val.is_numeric() ? d->val.as_number() : 0.0;
+    }
+    m.experts = r.integer("model.num_experts", 0, nullptr);
+    if (m.experts > 0) {
+        m.top_k = r.integer("model.num_experts_per_tok", 2, "MoE top-k missing", true);
+        m.shared_experts = r.integer("model.num_shared_experts", 0, nullptr);
+        m.expert_ffn = r.integer("model.moe_intermediate_size", m.ffn, nullptr);
+        m.first_dense = r.integer("model.first_k_dense_replace", 0, nullptr);
+        m.moe_freq = r.integer("model.moe_layer_freq", 1, nullptr);
+    }
+    m.kv_lora = r.integer("model.kv_lora_rank", 0, nullptr);
+    if (m.kv_lora > 0) {
+        m.q_lora = r.integer("model.q_lora_rank", 0, nullptr);
+        m.qk_nope = r.integer("model.qk_nope_head_dim", 128, "MLA dims missing", true);
+        m.qk_rope = r.integer("model.qk_rope_head_dim", 64, "MLA dims missing", true);
+        m.v_head = r.integer("model.v_head_dim", 128, "MLA dims missing", true);
+    }
+    m.mtp_layers = r.integer("model.mtp_layers", 0, nullptr);
+    const auto sane = [](std::int64_t v, std::int64_t hi) { return v >= 0 && v <= hi; };
+    if (!sane(m.hidden, 1 << 20) || !sane(m.layers, 100000) || !sane(m.heads, 1 << 16) ||
+        !sane(m.kv_heads, 1 << 16) || !sane(m.head_dim, 1 << 16) || !sane(m.ffn, 1 << 24) ||
+        !sane(m.vocab, 1 << 28) || !sane(m.experts, 1 << 20) || !sane(m.top_k, 1 << 20) ||
+        !sane(m.expert_ffn, 1 << 24) || !sane(m.kv_lora, 1 << 20) || !sane(m.q_lora, 1 << 20) ||
+        m.hidden <= 0 || m.layers <= 0 || m.heads <= 0)
+        throw usage_error("model dimensions out of range (hidden, layers, heads, ffn, vocab, experts)");
+    if (m.kv_heads <= 0) m.kv_heads = m.heads;
+    if (m.head_dim <= 0) m.head_dim = std::max<std::int64_t>(1, m.hidden / m.heads);
+    m.first_dense = std::max<std::int64_t>(0, m.first_dense);
+    m.moe_freq = std::max<std::int64_t>(1, m.moe_freq);
+
+    // parallelism
+    in.tp = clamp_degree(r.integer("parallelism.tensor_parallel_degree", 1, nullptr));
+    in.pp = clamp_degree(r.integer("parallelism.pipeline_parallel_degree", 1, nullptr));
+    in.cp = clamp_degree(r.integer("parallelism.context_parallel_degree", 1, nullptr));
+    in.ep = clamp_degree(r.integer("parallelism.expert_parallel_degree", 1, nullptr));
+    in.etp = clamp_degree(r.integer("parallelism.expert_tensor_parallel_degree",
+                                    in.framework == train_framework::megatron ? in.tp : 1, nullptr));
+    in.dp_replicate = clamp_degree(r.integer("parallelism.data_parallel_replicate_degree", 1, nullptr));
+    const std::int64_t model_par = in.tp * in.pp * in.cp;
+    auto shard = r.int_opt("parallelism.data_parallel_shard_degree");
+    auto world = r.int_opt("job.world_size");
+    if (world && *world > 0) {
+        in.world = clamp_degree(*world);
+        if (!shard || *shard <= 0) shard = std::max<std::int64_t>(1, in.world / (model_par * in.dp_replicate));
+    } else {
+        if (!shard || *shard <= 0) {
+            shard = 1;
+            in.assumptions.push_back("job.world_size unknown: data-parallel shard degree 1");
+            in.complete = false;
+        }
+        in.world = clamp_degree(*shard * in.dp_replicate * model_par);
+    }
+    in.dp_shard = clamp_degree(*shard);
+    if (in.world != in.dp_shard * in.dp_replicate * model_par)
+        in.assumptions.push_back(fmt::format("world size {} != dp_shard {} x dp_replicate {} x tp {} x pp {} x cp {}",
+                                             in.world, in.dp_shard, in.dp_replicate, in.tp, in.pp, in.cp));
+    in.sequence_parallel = r.boolean("parallelism.sequence_parallel", in.framework != train_framework::megatron &&
+                                                                          in.framework != train_framework::deepspeed,
+                                     in.tp > 1 ? "sequence parallel with TP (framework default)" : nullptr);
+    in.vpp = clamp_degree(r.integer("parallelism.virtual_pipeline_degree", 1, nullptr));
+    const std::string sched = lower(r.str("parallelism.pipeline_parallel_schedule",
+                                          in.vpp > 1 ? "interleaved1f1b" : "1f1b", nullptr));
+    if (sched.find("interleaved") != std::string::npos && sched.find("zero") == std::string::npos)
+        in.schedule = pp_schedule_kind::interleaved;
+    else if (sched == "gpipe")
+        in.schedule = pp_schedule_kind::gpipe;
+    else if (sched.find("zb") != std::string::npos || sched.find("zero") != std::string::npos ||
+             sched.find("dualpipe") != std::string::npos)
+        in.schedule = pp_schedule_kind::zero_bubble;
+    else
+        in.schedule = pp_schedule_kind::one_f_one_b;
+    if (in.schedule == pp_schedule_kind::interleaved && in.vpp <= 1) {
+        in.vpp = 2;
+        in.assumptions.push_back("parallelism.virtual_pipeline_degree = 2 (interleaved schedule, degree missing)");
+    }
+
+    // ZeRO / FSDP
+    const bool dist_opt = r.boolean("optimizer.distributed", false, nullptr);
+    std::int64_t zdef = 0;
+    const char* zwhy = nullptr;
+    if (in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune) {
+        zdef = 3;
+    } else if (in.framework == train_framework::megatron) {
+        zdef = dist_opt ? 1 : 0;
+    } else {
+        zwhy = "no ZeRO/FSDP stage in the config";
+    }
+    in.zero_stage = int(std::clamp<std::int64_t>(r.integer("parallelism.zero_stage", zdef, zwhy), 0, 3));
+    if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
+
+    // training
+    in.seq_len = std::clamp<std::int64_t>(r.integer("training.seq_len", 2048, "sequence length missing", true), 1, std::int64_t(1) << 26);
+    const std::int64_t local = std::clamp<std::int64_t>(
+        r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1, std::int64_t(1) << 24);
+    in.micro_batch = local;
+    if (in.pp > 1) {
+        if (auto mbs = r.int_opt("parallelism.pipeline_parallel_microbatch_size"); mbs && *mbs > 0) {
+            in.micro_batch = *mbs;
+            in.num_microbatches = std::max<std::int64_t>(1, local / *mbs);
+        } else if (in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune) {
+            in.micro_batch = 1;
+            in.num_microbatches = local;
+            in.assumptions.push_back("parallelism.pipeline_parallel_microbatch_size = 1 (torchtitan default)");
+        } else if (auto ga = r.int_opt("training.gradient_accumulation_steps"); ga && *ga > 0) {
+            in.num_microbatches = *ga;
+        } else if (auto gb = r.int_opt("training.global_batch_size"); gb && *gb > 0) {
+            in.num_microbatches = std::max<std::int64_t>(1, *gb / (local * in.dp_shard * in.dp_replicate));
+        } else {
+            in.num_microbatches = in.pp;
+            in.assumptions.push_back("pipeline micro-batches per step = pipeline degree (count unknown)");
+        }
+    }
+    in.micro_batch = std::clamp<std::int64_t>(in.micro_batch, 1, std::int64_t(1) << 24);
+    in.num_microbatches = std::clamp<std::int64_t>(in.num_microbatches, 1, std::int64_t(1) << 24);
+    in.param_bytes = dtype_bytes(r.str("training.mixed_precision_param", "bfloat16", "compute dtype missing"));
+    in.master_weights = r.boolean("optimizer.master_weights", true, nullptr);
+
+    // activation checkpointing
+    const std::string ac = lower(r.str("activation_checkpoint.mode", "none", "activation checkpointing not set"));
+    if (ac == "full")
+        in.ac = ac_kind::full;
+    else if (ac == "selective") {
+        const std::string opt = lower(r.str("activation_checkpoint.selective_ac_option", "op", nullptr));
+        std::int64_t every = 0;
+        try {
+            every = std::stoll(opt);
+        } catch (...) {
+            every = 0;
+        }
+        if (every > 0) {
+            in.ac = ac_kind::selective_layer;
+            in.ac_every = int(std::min<std::int64_t>(every, 1 << 20));
+        } else
+            in.ac = ac_kind::selective_op;
+    } else
+        in.ac = ac_kind::none;
+    in.activation_offload = r.boolean("activation_checkpoint.offload", false, nullptr);
+
+    // optimizer
+    std::string opt = lower(r.str("optimizer.name", "adamw", "optimizer missing"));
+    opt.erase(std::remove_if(opt.begin(), opt.end(), [](char ch) { return ch == '_' || ch == '-' || ch == '.'; }), opt.end());
+    if (opt.find("8bit") != std::string::npos)
+        opt = "adamw8bit";
+    else if (opt.find("muon") != std::string::npos)
+        opt = "muon";
+    else if (opt.find("lion") != std::string::npos)
+        opt = "lion";
+    else if (opt.find("sgd") != std::string::npos)
+        opt = "sgd";
+    else if (opt.find("adafactor") != std::string::npos)
+        opt = "adafactor";
+    else if (opt.find("adam") != std::string::npos)
+        opt = "adamw";
+    else
+        in.assumptions.push_back(fmt::format("optimizer '{}' treated as Adam-like (2 states)", opt));
+    in.optimizer = opt;
+    in.state_dtype_bytes = dtype_bytes(r.str("optimizer.state_dtype", "float32", nullptr));
+    if (r.str_opt("optimizer.state_dtype") && lower(*r.str_opt("optimizer.state_dtype")) == "float32") in.state_dtype_bytes = 4;
+    if (!r.str_opt("optimizer.state_dtype")) in.state_dtype_bytes = 4;
+    const std::string off = lower(r.str("optimizer.offload", "none", nullptr));
+    in.optimizer_offload = off == "cpu" || off == "nvme";
+    in.swap_optimizer = r.boolean("optimizer.swap_optimizer", false, nullptr);
+    in.swap_times = int(std::clamp<std::int64_t>(r.integer("optimizer.swap_optimizer_times", 16, nullptr), 1, 1 << 20));
+    in.optimizer_in_backward = r.boolean("optimizer.in_backward", false, nullptr);
+    const std::string poff = lower(r.str("parallelism.offload_params", "none", nullptr));
+    in.params_offload = poff == "cpu" || poff == "nvme";
+
+    // kernels and loss
+    in.compile = r.boolean("compile.enable", false, nullptr);
+    in.float8 = r.boolean("quantize.linear.float8", false, nullptr);
+    const std::string attn = lower(r.str("model.attn_impl", "flash", nullptr));
+    in.flash = attn != "eager";
+    in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
+    in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
+
+    // device
+    in.device_id = r.str("device.id", "", nullptr);
+    in.capacity_bytes = r.integer("device.capacity_bytes", 0, nullptr);
+    if (in.capacity_bytes <= 0) {
+        in.assumptions.push_back("device capacity unknown: fit not checked");
+    }
+    const std::string kind = lower(r.str("device.kind", "cuda", nullptr));
+    in.npu = kind == "npu";
+    return in;
+}
+
+namespace {
+
+const char* phase_name(int p) {
+    switch (p) {
+        case 0: return "forward";
+        case 1: return "loss";
+        case 2: return "backward";
+        default: return "optimizer_step";
+    }
+}
+
+std::int64_t to_i(double d) {
+    if (!std::isfinite(d) || d < 0) return 0;
+    if (d > 9.0e18) return std::int64_t(9000000000000000000LL);
+    return std::int64_t(std::llround(d));
+}
+
+std::string gib(double b) { return fmt::format("{:.2f} GiB", b / 1073741824.0); }
+std::string num(double x) {
+    if (x >= 1e9) return fmt::format("{:.3g}B", x / 1e9);
+    if (x >= 1e6) return fmt::format("{:.3g}M", x / 1e6);
+    return fmt::format("{:.0f}", x);
+}
+
+}  // namespace
+
+std::int64_t estimate_device_peak(const estimate_input& in) {
+    thread_local est::breakdown b;
+    return to_i(est::compute(in, b));
+}
+
+estimate_result estimate(const estimate_input& in) {
+    est::breakdown b;
+    est::compute(in, b);
+    const est::stage_figures& st = b.stages[std::size_t(b.worst)];
+    const estimator_constants& k = estimator_k();
+    estimate_result r;
+    r.param_count = to_i(est::total_params(in.model));
+    r.complete = in.complete;
+    r.assumptions = in.assumptions;
+    r.peak_phase = phase_name(st.phase);
+    r.worst_stage_index = st.stage;
+    r.worst_stage = in.pp > 1 ? fmt::format("{}{}", st.stage, st.stage == int(in.pp) - 1 ? " (last)" : st.stage == 0 ? " (first)" : "")
+                              : "0";
+    for (const auto& s : b.stages)
+        r.stages.push_back({s.stage, s.layers, std::int64_t(std::llround(s.inflight)), to_i(s.peak), phase_name(s.phase)});
+
+    const double shard = b.shard_n;
+    const std::string shard_txt = fmt::format("{:g}", shard);
+    const std::string prank = num(st.params_rank);
+    double temps = 0, grads = 0, logits = 0;
+    switch (st.phase) {
+        case 0: temps = st.temp_forward; grads = st.grads_in_forward; break;
+        case 1: temps = st.temp_loss; grads = st.grads_in_forward; logits = st.logits; break;
+        case 2: temps = st.temp_backward; grads = st.grads_in_forward; break;
+        default: temps = st.temp_step; grads = in.optimizer_in_backward ? 0.0 : st.grads; break;
+    }
+    const double acts = st.phase == 3 ? 0.0 : st.activations;
+    auto add = [&](const char* id, const char* label, double bytes, std::string formula) {
+        r.components.push_back({id, label, to_i(bytes), std::move(formula)});
+    };
+    const char* zero_txt[] = {"replicated", "ZeRO-1", "ZeRO-2", "FSDP/ZeRO-3"};
+    add("params", "parameters", st.params,
+        fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks", prank, in.tp,
+                    st.stage, in.ep, st.params / std::max(1.0, st.params_rank), zero_txt[in.zero_stage], shard_txt));
+    add("grads", "gradients", grads,
+        grads > 0 ? fmt::format("{} params x {:.3g} B/param ({} at {})", prank, st.grads / std::max(1.0, st.params_rank),
+                                in.framework == train_framework::megatron ? "fp32 main-grad buffer" : "gradients",
+                                phase_name(st.phase))
+                  : std::string("not live at this phase (freed after the step / fused into backward)"));
+    add("optimizer", "optimizer states", st.optimizer,
+        fmt::format("{} x {:.3g} B/param ({}{}{})", prank, st.optimizer / std::max(1.0, st.params_rank), in.optimizer,
+                    in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : ""));
+    add("master_weights", "fp32 master weights", st.master,
+        st.master > 0 ? fmt::format("{} x 4 B / {}", prank, shard_txt)
+                      : std::string(in.zero_stage >= 3 && in.framework != train_framework::megatron &&
+                                            in.framework != train_framework::deepspeed && in.master_weights
+                                        ? "0: the fp32 sharded parameters are the master copy"
+                                        : "0: no separate master copy"));
+    add("activations", "activations", acts,
+        fmt::format("{:g} layer x micro-batch held x {} tokens x {:.1f} B/token/layer (AC {}, TP {}{}, CP {}, {})",
+                    st.inflight, num(b.tokens), st.activations / std::max(1.0, st.inflight * b.tokens), ac_name(in.ac),
+                    in.tp, in.sequence_parallel ? "+SP" : "", in.cp, in.flash ? "flash attention" : "eager attention"));
+    const double V = double(in.model.vocab);
+    add("logits", "logits and loss", logits,
+        logits > 0 ? fmt::format("{} tokens x {} vocab{} x {:.1f} B/element{}", num(b.tokens), num(V),
+                                 in.tp > 1 && in.loss_parallel ? fmt::format(" / TP {}", in.tp) : "",
+                                 in.chunked_loss ? k.logits_bytes_chunked
+                                 : in.framework == train_framework::megatron ? k.logits_bytes_megatron
+                                                                             : k.logits_bytes_unfused,
+                                 in.chunked_loss ? " (chunked loss)" : "")
+                   : std::string("0 at this phase / stage"));
+    add("temporaries", "temporaries", temps,
+        fmt::format("{}workspaces{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
+                    st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : ""));
+    b.peak = st.peak;
+    r.peak_bytes = to_i(st.peak);
+    r.reserved_peak_bytes = to_i(b.reserved);
+    r.device_peak_bytes = to_i(b.device);
+    add("overhead", "allocator cache + runtime", b.device - b.peak,
+        fmt::format("peak x {:.2f} (reserved vs allocated) + {} runtime outside the allocator ({})", b.reserved_factor,
+                    gib(b.runtime), in.npu ? "CANN, HCCL, driver" : "CUDA context, NCCL, libraries"));
+    r.expert_bytes = st.expert_state;
+    r.capacity_bytes = in.capacity_bytes;
+    r.budget_bytes = to_i(double(in.capacity_bytes) * k.budget_fraction);
+    r.margin_bytes = r.budget_bytes - r.device_peak_bytes;
+    r.fits = in.capacity_bytes > 0 && r.margin_bytes >= 0;
+    r.margin_fraction = in.capacity_bytes > 0 ? double(r.margin_bytes) / double(in.capacity_bytes) : 0.0;
+    return r;
+}
+
+estimate_result estimate_with(const fact_store& base, const std::vector<estimate_override>& overrides) {
+    fact_store copy(nullptr);
+    for (const fact* f : base.current()) copy.emit(*f);
+    for (const auto& o : overrides) {
+        provenance p;
+        p.producer = "what-if";
+        p.excerpt = o.key + "=" + o.val.to_string();
+        copy.emit(o.key, o.val, p);
+    }
+    estimate_result r = estimate(from_facts(copy));
+    r.overrides = overrides;
+    return r;
+}
+
+void emit_facts(const estimate_result& r, fact_sink& sink) {
+    provenance p;
+    p.producer = "estimator";
+    p.derived_from = {"model.*", "training.*", "parallelism.*", "activation_checkpoint.*", "optimizer.*", "device.capacity_bytes"};
+    auto e = [&](const char* n, value v) { sink.emit(n, std::move(v), p); };
+    const double peak = std::max<double>(1.0, double(r.peak_bytes));
+    e("estimate.peak_bytes", r.peak_bytes);
+    e("estimate.reserved_peak_bytes", r.reserved_peak_bytes);
+    e("estimate.device_peak_bytes", r.device_peak_bytes);
+    if (r.capacity_bytes > 0) {
+        e("estimate.capacity_bytes", r.capacity_bytes);
+        e("estimate.budget_bytes", r.budget_bytes);
+        e("estimate.fits", r.fits);
+        e("estimate.margin_bytes", r.margin_bytes);
+        e("estimate.peak_fraction", double(r.device_peak_bytes) / double(r.capacity_bytes));
+    }
+    e("estimate.params_bytes", r.component("params"));
+    e("estimate.grads_bytes", r.component("grads"));
+    e("estimate.optimizer_bytes", r.component("optimizer"));
+    e("estimate.master_weights_bytes", r.component("master_weights"));
+    e("estimate.activations_bytes", r.component("activations"));
+    e("estimate.logits_bytes", r.component("logits"));
+    e("estimate.temporaries_bytes", r.component("temporaries"));
+    e("estimate.overhead_bytes", r.component("overhead"));
+    e("estimate.activation_share", double(r.component("activations")) / peak);
+    e("estimate.optimizer_share", double(r.component("optimizer") + r.component("master_weights")) / peak);
+    e("estimate.param_grad_share", double(r.component("params") + r.component("grads")) / peak);
+    e("estimate.logits_share", double(r.component("logits")) / peak);
+    e("estimate.expert_share", std::min(1.0, r.expert_bytes / peak));
+    e("estimate.peak_phase", r.peak_phase);
+    e("estimate.worst_stage", std::int64_t(r.worst_stage_index));
+    e("estimate.complete", r.complete);
+    value::list_t a;
+    for (const auto& s : r.assumptions) a.emplace_back(s);
+    e("estimate.assumptions", value(std::move(a)));
+    e("estimate.param_count", r.param_count);
+}
+
+nlohmann::json to_json(const estimate_result& r) {
+    nlohmann::json j;
+    j["schema"] = "oomdx.estimate/1";
+    j["peak_bytes"] = r.peak_bytes;
+    j["peak_statistic"] = "allocated (live tensors; torch max_memory_allocated, peak active)";
+    j["reserved_peak_bytes"] = r.reserved_peak_bytes;
+    j["reserved_statistic"] = "reserved (torch max_memory_reserved)";
+    j["device_peak_bytes"] = r.device_peak_bytes;
+    j["capacity_bytes"] = r.capacity_bytes;
+    j["budget_bytes"] = r.budget_bytes;
+    j["margin_bytes"] = r.margin_bytes;
+    j["margin_fraction"] = r.margin_fraction;
+    j["fits"] = r.fits;
+    j["peak_phase"] = r.peak_phase;
+    j["worst_stage"] = r.worst_stage_index;
+    j["param_count"] = r.param_count;
+    j["complete"] = r.complete;
+    j["assumptions"] = r.assumptions;
+    auto& comps = j["components"] = nlohmann::json::array();
+    for (const auto& c : r.components)
+        comps.push_back({{"id", c.id}, {"label", c.label}, {"bytes", c.bytes}, {"formula", c.formula}});
+    auto& st = j["stages"] = nlohmann::json::array();
+    for (const auto& s : r.stages)
+        st.push_back({{"stage", s.stage}, {"layers", s.layers}, {"inflight_layer_microbatches", s.inflight_layer_microbatches},
+                      {"peak_bytes", s.peak_bytes}, {"peak_phase", s.peak_phase}});
+    auto& ov = j["overrides"] = nlohmann::json::array();
+    for (const auto& o : r.overrides) {
+        nlohmann::json v;
+        const value& x = o.val;
+        if (x.is_integer()) v = x.as_integer();
+        else if (x.is_number()) v = x.as_number();
+        else if (x.is_bool()) v = x.as_bool();
+        else if (x.is_string()) v = x.as_string();
+        else v = x.to_string();
+        ov.push_back({{"key", o.key}, {"value", v}});
+    }
+    return j;
+}
+
+std::string render_text(const estimate_result& r) {
+    std::string s;
+    s += fmt::format("Static estimate per device (worst stage {}, peak at {}):\n", r.worst_stage, r.peak_phase);
+    for (const auto& c : r.components) {
+        if (c.id == "overhead") continue;
+        s += fmt::format("  {:<22} {:>12}  {}\n", c.label, format_bytes(c.bytes), c.formula);
+    }
+    s += fmt::format("  {:<22} {:>12}  (compare with max_memory_allocated / peak active)\n", "= peak live tensors",
+                     format_bytes(r.peak_bytes));
+    s += fmt::format("  {:<22} {:>12}  (compare with max_memory_reserved)\n", "expected reserved", format_bytes(r.reserved_peak_bytes));
+    s += fmt::format("  {:<22} {:>12}  {}\n", "+ runtime (not torch)", format_bytes(r.device_peak_bytes - r.reserved_peak_bytes),
+                     "context, collective buffers");
+    s += fmt::format("  {:<22} {:>12}\n", "= device peak", format_bytes(r.device_peak_bytes));
+    if (r.capacity_bytes > 0) {
+        s += fmt::format("Capacity {}, budget (x 0.95) {}: {} with margin {} ({:+.1f}% of capacity)\n",
+                         format_bytes(r.capacity_bytes), format_bytes(r.budget_bytes), r.fits ? "FITS" : "DOES NOT FIT",
+                         r.margin_bytes < 0 ? "-" + format_bytes(-r.margin_bytes) : format_bytes(r.margin_bytes),
+                         100.0 * r.margin_fraction);
+    } else {
+        s += "Capacity unknown (give --device): fit not checked\n";
+    }
+    if (r.stages.size() > 1) {
+        s += "Per pipeline stage:";
+        for (const auto& st : r.stages) s += fmt::format(" [{}: {} at {}]", st.stage, format_bytes(st.peak_bytes), st.peak_phase);
+        s += "\n";
+    }
+    s += fmt::format("Parameters in the model: {:.3f} B{}\n", double(r.param_count) / 1e9, r.complete ? "" : " (estimate incomplete)");
+    if (!r.assumptions.empty()) {
+        s += "Assumed:\n";
+        for (const auto& a : r.assumptions) s += "  - " + a + "\n";
+    }
+    return s;
+}
+
+}  // namespace oomdx

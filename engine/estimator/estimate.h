@@ -1,0 +1,132 @@
+// Static per-device memory estimate of one training configuration, from facts only.
+// Formulas and the allocator statistic each figure compares with: docs/estimator.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/core/fact.h"
+#include "engine/core/value.h"
+
+namespace oomdx {
+
+class fact_store;
+
+// A canonical config override ("parallelism.tensor_parallel_degree" = 4): the config parsers'
+// canonical_override when their header is present, else a struct of the same shape.
+#if __has_include("parsers/config/framework_adapter.h")
+}  // namespace oomdx
+#include "parsers/config/framework_adapter.h"
+namespace oomdx {
+using estimate_override = canonical_override;
+#else
+struct canonical_override {
+    std::string key;
+    value val;
+};
+using estimate_override = canonical_override;
+#endif
+
+enum class train_framework { torchtitan, megatron, deepspeed, torchtune, generic };
+enum class ac_kind { none, selective_op, selective_layer, full };
+enum class pp_schedule_kind { gpipe, one_f_one_b, interleaved, zero_bubble };
+
+// Model shape the estimator needs (model.* facts).
+struct estimate_model {
+    std::string name, family;
+    std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+    bool tied = false, gated = true;
+    double dropout = 0.0;
+    std::int64_t experts = 0, top_k = 0, shared_experts = 0, expert_ffn = 0, first_dense = 0,
+                 moe_freq = 1;
+    std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
+};
+
+// Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.
+struct estimate_input {
+    estimate_model model;
+    train_framework framework = train_framework::torchtitan;
+    std::int64_t world = 1, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
+    std::int64_t dp_shard = 1, dp_replicate = 1;
+    bool sequence_parallel = true;
+    int zero_stage = 3;                   // 0 none, 1 optimizer, 2 +grads, 3 +params (FSDP)
+    pp_schedule_kind schedule = pp_schedule_kind::one_f_one_b;
+    std::int64_t micro_batch = 1, seq_len = 2048, num_microbatches = 1;
+    int param_bytes = 2;                  // compute dtype of parameters
+    ac_kind ac = ac_kind::none;
+    int ac_every = 1;                     // selective_layer: every N-th layer checkpointed
+    std::string optimizer = "adamw";
+    int state_dtype_bytes = 4;            // 4 fp32, 2 bf16, 1 int8
+    bool master_weights = true;
+    bool optimizer_offload = false, swap_optimizer = false, optimizer_in_backward = false;
+    int swap_times = 1;
+    bool params_offload = false;
+    bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
+    bool activation_offload = false;
+    std::int64_t capacity_bytes = 0;
+    std::string device_id;
+    bool npu = false;
+    bool complete = true;
+    std::vector<std::string> assumptions;
+};
+
+struct estimate_component {
+    std::string id;       // params, grads, optimizer, master_weights, activations, logits, temporaries, overhead
+    std::string label;
+    std::int64_t bytes = 0;
+    std::string formula;  // how the figure was computed, with the numbers
+};
+
+struct estimate_stage {
+    int stage = 0;
+    std::int64_t layers = 0;
+    std::int64_t inflight_layer_microbatches = 0;
+    std::int64_t peak_bytes = 0;          // live-tensor peak of this stage
+    std::string peak_phase;
+};
+
+struct estimate_result {
+    std::vector<estimate_component> components;  // at the peak phase of the worst stage
+    std::int64_t peak_bytes = 0;            // live tensors (max_memory_allocated / peak active)
+    std::int64_t reserved_peak_bytes = 0;   // caching allocator (max_memory_reserved)
+    std::int64_t device_peak_bytes = 0;     // reserved + runtime memory outside the allocator
+    std::int64_t capacity_bytes = 0;
+    std::int64_t budget_bytes = 0;          // capacity x 0.95
+    std::int64_t margin_bytes = 0;          // budget - device_peak
+    bool fits = false;
+    double margin_fraction = 0.0;           // margin / capacity
+    std::string peak_phase;                 // forward | loss | backward | optimizer_step
+    std::string worst_stage;                // "0", "3 (last)", ...
+    int worst_stage_index = 0;
+    std::vector<estimate_stage> stages;
+    std::int64_t param_count = 0;
+    double expert_bytes = 0.0;              // routed-expert params+grads+optimizer+master
+    bool complete = true;
+    std::vector<std::string> assumptions;
+    std::vector<estimate_override> overrides;  // what-if overrides applied, if any
+
+    std::int64_t component(const std::string& id) const;
+};
+
+// Reads canonical facts (config.yaml, model.yaml, device.yaml, estimate.yaml names).
+// Missing values take documented defaults, each listed in `assumptions`.
+estimate_input from_facts(const fact_store& facts);
+estimate_result estimate(const estimate_input& in);
+// Fast path for plan search: device peak (reserved + runtime) of the worst stage, no strings.
+std::int64_t estimate_device_peak(const estimate_input& in);
+// What-if: the same inputs plus canonical overrides.
+estimate_result estimate_with(const fact_store& base, const std::vector<estimate_override>& overrides);
+// estimate.* facts, producer "estimator".
+void emit_facts(const estimate_result& r, fact_sink& sink);
+// {"schema": "oomdx.estimate/1", ...}
+nlohmann::json to_json(const estimate_result& r);
+// Human-readable breakdown table.
+std::string render_text(const estimate_result& r);
+
+const char* framework_name(train_framework f);
+const char* ac_name(ac_kind a);
+
+}  // namespace oomdx

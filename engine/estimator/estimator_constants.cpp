@@ -1,0 +1,66 @@
+#include "engine/estimator/estimator_constants.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+estimator_constants load_estimator_constants(const std::string& path) {
+    estimator_constants k;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return k;
+    std::map<std::string, double*> slots{
+        {"budget_fraction", &k.budget_fraction},
+        {"logits_bytes_unfused", &k.logits_bytes_unfused},
+        {"logits_bytes_megatron", &k.logits_bytes_megatron},
+        {"logits_bytes_chunked", &k.logits_bytes_chunked},
+        {"reserved_factor", &k.reserved_factor},
+        {"reserved_factor_megatron", &k.reserved_factor_megatron},
+        {"runtime_cuda_bytes", &k.runtime_cuda_bytes},
+        {"runtime_npu_bytes", &k.runtime_npu_bytes},
+        {"workspace_bytes", &k.workspace_bytes},
+        {"megatron_activation_buffer", &k.megatron_activation_buffer},
+        {"muon_2d_fraction", &k.muon_2d_fraction},
+        {"ddp_bucket_bytes", &k.ddp_bucket_bytes},
+        {"deepspeed_bucket_elements", &k.deepspeed_bucket_elements},
+        {"fp8_weight_cache_fraction", &k.fp8_weight_cache_fraction},
+    };
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path);
+    } catch (const YAML::Exception& e) {
+        throw input_error::at_line(path, e.mark.line + 1, e.msg);
+    }
+    if (!root || root.IsNull()) return k;
+    if (!root.IsMap() || !root["constants"] || !root["constants"].IsMap())
+        throw input_error::in_file(path, "expected a map with a 'constants' map");
+    for (const auto& kv : root["constants"]) {
+        const std::string key = kv.first.as<std::string>();
+        const int line = kv.first.Mark().line + 1;
+        auto it = slots.find(key);
+        if (it == slots.end()) throw input_error::at_line(path, line, fmt::format("unknown constant '{}'", key));
+        const YAML::Node v = kv.second.IsMap() ? kv.second["value"] : kv.second;
+        try {
+            const double d = v.as<double>();
+            if (!(d >= 0.0) || d > 1e15)
+                throw input_error::at_line(path, line, fmt::format("constant '{}' out of range", key));
+            *it->second = d;
+        } catch (const YAML::Exception&) {
+            throw input_error::at_line(path, line, fmt::format("constant '{}' is not a number", key));
+        }
+    }
+    return k;
+}
+
+const estimator_constants& estimator_k() {
+    static const estimator_constants k = load_estimator_constants(data_path("knowledge/estimator.yaml"));
+    return k;
+}
+
+}  // namespace oomdx

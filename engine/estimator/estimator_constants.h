@@ -1,0 +1,31 @@
+// Tunable estimator constants, loaded once from knowledge/estimator.yaml (each with a source
+// note there); compiled-in defaults are used for keys the file does not set.
+#pragma once
+
+#include <string>
+
+namespace oomdx {
+
+struct estimator_constants {
+    double budget_fraction = 0.95;              // method Step 1: estimate <= capacity x 0.95
+    double logits_bytes_unfused = 11.0;         // bf16 logits + fp32 upcast + log-softmax + grad
+    double logits_bytes_megatron = 6.0;         // bf16 logits + fp32 vocab-parallel CE buffers
+    double logits_bytes_chunked = 2.5;          // chunked/fused CE: bf16 logits + one fp32 chunk
+    double reserved_factor = 1.10;              // reserved / allocated (caching, fragmentation)
+    double reserved_factor_megatron = 1.05;
+    double runtime_cuda_bytes = 1.0e9;          // CUDA context, NCCL, library handles (not in allocator)
+    double runtime_npu_bytes = 5.0e9;           // CANN + HCCL + driver (MindSpeed's flat 5000 MB)
+    double workspace_bytes = 67108864.0;        // cuBLAS/cuDNN workspaces served by the allocator
+    double megatron_activation_buffer = 1.05;   // Megatron's 5 % activation buffer
+    double muon_2d_fraction = 0.9;              // share of params Muon treats as 2-D
+    double ddp_bucket_bytes = 52428800.0;       // 2 x 25 MB DDP buckets
+    double deepspeed_bucket_elements = 5.0e8;   // reduce_bucket_size default
+    double fp8_weight_cache_fraction = 0.0;     // Float8: extra weight copies (measured ~0)
+};
+
+// Loaded from data_path("knowledge/estimator.yaml") once; defaults if the file is absent.
+// A malformed file throws input_error naming file and line.
+const estimator_constants& estimator_k();
+estimator_constants load_estimator_constants(const std::string& path);
+
+}  // namespace oomdx
