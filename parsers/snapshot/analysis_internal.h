@@ -1,0 +1,89 @@
+// Internals shared by the analysis files: per-frame-list caches (category, site) and the
+// replay details that pattern detection needs but reports do not show directly.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "parsers/snapshot/categories.h"
+#include "parsers/snapshot/snapshot_analysis.h"
+#include "parsers/snapshot/snapshot_model.h"
+
+namespace oomdx::snap::detail {
+
+// Category and site of every frame list, computed once per list (lists are shared widely).
+class attribution {
+public:
+    attribution(const snapshot& s, const category_rules& rules);
+
+    int category(frames_id id) { ensure(id); return m_cat[id]; }
+    int site(frames_id id) { ensure(id); return m_site[id]; }
+    bool fsdp(frames_id id) { ensure(id); return m_flags[id] & 1; }
+    bool ddp(frames_id id) { ensure(id); return m_flags[id] & 2; }
+
+    std::size_t site_count() const { return m_site_frame.size(); }
+    // Site description; site 0 is "<no stack>".
+    site_total describe_site(int site) const;
+    const category_rules& rules() const { return m_rules; }
+
+private:
+    void ensure(frames_id id) {
+        if (id < 0 || static_cast<std::size_t>(id) >= m_cat.size()) id = 0;
+        if (m_cat[id] < 0) compute(id);
+    }
+    void compute(frames_id id);
+
+    const snapshot& m_s;
+    const category_rules& m_rules;
+    std::vector<frame_text> m_text;       // per frame, filename normalised
+    std::deque<std::string> m_storage;    // normalised filenames that differ from the original
+    std::vector<std::int16_t> m_cat;      // per frame list, -1 = not computed
+    std::vector<std::int32_t> m_site;     // per frame list
+    std::vector<std::uint8_t> m_flags;    // per frame list: 1 fsdp, 2 ddp
+    std::vector<std::int32_t> m_site_of_frame;  // per frame, -1 = none yet
+    std::vector<frame_id> m_site_frame;   // per site, -1 for "<no stack>"
+    std::vector<frame_text> m_buf;
+};
+
+struct site_epochs {
+    int site = 0;
+    int category = 0;
+    std::int64_t bytes = 0, blocks = 0;
+    int distinct_epochs = 0;
+    std::string site_name;
+};
+
+struct replay_extras {
+    int epochs = 1;                 // release legs + 1 (or 16 time slices when few cycles)
+    bool epochs_from_cycles = false;
+    std::vector<site_epochs> accumulating;  // sites with live-at-end blocks from >= 3 epochs
+    std::int64_t opt_alloc_bytes = 0, opt_allocs = 0;
+    std::int64_t opt_first_index = -1, opt_last_index = -1;
+    int opt_epochs = 0;
+    std::int64_t opt_first_epoch_bytes = 0;
+    std::vector<std::int64_t> growth_alloc_by_cat;  // bytes allocated during growth legs
+    std::int64_t growth_alloc_total = 0;
+    std::int64_t bulk_frees = 0, bulk_bytes = 0, bulk_epoch_span = 0, bulk_index = -1;
+    std::int64_t range_bytes = 0;   // max - min of the live curve
+    bool fsdp_frames = false, ddp_frames = false;
+};
+
+void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
+                  const std::vector<const segment*>& segs, attribution& attr,
+                  const analysis_options& opt, device_analysis& d, replay_extras& x);
+
+// Undoes the trace backwards from the final segments to measure free blocks at each OOM.
+void replay_free_blocks(const std::vector<trace_entry>& trace,
+                        const std::vector<const segment*>& segs, device_analysis& d);
+
+void detect_patterns(const snapshot_analysis& a, device_analysis& d, const replay_extras& x,
+                     const analysis_options& opt);
+
+std::vector<site_total> top_sites_of(const std::vector<std::int64_t>& bytes,
+                                     const std::vector<std::int64_t>& blocks,
+                                     const std::vector<int>& site_cat, attribution& attr,
+                                     std::int64_t total, std::size_t limit);
+
+}  // namespace oomdx::snap::detail

@@ -1,0 +1,308 @@
+#include "parsers/snapshot/categories.h"
+
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+
+namespace oomdx::snap {
+
+namespace {
+
+const char* const k_builtin_names[] = {"parameter", "gradient", "optimizer_state", "activation",
+                                       "communication", "attention", "moe", "loss", "other",
+                                       "unknown"};
+
+bool contains(std::string_view hay, std::string_view needle, bool icase) {
+    if (!icase) return hay.find(needle) != std::string_view::npos;
+    if (needle.size() > hay.size()) return false;
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
+    for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+        std::size_t j = 0;
+        while (j < needle.size() && lower(hay[i + j]) == lower(needle[j])) ++j;
+        if (j == needle.size()) return true;
+    }
+    return false;
+}
+
+bool equals(std::string_view a, std::string_view b, bool icase) {
+    return a.size() == b.size() && contains(a, b, icase);
+}
+
+}  // namespace
+
+struct category_rules::rule {
+    int category = cat_other;
+    bool icase = false;
+    bool cpp = false;
+    std::vector<std::string> name_contains, name_equals, filename_contains;
+    std::shared_ptr<re2::RE2> name_regex, filename_regex, any_regex;
+
+    bool matches(const frame_text& f) const {
+        if (!cpp && !is_python_frame(f.filename)) return false;
+        auto any_of = [&](const std::vector<std::string>& v, auto&& pred) {
+            if (v.empty()) return true;
+            for (const auto& s : v)
+                if (pred(s)) return true;
+            return false;
+        };
+        // A leading '/' lets "/torch/" match relative paths such as "torch/nn/...".
+        std::string_view fn = f.filename;
+        std::string slashed;
+        if (!filename_contains.empty() && !fn.empty() && fn.front() != '/') {
+            slashed.reserve(fn.size() + 1);
+            slashed.push_back('/');
+            slashed.append(fn);
+            fn = slashed;
+        }
+        if (!any_of(name_contains, [&](const std::string& s) { return contains(f.name, s, icase); }))
+            return false;
+        if (!any_of(name_equals, [&](const std::string& s) { return equals(f.name, s, icase); }))
+            return false;
+        if (!any_of(filename_contains, [&](const std::string& s) { return contains(fn, s, icase); }))
+            return false;
+        auto re_hit = [](const std::shared_ptr<re2::RE2>& re, std::string_view text) {
+            return re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *re);
+        };
+        if (name_regex && !re_hit(name_regex, f.name)) return false;
+        if (filename_regex && !re_hit(filename_regex, f.filename)) return false;
+        if (any_regex && !re_hit(any_regex, f.name) && !re_hit(any_regex, f.filename)) return false;
+        return true;
+    }
+};
+
+std::string normalize_filename(std::string_view filename) {
+    std::string s(filename);
+    std::replace(s.begin(), s.end(), '\\', '/');
+    return s;
+}
+
+bool is_python_frame(std::string_view fn) {
+    if (fn.empty() || fn == "??") return false;
+    if (fn.size() >= 3 && fn.substr(fn.size() - 3) == ".py") return true;
+    if (fn.front() == '<' && fn.back() == '>') return true;  // <string>, <frozen ...>
+    if (fn.size() >= 4 && fn.substr(fn.size() - 4) == ".pyx") return true;
+    return false;
+}
+
+const char* builtin_category_name(int c) {
+    if (c < 0 || c >= cat_builtin_count) return "other";
+    return k_builtin_names[c];
+}
+
+category_rules::category_rules() {
+    for (const char* n : k_builtin_names) m_names.emplace_back(n);
+}
+category_rules::~category_rules() = default;
+category_rules::category_rules(category_rules&&) noexcept = default;
+category_rules& category_rules::operator=(category_rules&&) noexcept = default;
+
+int category_rules::find(std::string_view name) const {
+    for (std::size_t i = 0; i < m_names.size(); ++i)
+        if (m_names[i] == name) return static_cast<int>(i);
+    return -1;
+}
+
+int category_rules::intern(const std::string& name) {
+    int i = find(name);
+    if (i >= 0) return i;
+    m_names.push_back(name);
+    return static_cast<int>(m_names.size() - 1);
+}
+
+std::size_t category_rules::rule_count() const { return m_any.size() + m_frame.size(); }
+
+void category_rules::add_rule(const std::shared_ptr<rule>& r, bool any) {
+    (any ? m_any : m_frame).push_back(r);
+}
+
+void category_rules::prepend(const category_rules& user) {
+    auto remap = [&](const std::vector<std::shared_ptr<rule>>& src) {
+        std::vector<std::shared_ptr<rule>> out;
+        for (const auto& r : src) {
+            auto c = std::make_shared<rule>(*r);
+            c->category = intern(user.m_names[r->category]);
+            out.push_back(std::move(c));
+        }
+        return out;
+    };
+    auto any = remap(user.m_any);
+    auto frame = remap(user.m_frame);
+    any.insert(any.end(), m_any.begin(), m_any.end());
+    frame.insert(frame.end(), m_frame.begin(), m_frame.end());
+    m_any = std::move(any);
+    m_frame = std::move(frame);
+    for (const auto& s : user.m_site_skip) m_site_skip.push_back(s);
+}
+
+int category_rules::classify(const frame_text* frames, std::size_t n) const {
+    if (n == 0) return cat_unknown;
+    for (const auto& r : m_any)
+        for (std::size_t i = 0; i < n; ++i)
+            if (r->matches(frames[i])) return r->category;
+    for (std::size_t i = 0; i < n; ++i)
+        for (const auto& r : m_frame)
+            if (r->matches(frames[i])) return r->category;
+    return cat_other;
+}
+
+int category_rules::site_frame(const frame_text* frames, std::size_t n) const {
+    int first_python = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::string_view fn = frames[i].filename;
+        if (!is_python_frame(fn)) continue;
+        if (first_python < 0) first_python = static_cast<int>(i);
+        bool skip = false;
+        for (const auto& s : m_site_skip) {
+            if (contains(fn, s, false) ||
+                (s.size() > 1 && s.front() == '/' && fn.substr(0, s.size() - 1) == s.substr(1))) {
+                skip = true;
+                break;
+            }
+        }
+        // The standard library (but not site-packages) is not user code either.
+        if (!skip && fn.find("/lib/python") != std::string_view::npos &&
+            fn.find("-packages/") == std::string_view::npos)
+            skip = true;
+        if (!skip && fn.front() == '<' && fn != "<stdin>" && fn != "<string>") skip = true;
+        if (!skip) return static_cast<int>(i);
+    }
+    if (first_python >= 0) return first_python;
+    return n > 0 ? 0 : -1;
+}
+
+// ---- loading ---------------------------------------------------------------------------------
+
+struct category_loader {
+    const std::string& path;
+    category_rules& out;
+
+    [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) {
+        throw input_error::at_line(path, n.Mark().line + 1, msg);
+    }
+
+    std::vector<std::string> strings(const YAML::Node& n) {
+        std::vector<std::string> v;
+        if (n.IsScalar()) {
+            v.push_back(n.as<std::string>());
+        } else if (n.IsSequence()) {
+            for (const auto& e : n) {
+                if (!e.IsScalar()) fail(e, "expected a string");
+                v.push_back(e.as<std::string>());
+            }
+        } else {
+            fail(n, "expected a string or a list of strings");
+        }
+        return v;
+    }
+
+    std::shared_ptr<re2::RE2> regex(const YAML::Node& n, bool icase) {
+        if (!n.IsScalar()) fail(n, "expected a regular expression");
+        re2::RE2::Options o;
+        o.set_log_errors(false);
+        o.set_case_sensitive(!icase);
+        auto re = std::make_shared<re2::RE2>(n.as<std::string>(), o);
+        if (!re->ok()) fail(n, "invalid regular expression: " + re->error());
+        return re;
+    }
+
+    void rule(const YAML::Node& n, bool any) {
+        if (!n.IsMap()) fail(n, "a rule must be a map");
+        auto r = std::make_shared<category_rules::rule>();
+        if (!n["category"] || !n["category"].IsScalar()) fail(n, "rule without 'category'");
+        std::string cat = n["category"].as<std::string>();
+        if (cat.empty()) fail(n, "empty category name");
+        r->category = out.intern(cat);
+        if (n["ignore_case"]) r->icase = n["ignore_case"].as<bool>(false);
+        if (n["cpp"]) r->cpp = n["cpp"].as<bool>(false);
+        bool has_matcher = false;
+        for (const auto& kv : n) {
+            std::string key = kv.first.as<std::string>();
+            const YAML::Node& v = kv.second;
+            if (key == "category" || key == "ignore_case" || key == "cpp" || key == "source" ||
+                key == "desc")
+                continue;
+            has_matcher = true;
+            if (key == "name_contains") r->name_contains = strings(v);
+            else if (key == "name_equals") r->name_equals = strings(v);
+            else if (key == "filename_contains") {
+                r->filename_contains = strings(v);
+                for (auto& s : r->filename_contains) s = normalize_filename(s);
+            } else if (key == "name_regex") r->name_regex = regex(v, r->icase);
+            else if (key == "filename_regex") r->filename_regex = regex(v, r->icase);
+            else if (key == "regex") r->any_regex = regex(v, r->icase);
+            else fail(kv.first, "unknown rule field '" + key + "'");
+        }
+        if (!has_matcher) fail(n, "rule for '" + cat + "' has no matcher");
+        out.add_rule(r, any);
+    }
+
+    void rules(const YAML::Node& list, bool any) {
+        if (!list) return;
+        if (!list.IsSequence()) fail(list, "expected a list of rules");
+        for (const auto& r : list) rule(r, any);
+    }
+
+    void load(const YAML::Node& root) {
+        if (!root.IsMap()) fail(root, "expected a map (rules file or {category: regex} profile)");
+        bool ours = root["frame"] || root["any_frame"] || root["categories"] || root["site_skip"];
+        if (!ours) {
+            // Mosaic custom profile: {category: regex}, regex searched in any frame's name or file.
+            for (const auto& kv : root) {
+                if (!kv.second.IsScalar()) fail(kv.second, "expected {category: regex}");
+                auto r = std::make_shared<category_rules::rule>();
+                r->category = out.intern(kv.first.as<std::string>());
+                r->cpp = true;
+                r->any_regex = regex(kv.second, false);
+                out.add_rule(r, true);
+            }
+            return;
+        }
+        if (auto c = root["categories"]) {
+            if (!c.IsSequence()) fail(c, "'categories' must be a list");
+            for (const auto& e : c) {
+                if (e.IsMap() && e["name"]) out.intern(e["name"].as<std::string>());
+                else if (e.IsScalar()) out.intern(e.as<std::string>());
+                else fail(e, "a category needs a name");
+            }
+        }
+        rules(root["any_frame"], true);
+        rules(root["frame"], false);
+        if (auto s = root["site_skip"])
+            for (auto& x : strings(s)) out.m_site_skip.push_back(normalize_filename(x));
+    }
+};
+
+category_rules category_rules::parse(const std::string& text, const std::string& path) {
+    category_rules out;
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw input_error::at_line(path, e.mark.line + 1, e.msg);
+    }
+    category_loader{path, out}.load(root);
+    return out;
+}
+
+category_rules category_rules::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw input_error::in_file(path, "cannot open the categories file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    if (text.size() > (16u << 20)) throw input_error::in_file(path, "categories file larger than 16 MiB");
+    return parse(text, path);
+}
+
+category_rules category_rules::shipped() {
+    static const std::string path = data_path("knowledge/snapshot_categories.yaml");
+    return load(path);
+}
+
+}  // namespace oomdx::snap
