@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,7 +109,23 @@ struct snapshot_info {
     std::int64_t file_bytes = 0;
 };
 
-class string_pool;
+// Interns strings into stable storage; ids are dense from 0.
+class string_pool {
+public:
+    string_pool();
+    ~string_pool();
+    std::uint32_t intern(std::string_view s);
+    std::string_view view(std::uint32_t id) const { return m_views[id]; }
+    std::size_t size() const { return m_views.size(); }
+    std::size_t bytes() const { return m_bytes; }
+
+private:
+    struct index;
+    std::vector<std::unique_ptr<char[]>> m_chunks;
+    std::size_t m_used = 0, m_cap = 0, m_bytes = 0;
+    std::vector<std::string_view> m_views;
+    std::unique_ptr<index> m_index;
+};
 
 struct snapshot {
     snapshot();

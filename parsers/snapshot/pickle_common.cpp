@@ -1,0 +1,126 @@
+#include "parsers/snapshot/pickle_common.h"
+
+#include <cstring>
+
+namespace oomdx::snap {
+
+void intern_known_keys(string_pool& pool) {
+    static const char* names[] = {
+        "segments", "device_traces", "traces", "allocator_settings", "external_annotations",
+        "host_segments", "host_traces", "device", "address", "total_size", "allocated_size",
+        "active_size", "requested_size", "stream", "segment_type", "segment_pool_id",
+        "is_expandable", "frames", "blocks", "size", "state", "history", "addr", "real_size",
+        "action", "time_us", "device_free", "compile_context", "user_metadata", "name",
+        "filename", "line", "stage"};
+    static_assert(sizeof(names) / sizeof(names[0]) == k_key_count);
+    for (const char* n : names) pool.intern(n);
+}
+
+frame_id frame_interner::intern_frame(std::uint32_t filename, std::uint32_t name,
+                                      std::int64_t line) {
+    key k{filename, name, line};
+    auto it = m_frames.find(k);
+    if (it != m_frames.end()) return it->second;
+    auto id = static_cast<frame_id>(m_snap.frames.size());
+    auto& pool = m_snap.strings();
+    m_snap.frames.push_back(frame{pool.view(filename), pool.view(name), line});
+    m_frames.emplace(k, id);
+    return id;
+}
+
+static std::uint64_t hash_ids(const frame_id* ids, std::size_t n) {
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ n;
+    for (std::size_t i = 0; i < n; ++i) {
+        h ^= static_cast<std::uint32_t>(ids[i]);
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h | 1;
+}
+
+void frame_interner::grow() {
+    std::size_t cap = m_table.empty() ? 1024 : m_table.size() * 2;
+    m_table.assign(cap, -1);
+    for (std::size_t id = 1; id < m_hashes.size(); ++id) {
+        std::size_t i = m_hashes[id] & (cap - 1);
+        while (m_table[i] >= 0) i = (i + 1) & (cap - 1);
+        m_table[i] = static_cast<std::int32_t>(id);
+    }
+}
+
+frames_id frame_interner::intern_list(const frame_id* ids, std::size_t n) {
+    if (n == 0) return 0;
+    if (m_hashes.empty()) m_hashes.push_back(0);  // list 0 = empty
+    if ((m_hashes.size() + 1) * 2 > m_table.size()) grow();
+    const std::uint64_t h = hash_ids(ids, n);
+    const std::size_t mask = m_table.size() - 1;
+    std::size_t i = h & mask;
+    auto& items = m_snap.list_items;
+    auto& offs = m_snap.list_offsets;
+    while (m_table[i] >= 0) {
+        auto id = m_table[i];
+        if (m_hashes[id] == h) {
+            std::uint32_t b = offs[id], e = offs[id + 1];
+            if (e - b == n && std::memcmp(items.data() + b, ids, n * sizeof(frame_id)) == 0)
+                return id;
+        }
+        i = (i + 1) & mask;
+    }
+    auto id = static_cast<frames_id>(offs.size() - 1);
+    items.insert(items.end(), ids, ids + n);
+    offs.push_back(static_cast<std::uint32_t>(items.size()));
+    m_hashes.push_back(h);
+    m_table[i] = id;
+    return id;
+}
+
+block_state parse_block_state(std::string_view s) {
+    if (s == "active_allocated") return block_state::active_allocated;
+    if (s == "active_pending_free" || s == "active_awaiting_free")
+        return block_state::active_pending_free;
+    if (s == "inactive") return block_state::inactive;
+    return block_state::unknown;
+}
+
+void finish_snapshot(snapshot& s) {
+    auto& in = s.info;
+    bool npu = false, cuda = false;
+    std::size_t with_entries = 0, max_entries = 0;
+    for (const auto& t : s.device_traces) {
+        if (!t.empty()) ++with_entries;
+        max_entries = std::max(max_entries, t.size());
+        for (const auto& e : t) {
+            if (e.time_us >= 0) in.has_time_us = true;
+            if (e.kind == action_kind::workspace_snapshot) in.has_workspace_snapshot = true;
+        }
+    }
+    in.state_only = with_entries > 0 && max_entries <= 1;
+    for (const auto& seg : s.segments)
+        for (const auto& b : seg.blocks) {
+            if (b.has_history) in.has_history = true;
+            if (!b.address_derived) in.has_block_address = true;
+        }
+    for (const auto& f : s.frames) {
+        if (f.filename.find("torch_npu") != std::string_view::npos) npu = true;
+        else if (f.filename.find("torch/cuda") != std::string_view::npos ||
+                 f.name.find("cuda") != std::string_view::npos ||
+                 f.name.find("CUDA") != std::string_view::npos)
+            cuda = true;
+    }
+    if (in.has_workspace_snapshot) npu = true;
+    if (in.has_time_us || in.has_allocator_settings || in.has_external_annotations ||
+        in.has_compile_context || in.has_user_metadata)
+        cuda = true;
+    in.producer = npu ? "npu" : cuda ? "cuda" : "unknown";
+    if (in.top_level == "list") in.era = "list-only";
+    else if (in.has_history) in.era = "2.0-history";
+    else if (in.has_user_metadata) in.era = "2.9+";
+    else if (in.has_compile_context) in.era = "2.7+";
+    else if (in.has_external_annotations) in.era = "2.6+";
+    else if (in.has_allocator_settings) in.era = "2.5+";
+    else if (in.has_time_us) in.era = "2.2+";
+    else if (npu) in.era = "npu";
+    else in.era = "2.1";
+}
+
+}  // namespace oomdx::snap

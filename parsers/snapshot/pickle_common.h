@@ -1,0 +1,57 @@
+// Pieces shared by the pickle and JSON snapshot readers: frame and frame-list interning,
+// key ids, and the final pass that derives snapshot_info.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "parsers/snapshot/snapshot_model.h"
+
+namespace oomdx::snap {
+
+// Well-known dictionary keys, interned first so that their string ids equal these values.
+enum key_id : std::uint32_t {
+    k_segments, k_device_traces, k_traces, k_allocator_settings, k_external_annotations,
+    k_host_segments, k_host_traces, k_device, k_address, k_total_size, k_allocated_size,
+    k_active_size, k_requested_size, k_stream, k_segment_type, k_segment_pool_id,
+    k_is_expandable, k_frames, k_blocks, k_size, k_state, k_history, k_addr, k_real_size,
+    k_action, k_time_us, k_device_free, k_compile_context, k_user_metadata, k_name,
+    k_filename, k_line, k_stage, k_key_count
+};
+void intern_known_keys(string_pool& pool);
+
+class frame_interner {
+public:
+    explicit frame_interner(snapshot& s) : m_snap(s) {}
+    frame_id intern_frame(std::uint32_t filename, std::uint32_t name, std::int64_t line);
+    frames_id intern_list(const frame_id* ids, std::size_t n);
+
+private:
+    struct key {
+        std::uint32_t filename, name;
+        std::int64_t line;
+        bool operator==(const key&) const = default;
+    };
+    struct key_hash {
+        std::size_t operator()(const key& k) const noexcept {
+            std::uint64_t h = (std::uint64_t(k.filename) << 32) ^ k.name;
+            h ^= static_cast<std::uint64_t>(k.line) * 0x9E3779B97F4A7C15ULL;
+            h *= 0xff51afd7ed558ccdULL;
+            return static_cast<std::size_t>(h ^ (h >> 33));
+        }
+    };
+    void grow();
+    snapshot& m_snap;
+    std::unordered_map<key, frame_id, key_hash> m_frames;
+    std::vector<std::int32_t> m_table;   // open addressing: frames_id or -1
+    std::vector<std::uint64_t> m_hashes;  // hash per frames_id
+};
+
+block_state parse_block_state(std::string_view s);
+
+// Fills s.info (era, producer, flags) from the decoded content.
+void finish_snapshot(snapshot& s);
+
+}  // namespace oomdx::snap

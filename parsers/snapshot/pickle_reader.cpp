@@ -1,0 +1,924 @@
+// Restricted unpickler for memory snapshots.
+//
+// A small stack machine over the data opcodes only. Containers live in a node pool; when a
+// container is placed into its parent it is "settled": frame dicts become interned frame ids,
+// lists of frames become interned frame lists, and record dicts (trace entries, blocks,
+// segments) appended to a list are converted into the model's structs and stored in the
+// list's typed storage. Memo slots follow: a settled object's slot then holds its interned id,
+// so the thousands of later references to a shared frame or frame list cost one lookup and
+// are never copied. Nodes of consumed records are recycled.
+#include "parsers/snapshot/pickle_reader.h"
+
+#include <cstring>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/errors.h"
+#include "parsers/snapshot/pickle_common.h"
+#include "parsers/snapshot/pickle_opcodes.h"
+
+namespace oomdx::snap {
+namespace {
+
+enum class vt : std::uint8_t {
+    none, boolean, integer, uint64, floating, str, node, frame, frames, consumed, unset
+};
+
+struct val {
+    vt t = vt::unset;
+    std::uint32_t a = 0;  // string id, node id, frame id, frames id
+    std::int64_t i = 0;   // integer value, float bits, node generation
+};
+
+enum class nk : std::uint8_t { free, list, dict, tuple };
+
+struct node {
+    nk kind = nk::free;
+    bool resolved = false;  // settled into `res`
+    bool consumed = false;  // moved into a record; no longer usable
+    bool visiting = false;  // cycle guard for to_json
+    std::uint32_t gen = 0;
+    std::uint32_t depth = 0;
+    std::uint32_t refs = 0;  // references from the stack
+    std::int64_t memo = -1;
+    val res;
+    std::vector<val> items;  // list/tuple items, or dict key,value pairs
+    std::vector<trace_entry> entries;
+    std::vector<block> blocks;
+    std::vector<segment> segs;
+};
+
+constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
+
+class reader {
+public:
+    reader(std::string_view data, const std::string& name, const load_limits& lim,
+           snapshot& out, const std::function<void(std::size_t)>& release)
+        : m_begin(reinterpret_cast<const std::uint8_t*>(data.data())),
+          m_end(m_begin + data.size()),
+          m_name(name),
+          m_lim(lim),
+          m_out(out),
+          m_pool(out.strings()),
+          m_frames(out),
+          m_release(release) {}
+
+    void run();
+
+private:
+    // ---- errors and input -------------------------------------------------------------
+    [[noreturn]] void fail(const std::string& msg) const {
+        throw input_error::at_offset(m_name, static_cast<std::int64_t>(m_op), msg);
+    }
+    const char* opname() const { return describe_opcode(m_opcode).name; }
+    void need(const std::uint8_t* p, std::uint64_t n) const {
+        if (static_cast<std::uint64_t>(m_end - p) < n)
+            fail(std::string("truncated: ") + opname() + " needs " + std::to_string(n) +
+                 " bytes, " + std::to_string(m_end - p) + " left");
+    }
+    static std::uint32_t u32(const std::uint8_t* p) {
+        return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
+               std::uint32_t(p[3]) << 24;
+    }
+    static std::uint64_t u64(const std::uint8_t* p) {
+        return std::uint64_t(u32(p)) | std::uint64_t(u32(p + 4)) << 32;
+    }
+
+    // ---- stack --------------------------------------------------------------------------
+    void push(val v) {
+        if (m_stack.size() >= static_cast<std::size_t>(m_lim.max_stack))
+            fail("limit exceeded: more than " + std::to_string(m_lim.max_stack) +
+                 " values on the stack");
+        if (v.t == vt::node) ++m_nodes[v.a].refs;
+        m_stack.push_back(v);
+    }
+    void unref(const val& v) {
+        if (v.t != vt::node) return;
+        node& n = m_nodes[v.a];
+        if (n.gen != static_cast<std::uint32_t>(v.i) || n.refs == 0) return;
+        if (--n.refs == 0 && (n.resolved || n.consumed)) retire(v);
+    }
+    void drop_to(std::size_t k) {
+        for (std::size_t i = k; i < m_stack.size(); ++i) unref(m_stack[i]);
+        m_stack.resize(k);
+    }
+    std::size_t floor() const { return m_marks.empty() ? 0 : m_marks.back(); }
+    void need_stack(std::size_t n) const {
+        if (m_stack.size() < floor() + n)
+            fail(std::string(opname()) + " needs " + std::to_string(n) +
+                 " value(s) on the stack, found " + std::to_string(m_stack.size() - floor()));
+    }
+    std::size_t pop_mark() {
+        if (m_marks.empty()) fail(std::string(opname()) + " without a MARK");
+        std::size_t k = m_marks.back();
+        m_marks.pop_back();
+        return k;
+    }
+    void count(std::int64_t n = 1) {
+        m_objects += n;
+        if (m_objects > m_lim.max_objects)
+            fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " objects");
+    }
+
+    // ---- nodes --------------------------------------------------------------------------
+    val new_node(nk kind) {
+        std::uint32_t id;
+        if (!m_free.empty()) {
+            id = m_free.back();
+            m_free.pop_back();
+        } else {
+            if (m_nodes.size() - m_free.size() >=
+                static_cast<std::size_t>(m_lim.max_live_containers))
+                fail("limit exceeded: more than " + std::to_string(m_lim.max_live_containers) +
+                     " containers alive at once");
+            id = static_cast<std::uint32_t>(m_nodes.size());
+            m_nodes.emplace_back();
+        }
+        node& n = m_nodes[id];
+        n.kind = kind;
+        n.depth = 0;
+        count();
+        return val{vt::node, id, n.gen};
+    }
+    node& deref(const val& v) {
+        node& n = m_nodes[v.a];
+        if (n.kind == nk::free || n.gen != static_cast<std::uint32_t>(v.i) || n.consumed)
+            fail("reference to a record that was already consumed (shared records are not "
+                 "supported)");
+        return n;
+    }
+    // Queues a resolved or consumed node for recycling once no stack slot refers to it.
+    void retire(const val& v) { m_pending.push_back(v); }
+    void flush() {
+        for (const val& pv : m_pending) {
+            const std::uint32_t id = pv.a;
+            node& n = m_nodes[id];
+            if (n.kind == nk::free || n.gen != static_cast<std::uint32_t>(pv.i) || n.refs > 0)
+                continue;
+            if (n.memo >= 0) {
+                val* slot = memo_slot(n.memo);
+                if (slot && slot->t == vt::node && slot->a == id && slot->i == n.gen)
+                    *slot = n.resolved ? n.res : val{vt::consumed};
+            }
+            n.kind = nk::free;
+            n.resolved = n.consumed = n.visiting = false;
+            n.refs = 0;
+            n.memo = -1;
+            ++n.gen;
+            n.items.clear();
+            n.entries.clear();
+            n.blocks.clear();
+            n.segs.clear();
+            m_free.push_back(id);
+        }
+        m_pending.clear();
+    }
+
+    // ---- memo ---------------------------------------------------------------------------
+    val* memo_slot(std::int64_t idx) {
+        if (idx < static_cast<std::int64_t>(m_memo.size())) return &m_memo[idx];
+        auto it = m_sparse.find(idx);
+        return it == m_sparse.end() ? nullptr : &it->second;
+    }
+    void memo_put(std::uint64_t idx, const val& v) {
+        if (idx >= static_cast<std::uint64_t>(m_lim.max_memo))
+            fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
+                 std::to_string(m_lim.max_memo));
+        if (idx < m_memo.size()) {
+            if (m_memo[idx].t == vt::unset) ++m_memo_count;
+            m_memo[idx] = v;
+        } else if (idx < m_memo.size() + 4096) {
+            m_memo.resize(idx + 1);
+            m_memo[idx] = v;
+            ++m_memo_count;
+        } else {
+            if (m_sparse.emplace(idx, v).second) ++m_memo_count;
+            else m_sparse[idx] = v;
+        }
+        if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
+    }
+    val memo_get(std::uint64_t idx) {
+        val* s = idx < static_cast<std::uint64_t>(m_lim.max_memo)
+                     ? memo_slot(static_cast<std::int64_t>(idx))
+                     : nullptr;
+        if (!s || s->t == vt::unset)
+            fail("memo index " + std::to_string(idx) + " was never stored (memo holds " +
+                 std::to_string(m_memo_count) + " entries)");
+        if (s->t == vt::consumed)
+            fail("memo index " + std::to_string(idx) +
+                 " refers to a record that was already consumed (shared records are not "
+                 "supported)");
+        return *s;
+    }
+
+    // ---- values -------------------------------------------------------------------------
+    val str_val(const std::uint8_t* p, std::uint64_t n) {
+        if (n > static_cast<std::uint64_t>(m_lim.max_string))
+            fail("limit exceeded: string of " + std::to_string(n) + " bytes (limit " +
+                 std::to_string(m_lim.max_string) + ")");
+        std::string_view s(reinterpret_cast<const char*>(p), n);
+        count();
+        return val{vt::str, intern_utf8(s), 0};
+    }
+    std::uint32_t intern_utf8(std::string_view s);
+    val settle(val v);
+    void place_child(node& parent, const val& v) {
+        if (v.t != vt::node) return;
+        node& c = m_nodes[v.a];
+        if (&c == &parent) fail("a container contains itself");
+        if (c.depth + 1 > parent.depth) {
+            parent.depth = c.depth + 1;
+            if (parent.depth > static_cast<std::uint32_t>(m_lim.max_depth))
+                fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
+        }
+    }
+    void append_item(node& list, val v);
+    void set_item(node& dict, val k, val v) {
+        k = settle(k);
+        v = settle(v);
+        place_child(dict, k);
+        place_child(dict, v);
+        dict.items.push_back(k);
+        dict.items.push_back(v);
+    }
+    node& target(std::size_t pos, nk want) {
+        const val& t = m_stack[pos];
+        if (t.t != vt::node) fail(std::string(opname()) + " target is not a container");
+        node& n = deref(t);
+        if (n.resolved || n.kind != want)
+            fail(std::string(opname()) + " target is not a " +
+                 (want == nk::dict ? "dict" : "list"));
+        return n;
+    }
+
+    // ---- record conversion ---------------------------------------------------------------
+    std::uint64_t key_mask(const node& n) const {
+        std::uint64_t m = 0;
+        for (std::size_t i = 0; i + 1 < n.items.size(); i += 2)
+            if (n.items[i].t == vt::str && n.items[i].a < k_key_count) m |= bit(key_id(n.items[i].a));
+        return m;
+    }
+    std::int64_t as_int(const val& v, std::uint32_t key, std::int64_t absent = 0) {
+        switch (v.t) {
+        case vt::integer: case vt::uint64: case vt::boolean: return v.i;
+        case vt::floating: { double d; std::memcpy(&d, &v.i, 8); return static_cast<std::int64_t>(d); }
+        case vt::none: return absent;
+        default: fail("field '" + std::string(m_pool.view(key)) + "' is not a number");
+        }
+    }
+    std::string_view as_str(const val& v, std::uint32_t key) {
+        if (v.t == vt::str) return m_pool.view(v.a);
+        if (v.t == vt::none) return {};
+        fail("field '" + std::string(m_pool.view(key)) + "' is not a string");
+    }
+    frames_id as_frames(const val& v) {
+        if (v.t == vt::frames) return static_cast<frames_id>(v.a);
+        if (v.t == vt::none) return 0;
+        fail("field 'frames' is not a list of {name, filename, line} frames");
+    }
+    action_kind action_of(std::uint32_t sid) {
+        if (sid >= m_action_cache.size()) m_action_cache.resize(m_pool.size() + 64, -1);
+        auto& c = m_action_cache[sid];
+        if (c < 0) c = static_cast<std::int8_t>(parse_action(m_pool.view(sid)));
+        return static_cast<action_kind>(c);
+    }
+    trace_entry to_entry(const node& n);
+    block to_block(const node& n);
+    segment to_segment(node& n);
+    std::vector<segment> take_segments(const val& v, const char* what);
+    nlohmann::json to_json(const val& v, std::int64_t depth);
+    void build_top(const val& top);
+
+    const std::uint8_t* m_begin;
+    const std::uint8_t* m_end;
+    const std::string& m_name;
+    const load_limits& m_lim;
+    snapshot& m_out;
+    string_pool& m_pool;
+    frame_interner m_frames;
+    const std::function<void(std::size_t)>& m_release;
+
+    std::size_t m_op = 0;
+    std::uint8_t m_opcode = 0;
+    int m_protocol = 0;
+    std::int64_t m_objects = 0;
+    std::vector<val> m_stack;
+    std::vector<std::size_t> m_marks;
+    std::deque<node> m_nodes;
+    std::vector<std::uint32_t> m_free;
+    std::vector<val> m_pending;
+    std::vector<val> m_memo;
+    std::unordered_map<std::int64_t, val> m_sparse;
+    std::int64_t m_memo_count = 0;
+    std::vector<std::int8_t> m_action_cache;
+    std::vector<frame_id> m_scratch;
+    std::string m_utf8;
+    bool m_has_cc = false, m_has_um = false;
+};
+
+// Strings are stored as valid UTF-8: invalid bytes become U+FFFD.
+std::uint32_t reader::intern_utf8(std::string_view s) {
+    std::size_t i = 0;
+    const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    while (i < n && u[i] < 0x80) ++i;
+    auto valid_at = [&](std::size_t j, std::size_t& len) {
+        unsigned char c = u[j];
+        if (c < 0x80) { len = 1; return true; }
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) len = 3;
+        else if (c >= 0xF0 && c <= 0xF4) len = 4;
+        else return false;
+        if (j + len > n) return false;
+        for (std::size_t k = 1; k < len; ++k)
+            if ((u[j + k] & 0xC0) != 0x80) return false;
+        if (c == 0xE0 && u[j + 1] < 0xA0) return false;
+        if (c == 0xF0 && u[j + 1] < 0x90) return false;
+        if (c == 0xF4 && u[j + 1] > 0x8F) return false;
+        return true;  // surrogates (ED A0..) are kept as Python's surrogatepass writes them
+    };
+    std::size_t len = 0;
+    bool ok = true;
+    for (std::size_t j = i; j < n; j += len)
+        if (!valid_at(j, len)) { ok = false; break; }
+    if (ok) return m_pool.intern(s);
+    m_utf8.assign(s.substr(0, i));
+    for (std::size_t j = i; j < n;) {
+        if (valid_at(j, len)) { m_utf8.append(s.substr(j, len)); j += len; }
+        else { m_utf8.append("\xEF\xBF\xBD"); ++j; }
+    }
+    return m_pool.intern(m_utf8);
+}
+
+// Turns a value that is being placed into a container into its settled form.
+val reader::settle(val v) {
+    if (v.t != vt::node) return v;
+    node& n = deref(v);
+    if (n.resolved) return n.res;
+    if (n.kind == nk::dict) {
+        std::uint64_t m = key_mask(n);
+        if ((m & (bit(k_filename) | bit(k_name))) != (bit(k_filename) | bit(k_name)) ||
+            (m & (bit(k_action) | bit(k_size) | bit(k_state))))
+            return v;
+        std::uint32_t fn = 0, nm = 0;
+        std::int64_t line = 0;
+        bool have_fn = false, have_nm = false;
+        for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
+            const val& k = n.items[i];
+            const val& x = n.items[i + 1];
+            if (k.t != vt::str) continue;
+            if (k.a == k_filename || k.a == k_name) {
+                std::uint32_t id = x.t == vt::str ? x.a : m_pool.intern("");
+                if (k.a == k_filename) { fn = id; have_fn = true; }
+                else { nm = id; have_nm = true; }
+            } else if (k.a == k_line) {
+                line = as_int(x, k_line);
+            }
+        }
+        if (!have_fn || !have_nm) return v;
+        n.res = val{vt::frame, static_cast<std::uint32_t>(m_frames.intern_frame(fn, nm, line)), 0};
+    } else if (n.kind == nk::list) {
+        if (!n.entries.empty() || !n.blocks.empty() || !n.segs.empty()) return v;
+        m_scratch.clear();
+        for (const val& x : n.items) {
+            if (x.t != vt::frame) return v;
+            m_scratch.push_back(static_cast<frame_id>(x.a));
+        }
+        n.res = val{vt::frames,
+                    static_cast<std::uint32_t>(m_frames.intern_list(m_scratch.data(), m_scratch.size())), 0};
+    } else {
+        return v;
+    }
+    n.resolved = true;
+    retire(v);
+    return n.res;
+}
+
+void reader::append_item(node& list, val v) {
+    if (v.t == vt::node) {
+        node& n = deref(v);
+        if (!n.resolved && n.kind == nk::dict) {
+            std::uint64_t m = key_mask(n);
+            if (m & bit(k_action)) {
+                list.entries.push_back(to_entry(n));
+            } else if (m & (bit(k_total_size) | bit(k_blocks))) {
+                list.segs.push_back(to_segment(n));
+            } else if ((m & bit(k_state)) && (m & bit(k_size))) {
+                list.blocks.push_back(to_block(n));
+            } else {
+                goto generic;
+            }
+            n.consumed = true;
+            retire(v);
+            return;
+        }
+    }
+generic:
+    v = settle(v);
+    place_child(list, v);
+    list.items.push_back(v);
+}
+
+trace_entry reader::to_entry(const node& n) {
+    trace_entry e;
+    for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
+        const val& k = n.items[i];
+        const val& x = n.items[i + 1];
+        if (k.t != vt::str) continue;
+        switch (k.a) {
+        case k_action:
+            if (x.t != vt::str) fail("trace entry 'action' is not a string");
+            e.action = m_pool.view(x.a);
+            e.kind = action_of(x.a);
+            break;
+        case k_addr: e.addr = as_int(x, k.a); break;
+        case k_size: e.size = as_int(x, k.a); break;
+        case k_stream: e.stream = as_int(x, k.a); break;
+        case k_time_us: e.time_us = as_int(x, k.a, -1); break;
+        case k_device_free: e.device_free = as_int(x, k.a, -1); break;
+        case k_frames: e.frames = as_frames(x); break;
+        case k_compile_context: e.compile_context = as_str(x, k.a); m_has_cc = true; break;
+        case k_user_metadata: e.user_metadata = as_str(x, k.a); m_has_um = true; break;
+        default: break;
+        }
+    }
+    return e;
+}
+
+block reader::to_block(const node& n) {
+    block b;
+    bool have_addr = false;
+    std::int64_t req = -1, hist_req = -1;
+    for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
+        const val& k = n.items[i];
+        const val& x = n.items[i + 1];
+        if (k.t != vt::str) continue;
+        switch (k.a) {
+        case k_address: b.address = as_int(x, k.a); have_addr = true; break;
+        case k_size: b.size = as_int(x, k.a); break;
+        case k_requested_size: req = as_int(x, k.a, -1); break;
+        case k_state:
+            if (x.t != vt::str) fail("block 'state' is not a string");
+            b.state_text = m_pool.view(x.a);
+            b.state = parse_block_state(b.state_text);
+            break;
+        case k_frames: b.frames = as_frames(x); break;
+        case k_history: {
+            b.has_history = true;
+            if (x.t == vt::frames) break;  // empty list
+            if (x.t != vt::node) fail("block 'history' is not a list");
+            node& h = deref(x);
+            if (h.kind != nk::list || h.items.empty()) break;
+            const val& first = h.items.front();
+            if (first.t != vt::node) break;
+            node& d = deref(first);
+            if (d.kind != nk::dict) break;
+            for (std::size_t j = 0; j + 1 < d.items.size(); j += 2) {
+                const val& hk = d.items[j];
+                if (hk.t != vt::str) continue;
+                if (hk.a == k_real_size) hist_req = as_int(d.items[j + 1], hk.a, -1);
+                else if (hk.a == k_frames) b.frames = as_frames(d.items[j + 1]);
+                else if (hk.a == k_addr && !have_addr) b.address = as_int(d.items[j + 1], hk.a);
+            }
+            break;
+        }
+        default: break;
+        }
+    }
+    b.requested_size = req >= 0 ? req : hist_req >= 0 ? hist_req : b.size;
+    b.address_derived = !have_addr;
+    return b;
+}
+
+segment reader::to_segment(node& n) {
+    segment s;
+    for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
+        const val& k = n.items[i];
+        const val& x = n.items[i + 1];
+        if (k.t != vt::str) continue;
+        switch (k.a) {
+        case k_device: s.device = as_int(x, k.a); break;
+        case k_address: s.address = as_int(x, k.a); break;
+        case k_total_size: s.total_size = as_int(x, k.a); break;
+        case k_allocated_size: s.allocated_size = as_int(x, k.a); break;
+        case k_active_size: s.active_size = as_int(x, k.a); break;
+        case k_requested_size: s.requested_size = as_int(x, k.a); break;
+        case k_stream: s.stream = as_int(x, k.a); break;
+        case k_segment_type: s.segment_type = as_str(x, k.a); break;
+        case k_is_expandable: s.is_expandable = as_int(x, k.a) != 0; break;
+        case k_frames: s.frames = as_frames(x); break;
+        case k_segment_pool_id:
+            if (x.t == vt::node) {
+                node& t = deref(x);
+                if (t.items.size() == 2) {
+                    s.pool_id_0 = as_int(t.items[0], k.a);
+                    s.pool_id_1 = as_int(t.items[1], k.a);
+                    s.has_pool_id = true;
+                }
+            }
+            break;
+        case k_blocks:
+            if (x.t == vt::frames && x.a == 0) break;  // empty list
+            if (x.t != vt::node) fail("segment 'blocks' is not a list of block dicts");
+            {
+                node& l = deref(x);
+                if (l.kind != nk::list || !l.items.empty())
+                    fail("segment 'blocks' holds items that are not block dicts");
+                s.blocks = std::move(l.blocks);
+                l.consumed = true;
+                retire(x);
+            }
+            break;
+        default: break;
+        }
+    }
+    std::int64_t next = s.address;
+    for (auto& b : s.blocks) {
+        if (b.address_derived) b.address = next;
+        next = b.address + b.size;
+    }
+    return s;
+}
+
+std::vector<segment> reader::take_segments(const val& v, const char* what) {
+    if (v.t == vt::frames && v.a == 0) return {};
+    if (v.t != vt::node) fail(std::string("'") + what + "' is not a list");
+    node& l = deref(v);
+    if (l.kind != nk::list) fail(std::string("'") + what + "' is not a list");
+    if (!l.items.empty())
+        fail(std::string("'") + what + "' holds " + std::to_string(l.items.size()) +
+             " item(s) that are not segment dicts");
+    return std::move(l.segs);
+}
+
+nlohmann::json reader::to_json(const val& v, std::int64_t depth) {
+    if (depth > m_lim.max_depth) fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
+    switch (v.t) {
+    case vt::none: return nullptr;
+    case vt::boolean: return v.i != 0;
+    case vt::integer: return v.i;
+    case vt::uint64: return static_cast<std::uint64_t>(v.i);
+    case vt::floating: { double d; std::memcpy(&d, &v.i, 8); return d; }
+    case vt::str: return std::string(m_pool.view(v.a));
+    case vt::frame: {
+        const frame& f = m_out.frames[v.a];
+        return {{"name", f.name}, {"filename", f.filename}, {"line", f.line}};
+    }
+    case vt::frames: {
+        auto j = nlohmann::json::array();
+        for (frame_id id : m_out.frame_list(static_cast<frames_id>(v.a)))
+            j.push_back(to_json(val{vt::frame, static_cast<std::uint32_t>(id), 0}, depth + 1));
+        return j;
+    }
+    case vt::node: {
+        node& n = deref(v);
+        if (n.visiting) fail("recursive structure");
+        n.visiting = true;
+        nlohmann::json j;
+        if (n.kind == nk::dict) {
+            j = nlohmann::json::object();
+            for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
+                const val& k = n.items[i];
+                std::string key = k.t == vt::str ? std::string(m_pool.view(k.a))
+                                                 : to_json(k, depth + 1).dump();
+                j[key] = to_json(n.items[i + 1], depth + 1);
+            }
+        } else {
+            j = nlohmann::json::array();
+            for (const val& x : n.items) j.push_back(to_json(x, depth + 1));
+        }
+        n.visiting = false;
+        return j;
+    }
+    default: return nullptr;
+    }
+}
+
+void reader::build_top(const val& topv) {
+    auto& info = m_out.info;
+    info.format = "pickle";
+    info.pickle_protocol = m_protocol;
+    if (topv.t != vt::node) fail("top-level object is not a dict or a list");
+    node& top = deref(topv);
+    if (top.kind == nk::list) {
+        info.top_level = "list";
+        if (!top.items.empty())
+            fail("top-level list holds " + std::to_string(top.items.size()) +
+                 " item(s) that are not segment dicts");
+        m_out.segments = std::move(top.segs);
+        return;
+    }
+    if (top.kind != nk::dict) fail("top-level object is not a dict or a list");
+    info.top_level = "dict";
+    bool have_segments = false;
+    for (std::size_t i = 0; i + 1 < top.items.size(); i += 2) {
+        const val& k = top.items[i];
+        const val& x = top.items[i + 1];
+        if (k.t != vt::str) continue;
+        switch (k.a) {
+        case k_segments:
+            m_out.segments = take_segments(x, "segments");
+            have_segments = true;
+            break;
+        case k_host_segments: m_out.host_segments = take_segments(x, "host_segments"); break;
+        case k_device_traces:
+        case k_traces: {
+            info.has_traces_key = true;
+            if (x.t == vt::frames && x.a == 0) break;
+            if (x.t != vt::node || deref(x).kind != nk::list) fail("'device_traces' is not a list");
+            node& l = deref(x);
+            if (!l.entries.empty()) {  // a flat list of entries: treat as device 0
+                m_out.device_traces.push_back(std::move(l.entries));
+                break;
+            }
+            for (const val& d : l.items) {
+                if (d.t == vt::frames && d.a == 0) {
+                    m_out.device_traces.emplace_back();
+                    continue;
+                }
+                if (d.t != vt::node) fail("'device_traces' item is not a list of trace entries");
+                node& t = deref(d);
+                if (t.kind != nk::list || !t.items.empty())
+                    fail("'device_traces' item holds something other than trace entry dicts");
+                m_out.device_traces.push_back(std::move(t.entries));
+            }
+            break;
+        }
+        case k_allocator_settings:
+            info.has_allocator_settings = true;
+            m_out.allocator_settings = to_json(x, 0);
+            break;
+        case k_external_annotations: {
+            info.has_external_annotations = true;
+            if (x.t != vt::node) break;
+            node& l = deref(x);
+            for (const val& a : l.items) {
+                if (a.t != vt::node) continue;
+                node& d = deref(a);
+                if (d.kind != nk::dict) continue;
+                annotation an;
+                for (std::size_t j = 0; j + 1 < d.items.size(); j += 2) {
+                    const val& ak = d.items[j];
+                    const val& ax = d.items[j + 1];
+                    if (ak.t != vt::str) continue;
+                    if (ak.a == k_name) an.name = as_str(ax, ak.a);
+                    else if (ak.a == k_stage) an.stage = as_str(ax, ak.a);
+                    else if (ak.a == k_device) an.device = as_int(ax, ak.a, -1);
+                    else if (ak.a == k_time_us) an.time_us = as_int(ax, ak.a, -1);
+                }
+                m_out.external_annotations.push_back(an);
+            }
+            break;
+        }
+        case k_host_traces: break;
+        default: info.unknown_top_keys.emplace_back(m_pool.view(k.a)); break;
+        }
+    }
+    if (!have_segments) fail("top-level dict has no 'segments' key: not a memory snapshot");
+    info.has_compile_context = m_has_cc;
+    info.has_user_metadata = m_has_um;
+}
+
+void reader::run() {
+    const std::uint8_t* p = m_begin;
+    const std::size_t size = static_cast<std::size_t>(m_end - m_begin);
+    if (size == 0) fail("empty file");
+    if (p[0] != 0x80)
+        fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
+    m_stack.reserve(4096);
+    const std::size_t release_step = std::size_t(64) << 20;
+    std::size_t next_release = release_step;
+    for (;;) {
+        m_op = static_cast<std::size_t>(p - m_begin);
+        if (p >= m_end) fail("truncated: end of data before STOP");
+        if (m_op >= next_release) {
+            if (m_release) m_release(m_op);
+            next_release = m_op + release_step;
+        }
+        m_opcode = *p++;
+        switch (m_opcode) {
+        case 0x80:  // PROTO
+            need(p, 1);
+            m_protocol = *p++;
+            if (m_protocol < 2 || m_protocol > 5)
+                fail("unsupported pickle protocol " + std::to_string(m_protocol) +
+                     " (expected 2-5)");
+            break;
+        case 0x95: {  // FRAME
+            need(p, 8);
+            std::uint64_t len = u64(p);
+            p += 8;
+            if (len > static_cast<std::uint64_t>(m_end - p))
+                fail("truncated: FRAME announces " + std::to_string(len) + " bytes, " +
+                     std::to_string(m_end - p) + " left");
+            break;
+        }
+        case '.': {  // STOP
+            need_stack(1);
+            if (!m_marks.empty()) fail("STOP with an open MARK");
+            val top = m_stack.back();
+            flush();
+            build_top(top);
+            finish_snapshot(m_out);
+            return;
+        }
+        case '(':
+            if (m_marks.size() >= static_cast<std::size_t>(m_lim.max_depth))
+                fail("limit exceeded: more than " + std::to_string(m_lim.max_depth) + " open MARKs");
+            m_marks.push_back(m_stack.size());
+            break;
+        case '0':
+            if (!m_marks.empty() && m_marks.back() == m_stack.size()) m_marks.pop_back();
+            else { need_stack(1); drop_to(m_stack.size() - 1); }
+            break;
+        case '1': drop_to(pop_mark()); flush(); break;
+        case '2': need_stack(1); push(m_stack.back()); break;
+        case 'N': push(val{vt::none}); count(); break;
+        case 0x88: push(val{vt::boolean, 0, 1}); count(); break;
+        case 0x89: push(val{vt::boolean, 0, 0}); count(); break;
+        case 'K': need(p, 1); push(val{vt::integer, 0, *p}); p += 1; count(); break;
+        case 'M': need(p, 2); push(val{vt::integer, 0, p[0] | (p[1] << 8)}); p += 2; count(); break;
+        case 'J':
+            need(p, 4);
+            push(val{vt::integer, 0, static_cast<std::int32_t>(u32(p))});
+            p += 4;
+            count();
+            break;
+        case 0x8a:    // LONG1
+        case 0x8b: {  // LONG4
+            std::uint64_t n;
+            if (m_opcode == 0x8a) { need(p, 1); n = *p++; }
+            else {
+                need(p, 4);
+                std::int32_t s = static_cast<std::int32_t>(u32(p));
+                p += 4;
+                if (s < 0) fail("LONG4 with a negative length");
+                n = static_cast<std::uint64_t>(s);
+            }
+            if (n > 9) fail("integer of " + std::to_string(n) + " bytes is too large (at most 9)");
+            need(p, n);
+            std::uint64_t x = 0;
+            for (std::uint64_t i = 0; i < n && i < 8; ++i) x |= std::uint64_t(p[i]) << (8 * i);
+            val v{vt::integer, 0, 0};
+            if (n == 9) {
+                if (p[8] != 0) fail("integer of 9 bytes does not fit in 64 bits");
+                v.t = vt::uint64;
+            } else if (n > 0 && n < 8 && (p[n - 1] & 0x80)) {
+                x |= ~std::uint64_t(0) << (8 * n);  // sign-extend
+            }
+            v.i = static_cast<std::int64_t>(x);
+            p += n;
+            push(v);
+            count();
+            break;
+        }
+        case 'G': {  // BINFLOAT, big-endian
+            need(p, 8);
+            std::uint64_t x = 0;
+            for (int i = 0; i < 8; ++i) x = (x << 8) | p[i];
+            p += 8;
+            push(val{vt::floating, 0, static_cast<std::int64_t>(x)});
+            count();
+            break;
+        }
+        case 0x8c:  // SHORT_BINUNICODE
+        case 'C':   // SHORT_BINBYTES
+        case 'U': { // SHORT_BINSTRING
+            need(p, 1);
+            std::uint64_t n = *p++;
+            need(p, n);
+            push(str_val(p, n));
+            p += n;
+            break;
+        }
+        case 'X':    // BINUNICODE
+        case 'B':    // BINBYTES
+        case 'T': {  // BINSTRING
+            need(p, 4);
+            std::uint64_t n = u32(p);
+            if (m_opcode == 'T' && (n >> 31)) fail("BINSTRING with a negative length");
+            p += 4;
+            if (n > static_cast<std::uint64_t>(m_lim.max_string)) str_val(p, n);
+            need(p, n);
+            push(str_val(p, n));
+            p += n;
+            break;
+        }
+        case 0x8d:    // BINUNICODE8
+        case 0x8e: {  // BINBYTES8
+            need(p, 8);
+            std::uint64_t n = u64(p);
+            p += 8;
+            if (n > static_cast<std::uint64_t>(m_lim.max_string)) str_val(p, n);
+            need(p, n);
+            push(str_val(p, n));
+            p += n;
+            break;
+        }
+        case '}': push(new_node(nk::dict)); break;
+        case ']': push(new_node(nk::list)); break;
+        case 0x8f: push(new_node(nk::list)); break;  // EMPTY_SET: kept as a list
+        case ')': push(new_node(nk::tuple)); break;
+        case 0x94: need_stack(1); memo_put(static_cast<std::uint64_t>(m_memo_count), m_stack.back()); break;
+        case 'q': need(p, 1); need_stack(1); memo_put(*p, m_stack.back()); p += 1; break;
+        case 'r': need(p, 4); need_stack(1); memo_put(u32(p), m_stack.back()); p += 4; break;
+        case 'h': need(p, 1); push(memo_get(*p)); p += 1; break;
+        case 'j': need(p, 4); push(memo_get(u32(p))); p += 4; break;
+        case 'a': {  // APPEND
+            need_stack(2);
+            val v = m_stack.back();
+            append_item(target(m_stack.size() - 2, nk::list), v);
+            drop_to(m_stack.size() - 1);
+            flush();
+            break;
+        }
+        case 'e':      // APPENDS
+        case 0x90: {   // ADDITEMS
+            std::size_t k = pop_mark();
+            if (k == 0) fail(std::string(opname()) + " has no list below its MARK");
+            node& l = target(k - 1, nk::list);
+            for (std::size_t i = k; i < m_stack.size(); ++i) append_item(l, m_stack[i]);
+            drop_to(k);
+            flush();
+            break;
+        }
+        case 's': {  // SETITEM
+            need_stack(3);
+            val v = m_stack.back();
+            val key = m_stack[m_stack.size() - 2];
+            set_item(target(m_stack.size() - 3, nk::dict), key, v);
+            drop_to(m_stack.size() - 2);
+            flush();
+            break;
+        }
+        case 'u': {  // SETITEMS
+            std::size_t k = pop_mark();
+            if (k == 0) fail("SETITEMS has no dict below its MARK");
+            if ((m_stack.size() - k) % 2) fail("SETITEMS with an odd number of items");
+            node& d = target(k - 1, nk::dict);
+            for (std::size_t i = k; i < m_stack.size(); i += 2) set_item(d, m_stack[i], m_stack[i + 1]);
+            drop_to(k);
+            flush();
+            break;
+        }
+        case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd': case 0x91: {
+            std::size_t k;
+            if (m_opcode >= 0x85 && m_opcode <= 0x87) {
+                std::size_t n = m_opcode - 0x84;
+                need_stack(n);
+                k = m_stack.size() - n;
+            } else {
+                k = pop_mark();
+            }
+            nk kind = m_opcode == 'l' || m_opcode == 0x91 ? nk::list
+                      : m_opcode == 'd'                   ? nk::dict
+                                                          : nk::tuple;
+            val c = new_node(kind);
+            node& n = m_nodes[c.a];
+            if (kind == nk::dict) {
+                if ((m_stack.size() - k) % 2) fail("DICT with an odd number of items");
+                for (std::size_t i = k; i < m_stack.size(); i += 2) set_item(n, m_stack[i], m_stack[i + 1]);
+            } else if (kind == nk::list) {
+                for (std::size_t i = k; i < m_stack.size(); ++i) append_item(n, m_stack[i]);
+            } else {
+                for (std::size_t i = k; i < m_stack.size(); ++i) {
+                    val x = settle(m_stack[i]);
+                    place_child(n, x);
+                    n.items.push_back(x);
+                }
+            }
+            drop_to(k);
+            push(c);
+            flush();
+            break;
+        }
+        default: {
+            opcode_info oi = describe_opcode(m_opcode);
+            switch (oi.cls) {
+            case opcode_class::code:
+                fail(std::string("refused opcode ") + oi.name +
+                     ": it could import or run Python code, and a memory snapshot never "
+                     "contains one");
+            case opcode_class::unsupported:
+                fail(std::string("unsupported opcode ") + oi.name +
+                     " (snapshot producers write protocol 2-5 data opcodes only)");
+            default:
+                fail(std::string("invalid opcode ") + oi.name + ": not a pickle, or corrupt");
+            }
+        }
+        }
+    }
+}
+
+}  // namespace
+
+void read_pickle(std::string_view data, const std::string& name, const load_limits& limits,
+                 snapshot& out, const std::function<void(std::size_t)>& release) {
+    intern_known_keys(out.strings());
+    reader r(data, name, limits, out, release);
+    r.run();
+}
+
+}  // namespace oomdx::snap

@@ -1,0 +1,52 @@
+#include "parsers/snapshot/snapshot_loader.h"
+
+#include "engine/core/errors.h"
+#include "engine/core/mapped_file.h"
+#include "parsers/snapshot/json_reader.h"
+#include "parsers/snapshot/pickle_reader.h"
+
+namespace oomdx::snap {
+
+bool looks_like_pickle(std::string_view head) {
+    return !head.empty() && static_cast<unsigned char>(head[0]) == 0x80;
+}
+
+static bool looks_like_json(std::string_view head) {
+    for (char c : head.substr(0, 4096)) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+        return c == '{' || c == '[';
+    }
+    return false;
+}
+
+static snapshot load_any(std::string_view data, const std::string& name,
+                         const load_limits& limits,
+                         const std::function<void(std::size_t)>& release) {
+    snapshot s;
+    s.source_file = name;
+    s.info.file_bytes = static_cast<std::int64_t>(data.size());
+    if (data.empty()) throw input_error::in_file(name, "empty file, expected a memory snapshot");
+    if (looks_like_pickle(data)) {
+        read_pickle(data, name, limits, s, release);
+    } else if (looks_like_json(data)) {
+        read_json(data, name, limits, s);
+    } else {
+        throw input_error::at_offset(
+            name, 0,
+            "not a memory snapshot: expected a pickle (protocol 2-5) or JSON");
+    }
+    return s;
+}
+
+snapshot load_snapshot(const std::string& path, const load_limits& limits) {
+    mapped_file mf(path);
+    auto release = [&mf](std::size_t off) { mf.release_before(off); };
+    return load_any(mf.view(), path, limits, release);
+}
+
+snapshot load_snapshot_bytes(std::string_view data, const std::string& name,
+                             const load_limits& limits) {
+    return load_any(data, name, limits, {});
+}
+
+}  // namespace oomdx::snap

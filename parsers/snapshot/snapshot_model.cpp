@@ -1,0 +1,73 @@
+#include "parsers/snapshot/snapshot_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+namespace oomdx::snap {
+
+struct string_pool::index {
+    std::unordered_map<std::string_view, std::uint32_t> map;
+};
+
+string_pool::string_pool() : m_index(std::make_unique<index>()) {}
+string_pool::~string_pool() = default;
+
+std::uint32_t string_pool::intern(std::string_view s) {
+    auto it = m_index->map.find(s);
+    if (it != m_index->map.end()) return it->second;
+    char* dst = nullptr;
+    if (s.size() > 4096) {
+        m_chunks.push_back(std::make_unique<char[]>(s.size() + 1));
+        dst = m_chunks.back().get();
+        // keep the current small chunk as the active one
+        if (m_chunks.size() >= 2) std::swap(m_chunks[m_chunks.size() - 1], m_chunks[m_chunks.size() - 2]);
+    } else {
+        if (m_used + s.size() > m_cap || m_chunks.empty()) {
+            m_cap = 64 * 1024;
+            m_chunks.push_back(std::make_unique<char[]>(m_cap));
+            m_used = 0;
+        }
+        dst = m_chunks.back().get() + m_used;
+        m_used += s.size();
+    }
+    if (!s.empty()) std::memcpy(dst, s.data(), s.size());
+    std::string_view stored(dst, s.size());
+    auto id = static_cast<std::uint32_t>(m_views.size());
+    m_views.push_back(stored);
+    m_index->map.emplace(stored, id);
+    m_bytes += s.size();
+    return id;
+}
+
+snapshot::snapshot() : m_strings(std::make_unique<string_pool>()) {}
+snapshot::~snapshot() = default;
+snapshot::snapshot(snapshot&&) noexcept = default;
+snapshot& snapshot::operator=(snapshot&&) noexcept = default;
+
+std::vector<std::int64_t> snapshot::devices() const {
+    std::vector<std::int64_t> d;
+    for (const auto& s : segments) d.push_back(s.device);
+    for (std::size_t i = 0; i < device_traces.size(); ++i)
+        if (!device_traces[i].empty()) d.push_back(static_cast<std::int64_t>(i));
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    return d;
+}
+
+namespace {
+constexpr const char* k_action_names[] = {
+    "alloc",         "free_requested", "free_completed", "segment_alloc", "segment_free",
+    "segment_map",   "segment_unmap",  "snapshot",       "oom",           "user_defined",
+    "annotate",      "workspace_snapshot", "other"};
+}
+
+action_kind parse_action(std::string_view s) {
+    for (int i = 0; i < static_cast<int>(action_kind::other); ++i)
+        if (s == k_action_names[i]) return static_cast<action_kind>(i);
+    return action_kind::other;
+}
+
+const char* action_name(action_kind a) { return k_action_names[static_cast<int>(a)]; }
+
+}  // namespace oomdx::snap
