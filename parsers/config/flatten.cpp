@@ -1,0 +1,449 @@
+// Flatteners for JSON (nlohmann validates, a small scanner keeps lines), TOML (toml++) and
+// YAML (yaml-cpp) into dotted raw entries.
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#if __has_include(<toml++/toml.hpp>)
+#include <toml++/toml.hpp>
+#else
+#include <toml++/toml.h>  // Debian ships the header under this name
+#endif
+
+#include "engine/core/errors.h"
+#include "parsers/config/raw_entry.h"
+
+namespace oomdx {
+
+namespace {
+constexpr int max_depth = 64;
+
+std::string join_key(const std::string& a, const std::string& b) {
+    return a.empty() ? b : a + "." + b;
+}
+}  // namespace
+
+std::int64_t line_of_offset(std::string_view text, std::size_t offset) {
+    if (offset > text.size()) offset = text.size();
+    std::int64_t line = 1;
+    for (std::size_t i = 0; i < offset; ++i)
+        if (text[i] == '\n') ++line;
+    return line;
+}
+
+std::string line_excerpt(std::string_view text, std::int64_t line) {
+    if (line < 1) return {};
+    std::size_t pos = 0;
+    for (std::int64_t l = 1; l < line; ++l) {
+        pos = text.find('\n', pos);
+        if (pos == std::string_view::npos) return {};
+        ++pos;
+    }
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view s = text.substr(pos, end - pos);
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    std::string out(s.substr(0, 200));
+    for (auto& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') c = '?';
+    return out;
+}
+
+std::string read_config_file(const std::string& path, std::size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw input_error::in_file(path, "cannot open file");
+    std::string data;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        data.append(buf, static_cast<std::size_t>(in.gcount()));
+        if (data.size() > max_bytes)
+            throw input_error::in_file(path, fmt::format("config file larger than {} bytes", max_bytes));
+    }
+    if (data.find('\0') != std::string::npos)
+        throw input_error::at_line(path, line_of_offset(data, data.find('\0')),
+                                   "binary data (NUL byte) in a text config file");
+    return data;
+}
+
+// ---------------------------------------------------------------- JSON
+namespace {
+
+class json_scanner {
+public:
+    json_scanner(std::string_view t, const std::string& f, std::vector<raw_entry>& out)
+        : m_t(t), m_file(f), m_out(out) {}
+
+    void run() {
+        skip_ws();
+        parse_value("", 0, line());
+        skip_ws();
+        if (m_p != m_t.size()) fail("trailing characters after the JSON document");
+    }
+
+private:
+    std::int64_t line() const { return line_of_offset(m_t, m_p); }
+    [[noreturn]] void fail(const std::string& msg) const {
+        throw input_error::at_line(m_file, line(), msg);
+    }
+    void skip_ws() {
+        while (m_p < m_t.size() && (m_t[m_p] == ' ' || m_t[m_p] == '\t' || m_t[m_p] == '\n' ||
+                                    m_t[m_p] == '\r'))
+            ++m_p;
+    }
+    std::string parse_string() {
+        // m_t[m_p] == '"'; nlohmann already validated escapes.
+        std::string s;
+        ++m_p;
+        while (m_p < m_t.size() && m_t[m_p] != '"') {
+            char c = m_t[m_p++];
+            if (c == '\\' && m_p < m_t.size()) {
+                char e = m_t[m_p++];
+                switch (e) {
+                    case 'n': s += '\n'; break;
+                    case 't': s += '\t'; break;
+                    case 'r': s += '\r'; break;
+                    case 'b': s += '\b'; break;
+                    case 'f': s += '\f'; break;
+                    case 'u': {
+                        unsigned cp = 0;
+                        for (int i = 0; i < 4 && m_p < m_t.size(); ++i, ++m_p) {
+                            char h = m_t[m_p];
+                            cp = cp * 16 + static_cast<unsigned>(
+                                (h >= '0' && h <= '9') ? h - '0' : (h | 0x20) - 'a' + 10);
+                        }
+                        if (cp < 0x80) s += static_cast<char>(cp);
+                        else if (cp < 0x800) {
+                            s += static_cast<char>(0xC0 | (cp >> 6));
+                            s += static_cast<char>(0x80 | (cp & 0x3F));
+                        } else {
+                            s += static_cast<char>(0xE0 | (cp >> 12));
+                            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+                            s += static_cast<char>(0x80 | (cp & 0x3F));
+                        }
+                        break;
+                    }
+                    default: s += e;
+                }
+            } else {
+                s += c;
+            }
+        }
+        if (m_p >= m_t.size()) fail("unterminated string");
+        ++m_p;
+        return s;
+    }
+    void emit(const std::string& key, value v, std::size_t start, std::int64_t ln, bool container) {
+        raw_entry e;
+        e.key = key;
+        e.val = std::move(v);
+        e.container = container;
+        e.text = std::string(m_t.substr(start, std::min<std::size_t>(m_p - start, 200)));
+        e.line = ln;
+        e.excerpt = line_excerpt(m_t, ln);
+        m_out.push_back(std::move(e));
+    }
+    value parse_scalar() {
+        if (m_t[m_p] == '"') return value(parse_string());
+        if (m_t.compare(m_p, 4, "true") == 0) { m_p += 4; return value(true); }
+        if (m_t.compare(m_p, 5, "false") == 0) { m_p += 5; return value(false); }
+        if (m_t.compare(m_p, 4, "null") == 0) { m_p += 4; return value(); }
+        std::size_t s = m_p;
+        bool is_float = false;
+        while (m_p < m_t.size() && std::string_view("+-0123456789.eE").find(m_t[m_p]) !=
+                                       std::string_view::npos) {
+            if (m_t[m_p] == '.' || m_t[m_p] == 'e' || m_t[m_p] == 'E') is_float = true;
+            ++m_p;
+        }
+        if (s == m_p) fail("unexpected character in JSON");
+        std::string num(m_t.substr(s, m_p - s));
+        if (!is_float) {
+            std::int64_t i = 0;
+            auto r = std::from_chars(num.data(), num.data() + num.size(), i);
+            if (r.ec == std::errc() && r.ptr == num.data() + num.size()) return value(i);
+        }
+        return value(std::strtod(num.c_str(), nullptr));
+    }
+    void parse_value(const std::string& key, int depth, std::int64_t key_line) {
+        if (depth > max_depth) fail("JSON nested too deeply");
+        skip_ws();
+        if (m_p >= m_t.size()) fail("unexpected end of JSON");
+        const std::size_t start = m_p;
+        char c = m_t[m_p];
+        if (c == '{') {
+            if (!key.empty()) emit(key, value(), start, key_line, true);
+            ++m_p;
+            skip_ws();
+            if (m_p < m_t.size() && m_t[m_p] == '}') { ++m_p; return; }
+            while (m_p < m_t.size()) {
+                skip_ws();
+                const std::int64_t kl = line();
+                if (m_p >= m_t.size() || m_t[m_p] != '"') fail("expected a key string");
+                std::string k = parse_string();
+                skip_ws();
+                if (m_p >= m_t.size() || m_t[m_p] != ':') fail("expected ':'");
+                ++m_p;
+                parse_value(join_key(key, k), depth + 1, kl);
+                skip_ws();
+                if (m_p < m_t.size() && m_t[m_p] == ',') { ++m_p; continue; }
+                if (m_p < m_t.size() && m_t[m_p] == '}') { ++m_p; return; }
+                fail("expected ',' or '}'");
+            }
+            fail("unterminated object");
+        }
+        if (c == '[') {
+            ++m_p;
+            value::list_t items;
+            bool scalars = true;
+            std::size_t idx = 0;
+            skip_ws();
+            if (m_p < m_t.size() && m_t[m_p] == ']') {
+                ++m_p;
+                emit(key, value(items), start, key_line, false);
+                return;
+            }
+            while (m_p < m_t.size()) {
+                skip_ws();
+                if (m_p < m_t.size() && (m_t[m_p] == '{' || m_t[m_p] == '[')) {
+                    scalars = false;
+                    parse_value(join_key(key, std::to_string(idx)), depth + 1, line());
+                } else if (m_p < m_t.size()) {
+                    items.push_back(parse_scalar());
+                }
+                ++idx;
+                skip_ws();
+                if (m_p < m_t.size() && m_t[m_p] == ',') { ++m_p; continue; }
+                if (m_p < m_t.size() && m_t[m_p] == ']') { ++m_p; break; }
+                fail("expected ',' or ']'");
+            }
+            if (scalars) emit(key, value(std::move(items)), start, key_line, false);
+            return;
+        }
+        value v = parse_scalar();
+        emit(key, std::move(v), start, key_line, false);
+    }
+
+    std::string_view m_t;
+    const std::string& m_file;
+    std::vector<raw_entry>& m_out;
+    std::size_t m_p = 0;
+};
+
+}  // namespace
+
+std::vector<raw_entry> flatten_json(std::string_view text, const std::string& file) {
+    // Bound nesting before handing the text to a recursive parser.
+    int depth = 0;
+    bool in_str = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_str = false;
+            continue;
+        }
+        if (c == '"') in_str = true;
+        else if (c == '{' || c == '[') {
+            if (++depth > max_depth)
+                throw input_error::at_line(file, line_of_offset(text, i), "JSON nested too deeply");
+        } else if (c == '}' || c == ']') --depth;
+    }
+    try {
+        (void)nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::parse_error& e) {
+        std::string msg = e.what();
+        if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
+        const std::size_t off = e.byte > 0 ? e.byte - 1 : 0;
+        throw input_error::at_line(file, line_of_offset(text, off), "invalid JSON: " + msg);
+    }
+    std::vector<raw_entry> out;
+    json_scanner(text, file, out).run();
+    return out;
+}
+
+// ---------------------------------------------------------------- TOML
+namespace {
+
+value toml_scalar(const toml::node& n, bool& ok) {
+    ok = true;
+    if (auto v = n.as_integer()) return value(static_cast<std::int64_t>(v->get()));
+    if (auto v = n.as_floating_point()) return value(v->get());
+    if (auto v = n.as_boolean()) return value(v->get());
+    if (auto v = n.as_string()) return value(v->get());
+    ok = false;
+    std::ostringstream os;
+    if (auto v = n.as_date()) os << *v;
+    else if (auto v = n.as_time()) os << *v;
+    else if (auto v = n.as_date_time()) os << *v;
+    if (!os.str().empty()) { ok = true; return value(os.str()); }
+    return value();
+}
+
+void walk_toml(const toml::table& t, const std::string& prefix, std::string_view text,
+               std::vector<raw_entry>& out, int depth, const std::string& file) {
+    if (depth > max_depth) throw input_error::in_file(file, "TOML nested too deeply");
+    for (auto&& [k, node] : t) {
+        const std::string key = join_key(prefix, std::string(k.str()));
+        raw_entry e;
+        e.key = key;
+        e.line = static_cast<std::int64_t>(node.source().begin.line);
+        if (e.line == 0) e.line = static_cast<std::int64_t>(k.source().begin.line);
+        e.excerpt = line_excerpt(text, e.line);
+        if (auto sub = node.as_table()) {
+            e.container = true;
+            out.push_back(e);
+            walk_toml(*sub, key, text, out, depth + 1, file);
+        } else if (auto arr = node.as_array()) {
+            value::list_t items;
+            bool scalars = true;
+            std::size_t i = 0;
+            for (auto&& el : *arr) {
+                if (auto st = el.as_table()) {
+                    scalars = false;
+                    walk_toml(*st, join_key(key, std::to_string(i)), text, out, depth + 1, file);
+                } else {
+                    bool ok = false;
+                    value v = toml_scalar(el, ok);
+                    if (ok) items.push_back(std::move(v));
+                    else scalars = false;
+                }
+                ++i;
+            }
+            if (scalars) {
+                e.val = value(std::move(items));
+                e.text = e.excerpt;
+                out.push_back(e);
+            }
+        } else {
+            bool ok = false;
+            e.val = toml_scalar(node, ok);
+            if (auto p = e.excerpt.find('='); p != std::string::npos) {
+                e.text = e.excerpt.substr(p + 1);
+                while (!e.text.empty() && e.text.front() == ' ') e.text.erase(0, 1);
+            }
+            out.push_back(std::move(e));
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<raw_entry> flatten_toml(std::string_view text, const std::string& file) {
+    toml::table tbl;
+    try {
+        tbl = toml::parse(text, file);
+    } catch (const toml::parse_error& err) {
+        throw input_error::at_line(file, static_cast<std::int64_t>(err.source().begin.line),
+                                   "invalid TOML: " + std::string(err.description()));
+    }
+    std::vector<raw_entry> out;
+    walk_toml(tbl, "", text, out, 0, file);
+    return out;
+}
+
+// ---------------------------------------------------------------- YAML
+namespace {
+
+value yaml_scalar(const YAML::Node& n) {
+    if (n.IsNull()) return value();
+    const std::string& s = n.Scalar();
+    if (n.Tag() == "!") return value(s);  // quoted: keep as string
+    if (s == "true" || s == "True" || s == "TRUE") return value(true);
+    if (s == "false" || s == "False" || s == "FALSE") return value(false);
+    if (s == "null" || s == "~" || s == "Null" || s == "NULL") return value();
+    {
+        std::int64_t i = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), i);
+        if (r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty()) return value(i);
+    }
+    {
+        char* end = nullptr;
+        errno = 0;
+        double d = std::strtod(s.c_str(), &end);
+        if (!s.empty() && end == s.c_str() + s.size() && errno == 0 &&
+            s.find_first_of("0123456789") != std::string::npos && s.find_first_of("xX") == std::string::npos)
+            return value(d);
+    }
+    return value(s);
+}
+
+void walk_yaml(const YAML::Node& n, const std::string& key, std::string_view text,
+               std::vector<raw_entry>& out, int depth, const std::string& file,
+               std::int64_t key_line) {
+    if (depth > max_depth) throw input_error::at_line(file, key_line, "YAML nested too deeply");
+    raw_entry e;
+    e.key = key;
+    e.line = key_line;
+    e.excerpt = line_excerpt(text, key_line);
+    if (n.IsMap()) {
+        if (!key.empty()) {
+            e.container = true;
+            out.push_back(e);
+        }
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            if (!it->first.IsScalar()) continue;
+            walk_yaml(it->second, join_key(key, it->first.Scalar()), text, out, depth + 1, file,
+                      it->first.Mark().line + 1);
+        }
+    } else if (n.IsSequence()) {
+        value::list_t items;
+        bool scalars = true;
+        std::size_t i = 0;
+        for (auto it = n.begin(); it != n.end(); ++it, ++i) {
+            if (it->IsScalar() || it->IsNull()) items.push_back(yaml_scalar(*it));
+            else {
+                scalars = false;
+                walk_yaml(*it, join_key(key, std::to_string(i)), text, out, depth + 1, file,
+                          it->Mark().line + 1);
+            }
+        }
+        if (scalars) {
+            e.val = value(std::move(items));
+            e.text = e.excerpt;
+            out.push_back(std::move(e));
+        }
+    } else {
+        e.val = yaml_scalar(n);
+        e.text = n.IsScalar() ? n.Scalar().substr(0, 200) : "";
+        out.push_back(std::move(e));
+    }
+}
+
+}  // namespace
+
+std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& file) {
+    // Bound flow nesting before handing the text to a recursive parser.
+    int depth = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '[' || text[i] == '{') {
+            if (++depth > max_depth)
+                throw input_error::at_line(file, line_of_offset(text, i), "YAML nested too deeply");
+        } else if (text[i] == ']' || text[i] == '}') {
+            if (depth > 0) --depth;
+        }
+    }
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& ex) {
+        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + ex.msg);
+    }
+    std::vector<raw_entry> out;
+    if (root.IsNull()) return out;
+    if (!root.IsMap()) throw input_error::at_line(file, 1, "expected a mapping of keys at the top level");
+    try {
+        walk_yaml(root, "", text, out, 0, file, 1);
+    } catch (const YAML::Exception& ex) {
+        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + ex.msg);
+    }
+    return out;
+}
+
+}  // namespace oomdx

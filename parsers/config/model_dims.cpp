@@ -1,0 +1,326 @@
+// Model dimensions: presets, HF config.json, parameter counts.
+#include "parsers/config/model_dims.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+#include "parsers/config/model_sources.h"
+#include "parsers/config/raw_entry.h"
+
+namespace oomdx {
+
+namespace {
+
+using i128 = __int128;
+
+std::int64_t checked(i128 v) {
+    if (v < 0 || v > static_cast<i128>(std::numeric_limits<std::int64_t>::max()))
+        throw input_error("model dimensions give a parameter count beyond 2^63");
+    return static_cast<std::int64_t>(v);
+}
+
+bool is_moe_layer(const model_dims& m, std::int64_t i) {
+    if (m.num_experts <= 0) return false;
+    const std::int64_t freq = m.moe_layer_freq > 0 ? m.moe_layer_freq : 1;
+    return i >= m.first_k_dense_replace && (i % freq) == 0;
+}
+
+i128 attention_params(const model_dims& m) {
+    const i128 h = m.hidden_size;
+    if (m.kv_lora_rank > 0) {  // MLA
+        const i128 nh = m.num_attention_heads;
+        const i128 qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+        i128 q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank + i128(m.q_lora_rank) * nh * qk
+                                   : h * nh * qk;
+        i128 kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
+                  i128(m.kv_lora_rank) * nh * (m.qk_nope_head_dim + m.v_head_dim);
+        i128 o = nh * m.v_head_dim * h;
+        return q + kv + o;
+    }
+    const i128 nq = m.num_attention_heads, nkv = m.num_kv_heads, hd = m.head_dim;
+    i128 p = h * nq * hd + 2 * h * nkv * hd + nq * hd * h;
+    if (m.attention_bias) {
+        p += nq * hd + 2 * nkv * hd;
+        if (m.family == "gpt") p += h;  // output projection bias
+    }
+    if (m.qk_norm) p += 2 * hd;
+    return p;
+}
+
+i128 mlp_params(const model_dims& m, std::int64_t ffn) {
+    const i128 h = m.hidden_size;
+    i128 p = (m.gated_mlp ? 3 : 2) * h * ffn;
+    if (m.mlp_bias) p += ffn + h;
+    return p;
+}
+
+i128 count(const model_dims& m, bool active) {
+    const i128 h = m.hidden_size;
+    i128 total = 0;
+    const i128 attn = attention_params(m);
+    const i128 norms = (m.norm_bias ? 4 : 2) * h;
+    const i128 dense = mlp_params(m, m.intermediate_size);
+    const std::int64_t moe_ffn = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+    const i128 expert = mlp_params(m, moe_ffn);
+    const std::int64_t routed = active ? std::min(m.num_experts_per_tok, m.num_experts) : m.num_experts;
+    i128 moe = i128(routed) * expert + i128(m.num_shared_experts) * expert + h * m.num_experts;
+    if (m.router_bias && !active) moe += m.num_experts;  // correction bias: total only
+    std::int64_t n_moe = 0;
+    for (std::int64_t i = 0; i < m.num_layers; ++i)
+        if (is_moe_layer(m, i)) ++n_moe;
+    total += i128(m.num_layers) * (attn + norms);
+    total += i128(m.num_layers - n_moe) * dense + i128(n_moe) * moe;
+    total += (m.norm_bias ? 2 : 1) * h;  // final norm
+    total += i128(m.vocab_size) * h * (m.tie_word_embeddings ? 1 : 2);
+    if (m.learned_pos) total += i128(m.max_position_embeddings) * h;
+    return total;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// "meta-llama/Meta-Llama-3-8B" -> "metallama38b" after the org: "llama38b".
+std::string normalize_spelling(std::string s) {
+    s = lower(std::move(s));
+    std::string out;
+    for (char c : s)
+        if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    for (const char* p : {"meta", "hf"})
+        if (out.rfind(p, 0) == 0 && out.size() > std::string(p).size() + 3 && out.find("llama") == std::string(p).size())
+            out.erase(0, std::string(p).size());
+    return out;
+}
+
+struct preset_table {
+    std::vector<model_dims> presets;
+    std::map<std::string, std::size_t> by_spelling;
+};
+
+std::int64_t yaml_int(const YAML::Node& n, const std::string& file) {
+    try {
+        if (n.IsNull()) return 0;
+        return n.as<std::int64_t>();
+    } catch (const YAML::Exception&) {
+        throw input_error::at_line(file, n.Mark().line + 1, "expected an integer");
+    }
+}
+
+preset_table load_presets() {
+    namespace fs = std::filesystem;
+    preset_table t;
+    const std::string dir = data_path("knowledge/models");
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".yaml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files) {
+        const std::string file = p.string();
+        YAML::Node root;
+        try {
+            root = YAML::LoadFile(file);
+        } catch (const YAML::Exception& e) {
+            throw input_error::at_line(file, e.mark.line + 1, e.msg);
+        }
+        if (!root.IsSequence()) throw input_error::in_file(file, "expected a list of model presets");
+        for (const auto& n : root) {
+            const std::int64_t line = n.Mark().line + 1;
+            if (!n.IsMap() || !n["id"] || !n["dims"])
+                throw input_error::at_line(file, line, "a preset needs id and dims");
+            model_dims m;
+            m.name = n["id"].as<std::string>();
+            m.family = n["family"] ? n["family"].as<std::string>() : "llama";
+            const YAML::Node d = n["dims"];
+            std::map<std::string, std::int64_t*> ints{
+                {"hidden_size", &m.hidden_size}, {"num_layers", &m.num_layers},
+                {"num_attention_heads", &m.num_attention_heads}, {"num_kv_heads", &m.num_kv_heads},
+                {"head_dim", &m.head_dim}, {"intermediate_size", &m.intermediate_size},
+                {"vocab_size", &m.vocab_size}, {"num_experts", &m.num_experts},
+                {"num_experts_per_tok", &m.num_experts_per_tok},
+                {"num_shared_experts", &m.num_shared_experts},
+                {"moe_intermediate_size", &m.moe_intermediate_size},
+                {"first_k_dense_replace", &m.first_k_dense_replace},
+                {"moe_layer_freq", &m.moe_layer_freq}, {"q_lora_rank", &m.q_lora_rank},
+                {"kv_lora_rank", &m.kv_lora_rank}, {"qk_nope_head_dim", &m.qk_nope_head_dim},
+                {"qk_rope_head_dim", &m.qk_rope_head_dim}, {"v_head_dim", &m.v_head_dim},
+                {"max_position_embeddings", &m.max_position_embeddings}};
+            for (auto it = d.begin(); it != d.end(); ++it) {
+                const std::string k = it->first.as<std::string>();
+                if (k == "tie_word_embeddings") m.tie_word_embeddings = it->second.as<bool>();
+                else if (auto f = ints.find(k); f != ints.end()) *f->second = yaml_int(it->second, file);
+                else throw input_error::at_line(file, it->first.Mark().line + 1, "unknown dimension '" + k + "'");
+            }
+            if (n["published_param_count"]) m.published_param_count = yaml_int(n["published_param_count"], file);
+            m.source.producer = "model.preset";
+            m.source.file = file;
+            m.source.line = line;
+            m.source.excerpt = n["source"] ? n["source"].as<std::string>() : "";
+            finish_model_dims(m, fmt::format("{}:{}", file, line));
+            const std::size_t idx = t.presets.size();
+            std::vector<std::string> spellings{m.name};
+            if (n["name"]) spellings.push_back(n["name"].as<std::string>());
+            if (n["aliases"])
+                for (const auto& a : n["aliases"]) spellings.push_back(a.as<std::string>());
+            if (n["torchtitan"] && n["torchtitan"]["module"] && n["torchtitan"]["flavor"])
+                spellings.push_back(n["torchtitan"]["module"].as<std::string>() + "/" +
+                                    n["torchtitan"]["flavor"].as<std::string>());
+            for (const auto& s : spellings) {
+                t.by_spelling.emplace(normalize_spelling(s), idx);
+                // "org/Model" also answers to "Model".
+                if (auto slash = s.rfind('/'); slash != std::string::npos)
+                    t.by_spelling.emplace(normalize_spelling(s.substr(slash + 1)), idx);
+            }
+            t.presets.push_back(std::move(m));
+        }
+    }
+    return t;
+}
+
+const preset_table& presets() {
+    static const preset_table t = load_presets();
+    return t;
+}
+
+}  // namespace
+
+std::int64_t param_count(const model_dims& m) { return checked(count(m, false)); }
+std::int64_t active_param_count(const model_dims& m) { return checked(count(m, true)); }
+
+void finish_model_dims(model_dims& m, const std::string& where) {
+    if (m.family.empty()) m.family = "llama";
+    if (m.num_kv_heads <= 0) m.num_kv_heads = m.num_attention_heads;
+    if (m.head_dim <= 0 && m.num_attention_heads > 0) m.head_dim = m.hidden_size / m.num_attention_heads;
+    if (m.moe_layer_freq <= 0) m.moe_layer_freq = 1;
+    if (m.num_experts > 0 && m.moe_intermediate_size <= 0) m.moe_intermediate_size = m.intermediate_size;
+    const std::string& f = m.family;
+    if (f == "qwen2" || f == "qwen2_moe") m.attention_bias = true;
+    if (f == "qwen3" || f == "qwen3_moe") m.qk_norm = true;
+    if (f == "deepseek_v3") m.router_bias = true;
+    if (f == "gpt" || f == "gpt2") {
+        m.attention_bias = m.mlp_bias = m.norm_bias = m.learned_pos = true;
+        m.gated_mlp = false;
+    }
+    struct check { const char* name; std::int64_t v, lo, hi; };
+    const std::int64_t big = std::int64_t(1) << 24;
+    for (const check& c : {check{"hidden_size", m.hidden_size, 1, big},
+                           check{"num_layers", m.num_layers, 1, 100000},
+                           check{"num_attention_heads", m.num_attention_heads, 1, 65536},
+                           check{"num_kv_heads", m.num_kv_heads, 1, 65536},
+                           check{"head_dim", m.head_dim, 0, big},
+                           check{"intermediate_size", m.intermediate_size, 0, big},
+                           check{"vocab_size", m.vocab_size, 1, std::int64_t(1) << 28},
+                           check{"num_experts", m.num_experts, 0, 1 << 20},
+                           check{"num_experts_per_tok", m.num_experts_per_tok, 0, 1 << 20},
+                           check{"num_shared_experts", m.num_shared_experts, 0, 1 << 20},
+                           check{"moe_intermediate_size", m.moe_intermediate_size, 0, big},
+                           check{"first_k_dense_replace", m.first_k_dense_replace, 0, 100000},
+                           check{"moe_layer_freq", m.moe_layer_freq, 1, 100000},
+                           check{"q_lora_rank", m.q_lora_rank, 0, big},
+                           check{"kv_lora_rank", m.kv_lora_rank, 0, big},
+                           check{"qk_nope_head_dim", m.qk_nope_head_dim, 0, big},
+                           check{"qk_rope_head_dim", m.qk_rope_head_dim, 0, big},
+                           check{"v_head_dim", m.v_head_dim, 0, big},
+                           check{"max_position_embeddings", m.max_position_embeddings, 0, std::int64_t(1) << 32}}) {
+        if (c.v < c.lo || c.v > c.hi)
+            throw input_error(fmt::format("{}: model dimension {} = {} is outside [{}, {}]", where,
+                                          c.name, c.v, c.lo, c.hi));
+    }
+    (void)param_count(m);  // throws when the product overflows
+}
+
+const std::vector<model_dims>& model_presets() { return presets().presets; }
+
+std::vector<std::string> model_preset_ids() {
+    std::vector<std::string> ids;
+    for (const auto& m : presets().presets) ids.push_back(m.name);
+    return ids;
+}
+
+const model_dims* find_model_preset(const std::string& spelling) {
+    const auto& t = presets();
+    auto it = t.by_spelling.find(normalize_spelling(spelling));
+    if (it == t.by_spelling.end()) return nullptr;
+    return &t.presets[it->second];
+}
+
+model_dims load_model(const std::string& spec) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    // "file.py:8B" names a flavor inside a torchtitan flavor file.
+    std::string path = spec, selector;
+    if (!fs::exists(path, ec)) {
+        if (auto c = spec.rfind(':'); c != std::string::npos && c > 0 && fs::exists(spec.substr(0, c), ec)) {
+            path = spec.substr(0, c);
+            selector = spec.substr(c + 1);
+        }
+    }
+    if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+        const std::string ext = lower(fs::path(path).extension().string());
+        if (ext == ".py") return load_torchtitan_flavor(path, selector);
+        if (ext == ".sh" || ext == ".bash" || ext == ".txt") return load_megatron_model(path);
+        return load_hf_config(path);
+    }
+    if (fs::is_directory(path, ec) && fs::exists(fs::path(path) / "config.json", ec))
+        return load_hf_config((fs::path(path) / "config.json").string());
+    if (const model_dims* p = find_model_preset(spec)) return *p;
+    std::string ids;
+    for (const auto& id : model_preset_ids()) ids += (ids.empty() ? "" : ", ") + id;
+    throw input_error(fmt::format("unknown model '{}': not a file and not a preset (presets: {})", spec, ids));
+}
+
+void emit_facts(const model_dims& m, fact_sink& sink) {
+    auto emit = [&](const char* name, value v) { sink.emit(std::string("model.") + name, std::move(v), m.source); };
+    if (!m.name.empty()) emit("name", m.name);
+    emit("family", m.family);
+    emit("hidden_size", m.hidden_size);
+    emit("num_layers", m.num_layers);
+    emit("num_attention_heads", m.num_attention_heads);
+    emit("num_kv_heads", m.num_kv_heads);
+    emit("head_dim", m.head_dim);
+    emit("intermediate_size", m.intermediate_size);
+    emit("vocab_size", m.vocab_size);
+    emit("tie_word_embeddings", m.tie_word_embeddings);
+    emit("num_experts", m.num_experts);
+    if (m.num_experts > 0) {
+        emit("num_experts_per_tok", m.num_experts_per_tok);
+        emit("num_shared_experts", m.num_shared_experts);
+        emit("moe_intermediate_size", m.moe_intermediate_size);
+        emit("first_k_dense_replace", m.first_k_dense_replace);
+        emit("moe_layer_freq", m.moe_layer_freq);
+    }
+    if (m.kv_lora_rank > 0) {
+        emit("q_lora_rank", m.q_lora_rank);
+        emit("kv_lora_rank", m.kv_lora_rank);
+        emit("qk_nope_head_dim", m.qk_nope_head_dim);
+        emit("qk_rope_head_dim", m.qk_rope_head_dim);
+        emit("v_head_dim", m.v_head_dim);
+    }
+    if (m.max_position_embeddings > 0) emit("max_position_embeddings", m.max_position_embeddings);
+    emit("attention_bias", m.attention_bias);
+    emit("qk_norm", m.qk_norm);
+    emit("gated_mlp", m.gated_mlp);
+    provenance derived;
+    derived.producer = "model.param_count";
+    derived.file = m.source.file;
+    derived.line = m.source.line;
+    derived.excerpt = "computed from the dimensions (knowledge.md §3 formulas)";
+    derived.derived_from = {"model.hidden_size", "model.num_layers", "model.intermediate_size",
+                            "model.vocab_size", "model.num_experts"};
+    sink.emit("model.param_count", param_count(m), derived);
+    sink.emit("model.active_param_count", active_param_count(m), derived);
+    if (m.published_param_count > 0) emit("published_param_count", m.published_param_count);
+}
+
+}  // namespace oomdx

@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/device_catalog.h"
+#include "parsers/config/model_dims.h"
+
+using namespace oomdx;
+
+static const std::string fixtures = std::string(OOMDX_TEST_DIR) + "/fixtures/models/";
+
+TEST_CASE("every preset's parameter count is within 0.5% of the published count") {
+    REQUIRE(model_presets().size() >= 12);
+    for (const auto& m : model_presets()) {
+        CAPTURE(m.name);
+        REQUIRE(m.published_param_count > 0);
+        const double err = std::fabs(double(param_count(m) - m.published_param_count)) / double(m.published_param_count);
+        CHECK(err < 0.005);
+        CHECK(active_param_count(m) <= param_count(m));
+    }
+}
+
+TEST_CASE("exact counts for reference models") {
+    CHECK(param_count(load_model("llama3-8b")) == 8030261248);
+    CHECK(param_count(load_model("Llama-3-70B")) == 70553706496);
+    CHECK(param_count(load_model("qwen3-30b-a3b")) == 30532122624);
+    CHECK(active_param_count(load_model("qwen3-30b-a3b")) == 3353032704);
+    CHECK(param_count(load_model("mixtral-8x7b")) == 46702792704);
+    CHECK(active_param_count(load_model("mixtral-8x7b")) == 12879925248);
+    CHECK(param_count(load_model("deepseek-v3-671b")) == 671026419200);
+    CHECK(active_param_count(load_model("deepseek-v3")) == 37552282624);
+    // knowledge.md says 15706485888: it counts a router bias V2-Lite does not have (26 x 64).
+    CHECK(param_count(load_model("deepseek-v2-lite")) == 15706484224);
+    CHECK(param_count(load_model("qwen2.5-7b")) == 7615616512);
+    CHECK(param_count(load_model("gpt3-175b")) == 174604259328);
+    CHECK(param_count(load_model("qwen3-8b")) == 8190735360);
+    CHECK(param_count(load_model("llama2-7b")) == 6738415616);
+}
+
+TEST_CASE("preset spellings") {
+    for (const char* s : {"llama3-8b", "Llama-3-8B", "meta-llama/Meta-Llama-3-8B", "llama3_8b", "LLAMA3-8B",
+                          "Meta-Llama-3-8B", "llama3/8B", "Llama-3.1-8B"}) {
+        CAPTURE(s);
+        CHECK(load_model(s).name == "llama3-8b");
+    }
+    CHECK(load_model("Qwen/Qwen3-235B-A22B").name == "qwen3-235b-a22b");
+    CHECK_THROWS_AS(load_model("no-such-model-xyz"), input_error);
+}
+
+TEST_CASE("device lookup by common spellings") {
+    struct c { const char* s; const char* id; };
+    for (auto [s, id] : {c{"h100", "h100-80gb"}, c{"H100-80GB", "h100-80gb"}, c{"NVIDIA H100 80GB HBM3", "h100-80gb"},
+                         c{"910B3", "ascend-910b3"}, c{"Ascend910B", "ascend-910b3"}, c{"Ascend910B3", "ascend-910b3"},
+                         c{"a100", "a100-80gb"}, c{"A100-SXM4-40GB", "a100-40gb"}, c{"h200", "h200-141gb"},
+                         c{"RTX 4090", "rtx4090"}, c{"mi300x", "mi300x"}, c{"Atlas A3", "ascend-910c-die"}}) {
+        CAPTURE(s);
+        auto d = lookup_device(s);
+        REQUIRE(d.has_value());
+        CHECK(d->id == id);
+    }
+    CHECK_FALSE(lookup_device("toaster").has_value());
+    auto h100 = lookup_device("h100");
+    // An 80 GB card reports about 79.1 GiB.
+    CHECK(std::fabs(double(h100->capacity_bytes) / (1024.0 * 1024 * 1024) - 79.1) < 0.05);
+    CHECK(h100->nominal_bytes == 80LL * 1024 * 1024 * 1024);
+    CHECK(h100->kind == "cuda");
+    CHECK(lookup_device("910b3")->kind == "npu");
+    for (const auto& d : all_devices()) {
+        CAPTURE(d.id);
+        CHECK(d.capacity_bytes > 0);
+        CHECK(d.capacity_bytes <= d.nominal_bytes);
+    }
+}
+
+TEST_CASE("device from an OOM message's total capacity") {
+    auto d = device_from_capacity(static_cast<std::int64_t>(79.15 * 1024 * 1024 * 1024));
+    CHECK(d.id == "a100-80gb");
+    auto npu = device_from_capacity(static_cast<std::int64_t>(60.96 * 1024 * 1024 * 1024), "npu");
+    CHECK(npu.kind == "npu");
+    CHECK(device_from_capacity(12345, "cuda").id == "unknown");
+}
+
+TEST_CASE("model and device facts follow the vocabulary") {
+    fact_store store(&vocabulary::shipped());
+    emit_facts(load_model("deepseek-v3"), store);
+    emit_facts(*lookup_device("h100"), store, "catalog");
+    CHECK(store.integer("model.num_experts") == 256);
+    CHECK(store.integer("model.param_count") == 671026419200);
+    CHECK(store.string("device.id") == "h100-80gb");
+    CHECK(store.get("device.capacity_bytes")->prov.line > 0);
+}
+
+TEST_CASE("HF config.json") {
+    auto m = load_model(fixtures + "qwen3_moe_config.json");
+    CHECK(m.family == "qwen3_moe");
+    CHECK(m.num_experts == 128);
+    CHECK(param_count(m) == 30532122624);
+    CHECK(m.source.line > 1);
+    auto ds = load_model(fixtures + "deepseek_v2_lite_config.json");
+    CHECK(ds.q_lora_rank == 0);
+    CHECK(param_count(ds) == 15706484224);
+    auto mx = load_model(fixtures + "mixtral_config.json");
+    CHECK(mx.num_experts == 8);
+    CHECK(param_count(mx) == 46702792704);
+    auto l = load_model(fixtures + "llama3_8b_config.json");
+    CHECK(param_count(l) == 8030261248);
+    CHECK_THROWS_AS(load_model(fixtures + "broken_config.json"), input_error);
+    try {
+        load_model(fixtures + "broken_config.json");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("broken_config.json:") != std::string::npos);
+    }
+}
