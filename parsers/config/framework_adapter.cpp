@@ -1,0 +1,551 @@
+// Framework adapters: YAML key maps and renderers.
+#include "parsers/config/framework_adapter.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+std::string cli_key(const std::string& k) {
+    std::size_t s = 0;
+    while (s < k.size() && s < 2 && k[s] == '-') ++s;
+    std::string out = k.substr(s);
+    std::replace(out.begin(), out.end(), '-', '_');
+    return out;
+}
+
+std::string value_key(const value& v) {
+    switch (v.type()) {
+        case value_type::null: return "null";
+        case value_type::boolean: return v.as_bool() ? "true" : "false";
+        case value_type::integer: return std::to_string(v.as_integer());
+        case value_type::number: {
+            std::string s = fmt::format("{}", v.as_number());
+            return s;
+        }
+        case value_type::string: return v.as_string();
+        case value_type::list: {
+            std::string s;
+            for (const auto& x : v.as_list()) s += (s.empty() ? "" : ",") + value_key(x);
+            return s;
+        }
+    }
+    return "";
+}
+
+namespace {
+
+std::string norm(const std::string& k) { return k.rfind("--", 0) == 0 ? cli_key(k) : k; }
+
+value yaml_value(const YAML::Node& n) {
+    if (!n || n.IsNull()) return value();
+    if (n.IsSequence()) {
+        value::list_t l;
+        for (const auto& x : n) l.push_back(yaml_value(x));
+        return value(std::move(l));
+    }
+    if (!n.IsScalar()) return value();
+    const std::string& s = n.Scalar();
+    if (n.Tag() == "!") return value(s);
+    if (s == "true" || s == "True") return value(true);
+    if (s == "false" || s == "False") return value(false);
+    try {
+        std::size_t pos = 0;
+        long long i = std::stoll(s, &pos);
+        if (pos == s.size()) return value(i);
+    } catch (...) {
+    }
+    try {
+        std::size_t pos = 0;
+        double d = std::stod(s, &pos);
+        if (pos == s.size()) return value(d);
+    } catch (...) {
+    }
+    return value(s);
+}
+
+std::string yaml_key_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+
+}  // namespace
+
+struct adapter_loader {
+    static framework_adapter load(const std::string& path) {
+        YAML::Node root;
+        try {
+            root = YAML::LoadFile(path);
+        } catch (const YAML::BadFile&) {
+            throw input_error::in_file(path, "cannot open adapter file");
+        } catch (const YAML::Exception& e) {
+            throw input_error::at_line(path, e.mark.line + 1, "invalid YAML: " + e.msg);
+        }
+        try {
+            return build(root, path);
+        } catch (const YAML::Exception& e) {
+            throw input_error::at_line(path, e.mark.line + 1, "adapter: " + e.msg);
+        }
+    }
+
+    static framework_adapter build(const YAML::Node& root, const std::string& path) {
+        if (!root.IsMap() || !root["name"])
+            throw input_error::at_line(path, 1, "an adapter needs at least 'name'");
+        framework_adapter a;
+        a.m_file = path;
+        a.m_name = root["name"].as<std::string>();
+        a.m_syntax = root["syntax"] ? root["syntax"].as<std::string>() : "";
+        if (root["extends"]) a.m_extends = root["extends"].as<std::string>();
+        if (root["description"]) a.m_description = root["description"].as<std::string>();
+        static const std::set<std::string> syntaxes{"", "cli", "toml", "registry", "json", "yaml"};
+        if (!syntaxes.count(a.m_syntax))
+            throw input_error::at_line(path, root["syntax"].Mark().line + 1,
+                                       "syntax must be cli, toml, registry, json or yaml");
+        if (root["formats"])
+            for (const auto& f : root["formats"]) a.m_formats.push_back(f.as<std::string>());
+        if (root["detect"])
+            for (const auto& f : root["detect"]) a.m_detect.push_back(norm(f.as<std::string>()));
+        if (root["known"])
+            for (const auto& f : root["known"]) a.m_known.push_back(norm(f.as<std::string>()));
+        if (root["registry_classes"])
+            for (auto it = root["registry_classes"].begin(); it != root["registry_classes"].end(); ++it)
+                a.m_registry_classes[it->first.as<std::string>()] = it->second.as<std::string>();
+        if (root["defaults"])
+            for (auto it = root["defaults"].begin(); it != root["defaults"].end(); ++it)
+                a.m_defaults[it->first.as<std::string>()] = yaml_value(it->second);
+        if (root["keys"]) {
+            if (!root["keys"].IsSequence()) throw input_error::at_line(path, root["keys"].Mark().line + 1, "'keys' must be a list");
+            for (const auto& k : root["keys"]) {
+                const int line = k.Mark().line + 1;
+                if (!k.IsMap() || !k["key"] || !k["canonical"])
+                    throw input_error::at_line(path, line, "a key mapping needs 'key' and 'canonical'");
+                key_mapping m;
+                m.key = k["key"].as<std::string>();
+                m.canonical = k["canonical"].as<std::string>();
+                m.line = line;
+                if (k["type"]) m.type = k["type"].as<std::string>();
+                if (k["values"])
+                    for (auto it = k["values"].begin(); it != k["values"].end(); ++it)
+                        m.values[yaml_key_text(it->first)] = yaml_value(it->second);
+                if (k["tokens"])
+                    for (auto it = k["tokens"].begin(); it != k["tokens"].end(); ++it)
+                        m.tokens[yaml_key_text(it->first)] = yaml_value(it->second);
+                if (k["flag"]) m.flag = yaml_value(k["flag"]);
+                if (k["otherwise"]) m.otherwise = yaml_value(k["otherwise"]);
+                if (k["scale"]) m.scale = k["scale"].as<double>();
+                if (k["render"]) m.render = k["render"].as<bool>();
+                if (k["note"]) m.note = k["note"].as<std::string>();
+                a.m_keys.push_back(std::move(m));
+            }
+        }
+        if (root["render"]) {
+            for (auto it = root["render"].begin(); it != root["render"].end(); ++it) {
+                const std::string canonical = it->first.as<std::string>();
+                if (!it->second.IsMap())
+                    throw input_error::at_line(path, it->second.Mark().line + 1, "render entries map values to key sets");
+                for (auto v = it->second.begin(); v != it->second.end(); ++v) {
+                    std::vector<render_item> items;
+                    if (!v->second.IsMap())
+                        throw input_error::at_line(path, v->second.Mark().line + 1, "expected a map of framework keys");
+                    for (auto r = v->second.begin(); r != v->second.end(); ++r) {
+                        render_item ri;
+                        ri.key = r->first.as<std::string>();
+                        ri.val = yaml_value(r->second);
+                        ri.remove = r->second.IsNull();
+                        items.push_back(std::move(ri));
+                    }
+                    a.m_render[canonical][yaml_key_text(v->first)] = std::move(items);
+                }
+            }
+        }
+        return a;
+    }
+};
+
+void framework_adapter::inherit(const framework_adapter& base) {
+    if (m_syntax.empty()) m_syntax = base.m_syntax;
+    if (m_formats.empty()) m_formats = base.m_formats;
+    // Own keys first so that they win.
+    for (const auto& k : base.m_keys) m_keys.push_back(k);
+    for (const auto& k : base.m_known) m_known.push_back(k);
+    for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
+    for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
+    for (const auto& [k, v] : base.m_registry_classes) m_registry_classes.emplace(k, v);
+}
+
+framework_adapter framework_adapter::load(const std::string& yaml_path) {
+    framework_adapter a = adapter_loader::load(yaml_path);
+    if (!a.m_extends.empty()) {
+        namespace fs = std::filesystem;
+        const fs::path sibling = fs::path(yaml_path).parent_path() / (a.m_extends + ".yaml");
+        std::error_code ec;
+        if (fs::exists(sibling, ec) && fs::path(yaml_path).filename() != sibling.filename())
+            a.inherit(load(sibling.string()));
+        else {
+            bool found = false;
+            for (const auto& s : shipped())
+                if (s.name() == a.m_extends) { a.inherit(s); found = true; }
+            if (!found) throw input_error::in_file(yaml_path, "extends unknown adapter '" + a.m_extends + "'");
+        }
+    }
+    if (a.m_syntax.empty()) throw input_error::in_file(yaml_path, "adapter needs 'syntax' (or 'extends')");
+    return a;
+}
+
+std::vector<framework_adapter> framework_adapter::load_dir(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".yaml") files.push_back(e.path());
+    if (ec) throw input_error::in_file(dir, "cannot read adapter directory: " + ec.message());
+    std::sort(files.begin(), files.end());
+    std::vector<framework_adapter> out;
+    for (const auto& f : files) out.push_back(load(f.string()));
+    return out;
+}
+
+const std::vector<framework_adapter>& framework_adapter::shipped() {
+    static const std::vector<framework_adapter> all = [] {
+        namespace fs = std::filesystem;
+        const std::string dir = data_path("knowledge/frameworks");
+        std::vector<fs::path> files;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".yaml") files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        // Two passes so that `extends` can name any shipped adapter.
+        std::vector<framework_adapter> raw;
+        for (const auto& f : files) raw.push_back(adapter_loader::load(f.string()));
+        std::vector<framework_adapter> done;
+        for (auto a : raw) {
+            std::set<std::string> seen{a.m_name};
+            std::string ext = a.m_extends;
+            while (!ext.empty()) {
+                if (seen.count(ext)) throw input_error::in_file(a.m_file, "adapter 'extends' loops");
+                seen.insert(ext);
+                const framework_adapter* base = nullptr;
+                for (const auto& r : raw)
+                    if (r.m_name == ext) base = &r;
+                if (!base) throw input_error::in_file(a.m_file, "extends unknown adapter '" + ext + "'");
+                a.inherit(*base);
+                ext = base->m_extends;
+            }
+            done.push_back(std::move(a));
+        }
+        return done;
+    }();
+    return all;
+}
+
+const framework_adapter& framework_adapter::get(const std::string& framework) {
+    const auto& all = shipped();
+    for (const auto& a : all)
+        if (a.name() == framework) return a;
+    for (const auto& a : all)
+        if (a.name() == "torchtitan") return a;
+    throw input_error("no framework adapters found under " + data_path("knowledge/frameworks"));
+}
+
+std::vector<const key_mapping*> framework_adapter::find(const std::string& raw_key) const {
+    std::vector<const key_mapping*> out;
+    const std::string c = cli_key(raw_key);
+    for (const auto& k : m_keys) {
+        const bool cli = k.key.rfind("--", 0) == 0;
+        if ((cli && cli_key(k.key) == c) || (!cli && k.key == raw_key)) out.push_back(&k);
+    }
+    return out;
+}
+
+bool framework_adapter::is_known(const std::string& raw_key) const {
+    const std::string c = cli_key(raw_key);
+    for (const auto& k : m_known) {
+        if (!k.empty() && k.back() == '*') {
+            const std::string p = k.substr(0, k.size() - 1);
+            if (raw_key.rfind(p, 0) == 0 || c.rfind(cli_key(p), 0) == 0) return true;
+        } else if (k == raw_key || k == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int framework_adapter::takes_value(const std::string& flag) const {
+    auto ms = find(flag);
+    if (ms.empty()) return -1;
+    for (const auto* m : ms)
+        if (!m->flag) return 1;
+    return 0;
+}
+
+int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format) const {
+    if (!m_formats.empty() && std::find(m_formats.begin(), m_formats.end(), format) == m_formats.end()) return -1;
+    int score = 0;
+    for (const auto& e : entries) {
+        const std::string c = cli_key(e.key);
+        for (const auto& d : m_detect)
+            if (d == e.key || d == c) score += 10;
+        if (!find(e.key).empty()) score += 1;
+    }
+    return score;
+}
+
+std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs) const {
+    std::vector<render_item> out;
+    auto put = [&](render_item it) {
+        for (auto& o : out)
+            if (o.key == it.key) { o = std::move(it); return; }
+        out.push_back(std::move(it));
+    };
+    for (const auto& ov : ovs) {
+        if (ov.key.rfind("env.", 0) == 0 || ov.key.rfind("code.", 0) == 0) {
+            put({ov.key, ov.val, ov.val.is_null()});
+            continue;
+        }
+        if (auto r = m_render.find(ov.key); r != m_render.end()) {
+            auto v = r->second.find(value_key(ov.val));
+            if (v == r->second.end()) v = r->second.find("*");
+            if (v != r->second.end()) {
+                for (auto item : v->second) {
+                    if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
+                    put(std::move(item));
+                }
+                continue;
+            }
+        }
+        const key_mapping* m = nullptr;
+        for (const auto& k : m_keys)
+            if (k.canonical == ov.key && k.render) { m = &k; break; }
+        if (!m) {
+            put({"#" + ov.key, ov.val, false});
+            continue;
+        }
+        render_item it{m->key, ov.val, false};
+        if (m->flag) {
+            if (ov.val == *m->flag) it.val = value(true);
+            else if (ov.val.is_bool() && !ov.val.as_bool()) it.remove = true;
+            else if (!m->values.empty()) {
+                // A flag key can also carry values ("--recompute-granularity full").
+            } else {
+                it.remove = true;
+            }
+        }
+        if (!m->values.empty() && !(m->flag && ov.val == *m->flag)) {
+            bool found = false;
+            for (const auto& [raw, canon] : m->values)
+                if (canon == ov.val) {
+                    it.val = typed_raw(raw);
+                    found = true;
+                    break;
+                }
+            if (!found && m->flag) it.remove = true;
+        } else if (!m->tokens.empty()) {
+            for (const auto& [tok, canon] : m->tokens)
+                if (canon == ov.val) { it.val = value(tok); break; }
+        } else if (m->scale > 0 && ov.val.is_numeric()) {
+            const double d = ov.val.as_number() / m->scale;
+            it.val = d == static_cast<double>(static_cast<std::int64_t>(d)) ? value(static_cast<std::int64_t>(d)) : value(d);
+        }
+        put(std::move(it));
+    }
+    return out;
+}
+
+value framework_adapter::typed_raw(const std::string& raw) {
+    if (raw == "true") return value(true);
+    if (raw == "false") return value(false);
+    try {
+        std::size_t pos = 0;
+        long long i = std::stoll(raw, &pos);
+        if (pos == raw.size()) return value(i);
+    } catch (...) {
+    }
+    return value(raw);
+}
+
+namespace {
+
+std::string toml_literal(const value& v) {
+    switch (v.type()) {
+        case value_type::null: return "\"\"";
+        case value_type::boolean: return v.as_bool() ? "true" : "false";
+        case value_type::integer: return std::to_string(v.as_integer());
+        case value_type::number: return fmt::format("{}", v.as_number());
+        case value_type::string: return nlohmann::json(v.as_string()).dump();
+        case value_type::list: {
+            std::string s = "[";
+            for (const auto& x : v.as_list()) s += (s.size() > 1 ? ", " : "") + toml_literal(x);
+            return s + "]";
+        }
+    }
+    return "";
+}
+
+std::string py_literal(const value& v) {
+    switch (v.type()) {
+        case value_type::null: return "None";
+        case value_type::boolean: return v.as_bool() ? "True" : "False";
+        case value_type::list: {
+            std::string s = "[";
+            for (const auto& x : v.as_list()) s += (s.size() > 1 ? ", " : "") + py_literal(x);
+            return s + "]";
+        }
+        default: return toml_literal(v);
+    }
+}
+
+std::string shell_word_text(const value& v) {
+    std::string s = v.is_list() ? value_key(v) : v.is_string() ? v.as_string() : value_key(v);
+    if (s.empty() || s.find_first_of(" \t\"'$`\\;&|<>()*?[]{}") != std::string::npos) {
+        std::string q = "'";
+        for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return q + "'";
+    }
+    return s;
+}
+
+nlohmann::json to_json(const value& v) {
+    switch (v.type()) {
+        case value_type::null: return nullptr;
+        case value_type::boolean: return v.as_bool();
+        case value_type::integer: return v.as_integer();
+        case value_type::number: return v.as_number();
+        case value_type::string: return v.as_string();
+        case value_type::list: {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& x : v.as_list()) a.push_back(to_json(x));
+            return a;
+        }
+    }
+    return nullptr;
+}
+
+std::string yaml_scalar_text(const value& v) {
+    if (v.is_string()) {
+        const std::string& s = v.as_string();
+        bool plain = !s.empty() && s.find_first_of(":#{}[],&*!|>'\"%@`") == std::string::npos &&
+                     s != "true" && s != "false" && s != "null" && s.front() != ' ' && s.back() != ' ' &&
+                     s.find_first_not_of("0123456789.-+eE") != std::string::npos;
+        return plain ? s : nlohmann::json(s).dump();
+    }
+    if (v.is_null()) return "null";
+    return toml_literal(v);
+}
+
+}  // namespace
+
+std::vector<std::string> framework_adapter::render_lines_as(const std::vector<canonical_override>& ovs,
+                                                            const std::string& syntax) const {
+    std::vector<std::string> lines;
+    std::vector<render_item> items = translate(ovs);
+    std::vector<render_item> fw;
+    for (const auto& it : items) {
+        if (it.key.rfind("env.", 0) == 0) {
+            const std::string var = it.key.substr(4);
+            lines.push_back(it.remove ? "unset " + var : "export " + var + "=" + shell_word_text(it.val));
+        } else if (it.key.rfind("code.", 0) == 0) {
+            lines.push_back("# code change: " + value_key(it.val));
+        } else if (it.key.rfind("#", 0) == 0) {
+            lines.push_back(fmt::format("# {} has no setting for {} = {}", m_name, it.key.substr(1), value_key(it.val)));
+        } else {
+            fw.push_back(it);
+        }
+    }
+    if (fw.empty()) return lines;
+    if (syntax == "cli") {
+        for (const auto& it : fw) {
+            const std::string flag = it.key.rfind("-", 0) == 0 ? it.key : "--" + it.key;
+            if (it.remove) lines.push_back("# remove " + flag);
+            else if (it.val.is_bool() && it.val.as_bool() && !find(it.key).empty() && find(it.key)[0]->flag)
+                lines.push_back(flag);
+            else if (it.val.is_list()) lines.push_back(flag + " " + shell_word_text(value(value_key(it.val))));
+            else lines.push_back(flag + " " + shell_word_text(it.val));
+        }
+    } else if (syntax == "toml") {
+        std::map<std::string, std::vector<const render_item*>> sections;
+        std::vector<std::string> order;
+        for (const auto& it : fw) {
+            const auto dot = it.key.rfind('.');
+            const std::string sec = dot == std::string::npos ? "" : it.key.substr(0, dot);
+            if (!sections.count(sec)) order.push_back(sec);
+            sections[sec].push_back(&it);
+        }
+        for (const auto& sec : order) {
+            if (!sec.empty()) lines.push_back("[" + sec + "]");
+            for (const auto* it : sections[sec]) {
+                const std::string field = it->key.substr(sec.empty() ? 0 : sec.size() + 1);
+                if (it->remove) lines.push_back("# remove " + field);
+                else lines.push_back(field + " = " + toml_literal(it->val));
+            }
+        }
+    } else if (syntax == "registry") {
+        for (const auto& it : fw) {
+            if (it.remove) lines.push_back("# reset config." + it.key + " to its default");
+            else lines.push_back("config." + it.key + " = " + py_literal(it.val));
+        }
+    } else if (syntax == "json") {
+        nlohmann::json patch = nlohmann::json::object();
+        for (const auto& it : fw) {
+            nlohmann::json* cur = &patch;
+            std::size_t s = 0;
+            while (true) {
+                const auto dot = it.key.find('.', s);
+                const std::string part = it.key.substr(s, dot == std::string::npos ? std::string::npos : dot - s);
+                if (dot == std::string::npos) {
+                    (*cur)[part] = it.remove ? nlohmann::json(nullptr) : to_json(it.val);
+                    break;
+                }
+                if (!(*cur)[part].is_object()) (*cur)[part] = nlohmann::json::object();
+                cur = &(*cur)[part];
+                s = dot + 1;
+            }
+        }
+        std::string text = patch.dump(2);
+        std::size_t s = 0;
+        while (s <= text.size()) {
+            const auto nl = text.find('\n', s);
+            lines.push_back(text.substr(s, nl == std::string::npos ? std::string::npos : nl - s));
+            if (nl == std::string::npos) break;
+            s = nl + 1;
+        }
+    } else {  // yaml
+        std::vector<std::string> prev;
+        for (const auto& it : fw) {
+            std::vector<std::string> parts;
+            std::size_t s = 0;
+            while (true) {
+                const auto dot = it.key.find('.', s);
+                parts.push_back(it.key.substr(s, dot == std::string::npos ? std::string::npos : dot - s));
+                if (dot == std::string::npos) break;
+                s = dot + 1;
+            }
+            std::size_t common = 0;
+            while (common + 1 < parts.size() && common < prev.size() && prev[common] == parts[common]) ++common;
+            for (std::size_t k = common; k + 1 < parts.size(); ++k)
+                lines.push_back(std::string(2 * k, ' ') + parts[k] + ":");
+            const std::string indent(2 * (parts.size() - 1), ' ');
+            if (it.remove) lines.push_back(indent + "# remove " + parts.back());
+            else lines.push_back(indent + parts.back() + ": " + yaml_scalar_text(it.val));
+            prev.assign(parts.begin(), parts.end() - 1);
+        }
+    }
+    return lines;
+}
+
+std::vector<std::string> framework_adapter::render_lines(const std::vector<canonical_override>& ovs) const {
+    return render_lines_as(ovs, m_syntax);
+}
+
+std::string framework_adapter::render(const std::vector<canonical_override>& ovs) const {
+    std::string out;
+    for (const auto& l : render_lines(ovs)) out += l + "\n";
+    return out;
+}
+
+}  // namespace oomdx

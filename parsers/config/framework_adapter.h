@@ -1,0 +1,97 @@
+// A framework adapter, loaded from knowledge/frameworks/<name>.yaml: how the framework writes
+// each canonical key (key map with value translation, multi-key translations) and how a
+// canonical override is rendered back in the framework's own syntax. Adding a framework is
+// adding a YAML file; see docs/inputs.md for the format.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/value.h"
+#include "parsers/config/raw_entry.h"
+
+namespace oomdx {
+
+struct canonical_override {
+    std::string key;  // canonical fact name, e.g. "activation_checkpoint.mode"
+    value val;
+};
+
+// One framework key -> canonical key mapping.
+struct key_mapping {
+    std::string key;        // as written: "training.local_batch_size", "--micro-batch-size", "env.X"
+    std::string canonical;  // canonical fact name
+    std::string type;       // integer | number | bool | string | "" (keep)
+    std::map<std::string, value> values;  // raw value (as text) -> canonical value; null = no fact
+    std::map<std::string, value> tokens;  // token found in a string or list -> canonical value
+    std::optional<value> flag;            // value of a bare CLI flag / present container
+    std::optional<value> otherwise;       // for tokens: value when no token matched
+    double scale = 0;                     // multiply numeric values when > 0
+    bool render = true;                   // false: legacy alias, never rendered
+    std::string note;                     // era / meaning
+    int line = 0;                         // line in the adapter file
+};
+
+// A rendered item: one framework key set (or removed, when val is null).
+struct render_item {
+    std::string key;
+    value val;
+    bool remove = false;
+};
+
+class framework_adapter {
+public:
+    // Throws input_error naming file:line when the YAML is malformed.
+    static framework_adapter load(const std::string& yaml_path);
+    // Shipped adapters (knowledge/frameworks/*.yaml); unknown names fall back to torchtitan.
+    static const framework_adapter& get(const std::string& framework);
+    static const std::vector<framework_adapter>& shipped();
+    // Loads every adapter in a directory (resolving `extends` inside it, then the shipped set).
+    static std::vector<framework_adapter> load_dir(const std::string& dir);
+
+    const std::string& name() const { return m_name; }
+    const std::string& syntax() const { return m_syntax; }  // cli | toml | registry | json | yaml
+    const std::string& file() const { return m_file; }
+    const std::vector<std::string>& formats() const { return m_formats; }
+    const std::vector<key_mapping>& keys() const { return m_keys; }
+    const std::map<std::string, value>& defaults() const { return m_defaults; }
+    int detect_score(const std::vector<raw_entry>& entries, const std::string& format) const;
+
+    // Mappings whose key matches a raw key (CLI keys compare without dashes, '-' == '_').
+    std::vector<const key_mapping*> find(const std::string& raw_key) const;
+    bool is_known(const std::string& raw_key) const;
+    // For CLI parsing: 0 = bare flag, 1 = takes a value, -1 = unknown key.
+    int takes_value(const std::string& flag) const;
+
+    // Canonical -> framework items (multi-key translations expanded).
+    std::vector<render_item> translate(const std::vector<canonical_override>&) const;
+    // In the job's own syntax, a paste-able snippet.
+    std::string render(const std::vector<canonical_override>&) const;
+    std::vector<std::string> render_lines(const std::vector<canonical_override>&) const;
+    // Same in another syntax this framework accepts (torchtitan: toml, cli, registry).
+    std::vector<std::string> render_lines_as(const std::vector<canonical_override>&,
+                                             const std::string& syntax) const;
+
+private:
+    std::string m_name, m_syntax, m_file, m_extends, m_description;
+    std::vector<std::string> m_formats;          // input formats: toml, registry, cli, shell, json, yaml
+    std::vector<std::string> m_detect;           // signature keys
+    std::vector<key_mapping> m_keys;
+    std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)
+    std::map<std::string, value> m_defaults;     // canonical -> framework default
+    // canonical key -> canonical value text ("*" = any) -> items
+    std::map<std::string, std::map<std::string, std::vector<render_item>>> m_render;
+    std::map<std::string, std::string> m_registry_classes;  // section -> dataclass (registry syntax)
+    void inherit(const framework_adapter& base);
+    static value typed_raw(const std::string& raw);
+    friend struct adapter_loader;
+};
+
+// Canonical value as text for lookups ("true", "3", "full").
+std::string value_key(const value& v);
+// Normalized CLI key: no leading dashes, '-' -> '_'.
+std::string cli_key(const std::string& k);
+
+}  // namespace oomdx

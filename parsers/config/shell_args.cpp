@@ -1,0 +1,664 @@
+// Shell subset reader for launch scripts, and --flag splitting.
+#include "parsers/config/shell_args.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+namespace {
+
+constexpr std::size_t max_words = 100000;
+constexpr int max_expand_depth = 16;
+
+// Text with the source line of every character, and whether the character may be split on
+// (it came from an unquoted expansion).
+struct lined {
+    std::string s;
+    std::vector<std::int64_t> ln;
+    std::vector<char> split;
+    bool literal = true;
+    void add(char c, std::int64_t l, bool sp) { s += c; ln.push_back(l); split.push_back(sp); }
+    void append(const lined& o, bool sp) {
+        for (std::size_t i = 0; i < o.s.size(); ++i) add(o.s[i], o.ln[i], sp || o.split[i]);
+        literal = literal && o.literal;
+    }
+};
+
+struct part {
+    enum kind { unquoted, single, dbl } k;
+    std::string text;
+    std::vector<std::int64_t> ln;
+};
+
+struct raw_word {
+    std::vector<part> parts;
+    std::int64_t line = 0;
+    bool array = false;                 // NAME=( ... )
+    std::vector<raw_word> elements;     // array elements
+};
+
+struct variable {
+    std::vector<lined> elems;  // one element for scalars
+};
+
+bool valid_name(std::string_view s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+}
+
+class shell_reader {
+public:
+    shell_reader(std::string_view t, const std::string& f) : m_t(t), m_file(f) {}
+
+    shell_script run() {
+        shell_script out;
+        while (m_p < m_t.size()) {
+            std::vector<raw_word> words;
+            const std::int64_t cmd_line = m_line;
+            read_command(words, 0);
+            if (words.empty()) continue;
+            handle(words, cmd_line, out);
+        }
+        return out;
+    }
+
+private:
+    [[noreturn]] void fail(std::int64_t line, const std::string& msg) const {
+        throw input_error::at_line(m_file, line, msg);
+    }
+
+    // Reads words up to a command separator. Inside an array (depth>0) stops at ')'.
+    void read_command(std::vector<raw_word>& words, int depth) {
+        while (m_p < m_t.size()) {
+            char c = m_t[m_p];
+            if (c == '\\' && m_p + 1 < m_t.size() && m_t[m_p + 1] == '\n') { m_p += 2; ++m_line; continue; }
+            if (c == '\\' && m_p + 2 < m_t.size() && m_t[m_p + 1] == '\r' && m_t[m_p + 2] == '\n') { m_p += 3; ++m_line; continue; }
+            if (c == ' ' || c == '\t' || c == '\r') { ++m_p; continue; }
+            if (c == '\n') {
+                ++m_p;
+                ++m_line;
+                if (depth == 0) return;
+                continue;
+            }
+            if (c == '#') {
+                while (m_p < m_t.size() && m_t[m_p] != '\n') ++m_p;
+                continue;
+            }
+            if (depth > 0 && c == ')') { ++m_p; m_closed_paren = true; return; }
+            if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>') {
+                ++m_p;
+                if (c == '<' || c == '>') {  // redirection: skip its target word
+                    if (m_p < m_t.size() && (m_t[m_p] == '&' || m_t[m_p] == '>')) ++m_p;
+                    raw_word w;
+                    read_word(w);
+                    continue;
+                }
+                if (depth == 0) return;
+                continue;
+            }
+            if (words.size() > max_words) fail(m_line, "too many words in one command");
+            raw_word w;
+            w.line = m_line;
+            read_word(w);
+            if (w.parts.empty()) { ++m_p; continue; }
+            // NAME=( ... ) array assignment.
+            if (m_p < m_t.size() && m_t[m_p] == '(' && w.parts.size() == 1 && w.parts[0].k == part::unquoted &&
+                !w.parts[0].text.empty() && w.parts[0].text.back() == '=' &&
+                valid_name(std::string_view(w.parts[0].text).substr(0, w.parts[0].text.size() - 1))) {
+                ++m_p;
+                if (depth > 4) fail(m_line, "arrays nested too deeply");
+                w.array = true;
+                const std::int64_t open = m_line;
+                std::vector<raw_word> elems;
+                m_closed_paren = false;
+                read_command(elems, depth + 1);
+                if (!m_closed_paren) fail(open, "array '(' is never closed");
+                w.elements = std::move(elems);
+            }
+            words.push_back(std::move(w));
+        }
+    }
+
+    void read_word(raw_word& w) {
+        while (m_p < m_t.size()) {
+            char c = m_t[m_p];
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';' || c == '&' || c == '|' || c == '<' ||
+                c == '>' || c == ')' || c == '(') {
+                if (c == '(' && !w.parts.empty() && w.parts.back().k == part::unquoted && !w.parts.back().text.empty() &&
+                    w.parts.back().text.back() == '$') {
+                    // $( ... ) or $(( ... )): keep balanced text inside the word.
+                    read_balanced(w);
+                    continue;
+                }
+                return;
+            }
+            if (c == '\\' && m_p + 1 < m_t.size()) {
+                if (m_t[m_p + 1] == '\n') { m_p += 2; ++m_line; continue; }
+                unq(w).text += m_t[m_p + 1];
+                unq(w).ln.push_back(m_line);
+                m_p += 2;
+                continue;
+            }
+            if (c == '\'') {
+                const std::int64_t open = m_line;
+                part p{part::single, {}, {}};
+                ++m_p;
+                while (m_p < m_t.size() && m_t[m_p] != '\'') {
+                    if (m_t[m_p] == '\n') ++m_line;
+                    p.text += m_t[m_p++];
+                    p.ln.push_back(m_line);
+                }
+                if (m_p >= m_t.size()) fail(open, "unterminated single quote");
+                ++m_p;
+                w.parts.push_back(std::move(p));
+                continue;
+            }
+            if (c == '"') {
+                const std::int64_t open = m_line;
+                part p{part::dbl, {}, {}};
+                ++m_p;
+                while (m_p < m_t.size() && m_t[m_p] != '"') {
+                    if (m_t[m_p] == '\\' && m_p + 1 < m_t.size()) {
+                        if (m_t[m_p + 1] == '\n') { m_p += 2; ++m_line; continue; }
+                        if (std::string_view("\"\\$`").find(m_t[m_p + 1]) != std::string_view::npos) ++m_p;
+                    }
+                    if (m_t[m_p] == '\n') ++m_line;
+                    p.text += m_t[m_p++];
+                    p.ln.push_back(m_line);
+                }
+                if (m_p >= m_t.size()) fail(open, "unterminated double quote");
+                ++m_p;
+                w.parts.push_back(std::move(p));
+                continue;
+            }
+            if (c == '`') {
+                const std::int64_t open = m_line;
+                unq(w).text += c;
+                unq(w).ln.push_back(m_line);
+                ++m_p;
+                while (m_p < m_t.size() && m_t[m_p] != '`') {
+                    if (m_t[m_p] == '\n') ++m_line;
+                    unq(w).text += m_t[m_p++];
+                    unq(w).ln.push_back(m_line);
+                }
+                if (m_p >= m_t.size()) fail(open, "unterminated backquote");
+                unq(w).text += '`';
+                unq(w).ln.push_back(m_line);
+                ++m_p;
+                continue;
+            }
+            if (c == '$' && m_p + 1 < m_t.size() && m_t[m_p + 1] == '{') {
+                const std::int64_t open = m_line;
+                int d = 0;
+                while (m_p < m_t.size()) {
+                    char k = m_t[m_p];
+                    if (k == '{') ++d;
+                    if (k == '}' && --d == 0) break;
+                    if (k == '\n') ++m_line;
+                    unq(w).text += k;
+                    unq(w).ln.push_back(m_line);
+                    ++m_p;
+                }
+                if (m_p >= m_t.size()) fail(open, "unterminated ${");
+                unq(w).text += '}';
+                unq(w).ln.push_back(m_line);
+                ++m_p;
+                continue;
+            }
+            unq(w).text += c;
+            unq(w).ln.push_back(m_line);
+            ++m_p;
+        }
+    }
+
+    void read_balanced(raw_word& w) {
+        const std::int64_t open = m_line;
+        int d = 0;
+        while (m_p < m_t.size()) {
+            char k = m_t[m_p];
+            if (k == '(') ++d;
+            if (k == ')') --d;
+            if (k == '\n') ++m_line;
+            unq(w).text += k;
+            unq(w).ln.push_back(m_line);
+            ++m_p;
+            if (d == 0) return;
+            if (d > 64) fail(open, "parentheses nested too deeply");
+        }
+        fail(open, "unterminated $(");
+    }
+
+    part& unq(raw_word& w) {
+        if (w.parts.empty() || w.parts.back().k != part::unquoted) w.parts.push_back({part::unquoted, {}, {}});
+        return w.parts.back();
+    }
+
+    // ----- expansion
+    std::optional<std::int64_t> arith(std::string_view e, int depth) {
+        std::size_t p = 0;
+        auto v = arith_sum(e, p, depth);
+        skip_sp(e, p);
+        if (!v || p != e.size()) return std::nullopt;
+        return v;
+    }
+    void skip_sp(std::string_view e, std::size_t& p) {
+        while (p < e.size() && std::isspace(static_cast<unsigned char>(e[p]))) ++p;
+    }
+    std::optional<std::int64_t> arith_atom(std::string_view e, std::size_t& p, int depth) {
+        skip_sp(e, p);
+        if (p >= e.size() || depth > max_expand_depth) return std::nullopt;
+        if (e[p] == '(') {
+            ++p;
+            auto v = arith_sum(e, p, depth + 1);
+            skip_sp(e, p);
+            if (!v || p >= e.size() || e[p] != ')') return std::nullopt;
+            ++p;
+            return v;
+        }
+        if (e[p] == '-') { ++p; auto v = arith_atom(e, p, depth + 1); if (!v) return v; return -*v; }
+        if (e[p] == '$') ++p;
+        if (p < e.size() && e[p] == '{') ++p;
+        std::size_t s = p;
+        while (p < e.size() && (std::isalnum(static_cast<unsigned char>(e[p])) || e[p] == '_')) ++p;
+        if (p < e.size() && e[p] == '}') ++p;
+        std::string tokn(e.substr(s, p - s));
+        if (!tokn.empty() && tokn.back() == '}') tokn.pop_back();
+        if (tokn.empty()) return std::nullopt;
+        std::int64_t v = 0;
+        if (std::isdigit(static_cast<unsigned char>(tokn[0]))) {
+            auto r = std::from_chars(tokn.data(), tokn.data() + tokn.size(), v);
+            if (r.ec != std::errc() || r.ptr != tokn.data() + tokn.size()) return std::nullopt;
+            return v;
+        }
+        auto it = m_vars.find(tokn);
+        if (it == m_vars.end() || it->second.elems.size() != 1 || !it->second.elems[0].literal) return std::nullopt;
+        const std::string& s2 = it->second.elems[0].s;
+        auto r = std::from_chars(s2.data(), s2.data() + s2.size(), v);
+        if (r.ec != std::errc() || r.ptr != s2.data() + s2.size()) return std::nullopt;
+        return v;
+    }
+    std::optional<std::int64_t> arith_prod(std::string_view e, std::size_t& p, int depth) {
+        auto v = arith_atom(e, p, depth);
+        while (v) {
+            skip_sp(e, p);
+            if (p >= e.size() || (e[p] != '*' && e[p] != '/' && e[p] != '%')) break;
+            char op = e[p++];
+            auto r = arith_atom(e, p, depth);
+            if (!r) return r;
+            if (op == '*') {
+                if (__builtin_mul_overflow(*v, *r, &*v)) return std::nullopt;
+            } else {
+                if (*r == 0) return std::nullopt;
+                v = op == '/' ? *v / *r : *v % *r;
+            }
+        }
+        return v;
+    }
+    std::optional<std::int64_t> arith_sum(std::string_view e, std::size_t& p, int depth) {
+        auto v = arith_prod(e, p, depth);
+        while (v) {
+            skip_sp(e, p);
+            if (p >= e.size() || (e[p] != '+' && e[p] != '-')) break;
+            char op = e[p++];
+            auto r = arith_prod(e, p, depth);
+            if (!r) return r;
+            if (__builtin_add_overflow(*v, op == '+' ? *r : -*r, &*v)) return std::nullopt;
+        }
+        return v;
+    }
+
+    // Expands `$...` inside text; quoted=false marks expansion results splittable.
+    // Array expansions "${A[@]}" produce separate elements in `extra_words`.
+    lined expand_text(const std::string& text, const std::vector<std::int64_t>& ln, bool quoted, int depth,
+                      std::vector<lined>* array_out) {
+        lined out;
+        if (depth > max_expand_depth) { out.literal = false; return out; }
+        std::size_t i = 0;
+        while (i < text.size()) {
+            const std::int64_t l = i < ln.size() ? ln[i] : 0;
+            if (text[i] == '`') {
+                out.literal = false;
+                std::size_t e = text.find('`', i + 1);
+                e = e == std::string::npos ? text.size() : e + 1;
+                for (std::size_t k = i; k < e; ++k) out.add(text[k], l, false);
+                i = e;
+                continue;
+            }
+            if (text[i] != '$' || i + 1 >= text.size()) { out.add(text[i], l, false); ++i; continue; }
+            // $(( arithmetic ))
+            if (text.compare(i, 3, "$((") == 0) {
+                int d = 0;
+                std::size_t k = i + 1;
+                for (; k < text.size(); ++k) {
+                    if (text[k] == '(') ++d;
+                    if (text[k] == ')' && --d == 0) break;
+                }
+                const std::string expr = k < text.size() && k >= i + 4 ? text.substr(i + 3, k - i - 4) : "";
+                auto v = arith(expr, depth + 1);
+                if (v) {
+                    for (char c : std::to_string(*v)) out.add(c, l, !quoted);
+                } else {
+                    out.literal = false;
+                    for (std::size_t q = i; q <= std::min(k, text.size() - 1); ++q) out.add(text[q], l, false);
+                }
+                i = k + 1;
+                continue;
+            }
+            if (text[i + 1] == '(') {  // command substitution
+                out.literal = false;
+                int d = 0;
+                std::size_t k = i + 1;
+                for (; k < text.size(); ++k) {
+                    if (text[k] == '(') ++d;
+                    if (text[k] == ')' && --d == 0) break;
+                }
+                for (std::size_t q = i; q <= std::min(k, text.size() - 1); ++q) out.add(text[q], l, false);
+                i = k + 1;
+                continue;
+            }
+            std::string name, op, arg;
+            std::size_t end = i + 1;
+            bool braced = text[i + 1] == '{';
+            if (braced) {
+                int d = 0;
+                std::size_t k = i + 1;
+                for (; k < text.size(); ++k) {
+                    if (text[k] == '{') ++d;
+                    if (text[k] == '}' && --d == 0) break;
+                }
+                const std::string inner = text.substr(i + 2, k > i + 2 ? k - i - 2 : 0);
+                end = k + 1;
+                std::size_t n = 0;
+                while (n < inner.size() && (std::isalnum(static_cast<unsigned char>(inner[n])) || inner[n] == '_')) ++n;
+                name = inner.substr(0, n);
+                op = inner.substr(n);
+            } else {
+                std::size_t k = i + 1;
+                if (std::isdigit(static_cast<unsigned char>(text[k])) || std::strchr("@*#?$!-", text[k])) ++k;
+                else
+                    while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_')) ++k;
+                name = text.substr(i + 1, k - i - 1);
+                end = k;
+            }
+            if (name.empty()) { out.add('$', l, false); ++i; continue; }
+            auto it = m_vars.find(name);
+            const bool defined = it != m_vars.end();
+            auto emit_var = [&](const lined& v) { out.append(v, !quoted); };
+            auto default_value = [&](std::size_t skip) {
+                std::string d = op.substr(skip);
+                std::vector<std::int64_t> dl(d.size(), l);
+                lined v = expand_text(d, dl, true, depth + 1, nullptr);
+                for (auto& s : v.split) s = !quoted;
+                return v;
+            };
+            if (op.empty()) {
+                if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
+                else { out.literal = false; for (std::size_t q = i; q < end; ++q) out.add(text[q], l, false); }
+            } else if (op == "[@]" || op == "[*]") {
+                if (defined) {
+                    if (array_out && quoted && it->second.elems.size() > 0) {
+                        // "${A[@]}": each element is its own word.
+                        for (std::size_t e = 0; e + 1 < it->second.elems.size(); ++e) array_out->push_back(it->second.elems[e]);
+                        if (!array_out->empty()) {
+                            // Text before the expansion belongs to the first element.
+                            lined first = out;
+                            first.append((*array_out)[array_out->size() - (it->second.elems.size() - 1)], false);
+                            (*array_out)[array_out->size() - (it->second.elems.size() - 1)] = first;
+                            out = lined{};
+                        }
+                        emit_var(it->second.elems.back());
+                    } else {
+                        for (std::size_t e = 0; e < it->second.elems.size(); ++e) {
+                            if (e) out.add(' ', l, true);
+                            out.append(it->second.elems[e], true);
+                        }
+                    }
+                } else {
+                    out.literal = false;
+                }
+            } else if (op.rfind(":-", 0) == 0 || op.rfind(":=", 0) == 0) {
+                if (defined && !it->second.elems.empty() && !it->second.elems[0].s.empty()) emit_var(it->second.elems[0]);
+                else {
+                    lined v = default_value(2);
+                    if (op[1] == '=') m_vars[name].elems = {v};
+                    out.append(v, false);
+                }
+            } else if (op[0] == '-' || op[0] == '=') {
+                if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
+                else out.append(default_value(1), false);
+            } else {
+                out.literal = false;  // ${#A}, ${A%x}, ${A/x/y}, ...
+                for (std::size_t q = i; q < end && q < text.size(); ++q) out.add(text[q], l, false);
+            }
+            i = end;
+        }
+        return out;
+    }
+
+    // Expands one raw word into zero or more words.
+    std::vector<lined> expand(const raw_word& w) {
+        std::vector<lined> pre;  // complete words produced by "${A[@]}"
+        lined cur;
+        for (const auto& p : w.parts) {
+            if (p.k == part::single) {
+                for (std::size_t i = 0; i < p.text.size(); ++i) cur.add(p.text[i], p.ln[i], false);
+                continue;
+            }
+            std::vector<lined> arr;
+            lined e = expand_text(p.text, p.ln, p.k == part::dbl, 0, &arr);
+            if (!arr.empty()) {
+                arr.front().append(cur, false);  // (rare) text before: keep it simple
+                for (auto& a : arr) pre.push_back(a);
+                cur = lined{};
+            }
+            cur.append(e, false);
+            cur.literal = cur.literal && e.literal;
+        }
+        // Split on unquoted-expansion whitespace.
+        std::vector<lined> out = pre;
+        lined word;
+        bool has = !w.parts.empty() && cur.s.empty() && pre.empty();
+        for (std::size_t i = 0; i < cur.s.size(); ++i) {
+            if (cur.split[i] && std::isspace(static_cast<unsigned char>(cur.s[i]))) {
+                if (!word.s.empty()) { word.literal = cur.literal; out.push_back(word); }
+                word = lined{};
+                continue;
+            }
+            word.add(cur.s[i], cur.ln[i], false);
+        }
+        if (!word.s.empty()) { word.literal = cur.literal; out.push_back(word); }
+        else if (has && !cur.literal) { word.literal = false; out.push_back(word); }
+        else if (has) {
+            // An explicitly empty quoted word ("") stays a word.
+            bool quoted = false;
+            for (const auto& p : w.parts) quoted = quoted || p.k != part::unquoted;
+            if (quoted) out.push_back(word);
+        }
+        return out;
+    }
+
+    void handle(std::vector<raw_word>& words, std::int64_t cmd_line, shell_script& out) {
+        std::size_t i = 0;
+        bool exported = false;
+        if (!words.empty() && words[0].parts.size() == 1 && words[0].parts[0].k == part::unquoted &&
+            (words[0].parts[0].text == "export" || words[0].parts[0].text == "declare" ||
+             words[0].parts[0].text == "local" || words[0].parts[0].text == "readonly")) {
+            exported = words[0].parts[0].text == "export";
+            i = 1;
+            while (i < words.size() && !words[i].parts.empty() && words[i].parts[0].k == part::unquoted &&
+                   words[i].parts[0].text.rfind("-", 0) == 0)
+                ++i;
+        }
+        const bool prefix_only_allowed = true;
+        (void)prefix_only_allowed;
+        // Leading NAME=value assignments.
+        std::size_t assigned = 0;
+        for (; i < words.size(); ++i) {
+            const raw_word& w = words[i];
+            if (w.parts.empty() || w.parts[0].k != part::unquoted) break;
+            const std::string& t0 = w.parts[0].text;
+            const auto eq = t0.find('=');
+            if (eq == std::string::npos || !valid_name(std::string_view(t0).substr(0, eq))) {
+                if (exported && valid_name(t0) && w.parts.size() == 1) {
+                    // `export NAME` of an already defined variable.
+                    if (auto it = m_vars.find(t0); it != m_vars.end() && !it->second.elems.empty())
+                        add_env(out, t0, it->second.elems[0], w.line);
+                    ++assigned;
+                    continue;
+                }
+                break;
+            }
+            const std::string name = t0.substr(0, eq);
+            variable v;
+            if (w.array) {
+                for (const auto& el : w.elements)
+                    for (auto& x : expand(el)) v.elems.push_back(std::move(x));
+            } else {
+                raw_word rhs = w;
+                rhs.parts[0].text = t0.substr(eq + 1);
+                rhs.parts[0].ln.erase(rhs.parts[0].ln.begin(), rhs.parts[0].ln.begin() + static_cast<long>(std::min(eq + 1, rhs.parts[0].ln.size())));
+                // Assignment values are not word-split: join the expansion.
+                lined joined;
+                auto parts = expand(rhs);
+                for (std::size_t k = 0; k < parts.size(); ++k) {
+                    if (k) joined.add(' ', w.line, true);
+                    joined.append(parts[k], false);
+                    joined.literal = joined.literal && parts[k].literal;
+                }
+                // Keep split marks so that $VAR (unquoted) splits later.
+                for (auto& s : joined.split) s = true;
+                v.elems.push_back(std::move(joined));
+            }
+            m_vars[name] = v;
+            if (exported || is_env_name(name)) add_env(out, name, v.elems.empty() ? lined{} : v.elems[0], w.line);
+            ++assigned;
+        }
+        if (i >= words.size()) return;
+        shell_command cmd;
+        cmd.line = cmd_line;
+        for (; i < words.size(); ++i) {
+            for (auto& x : expand(words[i])) {
+                shell_word sw;
+                sw.text = x.s.substr(0, 4096);
+                sw.literal = x.literal;
+                sw.line = x.ln.empty() ? words[i].line : x.ln.front();
+                cmd.words.push_back(std::move(sw));
+            }
+        }
+        if (!cmd.words.empty()) out.commands.push_back(std::move(cmd));
+    }
+
+    static bool is_env_name(const std::string& n) {
+        return n.rfind("PYTORCH_", 0) == 0 || n.rfind("NCCL_", 0) == 0 || n.rfind("HCCL_", 0) == 0 ||
+               n == "TASK_QUEUE_ENABLE" || n == "CUDA_DEVICE_MAX_CONNECTIONS" || n == "MULTI_STREAM_MEMORY_RESERVE";
+    }
+
+    void add_env(shell_script& out, const std::string& name, const lined& v, std::int64_t line) {
+        raw_entry e;
+        e.key = "env." + name;
+        e.val = v.literal ? value(v.s) : value();
+        e.literal = v.literal;
+        e.text = v.s.substr(0, 200);
+        e.line = line;
+        e.excerpt = line_excerpt(m_t, line);
+        out.env.push_back(std::move(e));
+    }
+
+    std::string_view m_t;
+    const std::string& m_file;
+    std::size_t m_p = 0;
+    std::int64_t m_line = 1;
+    bool m_closed_paren = true;
+    std::map<std::string, variable> m_vars;
+};
+
+}  // namespace
+
+shell_script parse_shell(std::string_view text, const std::string& file) {
+    return shell_reader(text, file).run();
+}
+
+const shell_command* launch_command(const shell_script& s) {
+    const shell_command* best = nullptr;
+    std::size_t best_n = 0;
+    for (const auto& c : s.commands) {
+        std::size_t n = 0;
+        for (const auto& w : c.words)
+            if (w.text.rfind("--", 0) == 0) ++n;
+        if (n > best_n || (n == best_n && n > 0)) {
+            if (n >= best_n) { best = &c; best_n = n; }
+        }
+    }
+    return best;
+}
+
+value typed_word(const std::string& s) {
+    if (s == "true" || s == "True") return value(true);
+    if (s == "false" || s == "False") return value(false);
+    std::int64_t i = 0;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), i);
+    if (!s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size()) return value(i);
+    if (!s.empty() && s.find_first_of("0123456789") != std::string::npos) {
+        char* end = nullptr;
+        double d = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() + s.size() && s.find_first_of("xXnN") == std::string::npos) return value(d);
+    }
+    return value(s);
+}
+
+std::vector<raw_entry> args_to_entries(const std::vector<shell_word>& words, std::string_view text,
+                                       const std::function<int(const std::string&)>& takes_value,
+                                       std::vector<shell_word>* operands) {
+    std::vector<raw_entry> out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const shell_word& w = words[i];
+        if (w.text.size() < 3 || w.text.rfind("--", 0) != 0) {
+            if (operands) operands->push_back(w);
+            continue;
+        }
+        raw_entry e;
+        e.line = w.line;
+        e.excerpt = line_excerpt(text, w.line);
+        std::string flag = w.text.substr(2);
+        if (auto eq = flag.find('='); eq != std::string::npos) {
+            e.key = flag.substr(0, eq);
+            e.text = flag.substr(eq + 1);
+            e.literal = w.literal;
+            e.val = w.literal ? typed_word(e.text) : value();
+        } else {
+            e.key = flag;
+            const int tv = takes_value ? takes_value(flag) : -1;
+            const bool next_is_value = i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0;
+            if (tv == 1 || (tv == -1 && next_is_value)) {
+                if (i + 1 < words.size()) {
+                    const shell_word& v = words[++i];
+                    e.text = v.text;
+                    e.literal = v.literal && w.literal;
+                    e.val = e.literal ? typed_word(v.text) : value();
+                    if (v.line != w.line) e.excerpt = line_excerpt(text, w.line) + " " + line_excerpt(text, v.line);
+                } else {
+                    e.literal = false;
+                    e.text = "(missing value)";
+                }
+            } else {
+                e.val = value(true);
+                e.text = "";
+            }
+        }
+        if (!w.literal) e.literal = false;
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+}  // namespace oomdx
