@@ -174,6 +174,7 @@ void framework_adapter::inherit(const framework_adapter& base) {
     // Own keys first so that they win.
     for (const auto& k : base.m_keys) m_keys.push_back(k);
     for (const auto& k : base.m_known) m_known.push_back(k);
+    for (const auto& k : base.m_detect) m_detect.push_back(k);
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
     for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
     for (const auto& [k, v] : base.m_registry_classes) m_registry_classes.emplace(k, v);
@@ -345,6 +346,10 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
                     break;
                 }
             if (!found && m->flag) it.remove = true;
+            else if (!found) {
+                put({"#" + ov.key, ov.val, false});
+                continue;
+            }
         } else if (!m->tokens.empty()) {
             for (const auto& [tok, canon] : m->tokens)
                 if (canon == ov.val) { it.val = value(tok); break; }

@@ -395,7 +395,9 @@ private:
             const bool defined = it != m_vars.end();
             auto emit_var = [&](const lined& v) { out.append(v, !quoted); };
             auto default_value = [&](std::size_t skip) {
-                std::string d = op.substr(skip);
+                std::string d;
+                for (char ch : op.substr(skip))
+                    if (ch != '"' && ch != '\'') d += ch;  // quotes inside ${A:-"x"}
                 std::vector<std::int64_t> dl(d.size(), l);
                 lined v = expand_text(d, dl, true, depth + 1, nullptr);
                 for (auto& s : v.split) s = !quoted;
@@ -589,14 +591,21 @@ shell_script parse_shell(std::string_view text, const std::string& file) {
 }
 
 const shell_command* launch_command(const shell_script& s) {
+    // The command with the most --flags (key=value operands count too, for LLaMA-Factory).
     const shell_command* best = nullptr;
     std::size_t best_n = 0;
     for (const auto& c : s.commands) {
         std::size_t n = 0;
-        for (const auto& w : c.words)
-            if (w.text.rfind("--", 0) == 0) ++n;
-        if (n > best_n || (n == best_n && n > 0)) {
-            if (n >= best_n) { best = &c; best_n = n; }
+        for (const auto& w : c.words) {
+            if (w.text.rfind("--", 0) == 0) n += 2;
+            else if (w.text.find('=') != std::string::npos && w.text.front() != '-') n += 1;
+            else if (w.text.find("torchrun") != std::string::npos || w.text.find("llamafactory-cli") != std::string::npos ||
+                     w.text.find("deepspeed") != std::string::npos || w.text.ends_with(".py"))
+                n += 1;
+        }
+        if (n > 0 && n >= best_n) {
+            best = &c;
+            best_n = n;
         }
     }
     return best;

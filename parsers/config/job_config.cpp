@@ -1,0 +1,464 @@
+// Job configs: format detection, flattening, framework detection, canonical mapping.
+#include "parsers/config/job_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/core/errors.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/framework_adapter.h"
+#include "parsers/config/py_expr.h"
+#include "parsers/config/shell_args.h"
+
+namespace oomdx {
+
+const fact* job_config::find(const std::string& name) const {
+    for (auto it = facts.rbegin(); it != facts.rend(); ++it)
+        if (it->name == name) return &*it;
+    return nullptr;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string detect_format(const std::string& file, std::string_view text) {
+    const std::string ext = lower(std::filesystem::path(file).extension().string());
+    if (ext == ".toml") return "toml";
+    if (ext == ".json") return "json";
+    if (ext == ".yaml" || ext == ".yml") return "yaml";
+    if (ext == ".py") return "registry";
+    if (ext == ".sh" || ext == ".bash" || ext == ".zsh") return "shell";
+    std::size_t p = text.find_first_not_of(" \t\r\n");
+    if (p != std::string_view::npos && text[p] == '{') return "json";
+    int toml_sections = 0, yaml_keys = 0, lines = 0;
+    std::size_t s = 0;
+    while (s < text.size() && lines < 2000) {
+        std::size_t e = text.find('\n', s);
+        if (e == std::string_view::npos) e = text.size();
+        std::string_view l = text.substr(s, e - s);
+        while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
+        while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.remove_suffix(1);
+        if (l.size() > 2 && l.front() == '[' && l.back() == ']' && l.find(' ') == std::string_view::npos) ++toml_sections;
+        if (!l.empty() && l.front() != '#' && l.find(": ") != std::string_view::npos && l.find("--") == std::string_view::npos &&
+            l.find('=') == std::string_view::npos)
+            ++yaml_keys;
+        ++lines;
+        s = e + 1;
+    }
+    if (toml_sections > 0) return "toml";
+    if (yaml_keys > 2) return "yaml";
+    return "shell";
+}
+
+std::string fallback_framework(const std::string& format) {
+    if (format == "toml" || format == "registry") return "torchtitan";
+    if (format == "json") return "deepspeed";
+    if (format == "yaml") return "llama_factory";
+    return "megatron";
+}
+
+const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, const std::string& format,
+                                        const std::string& hint) {
+    const auto& all = framework_adapter::shipped();
+    if (!hint.empty()) {
+        for (const auto& a : all)
+            if (a.name() == hint) return a;
+        std::string names;
+        for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name();
+        throw usage_error(fmt::format("unknown framework '{}' (known: {})", hint, names));
+    }
+    const framework_adapter* best = nullptr;
+    int best_score = 0;
+    for (const auto& a : all) {
+        const int s = a.detect_score(entries, format);
+        if (s > best_score) {
+            best = &a;
+            best_score = s;
+        }
+    }
+    if (best) return *best;
+    return framework_adapter::get(fallback_framework(format));
+}
+
+struct translated {
+    enum { ok, skip, bad } status = ok;
+    value val;
+};
+
+translated coerce(value v, const std::string& canonical, const std::string& type) {
+    const fact_decl* d = vocabulary::shipped().find(canonical);
+    fact_kind k = d ? d->kind : fact_kind::any;
+    if (type == "integer") k = fact_kind::integer;
+    else if (type == "number") k = fact_kind::number;
+    else if (type == "bool") k = fact_kind::boolean;
+    else if (type == "string") k = fact_kind::string;
+    translated t;
+    switch (k) {
+        case fact_kind::integer:
+        case fact_kind::bytes:
+            if (v.is_integer()) t.val = v;
+            else if (v.is_number() && v.as_number() == static_cast<double>(static_cast<std::int64_t>(v.as_number())))
+                t.val = value(static_cast<std::int64_t>(v.as_number()));
+            else if (v.is_string()) {
+                value w = typed_word(v.as_string());
+                if (w.is_integer()) t.val = w;
+                else t.status = translated::bad;
+            } else t.status = translated::bad;
+            break;
+        case fact_kind::number:
+            if (v.is_numeric()) t.val = value(v.as_number());
+            else if (v.is_string() && typed_word(v.as_string()).is_numeric()) t.val = value(typed_word(v.as_string()).as_number());
+            else t.status = translated::bad;
+            break;
+        case fact_kind::boolean:
+            if (v.is_bool()) t.val = v;
+            else if (v.is_integer() && (v.as_integer() == 0 || v.as_integer() == 1)) t.val = value(v.as_integer() == 1);
+            else if (v.is_string() && (lower(v.as_string()) == "true" || lower(v.as_string()) == "false"))
+                t.val = value(lower(v.as_string()) == "true");
+            else t.status = translated::bad;
+            break;
+        case fact_kind::string:
+            if (v.is_string()) t.val = v;
+            else if (v.is_null()) t.status = translated::skip;
+            else t.val = value(value_key(v));
+            break;
+        case fact_kind::list:
+            t.val = v.is_list() ? v : value(value::list_t{v});
+            break;
+        case fact_kind::any:
+            t.val = v;
+            break;
+    }
+    if (t.status == translated::ok && d) {
+        try {
+            vocabulary::shipped().check(canonical, t.val);
+        } catch (const std::exception&) {
+            t.status = translated::bad;
+        }
+    }
+    return t;
+}
+
+translated translate(const raw_entry& e, const key_mapping& m) {
+    const value& v = e.val;
+    // A table / object only means something to a flag mapping ("section present = on").
+    if (e.container && !v.is_string() && !m.flag) return {translated::skip, {}};
+    if (m.flag) {
+        if (e.container && !v.is_string()) return coerce(*m.flag, m.canonical, m.type);
+        if (v.is_bool() && e.text.empty()) return coerce(*m.flag, m.canonical, m.type);  // bare CLI flag
+        if (v.is_bool() && m.values.empty()) {
+            if (v.as_bool()) return coerce(*m.flag, m.canonical, m.type);
+            if (m.flag->is_bool()) return coerce(value(!m.flag->as_bool()), m.canonical, m.type);
+            return {translated::skip, {}};
+        }
+    }
+    if (!m.values.empty()) {
+        std::string k = value_key(v);
+        auto it = m.values.find(k);
+        if (it == m.values.end()) it = m.values.find(lower(k));
+        if (it == m.values.end()) it = m.values.find("*");
+        if (it == m.values.end()) return {translated::bad, {}};
+        if (it->second.is_null()) return {translated::skip, {}};
+        if (it->second.is_string() && it->second.as_string() == "{value}") return coerce(v, m.canonical, m.type);
+        return coerce(it->second, m.canonical, m.type);
+    }
+    if (!m.tokens.empty()) {
+        std::vector<std::string> toks;
+        auto split = [&](const std::string& s) {
+            std::string cur;
+            for (char c : s) {
+                if (c == ' ' || c == ',' || c == '\t') {
+                    if (!cur.empty()) toks.push_back(lower(cur));
+                    cur.clear();
+                } else cur += c;
+            }
+            if (!cur.empty()) toks.push_back(lower(cur));
+        };
+        if (v.is_list())
+            for (const auto& x : v.as_list()) split(value_key(x));
+        else split(value_key(v));
+        for (const auto& [tok, canon] : m.tokens)
+            if (std::find(toks.begin(), toks.end(), lower(tok)) != toks.end()) return coerce(canon, m.canonical, m.type);
+        if (m.otherwise) {
+            if (m.otherwise->is_null()) return {translated::skip, {}};
+            return coerce(*m.otherwise, m.canonical, m.type);
+        }
+        return {translated::skip, {}};
+    }
+    if (e.container) return {translated::skip, {}};
+    if (m.scale > 0 && v.is_numeric()) {
+        const double d = v.as_number() * m.scale;
+        return coerce(d == static_cast<double>(static_cast<std::int64_t>(d)) ? value(static_cast<std::int64_t>(d)) : value(d),
+                      m.canonical, m.type);
+    }
+    return coerce(v, m.canonical, m.type);
+}
+
+std::string where(const std::string& file, std::int64_t line) { return fmt::format("{}:{}", file, line); }
+
+void map_entries(job_config& job, const framework_adapter& a, const std::string& producer_file) {
+    provenance base;
+    base.producer = "config." + a.name();
+    base.file = job.file;
+    std::set<std::string> touched;  // canonical names set or non-literal
+    auto add = [&](const std::string& name, value v, const raw_entry& e) {
+        provenance p = base;
+        p.line = e.line;
+        p.excerpt = e.excerpt.empty() ? e.key + " " + e.text : e.excerpt;
+        job.facts.push_back(fact{name, std::move(v), std::move(p)});
+        touched.insert(name);
+    };
+    for (const auto& e : job.entries) {
+        if (e.key.rfind("env.", 0) == 0) {
+            if (!vocabulary::shipped().find(e.key)) continue;  // other environment variables
+            if (!e.literal) {
+                job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));
+                touched.insert(e.key);
+                continue;
+            }
+            translated t = coerce(e.val, e.key, "");
+            if (t.status == translated::ok) add(e.key, t.val, e);
+            continue;
+        }
+        auto ms = a.find(e.key);
+        if (!e.literal && !e.container && ms.empty() && a.is_known(e.key)) {
+            // Not mapped, but a value the user may expect us to have read: say so.
+            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));
+            continue;
+        }
+        if (ms.empty()) {
+            if (e.container || a.is_known(e.key)) continue;
+            job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(job.file, e.line)));
+            continue;
+        }
+        if (!e.literal) {
+            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));
+            for (const auto* m : ms) touched.insert(m->canonical);
+            continue;
+        }
+        for (const auto* m : ms) {
+            translated t = translate(e, *m);
+            if (t.status == translated::ok) add(m->canonical, std::move(t.val), e);
+            else if (t.status == translated::bad)
+                job.unknown_keys.push_back(fmt::format("{} = {} ({}; value not understood for {})", e.key,
+                                                       e.text.empty() ? value_key(e.val) : e.text,
+                                                       where(job.file, e.line), m->canonical));
+        }
+    }
+    // Derived: world size from the launcher.
+    const fact* npn = job.find("job.nproc_per_node");
+    const fact* nn = job.find("job.nnodes");
+    if (npn && npn->val.is_integer() && !job.find("job.world_size")) {
+        const std::int64_t nodes = nn && nn->val.is_integer() ? nn->val.as_integer() : 1;
+        provenance p;
+        p.producer = "config.derived";
+        p.file = job.file;
+        p.line = npn->prov.line;
+        p.excerpt = fmt::format("nproc_per_node {} x nnodes {}", npn->val.as_integer(), nodes);
+        p.derived_from = {"job.nproc_per_node", "job.nnodes"};
+        job.facts.push_back(fact{"job.world_size", value(npn->val.as_integer() * nodes), p});
+        touched.insert("job.world_size");
+    }
+    // Framework defaults for what the config leaves unset.
+    for (const auto& [name, v] : a.defaults()) {
+        if (touched.count(name)) continue;
+        provenance p;
+        p.producer = "config." + a.name() + ".default";
+        p.file = a.file();
+        p.excerpt = fmt::format("{} default when the config does not set it", a.name());
+        job.facts.push_back(fact{name, v, p});
+    }
+    (void)producer_file;
+}
+
+void finish(job_config& job, const framework_adapter& a) {
+    job.framework = a.name();
+    map_entries(job, a, job.file);
+    provenance p;
+    p.producer = "config." + a.name();
+    p.file = job.file;
+    p.excerpt = "format " + job.format;
+    std::vector<fact> head;
+    head.push_back(fact{"job.framework", value(a.name()), p});
+    head.push_back(fact{"job.config_file", value(job.file), p});
+    value::list_t unknown, nonlit;
+    for (const auto& u : job.unknown_keys) unknown.push_back(value(u));
+    for (const auto& n : job.non_literal) nonlit.push_back(value(n));
+    head.push_back(fact{"job.unknown_keys", value(std::move(unknown)), p});
+    head.push_back(fact{"job.non_literal_keys", value(std::move(nonlit)), p});
+    job.facts.insert(job.facts.begin(), head.begin(), head.end());
+}
+
+// Operands such as LLaMA-Factory's `key=value` overrides.
+void add_dotlist(std::vector<raw_entry>& entries, const std::vector<shell_word>& operands, std::string_view text) {
+    for (const auto& w : operands) {
+        const auto eq = w.text.find('=');
+        if (eq == std::string::npos || eq == 0 || w.text.rfind("-", 0) == 0) continue;
+        const std::string k = w.text.substr(0, eq);
+        if (k.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != std::string::npos)
+            continue;
+        raw_entry e;
+        e.key = k;
+        e.text = w.text.substr(eq + 1);
+        e.literal = w.literal;
+        e.val = w.literal ? typed_word(e.text) : value();
+        e.line = w.line;
+        e.excerpt = line_excerpt(text, w.line);
+        entries.push_back(std::move(e));
+    }
+}
+
+std::vector<raw_entry> split_args(const std::vector<shell_word>& words, std::string_view text,
+                                  const framework_adapter* a, std::vector<shell_word>* operands) {
+    return args_to_entries(words, text, [a](const std::string& f) { return a ? a->takes_value(f) : -1; }, operands);
+}
+
+}  // namespace
+
+job_config parse_job_config(const std::string& path_spec, const std::string& framework_hint) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string path = path_spec, function;
+    if (!fs::exists(path, ec)) {
+        for (char sep : {'#', ':'}) {
+            const auto p = path_spec.rfind(sep);
+            if (p != std::string::npos && p > 0 && fs::exists(path_spec.substr(0, p), ec)) {
+                path = path_spec.substr(0, p);
+                function = path_spec.substr(p + 1);
+                break;
+            }
+        }
+    }
+    if (fs::is_directory(path, ec)) throw input_error::in_file(path, "is a directory, expected a config file");
+    job_config job;
+    job.file = path;
+    const std::string text = read_config_file(path);
+    job.format = detect_format(path, text);
+    if (job.format == "toml") job.entries = flatten_toml(text, path);
+    else if (job.format == "json") job.entries = flatten_json(text, path);
+    else if (job.format == "yaml") job.entries = flatten_yaml(text, path);
+    else if (job.format == "registry") {
+        py_source src(text, path);
+        if (function.empty()) {
+            auto fns = src.functions();
+            std::vector<std::string> candidates;
+            for (const auto& f : fns)
+                if (f.rfind("_", 0) != 0) candidates.push_back(f);
+            if (candidates.size() != 1) {
+                std::string names;
+                for (const auto& f : candidates) names += (names.empty() ? "" : ", ") + f;
+                throw input_error::in_file(path, fmt::format("name the config function as {}:NAME (functions: {})", path,
+                                                             names.empty() ? "none" : names));
+            }
+            function = candidates[0];
+        }
+        job.entries = src.function_result(function);
+    } else {
+        shell_script sh = parse_shell(text, path);
+        const shell_command* cmd = launch_command(sh);
+        std::vector<shell_word> operands;
+        if (cmd) job.entries = split_args(cmd->words, text, nullptr, &operands);
+        const framework_adapter& a0 = choose_adapter(job.entries, "shell", framework_hint);
+        job.entries.clear();
+        operands.clear();
+        if (cmd) job.entries = split_args(cmd->words, text, &a0, &operands);
+        add_dotlist(job.entries, operands, text);
+        for (const auto& e : sh.env) job.entries.push_back(e);
+        finish(job, a0);
+        return job;
+    }
+    finish(job, choose_adapter(job.entries, job.format, framework_hint));
+    return job;
+}
+
+std::vector<std::string> split_command_line(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool have = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < line.size()) cur += line[++i];
+            else cur += c;
+            continue;
+        }
+        if (c == '\'' || c == '"') { quote = c; have = true; continue; }
+        if (c == '\\' && i + 1 < line.size()) { cur += line[++i]; have = true; continue; }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            if (have) out.push_back(cur);
+            cur.clear();
+            have = false;
+            continue;
+        }
+        cur += c;
+        have = true;
+    }
+    if (have) out.push_back(cur);
+    return out;
+}
+
+job_config parse_cli_args(const std::vector<std::string>& args, const std::string& framework_hint,
+                          const std::string& origin_file, std::int64_t origin_line) {
+    job_config job;
+    job.file = origin_file;
+    job.format = "cli";
+    std::string text;
+    for (const auto& a : args) text += (text.empty() ? "" : " ") + a;
+    if (text.size() > 4000) text.resize(4000);
+    // Excerpts come from a one-line text at line 1; provenance keeps the origin line.
+    std::vector<shell_word> words;
+    for (const auto& a : args) words.push_back(shell_word{a, true, 1});
+    std::vector<shell_word> operands;
+    job.entries = split_args(words, text, nullptr, &operands);
+    add_dotlist(job.entries, operands, text);
+    const framework_adapter& a = choose_adapter(job.entries, "cli", framework_hint);
+    operands.clear();
+    job.entries = split_args(words, text, &a, &operands);
+    add_dotlist(job.entries, operands, text);
+    for (auto& e : job.entries) {
+        e.line = origin_line;
+        e.excerpt = "--" + e.key + (e.text.empty() ? "" : " " + e.text);
+    }
+    finish(job, a);
+    return job;
+}
+
+void merge_job_config(job_config& base, const job_config& ov) {
+    for (const auto& f : ov.facts) {
+        if (f.name == "job.framework" || f.name == "job.config_file") continue;
+        if (f.prov.producer.size() > 8 && f.prov.producer.ends_with(".default") && base.find(f.name)) continue;
+        if (f.name == "job.unknown_keys" || f.name == "job.non_literal_keys") continue;
+        base.facts.push_back(f);
+    }
+    for (const auto& u : ov.unknown_keys) base.unknown_keys.push_back(u);
+    for (const auto& n : ov.non_literal) base.non_literal.push_back(n);
+    value::list_t unknown, nonlit;
+    for (const auto& u : base.unknown_keys) unknown.push_back(value(u));
+    for (const auto& n : base.non_literal) nonlit.push_back(value(n));
+    for (auto& f : base.facts) {
+        if (f.name == "job.unknown_keys") f.val = value(unknown);
+        if (f.name == "job.non_literal_keys") f.val = value(nonlit);
+    }
+    for (const auto& e : ov.entries) base.entries.push_back(e);
+}
+
+void emit_facts(const job_config& job, fact_sink& sink) {
+    // Later facts of the same name win: emit only the last one of each name, in first order.
+    std::map<std::string, std::size_t> last;
+    for (std::size_t i = 0; i < job.facts.size(); ++i) last[job.facts[i].name] = i;
+    for (std::size_t i = 0; i < job.facts.size(); ++i)
+        if (last[job.facts[i].name] == i) sink.emit(job.facts[i]);
+}
+
+}  // namespace oomdx
