@@ -1,5 +1,9 @@
 #include "parsers/snapshot/pickle_common.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstring>
 
 namespace oomdx::snap {
@@ -72,6 +76,35 @@ frames_id frame_interner::intern_list(const frame_id* ids, std::size_t n) {
     m_hashes.push_back(h);
     m_table[i] = id;
     return id;
+}
+
+static void page_range(const void* p, std::size_t n, std::uintptr_t& b, std::uintptr_t& e) {
+    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    b = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+    e = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(page - 1);
+}
+
+void prefault_write(void* p, std::size_t n) {
+    std::uintptr_t b, e;
+    page_range(p, n, b, e);
+    if (e <= b) return;
+#ifdef MADV_HUGEPAGE
+    ::madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+    ::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);
+#endif
+}
+
+void prefault_read(const void* p, std::size_t n) {
+    std::uintptr_t b, e;
+    page_range(p, n, b, e);
+    if (e <= b) return;
+#ifdef MADV_POPULATE_READ
+    ::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_READ);
+#else
+    ::madvise(reinterpret_cast<void*>(b), e - b, MADV_WILLNEED);
+#endif
 }
 
 block_state parse_block_state(std::string_view s) {

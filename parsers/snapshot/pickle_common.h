@@ -51,6 +51,11 @@ private:
 
 block_state parse_block_state(std::string_view s);
 
+// Memory hints for big buffers: back [p, p+n) with huge pages and fault it in with one call
+// (fewer page faults); read-ahead of a mapped input window. Best effort, no-ops on failure.
+void prefault_write(void* p, std::size_t n);
+void prefault_read(const void* p, std::size_t n);
+
 // Fills s.info (era, producer, flags) from the decoded content.
 void finish_snapshot(snapshot& s);
 

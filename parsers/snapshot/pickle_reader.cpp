@@ -9,7 +9,11 @@
 // are never copied. Nodes of consumed records are recycled.
 #include "parsers/snapshot/pickle_reader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -23,7 +27,8 @@ namespace oomdx::snap {
 namespace {
 
 enum class vt : std::uint8_t {
-    none, boolean, integer, uint64, floating, str, node, frame, frames, consumed, unset
+    none, boolean, integer, uint64, floating, str, node, frame, frames, consumed, unset,
+    record  // a trace entry decoded by the fast path, waiting in m_records[a] for its list
 };
 
 struct val {
@@ -33,6 +38,50 @@ struct val {
 };
 
 enum class nk : std::uint8_t { free, list, dict, tuple };
+
+// Growable storage in fixed chunks: no reallocation peak while a 2-million-entry trace grows;
+// take() moves it into an exactly sized vector one chunk at a time.
+template <class T>
+class chunked {
+public:
+    static constexpr std::size_t k_chunk = (std::size_t(4) << 20) / sizeof(T);
+    void push_back(const T& x) {
+        static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+        if (m_size % k_chunk == 0) {
+            void* raw = ::operator new(k_chunk * sizeof(T), std::align_val_t(k_align));
+            m_chunks.emplace_back(static_cast<T*>(raw));
+            prefault_write(raw, k_chunk * sizeof(T));
+        }
+        new (m_chunks.back().get() + m_size % k_chunk) T(x);
+        ++m_size;
+    }
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    void clear() {
+        m_chunks.clear();
+        m_size = 0;
+    }
+    std::vector<T> take() {
+        std::vector<T> v;
+        v.reserve(m_size);
+        prefault_write(v.data(), m_size * sizeof(T));
+        for (auto& c : m_chunks) {
+            const std::size_t n = std::min(k_chunk, m_size - v.size());
+            v.insert(v.end(), c.get(), c.get() + n);
+            c.reset();
+        }
+        clear();
+        return v;
+    }
+
+private:
+    static constexpr std::size_t k_align = std::size_t(2) << 20;
+    struct release {
+        void operator()(T* p) const { ::operator delete(p, std::align_val_t(k_align)); }
+    };
+    std::vector<std::unique_ptr<T, release>> m_chunks;
+    std::size_t m_size = 0;
+};
 
 struct node {
     nk kind = nk::free;
@@ -45,12 +94,29 @@ struct node {
     std::int64_t memo = -1;
     val res;
     std::vector<val> items;  // list/tuple items, or dict key,value pairs
-    std::vector<trace_entry> entries;
+    chunked<trace_entry> entries;
     std::vector<block> blocks;
     std::vector<segment> segs;
 };
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
+
+// The memo in chunks of 64K slots (no reallocation copies; unset slots read as vt::unset).
+class memo_table {
+public:
+    std::size_t size() const { return m_size; }
+    val& operator[](std::size_t i) { return m_chunks[i >> 16][i & 0xffff]; }
+    void resize(std::size_t n) {
+        while (m_chunks.size() * 65536 < n) {
+            m_chunks.push_back(std::make_unique<val[]>(65536));
+        }
+        if (n > m_size) m_size = n;
+    }
+
+private:
+    std::vector<std::unique_ptr<val[]>> m_chunks;
+    std::size_t m_size = 0;
+};
 
 class reader {
 public:
@@ -69,12 +135,14 @@ public:
 
 private:
     // ---- errors and input -------------------------------------------------------------
-    [[noreturn]] void fail(const std::string& msg) const {
+    [[noreturn, gnu::cold, gnu::noinline]] void fail(const std::string& msg) const {
         throw input_error::at_offset(m_name, static_cast<std::int64_t>(m_op), msg);
     }
     const char* opname() const { return describe_opcode(m_opcode).name; }
     void need(const std::uint8_t* p, std::uint64_t n) const {
-        if (static_cast<std::uint64_t>(m_end - p) < n)
+        if (static_cast<std::uint64_t>(m_end - p) < n) [[unlikely]] fail_need(p, n);
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_need(const std::uint8_t* p, std::uint64_t n) const {
             fail(std::string("truncated: ") + opname() + " needs " + std::to_string(n) +
                  " bytes, " + std::to_string(m_end - p) + " left");
     }
@@ -87,12 +155,14 @@ private:
     }
 
     // ---- stack --------------------------------------------------------------------------
-    void push(val v) {
-        if (m_stack.size() >= static_cast<std::size_t>(m_lim.max_stack))
-            fail("limit exceeded: more than " + std::to_string(m_lim.max_stack) +
-                 " values on the stack");
+    [[gnu::always_inline]] void push(val v) {
+        if (m_stack.size() >= static_cast<std::size_t>(m_lim.max_stack)) [[unlikely]] fail_stack();
         if (v.t == vt::node) ++m_nodes[v.a].refs;
         m_stack.push_back(v);
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_stack() const {
+            fail("limit exceeded: more than " + std::to_string(m_lim.max_stack) +
+                 " values on the stack");
     }
     void unref(const val& v) {
         if (v.t != vt::node) return;
@@ -100,13 +170,16 @@ private:
         if (n.gen != static_cast<std::uint32_t>(v.i) || n.refs == 0) return;
         if (--n.refs == 0 && (n.resolved || n.consumed)) retire(v);
     }
-    void drop_to(std::size_t k) {
-        for (std::size_t i = k; i < m_stack.size(); ++i) unref(m_stack[i]);
+    [[gnu::always_inline]] void drop_to(std::size_t k) {
+        for (std::size_t i = k; i < m_stack.size(); ++i)
+            if (m_stack[i].t == vt::node) unref(m_stack[i]);
         m_stack.resize(k);
     }
     std::size_t floor() const { return m_marks.empty() ? 0 : m_marks.back(); }
     void need_stack(std::size_t n) const {
-        if (m_stack.size() < floor() + n)
+        if (m_stack.size() < floor() + n) [[unlikely]] fail_need_stack(n);
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_need_stack(std::size_t n) const {
             fail(std::string(opname()) + " needs " + std::to_string(n) +
                  " value(s) on the stack, found " + std::to_string(m_stack.size() - floor()));
     }
@@ -118,7 +191,9 @@ private:
     }
     void count(std::int64_t n = 1) {
         m_objects += n;
-        if (m_objects > m_lim.max_objects)
+        if (m_objects > m_lim.max_objects) [[unlikely]] fail_objects();
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_objects() const {
             fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " objects");
     }
 
@@ -145,9 +220,12 @@ private:
     node& deref(const val& v) {
         node& n = m_nodes[v.a];
         if (n.kind == nk::free || n.gen != static_cast<std::uint32_t>(v.i) || n.consumed)
+            [[unlikely]] fail_stale();
+        return n;
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_stale() const {
             fail("reference to a record that was already consumed (shared records are not "
                  "supported)");
-        return n;
     }
     // Queues a resolved or consumed node for recycling once no stack slot refers to it.
     void retire(const val& v) { m_pending.push_back(v); }
@@ -187,8 +265,9 @@ private:
             fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
                  std::to_string(m_lim.max_memo));
         if (idx < m_memo.size()) {
-            if (m_memo[idx].t == vt::unset) ++m_memo_count;
-            m_memo[idx] = v;
+            val& slot = m_memo[idx];
+            if (slot.t == vt::unset) ++m_memo_count;
+            slot = v;
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
             m_memo[idx] = v;
@@ -199,7 +278,14 @@ private:
         }
         if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
     }
-    val memo_get(std::uint64_t idx) {
+    [[gnu::always_inline]] val memo_get(std::uint64_t idx) {
+        if (idx < m_memo.size()) [[likely]] {
+            const val& v = m_memo[idx];
+            if (v.t != vt::unset && v.t != vt::consumed) [[likely]] return v;
+        }
+        return memo_get_slow(idx);
+    }
+    [[gnu::noinline]] val memo_get_slow(std::uint64_t idx) {
         val* s = idx < static_cast<std::uint64_t>(m_lim.max_memo)
                      ? memo_slot(static_cast<std::int64_t>(idx))
                      : nullptr;
@@ -223,7 +309,12 @@ private:
         return val{vt::str, intern_utf8(s), 0};
     }
     std::uint32_t intern_utf8(std::string_view s);
-    val settle(val v);
+    val settle(val v) {
+        if (v.t == vt::record) fail("a trace entry dict outside a list of trace entries");
+        if (v.t != vt::node) [[likely]] return v;
+        return settle_node(v);
+    }
+    val settle_node(val v);
     void place_child(node& parent, const val& v) {
         if (v.t != vt::node) return;
         node& c = m_nodes[v.a];
@@ -234,7 +325,25 @@ private:
                 fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
         }
     }
-    void append_item(node& list, val v);
+    [[gnu::always_inline]] void append_item(node& list, val v) {
+        if (v.t == vt::record) {
+            list.entries.push_back(take_record(v));
+            return;
+        }
+        if (v.t != vt::node) [[likely]] {
+            list.items.push_back(v);
+            return;
+        }
+        append_node(list, v);
+    }
+    trace_entry take_record(const val& v) {
+        if (v.a >= m_records.size() || !m_record_live[v.a])
+            fail("a trace entry was used twice");
+        m_record_live[v.a] = 0;
+        m_record_free.push_back(v.a);
+        return m_records[v.a];
+    }
+    void append_node(node& list, val v);
     void set_item(node& dict, val k, val v) {
         k = settle(k);
         v = settle(v);
@@ -285,11 +394,232 @@ private:
         return static_cast<action_kind>(c);
     }
     trace_entry to_entry(const node& n);
+    static constexpr std::uint32_t k_no_str = ~std::uint32_t(0);
+    std::uint32_t context_of(std::uint32_t cc, std::uint32_t um) {
+        std::uint64_t key = (std::uint64_t(cc) << 32) | um;
+        auto it = m_contexts.find(key);
+        if (it != m_contexts.end()) return it->second;
+        if (m_out.entry_contexts.size() >= (1u << 24)) fail("limit exceeded: too many distinct compile_context/user_metadata pairs");
+        auto id = static_cast<std::uint32_t>(m_out.entry_contexts.size());
+        m_out.entry_contexts.push_back(entry_context{cc == k_no_str ? std::string_view() : m_pool.view(cc),
+                                                     um == k_no_str ? std::string_view() : m_pool.view(um)});
+        m_contexts.emplace(key, id);
+        return id;
+    }
     block to_block(const node& n);
     segment to_segment(node& n);
     std::vector<segment> take_segments(const val& v, const char* what);
     nlohmann::json to_json(const val& v, std::int64_t depth);
     void build_top(const val& top);
+
+    // Fast path for a trace entry dict whose keys are memoized known strings and whose values
+    // are numbers, strings or fresh frame lists: EMPTY_DICT MEMOIZE MARK (key value)+
+    // SETITEMS. Scans first without side effects, then commits; anything unexpected takes the
+    // general path. `p` points after the EMPTY_DICT opcode.
+    bool fast_entry(const std::uint8_t*& p) {
+        const std::uint8_t* q = p;
+        const std::uint8_t* const end = m_end;
+        if (end - q < 6 || q[0] != 0x94 || q[1] != '(') return false;
+        q += 2;
+        const std::size_t memo_size = m_memo.size();
+        auto memo_ref = [&](const std::uint8_t*& r, val& out) {
+            std::uint64_t idx;
+            if (*r == 'h') {
+                if (end - r < 2) return false;
+                idx = r[1];
+                r += 2;
+            } else if (*r == 'j') {
+                if (end - r < 5) return false;
+                idx = u32(r + 1);
+                r += 5;
+            } else {
+                return false;
+            }
+            if (idx >= memo_size) return false;
+            out = m_memo[idx];
+            return true;
+        };
+        m_fast.clear();
+        m_scratch.clear();
+        bool first = true;
+        while (q < end && *q != 'u') {
+            fast_value fv{};
+            val k;
+            if (!memo_ref(q, k) || k.t != vt::str || k.a >= k_key_count) return false;
+            if (first && k.a != k_action) return false;
+            first = false;
+            fv.key = k.a;
+            if (q >= end) return false;
+            const std::uint8_t op = *q;
+            switch (op) {
+            case 'K':
+                if (end - q < 2) return false;
+                fv.v = val{vt::integer, 0, q[1]};
+                q += 2;
+                break;
+            case 'M':
+                if (end - q < 3) return false;
+                fv.v = val{vt::integer, 0, q[1] | (q[2] << 8)};
+                q += 3;
+                break;
+            case 'J':
+                if (end - q < 5) return false;
+                fv.v = val{vt::integer, 0, static_cast<std::int32_t>(u32(q + 1))};
+                q += 5;
+                break;
+            case 0x8a: {
+                if (end - q < 2) return false;
+                const std::size_t n = q[1];
+                if (n == 0 || n > 8 || static_cast<std::size_t>(end - q) < 2 + n) return false;
+                std::uint64_t x = 0;
+                for (std::size_t i = 0; i < n; ++i) x |= std::uint64_t(q[2 + i]) << (8 * i);
+                if (n < 8 && (q[1 + n] & 0x80)) x |= ~std::uint64_t(0) << (8 * n);
+                fv.v = val{vt::integer, 0, static_cast<std::int64_t>(x)};
+                q += 2 + n;
+                break;
+            }
+            case 0x88: fv.v = val{vt::boolean, 0, 1}; ++q; break;
+            case 0x89: fv.v = val{vt::boolean, 0, 0}; ++q; break;
+            case 'N': fv.v = val{vt::none}; ++q; break;
+            case 'h':
+            case 'j':
+                if (!memo_ref(q, fv.v)) return false;
+                if (fv.v.t != vt::str && fv.v.t != vt::frames && fv.v.t != vt::integer) return false;
+                break;
+            case 0x8c: {  // a fresh short string, memoized
+                if (end - q < 3) return false;
+                const std::size_t n = q[1];
+                if (static_cast<std::size_t>(end - q) < 3 + n || q[2 + n] != 0x94) return false;
+                fv.v = val{vt::str, intern_utf8({reinterpret_cast<const char*>(q + 2), n}), 0};
+                fv.memoize = true;
+                q += 3 + n;
+                break;
+            }
+            case ']': {  // a fresh list: empty, or of already-seen frames
+                if (end - q < 2 || q[1] != 0x94) return false;
+                q += 2;
+                fv.list_begin = static_cast<std::uint32_t>(m_scratch.size());
+                if (q < end && *q == '(') {
+                    ++q;
+                    for (;;) {
+                        if (q >= end) return false;
+                        if (*q == 'e') break;
+                        val f;
+                        if (!memo_ref(q, f) || f.t != vt::frame) return false;
+                        m_scratch.push_back(static_cast<frame_id>(f.a));
+                    }
+                    ++q;
+                    if (m_scratch.size() == fv.list_begin) return false;
+                }
+                fv.list_end = static_cast<std::uint32_t>(m_scratch.size());
+                fv.v = val{vt::frames, 0, 0};
+                fv.memoize = true;
+                break;
+            }
+            default:
+                return false;
+            }
+            m_fast.push_back(fv);
+            if (m_fast.size() > 64) return false;
+        }
+        if (q >= end || m_fast.empty()) return false;
+        ++q;  // SETITEMS
+        if (q < end && (*q == '(' || *q == 's')) return false;  // more items may follow
+
+        // Commit: memo slots in file order, then the entry.
+        memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
+        trace_entry e;
+        std::uint32_t cc = k_no_str, um = k_no_str;
+        for (auto& fv : m_fast) {
+            if (fv.v.t == vt::frames && fv.memoize) {
+                fv.v.a = static_cast<std::uint32_t>(
+                    m_frames.intern_list(m_scratch.data() + fv.list_begin, fv.list_end - fv.list_begin));
+            }
+            if (fv.memoize) memo_put(static_cast<std::uint64_t>(m_memo_count), fv.v);
+            const val& x = fv.v;
+            switch (fv.key) {
+            case k_action:
+                if (x.t != vt::str) fail("trace entry 'action' is not a string");
+                e.action = text_ref(m_pool.view(x.a).data());
+                e.kind = action_of(x.a);
+                break;
+            case k_addr: e.addr = as_int(x, fv.key); break;
+            case k_size: e.size = as_int(x, fv.key); break;
+            case k_stream: e.stream = as_int(x, fv.key); break;
+            case k_time_us: e.time_us = as_int(x, fv.key, -1); break;
+            case k_device_free: e.device_free = as_int(x, fv.key, -1); break;
+            case k_frames: e.frames = as_frames(x); break;
+            case k_compile_context:
+                if (x.t != vt::str) fail("trace entry 'compile_context' is not a string");
+                cc = x.a;
+                m_has_cc = true;
+                break;
+            case k_user_metadata:
+                if (x.t != vt::str) fail("trace entry 'user_metadata' is not a string");
+                um = x.a;
+                m_has_um = true;
+                break;
+            default: break;
+            }
+        }
+        if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
+        count(static_cast<std::int64_t>(m_fast.size() * 2 + m_scratch.size() + 1));
+        std::uint32_t slot;
+        if (!m_record_free.empty()) {
+            slot = m_record_free.back();
+            m_record_free.pop_back();
+            m_records[slot] = e;
+            m_record_live[slot] = 1;
+        } else {
+            slot = static_cast<std::uint32_t>(m_records.size());
+            m_records.push_back(e);
+            m_record_live.push_back(1);
+        }
+        push(val{vt::record, slot, 0});
+        p = q;
+        return true;
+    }
+
+    // Fast path for the commonest shape in a snapshot, a fresh list of already-seen frames:
+    // EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET frame)+ APPENDS, not followed by another
+    // batch. Decoded straight into an interned frame list; anything else takes the general
+    // path. `p` points after the EMPTY_LIST opcode.
+    bool fast_frames_list(const std::uint8_t*& p) {
+        const std::uint8_t* q = p;
+        if (m_end - q < 2 || q[0] != 0x94 || q[1] != '(') return false;
+        q += 2;
+        m_scratch.clear();
+        const std::size_t memo_size = m_memo.size();
+        for (;;) {
+            if (q >= m_end) return false;
+            std::uint64_t idx;
+            if (*q == 'h') {
+                if (m_end - q < 2) return false;
+                idx = q[1];
+                q += 2;
+            } else if (*q == 'j') {
+                if (m_end - q < 5) return false;
+                idx = u32(q + 1);
+                q += 5;
+            } else {
+                break;
+            }
+            if (idx >= memo_size) return false;
+            const val& v = m_memo[idx];
+            if (v.t != vt::frame) return false;
+            m_scratch.push_back(static_cast<frame_id>(v.a));
+        }
+        if (m_scratch.empty() || *q != 'e') return false;
+        ++q;
+        if (q < m_end && (*q == '(' || *q == 'a')) return false;  // more items may follow
+        val fv{vt::frames,
+               static_cast<std::uint32_t>(m_frames.intern_list(m_scratch.data(), m_scratch.size())), 0};
+        count(static_cast<std::int64_t>(m_scratch.size()) + 1);
+        memo_put(static_cast<std::uint64_t>(m_memo_count), fv);
+        push(fv);
+        p = q;
+        return true;
+    }
 
     const std::uint8_t* m_begin;
     const std::uint8_t* m_end;
@@ -309,10 +639,21 @@ private:
     std::deque<node> m_nodes;
     std::vector<std::uint32_t> m_free;
     std::vector<val> m_pending;
-    std::vector<val> m_memo;
+    memo_table m_memo;
     std::unordered_map<std::int64_t, val> m_sparse;
     std::int64_t m_memo_count = 0;
     std::vector<std::int8_t> m_action_cache;
+    std::vector<trace_entry> m_records;
+    std::vector<std::uint8_t> m_record_live;
+    std::vector<std::uint32_t> m_record_free;
+    struct fast_value {
+        std::uint32_t key;
+        val v;
+        std::uint32_t list_begin, list_end;  // frames in m_scratch when v.t == vt::frames
+        bool memoize;                         // a new string or list takes the next memo slot
+    };
+    std::vector<fast_value> m_fast;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     std::vector<frame_id> m_scratch;
     std::string m_utf8;
     bool m_has_cc = false, m_has_um = false;
@@ -353,8 +694,7 @@ std::uint32_t reader::intern_utf8(std::string_view s) {
 }
 
 // Turns a value that is being placed into a container into its settled form.
-val reader::settle(val v) {
-    if (v.t != vt::node) return v;
+val reader::settle_node(val v) {
     node& n = deref(v);
     if (n.resolved) return n.res;
     if (n.kind == nk::dict) {
@@ -396,8 +736,8 @@ val reader::settle(val v) {
     return n.res;
 }
 
-void reader::append_item(node& list, val v) {
-    if (v.t == vt::node) {
+void reader::append_node(node& list, val v) {
+    {
         node& n = deref(v);
         if (!n.resolved && n.kind == nk::dict) {
             std::uint64_t m = key_mask(n);
@@ -423,6 +763,7 @@ generic:
 
 trace_entry reader::to_entry(const node& n) {
     trace_entry e;
+    std::uint32_t cc = k_no_str, um = k_no_str;
     for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
         const val& k = n.items[i];
         const val& x = n.items[i + 1];
@@ -430,7 +771,7 @@ trace_entry reader::to_entry(const node& n) {
         switch (k.a) {
         case k_action:
             if (x.t != vt::str) fail("trace entry 'action' is not a string");
-            e.action = m_pool.view(x.a);
+            e.action = text_ref(m_pool.view(x.a).data());
             e.kind = action_of(x.a);
             break;
         case k_addr: e.addr = as_int(x, k.a); break;
@@ -439,11 +780,20 @@ trace_entry reader::to_entry(const node& n) {
         case k_time_us: e.time_us = as_int(x, k.a, -1); break;
         case k_device_free: e.device_free = as_int(x, k.a, -1); break;
         case k_frames: e.frames = as_frames(x); break;
-        case k_compile_context: e.compile_context = as_str(x, k.a); m_has_cc = true; break;
-        case k_user_metadata: e.user_metadata = as_str(x, k.a); m_has_um = true; break;
+        case k_compile_context:
+            if (x.t != vt::str) fail("trace entry 'compile_context' is not a string");
+            cc = x.a;
+            m_has_cc = true;
+            break;
+        case k_user_metadata:
+            if (x.t != vt::str) fail("trace entry 'user_metadata' is not a string");
+            um = x.a;
+            m_has_um = true;
+            break;
         default: break;
         }
     }
+    if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
     return e;
 }
 
@@ -630,7 +980,7 @@ void reader::build_top(const val& topv) {
             if (x.t != vt::node || deref(x).kind != nk::list) fail("'device_traces' is not a list");
             node& l = deref(x);
             if (!l.entries.empty()) {  // a flat list of entries: treat as device 0
-                m_out.device_traces.push_back(std::move(l.entries));
+                m_out.device_traces.push_back(l.entries.take());
                 break;
             }
             for (const val& d : l.items) {
@@ -642,7 +992,7 @@ void reader::build_top(const val& topv) {
                 node& t = deref(d);
                 if (t.kind != nk::list || !t.items.empty())
                     fail("'device_traces' item holds something other than trace entry dicts");
-                m_out.device_traces.push_back(std::move(t.entries));
+                m_out.device_traces.push_back(t.entries.take());
             }
             break;
         }
@@ -688,7 +1038,7 @@ void reader::run() {
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
-    const std::size_t release_step = std::size_t(64) << 20;
+    const std::size_t release_step = std::size_t(8) << 20;
     std::size_t next_release = release_step;
     for (;;) {
         m_op = static_cast<std::size_t>(p - m_begin);
@@ -817,8 +1167,12 @@ void reader::run() {
             p += n;
             break;
         }
-        case '}': push(new_node(nk::dict)); break;
-        case ']': push(new_node(nk::list)); break;
+        case '}':
+            if (!fast_entry(p)) push(new_node(nk::dict));
+            break;
+        case ']':
+            if (!fast_frames_list(p)) push(new_node(nk::list));
+            break;
         case 0x8f: push(new_node(nk::list)); break;  // EMPTY_SET: kept as a list
         case ')': push(new_node(nk::tuple)); break;
         case 0x94: need_stack(1); memo_put(static_cast<std::uint64_t>(m_memo_count), m_stack.back()); break;

@@ -2,7 +2,10 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/mapped_file.h"
+#include <algorithm>
+
 #include "parsers/snapshot/json_reader.h"
+#include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_reader.h"
 
 namespace oomdx::snap {
@@ -40,7 +43,13 @@ static snapshot load_any(std::string_view data, const std::string& name,
 
 snapshot load_snapshot(const std::string& path, const load_limits& limits) {
     mapped_file mf(path);
-    auto release = [&mf](std::size_t off) { mf.release_before(off); };
+    // Every few MB: drop the pages behind the cursor, fault in the window ahead in one call.
+    auto release = [&mf](std::size_t off) {
+        mf.release_before(off);
+        const std::size_t ahead = std::min<std::size_t>(std::size_t(16) << 20, mf.size() - off);
+        prefault_read(mf.data() + off, ahead);
+    };
+    prefault_read(mf.data(), std::min<std::size_t>(std::size_t(8) << 20, mf.size()));
     return load_any(mf.view(), path, limits, release);
 }
 

@@ -19,17 +19,19 @@ std::uint32_t string_pool::intern(std::string_view s) {
     char* dst = nullptr;
     if (s.size() > 4096) {
         m_chunks.push_back(std::make_unique<char[]>(s.size() + 1));
+        m_chunks.back()[s.size()] = 0;
         dst = m_chunks.back().get();
         // keep the current small chunk as the active one
         if (m_chunks.size() >= 2) std::swap(m_chunks[m_chunks.size() - 1], m_chunks[m_chunks.size() - 2]);
     } else {
-        if (m_used + s.size() > m_cap || m_chunks.empty()) {
+        if (m_used + s.size() + 1 > m_cap || m_chunks.empty()) {
             m_cap = 64 * 1024;
             m_chunks.push_back(std::make_unique<char[]>(m_cap));
             m_used = 0;
         }
         dst = m_chunks.back().get() + m_used;
-        m_used += s.size();
+        dst[s.size()] = 0;
+        m_used += s.size() + 1;
     }
     if (!s.empty()) std::memcpy(dst, s.data(), s.size());
     std::string_view stored(dst, s.size());

@@ -67,17 +67,38 @@ enum class action_kind : std::uint8_t {
 action_kind parse_action(std::string_view s);
 const char* action_name(action_kind a);
 
+// An interned NUL-terminated string in 8 bytes; reads as a std::string_view.
+class text_ref {
+public:
+    constexpr text_ref() = default;
+    explicit constexpr text_ref(const char* p) : m_p(p) {}
+    operator std::string_view() const { return m_p; }
+    std::string_view view() const { return m_p; }
+    const char* c_str() const { return m_p; }
+    bool empty() const { return *m_p == 0; }
+    friend bool operator==(text_ref a, std::string_view b) { return a.view() == b; }
+
+private:
+    const char* m_p = "";
+};
+
+// Per-entry strings of newer producers, shared by all entries with the same pair.
+struct entry_context {
+    std::string_view compile_context;  // "" when absent ("N/A" is kept as written)
+    std::string_view user_metadata;    // "" when absent
+};
+
+// 56 bytes: a 400 MB trace holds about 2 million of these.
 struct trace_entry {
     std::int64_t addr = 0;          // 0 for oom (which has device_free instead)
     std::int64_t size = 0;          // oom: requested bytes; snapshot: total active
     std::int64_t stream = 0;
     std::int64_t time_us = -1;      // -1 when absent (pre-2.2, NPU)
     std::int64_t device_free = -1;  // oom only, -1 when absent
+    text_ref action;                // the action string as written
     frames_id frames = 0;
-    action_kind kind = action_kind::other;
-    std::string_view action;        // the action string as written
-    std::string_view compile_context;  // "" when absent
-    std::string_view user_metadata;    // "" when absent
+    std::uint32_t context : 24 = 0;  // index into snapshot::entry_contexts; 0 = none
+    action_kind kind : 8 = action_kind::other;
 };
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
@@ -109,7 +130,7 @@ struct snapshot_info {
     std::int64_t file_bytes = 0;
 };
 
-// Interns strings into stable storage; ids are dense from 0.
+// Interns strings into stable storage (each followed by a NUL); ids are dense from 0.
 class string_pool {
 public:
     string_pool();
@@ -141,6 +162,7 @@ struct snapshot {
     std::vector<segment> segments;                      // in file order (all devices)
     std::vector<std::vector<trace_entry>> device_traces;  // index = device; may be empty lists
     std::vector<annotation> external_annotations;
+    std::vector<entry_context> entry_contexts{entry_context{}};  // [0] = none
     nlohmann::json allocator_settings;                  // null when absent
     std::vector<segment> host_segments;                 // pinned host allocator (newest torch)
 
