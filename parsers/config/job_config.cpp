@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -240,8 +241,13 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(job.file, e.line)));
             continue;
         }
-        if (!e.literal) {
-            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));
+        // "auto" (DeepSpeed under HF / LLaMA-Factory) is filled in at run time: not a literal.
+        bool is_auto = e.val.is_string() && lower(e.val.as_string()) == "auto";
+        for (const auto* m : ms)
+            if (m->values.count("auto")) is_auto = false;
+        if (!e.literal || is_auto) {
+            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text.empty() ? value_key(e.val) : e.text,
+                                                  where(job.file, e.line)));
             for (const auto* m : ms) touched.insert(m->canonical);
             continue;
         }
@@ -324,8 +330,48 @@ std::vector<raw_entry> split_args(const std::vector<shell_word>& words, std::str
 
 }  // namespace
 
-job_config parse_job_config(const std::string& path_spec, const std::string& framework_hint) {
+namespace {
+
+job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth);
+
+// A file named inside a config: as written (relative to the working directory) or relative
+// to the config's own directory.
+std::optional<std::string> resolve_reference(const std::string& ref, const std::string& from) {
     namespace fs = std::filesystem;
+    std::error_code ec;
+    if (ref.empty() || ref.size() > 4096) return std::nullopt;
+    if (fs::is_regular_file(ref, ec)) return ref;
+    const fs::path p = fs::path(from).parent_path() / ref;
+    if (fs::is_regular_file(p, ec)) return p.string();
+    return std::nullopt;
+}
+
+job_config with_base_job(job_config base, const job_config& over) {
+    merge_job_config(base, over);
+    base.framework = over.framework;
+    base.file = over.file;
+    base.format = over.format;
+    for (auto& f : base.facts) {
+        if (f.name == "job.framework") f = *over.find("job.framework");
+        if (f.name == "job.config_file") f = *over.find("job.config_file");
+    }
+    return base;
+}
+
+}  // namespace
+
+job_config parse_job_config(const std::string& path_spec, const std::string& framework_hint) {
+    return parse_job_config_depth(path_spec, framework_hint, 0);
+}
+
+namespace {
+
+job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth) {
+    namespace fs = std::filesystem;
+    auto with_base = [&](const std::string& ref, const job_config& over, const std::string& fw) -> job_config {
+        if (depth > 0) return over;
+        return with_base_job(parse_job_config_depth(ref, fw, depth + 1), over);
+    };
     std::error_code ec;
     std::string path = path_spec, function;
     if (!fs::exists(path, ec)) {
@@ -367,6 +413,7 @@ job_config parse_job_config(const std::string& path_spec, const std::string& fra
         const shell_command* cmd = launch_command(sh);
         std::vector<shell_word> operands;
         if (cmd) job.entries = split_args(cmd->words, text, nullptr, &operands);
+        add_dotlist(job.entries, operands, text);
         const framework_adapter& a0 = choose_adapter(job.entries, "shell", framework_hint);
         job.entries.clear();
         operands.clear();
@@ -374,11 +421,29 @@ job_config parse_job_config(const std::string& path_spec, const std::string& fra
         add_dotlist(job.entries, operands, text);
         for (const auto& e : sh.env) job.entries.push_back(e);
         finish(job, a0);
+        // A config file named on the launch line is the base; the line's flags override it.
+        for (const auto& w : operands) {
+            const std::string ext = lower(fs::path(w.text).extension().string());
+            if (!w.literal || (ext != ".yaml" && ext != ".yml" && ext != ".json" && ext != ".toml")) continue;
+            if (auto ref = resolve_reference(w.text, path)) return with_base(*ref, job, a0.name());
+        }
+        for (const auto& e : job.entries)
+            if (e.key == "job.config_file" && e.literal && e.val.is_string())
+                if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
         return job;
     }
     finish(job, choose_adapter(job.entries, job.format, framework_hint));
+    // HF / LLaMA-Factory pointing at a DeepSpeed JSON: read it too; the trainer's values win.
+    if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && job.framework != "deepspeed") {
+        if (auto ref = resolve_reference(ds->val.as_string(), path)) {
+            if (depth > 0) return job;
+            return with_base_job(parse_job_config_depth(*ref, "deepspeed", depth + 1), job);
+        }
+    }
     return job;
 }
+
+}  // namespace
 
 std::vector<std::string> split_command_line(const std::string& line) {
     std::vector<std::string> out;

@@ -648,7 +648,7 @@ std::vector<raw_entry> args_to_entries(const std::vector<shell_word>& words, std
             e.key = flag;
             const int tv = takes_value ? takes_value(flag) : -1;
             const bool next_is_value = i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0;
-            if (tv == 1 || (tv == -1 && next_is_value)) {
+            if ((tv == 1 || tv == -1) && next_is_value) {
                 if (i + 1 < words.size()) {
                     const shell_word& v = words[++i];
                     e.text = v.text;

@@ -1,0 +1,266 @@
+// Job configs of every framework parse to the expected canonical facts.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/job_config.h"
+
+using namespace oomdx;
+
+namespace {
+
+const std::string dir = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/";
+
+struct expect_case {
+    const char* file;
+    const char* framework;
+    std::map<std::string, value> facts;
+    std::vector<std::string> unknown;      // substrings expected in job.unknown_keys
+    std::vector<std::string> non_literal;  // substrings expected in job.non_literal_keys
+};
+
+bool contains_item(const std::vector<std::string>& items, const std::string& needle) {
+    for (const auto& i : items)
+        if (i.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+void check_case(const expect_case& c) {
+    CAPTURE(c.file);
+    job_config j = parse_job_config(dir + c.file);
+    CHECK(j.framework == c.framework);
+    // Through a vocabulary-checking store: every name and type is declared.
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    for (const auto& [name, v] : c.facts) {
+        CAPTURE(name);
+        const fact* f = store.get(name);
+        REQUIRE(f != nullptr);
+        CHECK(f->val == v);
+        CHECK_FALSE(f->prov.file.empty());
+        CHECK(f->prov.producer.rfind("config.", 0) == 0);
+    }
+    for (const auto& u : c.unknown) {
+        CAPTURE(u);
+        CHECK(contains_item(j.unknown_keys, u));
+    }
+    if (c.unknown.empty()) CHECK(j.unknown_keys.empty());
+    for (const auto& n : c.non_literal) {
+        CAPTURE(n);
+        CHECK(contains_item(j.non_literal, n));
+    }
+    CHECK(store.get("job.unknown_keys")->val.as_list().size() == j.unknown_keys.size());
+}
+
+}  // namespace
+
+TEST_CASE("torchtitan TOML of every era, registry and CLI overrides") {
+    check_case({"torchtitan/llama3_8b_2024.toml", "torchtitan",
+                {{"training.local_batch_size", 1}, {"training.seq_len", 8192},
+                 {"parallelism.data_parallel_shard_degree", -1}, {"parallelism.tensor_parallel_degree", 1},
+                 {"parallelism.pipeline_parallel_degree", 1}, {"activation_checkpoint.mode", "selective"},
+                 {"activation_checkpoint.selective_ac_option", "op"}, {"optimizer.offload", "none"},
+                 {"job.model_name", "llama3"}, {"job.model_flavor", "8B"}, {"parallelism.zero_stage", 3}},
+                {}, {}});
+    check_case({"torchtitan/llama3_70b_2025_04.toml", "torchtitan",
+                {{"training.local_batch_size", 8}, {"parallelism.tensor_parallel_degree", 8},
+                 {"activation_checkpoint.mode", "full"}, {"quantize.linear.float8", true},
+                 {"parallelism.fsdp_reshard_after_forward", "default"}},
+                {}, {}});
+    check_case({"torchtitan/llama3_8b_2025_10.toml", "torchtitan",
+                {{"training.local_batch_size", 2}, {"training.global_batch_size", 64},
+                 {"parallelism.tensor_parallel_degree", 2}, {"parallelism.pipeline_parallel_degree", 2},
+                 {"parallelism.pipeline_parallel_schedule", "Interleaved1F1B"}, {"compile.enable", true},
+                 {"quantize.linear.float8", true}, {"profiling.enable_memory_snapshot", true},
+                 {"activation_checkpoint.selective_ac_option", "2"}},
+                {"training.local_batchsize"}, {}});
+    check_case({"torchtitan/config_registry.py:llama3_8b", "torchtitan",
+                {{"training.local_batch_size", 1}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "selective"},
+                 {"optimizer.name", "AdamW"}, {"job.model_flavor", "8B"}, {"parallelism.data_parallel_shard_degree", -1}},
+                {}, {"training.steps = STEPS"}});
+    check_case({"torchtitan/config_registry.py:llama3_70b", "torchtitan",
+                {{"training.local_batch_size", 4}, {"parallelism.tensor_parallel_degree", 8},
+                 {"parallelism.pipeline_parallel_degree", 4}, {"activation_checkpoint.mode", "full"},
+                 {"job.model_flavor", "70B"}, {"optimizer.name", "AdamW"}},
+                {}, {"training.seq_len = 8192 * 2"}});
+    check_case({"torchtitan/config_registry.py:llama3_405b", "torchtitan",
+                {{"training.local_batch_size", 2}, {"parallelism.pipeline_parallel_degree", 8},
+                 {"activation_checkpoint.mode", "full"}, {"compile.enable", true}},
+                {}, {}});
+    check_case({"torchtitan/config_registry_2026_09.py", "torchtitan",
+                {{"training.tokens_per_microbatch", 16384}, {"training.seq_len", 4096},
+                 {"parallelism.expert_parallel_degree", 8}, {"quantize.linear.float8", true}},
+                {}, {}});
+    check_case({"torchtitan/launch_overrides.sh", "torchtitan",
+                {{"training.local_batch_size", 4}, {"training.seq_len", 4096}, {"parallelism.tensor_parallel_degree", 2},
+                 {"activation_checkpoint.mode", "full"}, {"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+                 {"job.nproc_per_node", 8}, {"job.world_size", 8}},
+                {}, {}});
+}
+
+TEST_CASE("a registry file with several functions needs the function named") {
+    CHECK_THROWS_AS(parse_job_config(dir + "torchtitan/config_registry.py"), input_error);
+    try {
+        parse_job_config(dir + "torchtitan/config_registry.py:nope");
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("llama3_8b") != std::string::npos);
+    }
+}
+
+TEST_CASE("torchtitan-npu") {
+    check_case({"torchtitan_npu/deepseek_v3_671b_4k.toml", "torchtitan_npu",
+                {{"optimizer.swap_optimizer", true}, {"optimizer.swap_optimizer_times", 16},
+                 {"training.torch_npu_memory_ratio", 1.0}, {"parallelism.expert_parallel_degree", 128},
+                 {"parallelism.tensor_parallel_degree", 4}, {"activation_checkpoint.mode", "full"},
+                 {"training.global_batch_size", 1024}, {"parallelism.fsdp_reshard_after_forward", "always"}},
+                {}, {}});
+    check_case({"torchtitan_npu/qwen3_32b.toml", "torchtitan_npu",
+                {{"training.torch_npu_memory_ratio", 0.9}, {"optimizer.swap_optimizer", false},
+                 {"parallelism.context_parallel_degree", 2}, {"parallelism.data_parallel_shard_degree", 8}},
+                {}, {}});
+    check_case({"torchtitan_npu/config_registry.py:deepseek_v3_16b", "torchtitan_npu",
+                {{"optimizer.swap_optimizer", true}, {"optimizer.swap_optimizer_times", 8},
+                 {"training.torch_npu_memory_ratio", 0.95}, {"training.local_batch_size", 4},
+                 {"activation_checkpoint.mode", "full"}},
+                {}, {}});
+    check_case({"torchtitan_npu/config_registry.py:deepseek_v3_16b_long", "torchtitan_npu",
+                {{"training.seq_len", 16384}, {"optimizer.swap_optimizer", true}},
+                {}, {"parallelism.context_parallel_degree"}});
+}
+
+TEST_CASE("Megatron-LM launch scripts") {
+    check_case({"megatron/pretrain_llama3_8b.sh", "megatron",
+                {{"training.local_batch_size", 1}, {"training.global_batch_size", 128}, {"training.seq_len", 8192},
+                 {"parallelism.tensor_parallel_degree", 2}, {"parallelism.pipeline_parallel_degree", 2},
+                 {"parallelism.sequence_parallel", true}, {"optimizer.distributed", true},
+                 {"activation_checkpoint.mode", "full"}, {"activation_checkpoint.recompute_method", "uniform"},
+                 {"activation_checkpoint.recompute_num_layers", 1}, {"training.mixed_precision_param", "bfloat16"},
+                 {"model.num_layers", 32}, {"model.num_kv_heads", 8}, {"model.tie_word_embeddings", false},
+                 {"job.world_size", 16}},
+                {}, {}});
+    check_case({"megatron/train_gpt3_175b.sh", "megatron",
+                {{"training.local_batch_size", 1}, {"training.global_batch_size", 1536},
+                 {"parallelism.tensor_parallel_degree", 8}, {"parallelism.pipeline_parallel_degree", 16},
+                 {"activation_checkpoint.mode", "selective"}, {"training.mixed_precision_param", "float16"},
+                 {"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}, {"job.world_size", 512},
+                 {"model.hidden_size", 12288}},
+                {}, {}});
+    check_case({"megatron/train_mixtral_8x7b.sh", "megatron",
+                {{"parallelism.expert_parallel_degree", 8}, {"parallelism.pipeline_parallel_degree", 4},
+                 {"model.num_experts", 8}, {"model.num_experts_per_tok", 2}, {"activation_checkpoint.mode", "selective"},
+                 {"job.world_size", 32}},
+                {"bogus-memory-flag"}, {"micro-batch-size = $MBS"}});
+}
+
+TEST_CASE("MindSpeed launch scripts") {
+    check_case({"mindspeed/pretrain_deepseek3_671b_4k.sh", "mindspeed",
+                {{"optimizer.swap_optimizer", true}, {"activation_checkpoint.mode", "full"},
+                 {"activation_checkpoint.recompute_method", "block"}, {"activation_checkpoint.recompute_num_layers", 8},
+                 {"parallelism.tensor_parallel_degree", 2}, {"parallelism.pipeline_parallel_degree", 8},
+                 {"parallelism.expert_parallel_degree", 32}, {"training.global_batch_size", 4096},
+                 {"env.PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"}, {"env.HCCL_BUFFSIZE", 400},
+                 {"model.first_k_dense_replace", 3}, {"model.kv_lora_rank", 512}, {"job.world_size", 512}},
+                {}, {}});
+    check_case({"mindspeed/pretrain_qwen25_72b_32k.sh", "mindspeed",
+                {{"activation_checkpoint.swap_attention", true}, {"optimizer.reuse_fp32_param", true},
+                 {"training.seq_len", 32768}, {"parallelism.context_parallel_degree", 2}, {"job.world_size", 64}},
+                {}, {}});
+    check_case({"mindspeed/tune_llama2_7b.sh", "mindspeed",
+                {{"optimizer.swap_optimizer_times", 8}, {"training.local_batch_size", 4},
+                 {"training.mixed_precision_param", "float16"}},
+                {}, {}});
+}
+
+TEST_CASE("DeepSpeed JSON") {
+    check_case({"deepspeed/ds_z3_offload.json", "deepspeed",
+                {{"parallelism.zero_stage", 3}, {"optimizer.offload", "cpu"}, {"parallelism.offload_params", "cpu"},
+                 {"training.local_batch_size", 2}, {"training.gradient_accumulation_steps", 8},
+                 {"training.mixed_precision_param", "bfloat16"}, {"optimizer.name", "AdamW"}},
+                {}, {}});
+    check_case({"deepspeed/ds_z2_fp16.json", "deepspeed",
+                {{"parallelism.zero_stage", 2}, {"training.global_batch_size", 256},
+                 {"training.mixed_precision_param", "float16"}, {"optimizer.offload", "none"}},
+                {"zero_force_ds_cpu_optimizer"}, {}});
+    check_case({"deepspeed/ds_z3_auto.json", "deepspeed", {{"parallelism.zero_stage", 3}}, {},
+                {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "bf16.enabled"}});
+}
+
+TEST_CASE("HF TrainingArguments and accelerate") {
+    check_case({"hf_trainer/training_args.yaml", "hf_trainer",
+                {{"training.local_batch_size", 4}, {"training.gradient_accumulation_steps", 4},
+                 {"activation_checkpoint.mode", "full"}, {"training.mixed_precision_param", "bfloat16"},
+                 {"optimizer.name", "adamw_torch_fused"}, {"parallelism.zero_stage", 3}, {"training.seq_len", 4096}},
+                {}, {}});
+    // Points at a DeepSpeed JSON: its ZeRO stage is read, the trainer's own values win.
+    check_case({"hf_trainer/training_args.json", "hf_trainer",
+                {{"training.local_batch_size", 8}, {"activation_checkpoint.mode", "none"}, {"compile.enable", true},
+                 {"parallelism.zero_stage", 2}, {"training.mixed_precision_param", "float16"}},
+                {"per_device_train_batch "}, {}});
+    check_case({"hf_trainer/accelerate_fsdp.yaml", "hf_trainer",
+                {{"parallelism.zero_stage", 3}, {"parallelism.offload_params", "cpu"}, {"activation_checkpoint.mode", "full"},
+                 {"training.mixed_precision_param", "bfloat16"}, {"job.world_size", 16}},
+                {}, {}});
+    check_case({"hf_trainer/run_clm.sh", "hf_trainer",
+                {{"training.local_batch_size", 2}, {"training.gradient_accumulation_steps", 16},
+                 {"activation_checkpoint.mode", "full"}, {"training.mixed_precision_param", "bfloat16"},
+                 {"parallelism.zero_stage", 3}, {"training.seq_len", 2048},
+                 {"env.PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:512"}},
+                {}, {}});
+}
+
+TEST_CASE("LLaMA-Factory") {
+    check_case({"llama_factory/qwen3_full_sft_ds3.yaml", "llama_factory",
+                {{"training.finetuning_type", "full"}, {"training.seq_len", 2048}, {"training.local_batch_size", 1},
+                 {"activation_checkpoint.mode", "full"}, {"job.deepspeed_config", "examples/deepspeed/ds_z3_config.json"}},
+                {}, {}});
+    check_case({"llama_factory/llama3_lora_sft.yaml", "llama_factory",
+                {{"training.finetuning_type", "lora"}, {"training.lora_rank", 8}, {"activation_checkpoint.mode", "none"},
+                 {"model.attn_impl", "flash"}, {"training.seq_len", 4096}},
+                {"enable_liger_kernl"}, {}});
+    // key=value overrides on top of the YAML the launch line names.
+    check_case({"llama_factory/train_cli.sh", "llama_factory",
+                {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"training.finetuning_type", "freeze"},
+                 {"job.model_name", "Qwen/Qwen3-8B"}, {"training.gradient_accumulation_steps", 2}},
+                {}, {}});
+}
+
+TEST_CASE("CLI arguments from a log's launch line") {
+    auto words = split_command_line(
+        "torchrun --nproc_per_node=8 -m torchtitan.train --job.config_file x.toml "
+        "--training.local_batch_size 2 --parallelism.tensor_parallel_degree=4 --activation_checkpoint.mode 'full'");
+    job_config j = parse_cli_args(words, "", "train.log", 12);
+    CHECK(j.framework == "torchtitan");
+    REQUIRE(j.find("training.local_batch_size"));
+    CHECK(j.find("training.local_batch_size")->val == value(2));
+    CHECK(j.find("training.local_batch_size")->prov.file == "train.log");
+    CHECK(j.find("training.local_batch_size")->prov.line == 12);
+    CHECK(j.find("parallelism.tensor_parallel_degree")->val == value(4));
+    CHECK(j.find("activation_checkpoint.mode")->val == value("full"));
+    CHECK(j.find("job.world_size")->val == value(8));
+
+    job_config m = parse_cli_args(split_command_line("pretrain_gpt.py --micro-batch-size 2 --tensor-model-parallel-size 4 "
+                                                     "--sequence-parallel --recompute-activations --bf16"),
+                                  "", "log.txt", 3);
+    CHECK(m.framework == "megatron");
+    CHECK(m.find("parallelism.sequence_parallel")->val == value(true));
+    CHECK(m.find("activation_checkpoint.mode")->val == value("selective"));
+
+    // CLI overrides merged on top of a file.
+    job_config base = parse_job_config(dir + "torchtitan/llama3_8b_2025_10.toml");
+    merge_job_config(base, parse_cli_args({"--training.local_batch_size", "1"}, "torchtitan", "cmd", 0));
+    fact_store store(&vocabulary::shipped());
+    emit_facts(base, store);
+    CHECK(store.integer("training.local_batch_size") == 1);
+    CHECK(store.integer("training.global_batch_size") == 64);
+}
+
+TEST_CASE("framework hint wins; unknown hint is a usage error") {
+    job_config j = parse_job_config(dir + "megatron/pretrain_llama3_8b.sh", "mindspeed");
+    CHECK(j.framework == "mindspeed");
+    CHECK_THROWS_AS(parse_job_config(dir + "megatron/pretrain_llama3_8b.sh", "nosuch"), usage_error);
+}
