@@ -1,16 +1,44 @@
-// `oomdx preflight`: placeholder until its issue lands.
+// `oomdx preflight`: does the job fit (capacity x 0.95)? Exit 1 when it does not. --plan lists
+// fitting configurations ranked by cost. The work is run_preflight() (engine/estimator/preflight.h).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/cli/commands.h"
+#include "engine/estimator/preflight.h"
 
 namespace oomdx::cli {
 
+namespace {
+
+struct preflight_opts {
+    preflight_request req;
+    output_format fmt = output_format::text;
+    std::size_t top = 10;
+};
+
+}  // namespace
+
 void add_preflight_command(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("preflight", "(not implemented yet)");
-    cmd->allow_extras();
-    cmd->callback([&exit_code] {
-        fmt::print(stderr, "oomdx: 'preflight' is not implemented yet\n");
-        exit_code = 2;
+    auto opts = std::make_shared<preflight_opts>();
+    auto* cmd = app.add_subcommand("preflight", "Will this training config fit? (exit 1 when it does not)");
+    preflight_request& req = opts->req;
+    cmd->add_option("-c,--config", req.config, "Job config (torchtitan TOML, Megatron script, DeepSpeed JSON, ...)");
+    cmd->add_option("--framework", req.framework, "Framework of the config (default: detected)");
+    cmd->add_option("-m,--model", req.model, "Model preset id, HF config.json, torchtitan flavor or Megatron script");
+    cmd->add_option("-d,--device", req.device, "Device id from the catalog or a size (80GiB)")->required();
+    cmd->add_option("-w,--world-size", req.world_size, "Number of devices in the job")->check(CLI::Range(1, 1 << 24));
+    cmd->add_option("-s,--set", req.sets, "Canonical key=value applied on top of the config, repeatable")->take_all();
+    cmd->add_flag("--plan", req.plan, "Search AC modes, micro-batch, TP/PP/CP/EP splits, sharding and swap for configs that fit");
+    cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
+    add_format_option(cmd, opts->fmt);
+    cmd->callback([opts, &exit_code] {
+        opts->req.plan_opts.top = opts->top;
+        const preflight_result r = run_preflight(opts->req);
+        if (opts->fmt == output_format::json)
+            fmt::print("{}\n", preflight_json(r).dump(2));
+        else
+            fmt::print("{}", render_preflight_text(r));
+        exit_code = r.exit_code;
     });
 }
 

@@ -130,10 +130,14 @@ layer_act layer_activation(const estimate_input& in, bool moe) {
             } else {
                 // torchtitan op-level SAC: layer input, every second matmul output, SDPA output
                 double saved_mm = 2.0 * (q_dim + v_dim) + 2.0 * o_dim;
-                if (moe)
+                // Float8 linears run as scaled matmuls, which the op-SAC save list does not keep:
+                // only the SDPA output survives (torchtitan's policy saves aten.mm outputs).
+                if (in.float8)
+                    saved_mm = 2.0 * o_dim;
+                else if (moe)
                     saved_mm += 0.5 * (mlp_shard / t + mlp_rep / (sp ? t : 1.0)) * t;
                 else
-                    saved_mm += 2.0 * ((m.gated ? double(m.ffn) : double(m.ffn)) + h);
+                    saved_mm += 2.0 * (double(m.ffn) + h);
                 r.saved = input + saved_mm / t;
             }
             break;
@@ -424,8 +428,11 @@ double compute(const estimate_input& in, breakdown& out) {
         }
     }
     out.reserved_factor = in.framework == train_framework::megatron ? k.reserved_factor_megatron : k.reserved_factor;
-    out.reserved = out.peak * out.reserved_factor;
     out.runtime = in.npu ? k.runtime_npu_bytes : k.runtime_cuda_bytes;
+    out.reserved = out.peak * out.reserved_factor;
+    // the allocator cannot cache beyond the device: near capacity reserved ~ allocated
+    if (in.capacity_bytes > 0)
+        out.reserved = std::min(out.reserved, std::max(out.peak, double(in.capacity_bytes) - out.runtime));
     out.device = out.reserved + out.runtime;
     return out.device;
 }

@@ -8,10 +8,10 @@ namespace oomdx {
 
 struct estimator_constants {
     double budget_fraction = 0.95;              // method Step 1: estimate <= capacity x 0.95
-    double logits_bytes_unfused = 11.0;         // bf16 logits + fp32 upcast + log-softmax + grad
+    double logits_bytes_unfused = 12.0;         // bf16 logits + fp32 upcast + log-softmax + grad
     double logits_bytes_megatron = 6.0;         // bf16 logits + fp32 vocab-parallel CE buffers
     double logits_bytes_chunked = 2.5;          // chunked/fused CE: bf16 logits + one fp32 chunk
-    double reserved_factor = 1.10;              // reserved / allocated (caching, fragmentation)
+    double reserved_factor = 1.20;              // reserved / allocated (caching, fragmentation)
     double reserved_factor_megatron = 1.05;
     double runtime_cuda_bytes = 1.0e9;          // CUDA context, NCCL, library handles (not in allocator)
     double runtime_npu_bytes = 5.0e9;           // CANN + HCCL + driver (MindSpeed's flat 5000 MB)

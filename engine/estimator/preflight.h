@@ -1,0 +1,56 @@
+// `oomdx preflight` / `oomdx estimate` as library calls: gather facts from a job config, a model
+// spec, a device id, a world size and canonical key=value pairs; estimate; optionally search
+// plans. The CLI only parses options and renders; the lead extends run_preflight with rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimate.h"
+#include "engine/estimator/plan_search.h"
+
+namespace oomdx {
+
+struct preflight_request {
+    std::string config;                 // job config path (optional for estimate)
+    std::string framework;              // adapter hint, "" = detect
+    std::string model;                  // preset id or config.json / flavor / script path
+    std::string device;                 // catalog id or spelling
+    std::int64_t world_size = 0;        // 0 = from config
+    std::vector<std::string> sets;      // canonical "key=value" pairs, applied last
+    bool plan = false;
+    plan_options plan_opts;
+};
+
+struct rendered_plan {
+    plan_candidate candidate;
+    std::vector<std::string> job_syntax;  // overrides rendered by the job's framework adapter
+};
+
+struct preflight_result {
+    fact_store facts;                   // inputs plus estimate.* facts
+    estimate_input input;
+    estimate_result estimate;
+    bool planned = false;
+    plan_result plan;
+    std::vector<rendered_plan> plans;
+    std::string framework;              // adapter used to render overrides
+    int exit_code = 0;                  // 0 fits, 1 does not fit (capacity known)
+};
+
+// Fills `facts` from the request (config, model, device, world size, --set pairs).
+// Throws input_error / usage_error with one-line messages.
+void gather_facts(const preflight_request& req, fact_store& facts);
+// Parses "key=value" for a canonical key declared in the vocabulary (typed by its declaration).
+estimate_override parse_set(const std::string& kv);
+preflight_result run_preflight(const preflight_request& req);
+
+std::string render_preflight_text(const preflight_result& r);
+nlohmann::json preflight_json(const preflight_result& r);  // "schema": "oomdx.preflight/1"
+
+}  // namespace oomdx
