@@ -340,11 +340,16 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
         if (!m->values.empty() && !(m->flag && ov.val == *m->flag)) {
             bool found = false;
             for (const auto& [raw, canon] : m->values)
-                if (canon == ov.val) {
+                if (raw != "*" && canon == ov.val) {
                     it.val = typed_raw(raw);
                     found = true;
                     break;
                 }
+            if (auto any = m->values.find("*"); !found && any != m->values.end()) {
+                // "*": anything else passes through ("{value}") or is one fixed value.
+                if (any->second.is_string() && any->second.as_string() == "{value}") found = true;
+                else if (any->second == ov.val) { it.val = value(true); found = true; }
+            }
             if (!found && m->flag) it.remove = true;
             else if (!found) {
                 put({"#" + ov.key, ov.val, false});

@@ -332,7 +332,8 @@ std::vector<raw_entry> split_args(const std::vector<shell_word>& words, std::str
 
 namespace {
 
-job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth);
+job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth,
+                                  const framework_adapter* forced = nullptr);
 
 // A file named inside a config: as written (relative to the working directory) or relative
 // to the config's own directory.
@@ -364,10 +365,18 @@ job_config parse_job_config(const std::string& path_spec, const std::string& fra
     return parse_job_config_depth(path_spec, framework_hint, 0);
 }
 
+job_config parse_job_config(const std::string& path, const framework_adapter& adapter) {
+    return parse_job_config_depth(path, "", 0, &adapter);
+}
+
 namespace {
 
-job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth) {
+job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth,
+                                  const framework_adapter* forced) {
     namespace fs = std::filesystem;
+    auto choose = [&](const std::vector<raw_entry>& entries, const std::string& format) -> const framework_adapter& {
+        return forced ? *forced : choose_adapter(entries, format, framework_hint);
+    };
     auto with_base = [&](const std::string& ref, const job_config& over, const std::string& fw) -> job_config {
         if (depth > 0) return over;
         return with_base_job(parse_job_config_depth(ref, fw, depth + 1), over);
@@ -414,7 +423,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         std::vector<shell_word> operands;
         if (cmd) job.entries = split_args(cmd->words, text, nullptr, &operands);
         add_dotlist(job.entries, operands, text);
-        const framework_adapter& a0 = choose_adapter(job.entries, "shell", framework_hint);
+        const framework_adapter& a0 = choose(job.entries, "shell");
         job.entries.clear();
         operands.clear();
         if (cmd) job.entries = split_args(cmd->words, text, &a0, &operands);
@@ -432,7 +441,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
                 if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
         return job;
     }
-    finish(job, choose_adapter(job.entries, job.format, framework_hint));
+    finish(job, choose(job.entries, job.format));
     // HF / LLaMA-Factory pointing at a DeepSpeed JSON: read it too; the trainer's values win.
     if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && job.framework != "deepspeed") {
         if (auto ref = resolve_reference(ds->val.as_string(), path)) {

@@ -30,6 +30,9 @@ struct job_config {
 // A registry function is named as "config_registry.py:llama3_8b" (or "#llama3_8b").
 // Throws input_error naming file:line.
 job_config parse_job_config(const std::string& path, const std::string& framework_hint = "");
+// Same with a given adapter (one loaded from outside the shipped set, for example).
+class framework_adapter;
+job_config parse_job_config(const std::string& path, const framework_adapter& adapter);
 // Argument words (torchtitan --section.field=value, Megatron flags, HF --key value, or
 // LLaMA-Factory key=value), e.g. from a launch line found in a log.
 job_config parse_cli_args(const std::vector<std::string>& args, const std::string& framework_hint,

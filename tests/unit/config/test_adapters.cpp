@@ -1,0 +1,221 @@
+// Adapters: rendering in each framework's syntax, round trips, a sixth adapter from a YAML file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <map>
+
+#include <unistd.h>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/framework_adapter.h"
+#include "parsers/config/job_config.h"
+
+using namespace oomdx;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string fixtures = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/";
+
+fs::path scratch_dir() {
+    fs::path d = fs::temp_directory_path() / ("oomdx_test_adapters_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = scratch_dir() / name;
+    std::ofstream(p) << text;
+    return p.string();
+}
+
+std::string join(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l + "\n";
+    return s;
+}
+
+// Rendered lines -> a file the parser reads, in the adapter's syntax.
+std::string as_file(const framework_adapter& a, const std::vector<std::string>& lines, const std::string& syntax,
+                    const std::string& tag) {
+    if (syntax == "toml") return write(tag + ".toml", join(lines));
+    if (syntax == "json") return write(tag + ".json", join(lines));
+    if (syntax == "yaml") {
+        std::vector<std::string> keep;
+        for (const auto& l : lines)
+            if (l.rfind("export ", 0) != 0) keep.push_back(l);
+        return write(tag + ".yaml", join(keep));
+    }
+    if (syntax == "registry") {
+        std::string py = "def cfg():\n    config = Trainer.Config()\n";
+        for (const auto& l : lines) py += "    " + l + "\n";
+        py += "    return config\n";
+        return write(tag + ".py", py);
+    }
+    // cli: a launch script; exports and comments stay on their own lines.
+    std::string sh = "#!/bin/bash\n", cmd = "torchrun --nproc_per_node 8 train.py";
+    for (const auto& l : lines) {
+        if (l.rfind("export ", 0) == 0 || l.rfind("unset ", 0) == 0 || l.rfind("#", 0) == 0) sh += l + "\n";
+        else cmd += " \\\n    " + l;
+    }
+    return write(tag + ".sh", sh + cmd + "\n");
+}
+
+void round_trip(const framework_adapter& a, const std::vector<canonical_override>& ovs, const std::string& syntax) {
+    CAPTURE(a.name());
+    CAPTURE(syntax);
+    const auto lines = a.render_lines_as(ovs, syntax);
+    const std::string text = join(lines);
+    CAPTURE(text);
+    for (const auto& l : lines) CHECK(l.find("has no setting") == std::string::npos);
+    const std::string file = as_file(a, lines, syntax, a.name() + "_" + syntax);
+    job_config j = parse_job_config(file, a);
+    CHECK(j.framework == a.name());
+    CHECK(j.unknown_keys.empty());
+    CHECK(j.non_literal.empty());
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    for (const auto& o : ovs) {
+        CAPTURE(o.key);
+        const fact* f = store.get(o.key);
+        REQUIRE(f != nullptr);
+        CHECK(f->val == o.val);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every shipped adapter loads and renders") {
+    std::vector<std::string> names;
+    for (const auto& a : framework_adapter::shipped()) names.push_back(a.name());
+    for (const char* n : {"torchtitan", "torchtitan_npu", "megatron", "mindspeed", "deepspeed", "hf_trainer", "llama_factory"})
+        CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    CHECK(framework_adapter::get("no-such-framework").name() == "torchtitan");
+    // Every canonical key an adapter maps is declared in the vocabulary.
+    for (const auto& a : framework_adapter::shipped())
+        for (const auto& k : a.keys()) {
+            CAPTURE(a.name());
+            CAPTURE(k.canonical);
+            CHECK(vocabulary::shipped().find(k.canonical) != nullptr);
+        }
+}
+
+TEST_CASE("renderers write each framework's own syntax") {
+    const std::vector<canonical_override> full_ac{{"activation_checkpoint.mode", "full"}};
+    // Megatron: full recomputation is three flags.
+    CHECK(framework_adapter::get("megatron").render(full_ac) ==
+          "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1\n");
+    CHECK(framework_adapter::get("torchtitan").render(full_ac) == "[activation_checkpoint]\nmode = \"full\"\n");
+    CHECK(join(framework_adapter::get("torchtitan").render_lines_as({{"training.local_batch_size", 2}}, "cli")) ==
+          "--training.local_batch_size 2\n");
+    CHECK(join(framework_adapter::get("torchtitan").render_lines_as({{"training.local_batch_size", 2}}, "registry")) ==
+          "config.training.local_batch_size = 2\n");
+    // DeepSpeed: ZeRO-3 is a JSON patch.
+    const std::string z3 = framework_adapter::get("deepspeed").render({{"parallelism.zero_stage", 3}});
+    CHECK(z3.find("\"zero_optimization\": {") != std::string::npos);
+    CHECK(z3.find("\"stage\": 3") != std::string::npos);
+    CHECK(z3.find("\"overlap_comm\": true") != std::string::npos);
+    CHECK(framework_adapter::get("llama_factory").render(full_ac) == "disable_gradient_checkpointing: false\n");
+    CHECK(framework_adapter::get("hf_trainer").render(full_ac) == "gradient_checkpointing: true\n");
+    // Environment variables are exports in every framework.
+    CHECK(framework_adapter::get("deepspeed").render({{"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}) ==
+          "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
+    CHECK(framework_adapter::get("mindspeed").render({{"optimizer.swap_optimizer", true}}) ==
+          "--swap-optimizer\n--use-distributed-optimizer\n");
+    // What a framework cannot express is said, not silently dropped.
+    CHECK(framework_adapter::get("deepspeed").render(full_ac).find("has no setting") != std::string::npos);
+}
+
+TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
+    const std::vector<canonical_override> tt{{"training.local_batch_size", 2},
+                                             {"training.global_batch_size", 128},
+                                             {"training.seq_len", 4096},
+                                             {"parallelism.tensor_parallel_degree", 4},
+                                             {"parallelism.pipeline_parallel_degree", 2},
+                                             {"parallelism.context_parallel_degree", 2},
+                                             {"parallelism.expert_parallel_degree", 8},
+                                             {"activation_checkpoint.mode", "full"},
+                                             {"compile.enable", true},
+                                             {"profiling.enable_memory_snapshot", true}};
+    for (const char* syn : {"toml", "registry", "cli"}) round_trip(framework_adapter::get("torchtitan"), tt, syn);
+    round_trip(framework_adapter::get("torchtitan"), {{"quantize.linear.float8", true}}, "toml");
+    auto npu = tt;
+    npu.push_back({"optimizer.swap_optimizer", true});
+    npu.push_back({"optimizer.swap_optimizer_times", 8});
+    npu.push_back({"training.torch_npu_memory_ratio", 0.9});
+    for (const char* syn : {"toml", "registry", "cli"}) round_trip(framework_adapter::get("torchtitan_npu"), npu, syn);
+
+    const std::vector<canonical_override> meg{{"training.local_batch_size", 2},
+                                              {"training.global_batch_size", 64},
+                                              {"training.seq_len", 4096},
+                                              {"parallelism.tensor_parallel_degree", 4},
+                                              {"parallelism.pipeline_parallel_degree", 2},
+                                              {"parallelism.sequence_parallel", true},
+                                              {"activation_checkpoint.mode", "full"},
+                                              {"optimizer.distributed", true},
+                                              {"training.mixed_precision_param", "bfloat16"},
+                                              {"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}};
+    round_trip(framework_adapter::get("megatron"), meg, "cli");
+    round_trip(framework_adapter::get("megatron"), {{"activation_checkpoint.mode", "selective"}}, "cli");
+    round_trip(framework_adapter::get("megatron"), {{"activation_checkpoint.mode", "none"}}, "cli");
+    auto ms = meg;
+    ms.push_back({"optimizer.swap_optimizer", true});
+    ms.push_back({"activation_checkpoint.swap_attention", true});
+    ms.back() = {"activation_checkpoint.swap_attention", true};
+    round_trip(framework_adapter::get("mindspeed"), ms, "cli");
+
+    round_trip(framework_adapter::get("deepspeed"),
+               {{"parallelism.zero_stage", 3}, {"optimizer.offload", "cpu"}, {"parallelism.offload_params", "cpu"},
+                {"training.local_batch_size", 4}, {"training.gradient_accumulation_steps", 8},
+                {"training.mixed_precision_param", "bfloat16"}},
+               "json");
+    round_trip(framework_adapter::get("deepspeed"), {{"parallelism.zero_stage", 2}}, "json");
+    round_trip(framework_adapter::get("hf_trainer"),
+               {{"training.local_batch_size", 4}, {"training.gradient_accumulation_steps", 2},
+                {"activation_checkpoint.mode", "full"}, {"training.mixed_precision_param", "bfloat16"},
+                {"optimizer.name", "adamw_torch"}, {"parallelism.zero_stage", 3}, {"training.seq_len", 2048}},
+               "yaml");
+    round_trip(framework_adapter::get("llama_factory"),
+               {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "none"},
+                {"training.finetuning_type", "lora"}, {"training.lora_rank", 16}},
+               "yaml");
+}
+
+TEST_CASE("a sixth framework needs only a YAML file") {
+    auto adapters = framework_adapter::load_dir(fixtures + "sixth/adapters");
+    REQUIRE(adapters.size() == 1);
+    const framework_adapter& nemo = adapters[0];
+    CHECK(nemo.name() == "nemo");
+    job_config j = parse_job_config(fixtures + "sixth/megatron_gpt_config.yaml", nemo);
+    CHECK(j.framework == "nemo");
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    CHECK(store.integer("training.local_batch_size") == 4);
+    CHECK(store.integer("parallelism.tensor_parallel_degree") == 2);
+    CHECK(store.string("activation_checkpoint.mode") == "selective");
+    CHECK(store.string("training.mixed_precision_param") == "bfloat16");
+    CHECK(store.integer("job.world_size") == 16);
+    REQUIRE(j.unknown_keys.size() == 1);
+    CHECK(j.unknown_keys[0].find("model.megablocks_cache") != std::string::npos);
+    CHECK(nemo.render({{"activation_checkpoint.mode", "full"}}) ==
+          "model:\n  activations_checkpoint_granularity: full\n  activations_checkpoint_method: uniform\n"
+          "  activations_checkpoint_num_layers: 1\n");
+    round_trip(nemo, {{"training.local_batch_size", 2}, {"parallelism.tensor_parallel_degree", 4},
+                      {"activation_checkpoint.mode", "full"}, {"training.seq_len", 8192}}, "yaml");
+}
+
+TEST_CASE("malformed adapter files name the line") {
+    const std::string bad = write("bad_adapter.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a}\n");
+    try {
+        framework_adapter::load(bad);
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_adapter.yaml:4") != std::string::npos);
+    }
+    CHECK_THROWS_AS(framework_adapter::load(write("bad_syntax.yaml", "name: x\nsyntax: xml\n")), input_error);
+    CHECK_THROWS_AS(framework_adapter::load(write("bad_extends.yaml", "name: x\nextends: nothing_like_it\n")), input_error);
+}
