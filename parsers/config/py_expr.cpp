@@ -196,8 +196,14 @@ py_node py_source::parse_expr(std::size_t& i, int depth) const {
     py_node n;
     n.line = m_tok[i].line;
     auto finish_other = [&](std::size_t from) {
-        // Consume to the next delimiter at this bracket level.
+        // Consume to the next delimiter at this bracket level (a lambda's ':' is its own).
         int d = 0;
+        if (m_tok[i].t == tok::type::name && m_tok[i].s == "lambda") {
+            while (m_tok[i].t != tok::type::end && m_tok[i].t != tok::type::newline &&
+                   !(m_tok[i].t == tok::type::op && m_tok[i].s == ":"))
+                ++i;
+            if (m_tok[i].t == tok::type::op) ++i;
+        }
         while (m_tok[i].t != tok::type::end) {
             const tok& t = m_tok[i];
             if (d == 0 && is_delim(t)) break;
