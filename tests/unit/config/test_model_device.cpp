@@ -115,3 +115,30 @@ TEST_CASE("HF config.json") {
         CHECK(std::string(e.what()).find("broken_config.json:") != std::string::npos);
     }
 }
+
+TEST_CASE("torchtitan flavor files") {
+    CHECK(param_count(load_model(fixtures + "llama3_flavors.py:8B")) == 8030261248);
+    CHECK(param_count(load_model(fixtures + "llama3_flavors.py:70B")) == 70553706496);
+    CHECK(param_count(load_model(fixtures + "llama3_flavors.py:405B")) == 405853388800);
+    CHECK(load_model(fixtures + "llama3_flavors.py:8B").intermediate_size == 14336);
+    CHECK(param_count(load_model(fixtures + "deepseek_flavors.py:16B")) == 15706484224);
+    CHECK(param_count(load_model(fixtures + "deepseek_flavors.py:671B")) == 671026419200);
+    CHECK(param_count(load_model(fixtures + "deepseek_flavors.py:30B-A3B")) == 30532122624);
+    auto q = load_model(fixtures + "deepseek_flavors.py:1.7B");
+    CHECK(q.tie_word_embeddings);
+    CHECK(std::fabs(double(param_count(q)) / 1.72e9 - 1.0) < 0.01);
+    CHECK_THROWS_AS(load_model(fixtures + "llama3_flavors.py:3B"), input_error);
+    CHECK_THROWS_AS(load_model(fixtures + "llama3_flavors.py"), input_error);
+}
+
+TEST_CASE("Megatron / MindSpeed scripts as model dimensions") {
+    const std::string cfg = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/";
+    auto ds = load_model(cfg + "mindspeed/pretrain_deepseek3_671b_4k.sh");
+    CHECK(ds.family == "deepseek_v3");
+    CHECK(std::fabs(double(param_count(ds)) / 671026419200.0 - 1.0) < 0.005);
+    CHECK(ds.source.line > 0);
+    auto q = load_model(cfg + "mindspeed/pretrain_qwen25_72b_32k.sh");
+    CHECK(q.num_kv_heads == 8);
+    // No vocabulary in the script: a clear error.
+    CHECK_THROWS_AS(load_model(cfg + "megatron/pretrain_llama3_8b.sh"), input_error);
+}
