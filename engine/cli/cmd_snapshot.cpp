@@ -1,16 +1,176 @@
-// `oomdx snapshot`: placeholder until its issue lands.
+// `oomdx snapshot FILE|DIR...`, `oomdx snapshot diff A B`, `oomdx snapshot trend A B C...`.
+#include <cstdio>
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "engine/core/bytes.h"
+#include "engine/core/errors.h"
+#include "parsers/snapshot/analysis_batch.h"
+#include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/compare.h"
 
 namespace oomdx::cli {
 
+namespace {
+
+struct snapshot_opts {
+    std::vector<std::string> inputs;
+    output_format format = output_format::text;
+    int top = 10;
+    std::string categories;
+    std::string capacity;
+    unsigned jobs = 0;
+};
+
+void add_common(CLI::App* cmd, snapshot_opts& o) {
+    add_format_option(cmd, o.format);
+    cmd->add_option("--top", o.top, "Allocation sites to list (default 10)")->check(CLI::Range(1, 100000));
+    cmd->add_option("--categories", o.categories,
+                    "Extra category rules (YAML like knowledge/snapshot_categories.yaml, or a Mosaic "
+                    "custom profile {category: regex}); they run before the shipped rules");
+    cmd->add_option("--capacity", o.capacity,
+                    "Device memory capacity (e.g. 80GiB) to measure memory outside PyTorch at an OOM");
+    cmd->add_option("-j,--jobs", o.jobs, "Files analyzed in parallel (default: all cores)");
+}
+
+struct prepared {
+    std::unique_ptr<snap::category_rules> rules;
+    snap::analysis_options opt;
+};
+
+prepared prepare(const snapshot_opts& o) {
+    prepared p;
+    p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
+    if (!o.categories.empty()) p.rules->prepend(snap::category_rules::load(o.categories));
+    p.opt.rules = p.rules.get();
+    p.opt.top = o.top;
+    if (!o.capacity.empty()) {
+        auto v = parse_size(o.capacity);
+        if (!v || *v <= 0) throw usage_error("--capacity: not a size: '" + o.capacity + "'");
+        p.opt.device_capacity_bytes = *v;
+    }
+    return p;
+}
+
+std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
+                                             unsigned jobs) {
+    std::function<void(std::size_t, std::size_t)> progress;
+    if (stderr_is_tty() && files.size() > 1)
+        progress = [](std::size_t done, std::size_t total) {
+            fmt::print(stderr, "\ranalyzed {}/{} snapshots", done, total);
+            if (done == total) fmt::print(stderr, "\n");
+            std::fflush(stderr);
+        };
+    return snap::analyze_files(files, p.opt, jobs, progress);
+}
+
+void print(const std::string& s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    if (!s.empty() && s.back() != '\n') std::fputc('\n', stdout);
+}
+
+void run_analyze(const snapshot_opts& o) {
+    if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
+    prepared p = prepare(o);
+    auto files = snap::expand_snapshot_inputs(o.inputs);
+    auto all = run_all(files, p, o.jobs);
+    const bool md = o.format == output_format::markdown;
+    if (all.size() == 1) {
+        if (o.format == output_format::json) print(snap::to_json(all[0], o.top).dump(2));
+        else print(snap::render_text(all[0], md, use_color(), o.top));
+        return;
+    }
+    snap::rank_table ranks = snap::compare_ranks(all);
+    if (o.format == output_format::json) {
+        nlohmann::json j;
+        j["schema"] = "oomdx.snapshot/1";
+        j["kind"] = "ranks";
+        j["ranks"] = snap::to_json(ranks);
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& a : all) arr.push_back(snap::to_json_body(a, o.top));
+        j["snapshots"] = arr;
+        print(j.dump(2));
+        return;
+    }
+    std::string out = snap::render_text(ranks, md, use_color());
+    // Full reports: all of them for a few files, else the outlier (or the largest peak).
+    std::vector<std::size_t> shown;
+    if (all.size() <= 4) {
+        for (std::size_t i = 0; i < all.size(); ++i) shown.push_back(i);
+    } else {
+        std::size_t pick = 0;
+        if (ranks.outlier >= 0) {
+            for (std::size_t i = 0; i < all.size(); ++i)
+                if (all[i].file == ranks.rows[ranks.outlier].file) pick = i;
+        } else {
+            for (std::size_t i = 1; i < all.size(); ++i) {
+                auto pk = [&](std::size_t k) { return all[k].primary >= 0 ? all[k].devices[all[k].primary].peak_bytes : 0; };
+                if (pk(i) > pk(pick)) pick = i;
+            }
+        }
+        shown.push_back(pick);
+        out += fmt::format("\n(full report of {} below; --format json has every rank)\n", all[pick].file);
+    }
+    for (std::size_t i : shown) out += "\n" + snap::render_text(all[i], md, use_color(), o.top);
+    print(out);
+}
+
+void run_diff(const snapshot_opts& o) {
+    if (o.inputs.size() != 2) throw usage_error("oomdx snapshot diff A B: exactly two snapshots");
+    prepared p = prepare(o);
+    auto files = snap::expand_snapshot_inputs(o.inputs);
+    if (files.size() != 2) throw usage_error("snapshot diff: exactly two snapshot files");
+    auto all = run_all(files, p, o.jobs);
+    auto d = snap::diff(all[0], all[1]);
+    if (o.format == output_format::json) print(snap::to_json(d).dump(2));
+    else print(snap::render_text(d, o.format == output_format::markdown, use_color(), o.top));
+}
+
+void run_trend(const snapshot_opts& o) {
+    prepared p = prepare(o);
+    auto files = snap::expand_snapshot_inputs(o.inputs);
+    if (files.size() < 3) throw usage_error("oomdx snapshot trend A B C...: three or more snapshots, in step order");
+    auto all = run_all(files, p, o.jobs);
+    auto t = snap::trend(all);
+    if (o.format == output_format::json) print(snap::to_json(t).dump(2));
+    else print(snap::render_text(t, o.format == output_format::markdown, use_color(), o.top));
+}
+
+}  // namespace
+
 void add_snapshot_command(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("snapshot", "(not implemented yet)");
-    cmd->allow_extras();
-    cmd->callback([&exit_code] {
-        fmt::print(stderr, "oomdx: 'snapshot' is not implemented yet\n");
-        exit_code = 2;
+    auto* cmd = app.add_subcommand("snapshot", "Analyze PyTorch/torch_npu memory snapshots (pickle or JSON)");
+    auto o = std::make_shared<snapshot_opts>();
+    auto od = std::make_shared<snapshot_opts>();
+    auto ot = std::make_shared<snapshot_opts>();
+    cmd->add_option("inputs", o->inputs, "Snapshot files, or a directory of per-rank snapshots");
+    add_common(cmd, *o);
+    cmd->footer(
+        "Sizes are bytes in JSON (schema oomdx.snapshot/1, see docs/snapshot-analysis.md).\n"
+        "Several files or a directory: each is analyzed in parallel and a cross-rank table is shown.");
+
+    auto* d = cmd->add_subcommand("diff", "Compare two snapshots of one run: growth per site and category");
+    d->add_option("inputs", od->inputs, "Snapshot A (earlier) and B (later)")->required();
+    add_common(d, *od);
+    d->callback([od, &exit_code] {
+        run_diff(*od);
+        exit_code = 0;
+    });
+
+    auto* t = cmd->add_subcommand("trend", "Growth over three or more snapshots: leak vs warm-up");
+    t->add_option("inputs", ot->inputs, "Snapshots in step order")->required();
+    add_common(t, *ot);
+    t->callback([ot, &exit_code] {
+        run_trend(*ot);
+        exit_code = 0;
+    });
+
+    cmd->callback([cmd, o, &exit_code] {
+        if (!cmd->get_subcommands().empty()) return;
+        run_analyze(*o);
+        exit_code = 0;
     });
 }
 

@@ -1,0 +1,111 @@
+#include "parsers/snapshot/analysis_batch.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "engine/core/errors.h"
+#include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/compare.h"
+#include "parsers/snapshot/snapshot_loader.h"
+
+namespace oomdx::snap {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& paths) {
+    std::vector<std::string> out;
+    for (const auto& p : paths) {
+        std::error_code ec;
+        if (fs::is_directory(p, ec)) {
+            std::vector<std::string> files;
+            for (const auto& e : fs::directory_iterator(p, ec)) {
+                if (!e.is_regular_file(ec)) continue;
+                std::string ext = e.path().extension().string();
+                std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+                if (ext == ".pickle" || ext == ".pkl" || ext == ".json") files.push_back(e.path().string());
+            }
+            if (ec) throw input_error::in_file(p, "cannot list the directory: " + ec.message());
+            if (files.empty()) throw input_error::in_file(p, "no *.pickle, *.pkl or *.json snapshot in the directory");
+            std::sort(files.begin(), files.end());
+            out.insert(out.end(), files.begin(), files.end());
+        } else if (fs::exists(p, ec)) {
+            out.push_back(p);
+        } else {
+            throw input_error::in_file(p, "no such file or directory");
+        }
+    }
+    return out;
+}
+
+snapshot_analysis analyze_file(const std::string& path, const analysis_options& opt) {
+    snapshot s = load_snapshot(path);
+    return analyze(s, opt);
+}
+
+std::vector<snapshot_analysis> analyze_files(const std::vector<std::string>& files,
+                                             const analysis_options& opt, unsigned jobs,
+                                             const std::function<void(std::size_t, std::size_t)>& progress) {
+    std::vector<snapshot_analysis> out(files.size());
+    if (files.empty()) return out;
+    // The rules are shared read-only by all workers.
+    std::unique_ptr<category_rules> own;
+    analysis_options o = opt;
+    if (!o.rules) {
+        own = std::make_unique<category_rules>(category_rules::shipped());
+        o.rules = own.get();
+    }
+    if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+    jobs = std::min<unsigned>(jobs, static_cast<unsigned>(files.size()));
+    std::atomic<std::size_t> next{0};
+    std::mutex mu;
+    std::size_t done = 0;
+    std::exception_ptr first_error;
+    std::size_t first_error_index = files.size();
+    auto work = [&]() {
+        for (;;) {
+            std::size_t i = next.fetch_add(1);
+            if (i >= files.size()) return;
+            try {
+                out[i] = analyze_file(files[i], o);
+            } catch (...) {
+                std::lock_guard<std::mutex> lk(mu);
+                if (i < first_error_index) {
+                    first_error_index = i;
+                    first_error = std::current_exception();
+                }
+            }
+            std::lock_guard<std::mutex> lk(mu);
+            ++done;
+            if (progress) progress(done, files.size());
+        }
+    };
+    if (jobs <= 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (unsigned k = 0; k < jobs; ++k) pool.emplace_back(work);
+        for (auto& t : pool) t.join();
+    }
+    if (first_error) std::rethrow_exception(first_error);
+    return out;
+}
+
+void emit_facts(const std::vector<snapshot_analysis>& v, fact_sink& sink, bool as_trend) {
+    if (v.empty()) return;
+    std::size_t best = 0;
+    auto peak = [](const snapshot_analysis& a) {
+        return a.primary >= 0 ? a.devices[a.primary].peak_bytes : 0;
+    };
+    for (std::size_t i = 1; i < v.size(); ++i)
+        if (peak(v[i]) > peak(v[best])) best = i;
+    emit_analysis_facts(v[best], sink, static_cast<std::int64_t>(v.size()));
+    if (v.size() >= 2 && !as_trend) emit_facts(compare_ranks(v), sink);
+    if (as_trend && v.size() >= 3) emit_facts(trend(v), sink);
+    if (as_trend && v.size() == 2) emit_facts(diff(v[0], v[1]), sink);
+}
+
+}  // namespace oomdx::snap

@@ -1,0 +1,247 @@
+// Rendering of one analysis: JSON (oomdx.snapshot/1), text/markdown, and facts.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/snapshot_analysis.h"
+
+namespace oomdx::snap {
+
+namespace {
+
+using nlohmann::json;
+
+json opt_int(std::int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+json sites_json(const std::vector<site_total>& v, std::size_t limit) {
+    json a = json::array();
+    for (std::size_t i = 0; i < v.size() && i < limit; ++i) {
+        const auto& s = v[i];
+        a.push_back({{"site", s.site}, {"file", s.file}, {"line", s.line}, {"function", s.function},
+                     {"category", s.category}, {"bytes", s.bytes}, {"blocks", s.blocks},
+                     {"share", s.share}});
+    }
+    return a;
+}
+
+json cats_json(const std::vector<category_total>& v) {
+    json a = json::array();
+    for (const auto& c : v)
+        a.push_back({{"name", c.name}, {"bytes", c.bytes}, {"blocks", c.blocks}, {"share", c.share}});
+    return a;
+}
+
+json device_json(const device_analysis& d, int top) {
+    json j;
+    j["device"] = d.device;
+    j["segments"] = d.segments;
+    j["blocks"] = d.blocks;
+    j["large_segments"] = d.large_segments;
+    j["small_segments"] = d.small_segments;
+    j["expandable_segments"] = d.expandable_segments;
+    j["private_pool_segments"] = d.private_pool_segments;
+    j["reserved_bytes"] = d.reserved_bytes;
+    j["allocated_bytes"] = d.allocated_bytes;
+    j["active_bytes"] = d.active_bytes;
+    j["pending_free_bytes"] = d.pending_free_bytes;
+    j["inactive_bytes"] = d.inactive_bytes;
+    j["requested_bytes"] = d.requested_bytes;
+    j["rounding_bytes"] = d.rounding_bytes;
+    j["allocated_blocks"] = d.allocated_blocks;
+    j["pending_free_blocks"] = d.pending_free_blocks;
+    j["inactive_blocks"] = d.inactive_blocks;
+    j["largest_inactive_block_bytes"] = d.largest_inactive_block_bytes;
+    j["largest_allocated_block_bytes"] = d.largest_allocated_block_bytes;
+    j["free_blocks"] = d.free_blocks;
+    j["small_free_blocks"] = d.small_free_blocks;
+    j["small_free_block_share"] = d.small_free_block_share;
+    j["fragmentation_rate"] = d.fragmentation_rate;
+    j["fragmentation_level"] = d.fragmentation_level;
+    j["trace_entries"] = d.trace_entries;
+    json acts = json::object();
+    for (const auto& [k, v] : d.actions) acts[k] = v;
+    j["actions"] = acts;
+    j["has_trace"] = d.has_trace;
+    j["initial_active_bytes"] = d.initial_active_bytes;
+    j["peak_bytes"] = d.peak_bytes;
+    j["peak_index"] = opt_int(d.peak_index);
+    j["peak_time_us"] = opt_int(d.peak_time_us);
+    j["peak_reserved_bytes"] = d.peak_reserved_bytes;
+    json ooms = json::array();
+    for (const auto& o : d.ooms) {
+        json h = json::array();
+        for (const auto& s : o.holders) h.push_back({{"site", s.site}, {"bytes", s.bytes}, {"blocks", s.blocks}});
+        ooms.push_back({{"trace_index", o.trace_index},
+                        {"requested_bytes", o.requested_bytes},
+                        {"device_free_bytes", opt_int(o.device_free_bytes)},
+                        {"time_us", opt_int(o.time_us)},
+                        {"live_bytes", o.live_bytes},
+                        {"reserved_bytes", o.reserved_bytes},
+                        {"inactive_bytes", opt_int(o.inactive_bytes)},
+                        {"largest_inactive_block_bytes", opt_int(o.largest_inactive_block_bytes)},
+                        {"fragmentation", o.fragmentation},
+                        {"site", o.site},
+                        {"category", o.category},
+                        {"holders", h}});
+    }
+    j["oom_count"] = d.oom_count;
+    j["oom_events"] = ooms;
+    j["categories"] = cats_json(d.categories);
+    j["site_count"] = d.sites.size();
+    j["top_sites"] = sites_json(d.sites, static_cast<std::size_t>(top));
+    j["peak_categories"] = cats_json(d.peak_categories);
+    j["peak_sites"] = sites_json(d.peak_sites, static_cast<std::size_t>(top));
+    json ph = json::array();
+    for (const auto& p : d.phases)
+        ph.push_back({{"kind", p.kind}, {"start_index", p.start_index}, {"end_index", p.end_index},
+                      {"start_bytes", p.start_bytes}, {"end_bytes", p.end_bytes},
+                      {"start_time_us", opt_int(p.start_time_us)}, {"end_time_us", opt_int(p.end_time_us)}});
+    j["phases"] = ph;
+    j["cycles"] = d.cycles;
+    json tl = json::array();
+    for (const auto& t : d.timeline)
+        tl.push_back({{"start_index", t.start_index}, {"end_index", t.end_index}, {"allocs", t.allocs},
+                      {"frees", t.frees}, {"alloc_bytes", t.alloc_bytes}, {"free_bytes", t.free_bytes},
+                      {"live_end_bytes", t.live_end_bytes}, {"max_pending_bytes", t.max_pending_bytes},
+                      {"label", t.label}});
+    j["timeline"] = tl;
+    const auto& pf = d.pending;
+    j["pending_free"] = {{"free_requested", pf.free_requested}, {"free_completed", pf.free_completed},
+                         {"immediate", pf.immediate}, {"deferred", pf.deferred},
+                         {"max_pending_bytes", pf.max_pending_bytes},
+                         {"max_pending_index", opt_int(pf.max_pending_index)},
+                         {"max_delay_events", pf.max_delay_events}, {"max_delay_us", opt_int(pf.max_delay_us)},
+                         {"unmatched_frees", pf.unmatched_frees}};
+    j["end_live_recorded_bytes"] = d.end_live_recorded_bytes;
+    j["end_other_unknown_share"] = d.end_other_unknown_share;
+    j["non_pytorch_gap_bytes"] = opt_int(d.non_pytorch_gap_bytes);
+    json pats = json::array();
+    for (const auto& p : d.patterns)
+        pats.push_back({{"name", p.name}, {"leak", p.leak}, {"expected", p.expected},
+                        {"confidence", p.confidence}, {"summary", p.summary}, {"evidence", p.evidence}});
+    j["patterns"] = pats;
+    j["leak_suspected"] = d.leak_suspected;
+    j["inconsistencies"] = d.inconsistencies;
+    return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
+    json j;
+    j["file"] = a.file;
+    j["format"] = a.info.format;
+    j["pickle_protocol"] = a.info.pickle_protocol;
+    j["producer"] = a.info.producer;
+    j["era"] = a.info.era;
+    j["file_bytes"] = a.info.file_bytes;
+    j["alloc_conf"] = a.alloc_conf;
+    j["expandable_segments"] = a.expandable_segments;
+    j["device_capacity_bytes"] = a.device_capacity_bytes > 0 ? json(a.device_capacity_bytes) : json(nullptr);
+    j["category_names"] = a.category_names;
+    j["primary_device"] = a.primary >= 0 ? json(a.devices[a.primary].device) : json(nullptr);
+    json devs = json::array();
+    for (const auto& d : a.devices) devs.push_back(device_json(d, top));
+    j["devices"] = devs;
+    j["warnings"] = a.warnings;
+    return j;
+}
+
+nlohmann::json to_json(const snapshot_analysis& a, int top) {
+    json j;
+    j["schema"] = "oomdx.snapshot/1";
+    j["kind"] = "analysis";
+    j.update(to_json_body(a, top));
+    return j;
+}
+
+// ---- facts -------------------------------------------------------------------------------------
+
+void emit_facts(const snapshot_analysis& a, fact_sink& sink) { emit_analysis_facts(a, sink, 1); }
+
+void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64_t count) {
+    provenance p;
+    p.producer = "snapshot";
+    p.file = a.file;
+    auto emit = [&](const char* name, value v, std::string excerpt = {}) {
+        provenance q = p;
+        q.excerpt = std::move(excerpt);
+        sink.emit(name, std::move(v), std::move(q));
+    };
+    emit("snapshot.count", count);
+    emit("snapshot.devices", static_cast<std::int64_t>(a.devices.size()));
+    if (!a.alloc_conf.empty()) emit("snapshot.alloc_conf", a.alloc_conf, "PYTORCH_CUDA_ALLOC_CONF: " + a.alloc_conf);
+    emit("snapshot.expandable_segments", a.expandable_segments);
+    if (a.primary < 0) return;
+    const device_analysis& d = a.devices[a.primary];
+    std::string seg_ex = fmt::format("device {}: {} segments, {} blocks", d.device, d.segments, d.blocks);
+    emit("snapshot.device", d.device, seg_ex);
+    emit("snapshot.segments", d.segments, seg_ex);
+    emit("snapshot.blocks", d.blocks, seg_ex);
+    emit("snapshot.trace_entries", d.trace_entries);
+    emit("snapshot.reserved_bytes", d.reserved_bytes, "sum of segment total_size");
+    emit("snapshot.allocated_bytes", d.allocated_bytes, "sum of active_allocated block sizes");
+    emit("snapshot.active_bytes", d.active_bytes);
+    emit("snapshot.inactive_bytes", d.inactive_bytes);
+    emit("snapshot.pending_free_bytes", d.pending_free_bytes);
+    emit("snapshot.requested_bytes", d.requested_bytes);
+    emit("snapshot.peak_bytes", d.peak_bytes,
+         d.has_trace ? fmt::format("trace entry {}", d.peak_index) : std::string("final state (no trace)"));
+    emit("snapshot.peak_from_trace", d.has_trace);
+    emit("snapshot.fragmentation_rate", d.fragmentation_rate,
+         fmt::format("1 - {}/{}", d.allocated_bytes, d.reserved_bytes));
+    emit("snapshot.fragmentation_level", d.fragmentation_level);
+    emit("snapshot.largest_inactive_block_bytes", d.largest_inactive_block_bytes);
+    emit("snapshot.small_free_block_share", d.small_free_block_share);
+    auto share = [&](const char* cat) {
+        for (const auto& c : d.categories)
+            if (c.name == cat) return c.share;
+        return 0.0;
+    };
+    emit("snapshot.activation_share", share("activation"));
+    emit("snapshot.optimizer_share", share("optimizer_state"));
+    emit("snapshot.gradient_share", share("gradient"));
+    emit("snapshot.parameter_share", share("parameter"));
+    emit("snapshot.communication_share", share("communication"));
+    emit("snapshot.attention_share", share("attention"));
+    emit("snapshot.moe_share", share("moe"));
+    emit("snapshot.loss_share", share("loss"));
+    emit("snapshot.other_share", share("other"));
+    emit("snapshot.unknown_share", share("unknown"));
+    if (!d.categories.empty() && d.categories.front().bytes > 0) {
+        const std::string& top = d.categories.front().name;
+        static const char* builtin[] = {"parameter", "gradient", "optimizer_state", "activation", "communication",
+                                        "attention", "moe", "loss", "other", "unknown"};
+        if (std::find(std::begin(builtin), std::end(builtin), top) != std::end(builtin))
+            emit("snapshot.top_category", top);
+    }
+    emit("snapshot.oom_events", d.oom_count);
+    bool frag_oom = false;
+    for (const auto& o : d.ooms) frag_oom = frag_oom || o.fragmentation;
+    if (!d.ooms.empty()) {
+        const auto& o = d.ooms.back();
+        std::string ex = fmt::format("oom at trace entry {}: size {}, device_free {}", o.trace_index,
+                                     o.requested_bytes, o.device_free_bytes);
+        emit("snapshot.oom_requested_bytes", o.requested_bytes, ex);
+        if (o.device_free_bytes >= 0) emit("snapshot.oom_device_free_bytes", o.device_free_bytes, ex);
+        if (o.largest_inactive_block_bytes >= 0)
+            emit("snapshot.oom_largest_inactive_block_bytes", o.largest_inactive_block_bytes, ex);
+    }
+    emit("snapshot.fragmentation_oom", frag_oom);
+    if (d.non_pytorch_gap_bytes >= 0) emit("snapshot.non_pytorch_gap_bytes", d.non_pytorch_gap_bytes);
+    emit("snapshot.leak_suspected", d.leak_suspected);
+    for (const auto& pt : d.patterns) {
+        std::string ex = pt.summary.substr(0, 200);
+        provenance q = p;
+        q.excerpt = std::move(ex);
+        sink.emit("snapshot.pattern." + pt.name, true, std::move(q));
+    }
+    if (!d.sites.empty()) {
+        emit("snapshot.top_site", d.sites.front().site);
+        emit("snapshot.top_site_bytes", d.sites.front().bytes);
+    }
+}
+
+}  // namespace oomdx::snap

@@ -1,0 +1,476 @@
+// diff, trend and per-rank comparison of snapshot analyses.
+#include "parsers/snapshot/compare.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "parsers/snapshot/analysis_report.h"
+
+namespace oomdx::snap {
+
+namespace {
+
+const device_analysis* pick_device(const snapshot_analysis& a, std::int64_t device) {
+    for (const auto& d : a.devices)
+        if (d.device == device) return &d;
+    return a.primary >= 0 ? &a.devices[a.primary] : nullptr;
+}
+
+std::int64_t base_device(const snapshot_analysis& a) {
+    return a.primary >= 0 ? a.devices[a.primary].device : 0;
+}
+
+const device_analysis& empty_device() {
+    static const device_analysis d;
+    return d;
+}
+
+// Tolerance below which a change is noise: 1 MiB or 1% of the reference.
+std::int64_t tolerance(std::int64_t ref) { return std::max<std::int64_t>(1 << 20, ref / 100); }
+
+}  // namespace
+
+diff_result diff(const snapshot_analysis& a, const snapshot_analysis& b) {
+    diff_result r;
+    r.file_a = a.file;
+    r.file_b = b.file;
+    r.device = base_device(a);
+    const device_analysis* pa = pick_device(a, r.device);
+    const device_analysis* pb = pick_device(b, r.device);
+    const device_analysis& da = pa ? *pa : empty_device();
+    const device_analysis& db = pb ? *pb : empty_device();
+    r.live_a = da.allocated_bytes;
+    r.live_b = db.allocated_bytes;
+    r.reserved_a = da.reserved_bytes;
+    r.reserved_b = db.reserved_bytes;
+    r.peak_a = da.peak_bytes;
+    r.peak_b = db.peak_bytes;
+    r.inactive_a = da.inactive_bytes;
+    r.inactive_b = db.inactive_bytes;
+    r.fragmentation_a = da.fragmentation_rate;
+    r.fragmentation_b = db.fragmentation_rate;
+
+    std::map<std::string, diff_row> cats;
+    for (const auto& c : da.categories) {
+        auto& row = cats[c.name];
+        row.key = c.name;
+        row.bytes_a = c.bytes;
+        row.blocks_a = c.blocks;
+    }
+    for (const auto& c : db.categories) {
+        auto& row = cats[c.name];
+        row.key = c.name;
+        row.bytes_b = c.bytes;
+        row.blocks_b = c.blocks;
+    }
+    std::unordered_map<std::string, diff_row> sites;
+    for (const auto& s : da.sites) {
+        auto& row = sites[s.site];
+        row.key = s.site;
+        row.category = s.category;
+        row.bytes_a = s.bytes;
+        row.blocks_a = s.blocks;
+    }
+    for (const auto& s : db.sites) {
+        auto& row = sites[s.site];
+        row.key = s.site;
+        if (row.category.empty()) row.category = s.category;
+        row.bytes_b = s.bytes;
+        row.blocks_b = s.blocks;
+    }
+    auto by_growth = [](const diff_row& x, const diff_row& y) {
+        if (x.delta_bytes() != y.delta_bytes()) return x.delta_bytes() > y.delta_bytes();
+        return x.key < y.key;
+    };
+    for (auto& [k, row] : cats) {
+        if (row.bytes_a == 0 && row.bytes_b == 0) continue;
+        row.flagged = row.delta_bytes() > 0 && row.delta_blocks() > 0;
+        r.categories.push_back(row);
+    }
+    for (auto& [k, row] : sites) {
+        row.flagged = row.delta_bytes() > 0 && row.delta_blocks() > 0;
+        r.sites.push_back(row);
+    }
+    std::sort(r.categories.begin(), r.categories.end(), by_growth);
+    std::sort(r.sites.begin(), r.sites.end(), by_growth);
+
+    std::int64_t tol = tolerance(r.live_a);
+    std::int64_t growth = r.live_b - r.live_a;
+    if (growth > tol)
+        r.findings.push_back(fmt::format("live memory grew by {} ({} -> {})", format_bytes(growth),
+                                         format_bytes(r.live_a), format_bytes(r.live_b)));
+    else if (growth < -tol)
+        r.findings.push_back(fmt::format("live memory shrank by {}", format_bytes(-growth)));
+    else
+        r.findings.push_back("live memory is unchanged (within 1%)");
+    int flagged = 0;
+    for (const auto& s : r.sites) {
+        if (!s.flagged || s.delta_bytes() <= tol / 4) continue;
+        if (flagged++ >= 3) break;
+        r.findings.push_back(fmt::format("{} grew in bytes (+{}) and blocks (+{}): leaking or retained", s.key,
+                                         format_bytes(s.delta_bytes()), s.delta_blocks()));
+    }
+    for (const auto& c : r.categories)
+        if (c.key == "optimizer_state" && c.bytes_a == 0 && c.delta_bytes() > tol)
+            r.findings.push_back("optimizer state appeared between A and B (first optimizer.step()): expected, not a leak");
+    return r;
+}
+
+namespace {
+
+bool monotonic(const std::vector<std::int64_t>& v, std::int64_t tol) {
+    if (v.size() < 2) return false;
+    for (std::size_t i = 1; i < v.size(); ++i)
+        if (v[i] < v[i - 1] - tol / 4) return false;
+    return v.back() - v.front() > tol;
+}
+
+}  // namespace
+
+trend_result trend(const std::vector<snapshot_analysis>& v) {
+    trend_result t;
+    if (v.empty()) {
+        t.verdict = "no_growth";
+        return t;
+    }
+    t.device = base_device(v.front());
+    const std::size_t n = v.size();
+    std::map<std::string, trend_series> cats;
+    std::unordered_map<std::string, trend_series> sites;
+    for (std::size_t i = 0; i < n; ++i) {
+        const device_analysis* p = pick_device(v[i], t.device);
+        const device_analysis& d = p ? *p : empty_device();
+        t.files.push_back(v[i].file);
+        t.live.push_back(d.allocated_bytes);
+        t.reserved.push_back(d.reserved_bytes);
+        t.peak.push_back(d.peak_bytes);
+        for (const auto& c : d.categories) {
+            auto& s = cats[c.name];
+            if (s.bytes.empty()) {
+                s.key = c.name;
+                s.bytes.assign(n, 0);
+                s.blocks.assign(n, 0);
+            }
+            s.bytes[i] = c.bytes;
+            s.blocks[i] = c.blocks;
+        }
+        for (const auto& st : d.sites) {
+            auto& s = sites[st.site];
+            if (s.bytes.empty()) {
+                s.key = st.site;
+                s.category = st.category;
+                s.bytes.assign(n, 0);
+                s.blocks.assign(n, 0);
+            }
+            s.bytes[i] = st.bytes;
+            s.blocks[i] = st.blocks;
+        }
+    }
+    std::int64_t tol = tolerance(t.live.front());
+    t.growth_bytes = t.live.back() - t.live.front();
+    t.monotonic_growth = monotonic(t.live, tol);
+    for (auto& [k, s] : cats) {
+        s.growth = s.bytes.back() - s.bytes.front();
+        s.monotonic = monotonic(s.bytes, tol);
+        if (*std::max_element(s.bytes.begin(), s.bytes.end()) > 0) t.categories.push_back(s);
+    }
+    std::sort(t.categories.begin(), t.categories.end(),
+              [](const trend_series& a, const trend_series& b) { return a.growth > b.growth; });
+    for (auto& [k, s] : sites) {
+        s.growth = s.bytes.back() - s.bytes.front();
+        s.monotonic = monotonic(s.bytes, tol / 4) && s.blocks.back() > s.blocks.front() &&
+                      std::is_sorted(s.blocks.begin(), s.blocks.end());
+        if (s.monotonic) t.sites.push_back(s);
+    }
+    std::sort(t.sites.begin(), t.sites.end(), [](const trend_series& a, const trend_series& b) {
+        return a.growth != b.growth ? a.growth > b.growth : a.key < b.key;
+    });
+    for (const auto& c : t.categories)
+        if (c.monotonic) {
+            t.growing_category = c.key;
+            break;
+        }
+    if (!t.sites.empty()) t.growing_site = t.sites.front().key;
+
+    // The method (Step 3.5): monotonic growth with a growing category = leak; growth that
+    // stops = warm-up; no growth = not a leak (memory is simply not enough).
+    std::int64_t last_step = n >= 2 ? t.live[n - 1] - t.live[n - 2] : 0;
+    bool still_growing = last_step > tol / 4;
+    if (t.growth_bytes <= tol) {
+        t.verdict = "no_growth";
+        t.explanation = fmt::format("live memory changes by {} across {} snapshots: no leak; if it OOMs, memory is "
+                                    "simply not enough (estimate and reduce)",
+                                    format_bytes(t.growth_bytes), n);
+    } else if ((t.monotonic_growth || !t.growing_category.empty() || !t.growing_site.empty()) && still_growing) {
+        t.verdict = "leak";
+        t.explanation = fmt::format(
+            "live memory grows in every interval by {} in total{}{}: a leak; review the code of the growing site",
+            format_bytes(t.growth_bytes),
+            t.growing_category.empty() ? "" : "; growing category " + t.growing_category,
+            t.growing_site.empty() ? "" : "; growing site " + t.growing_site);
+    } else {
+        t.verdict = "warmup";
+        t.explanation = fmt::format(
+            "live memory grew by {} and then stopped growing: warm-up (optimizer state, caches), not a leak",
+            format_bytes(t.growth_bytes));
+    }
+    return t;
+}
+
+void emit_facts(const trend_result& t, fact_sink& sink) {
+    provenance p;
+    p.producer = "snapshot";
+    p.file = t.files.empty() ? std::string() : t.files.back();
+    p.excerpt = fmt::format("live bytes across snapshots: {}", fmt::join(t.live, ", "));
+    sink.emit("snapshot.trend.snapshots", static_cast<std::int64_t>(t.files.size()), p);
+    sink.emit("snapshot.trend.monotonic_growth", t.monotonic_growth, p);
+    sink.emit("snapshot.trend.growth_bytes", t.growth_bytes, p);
+    sink.emit("snapshot.trend.growing_category", t.growing_category, p);
+    sink.emit("snapshot.trend.growing_site", t.growing_site, p);
+    sink.emit("snapshot.trend.verdict", t.verdict, p);
+}
+
+void emit_facts(const diff_result& d, fact_sink& sink) {
+    provenance p;
+    p.producer = "snapshot";
+    p.file = d.file_b;
+    p.excerpt = fmt::format("live {} -> {}", d.live_a, d.live_b);
+    sink.emit("snapshot.diff.growth_bytes", d.live_b - d.live_a, p);
+    std::string site;
+    for (const auto& s : d.sites)
+        if (s.flagged) {
+            site = s.key;
+            break;
+        }
+    sink.emit("snapshot.diff.growing_site", site, p);
+}
+
+std::int64_t rank_from_name(const std::string& path, std::int64_t fallback) {
+    std::string name = path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1);
+    static const std::regex rank_re(R"((?:rank|rk|dev|device|npu|gpu|cuda)[_-]?(\d{1,6}))", std::regex::icase);
+    std::smatch m;
+    if (std::regex_search(name, m, rank_re)) return std::stoll(m[1].str());
+    static const std::regex tail_re(R"((\d{1,6})\.(?:pickle|pkl|json)$)");
+    if (std::regex_search(name, m, tail_re)) return std::stoll(m[1].str());
+    return fallback;
+}
+
+rank_table compare_ranks(const std::vector<snapshot_analysis>& v) {
+    rank_table t;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const auto& a = v[i];
+        rank_row r;
+        r.file = a.file;
+        r.rank = rank_from_name(a.file, static_cast<std::int64_t>(i));
+        if (a.primary >= 0) {
+            const auto& d = a.devices[a.primary];
+            r.device = d.device;
+            r.peak = d.peak_bytes;
+            r.live = d.allocated_bytes;
+            r.reserved = d.reserved_bytes;
+            r.inactive = d.inactive_bytes;
+            r.fragmentation = d.fragmentation_rate;
+            r.oom_events = d.oom_count;
+            if (!d.sites.empty()) r.top_site = d.sites.front().site;
+        }
+        t.rows.push_back(std::move(r));
+    }
+    std::stable_sort(t.rows.begin(), t.rows.end(), [](const rank_row& a, const rank_row& b) { return a.rank < b.rank; });
+    if (t.rows.empty()) return t;
+    std::vector<std::int64_t> peaks;
+    for (const auto& r : t.rows) peaks.push_back(r.peak);
+    std::sort(peaks.begin(), peaks.end());
+    t.median_peak = peaks[peaks.size() / 2];
+    if (peaks.back() > 0) t.peak_spread = double(peaks.back() - peaks.front()) / double(peaks.back());
+    if (t.rows.size() >= 2 && t.median_peak > 0) {
+        for (std::size_t i = 0; i < t.rows.size(); ++i) {
+            double dev = double(t.rows[i].peak - t.median_peak) / double(t.median_peak);
+            if (std::abs(dev) > std::abs(t.outlier_deviation)) {
+                t.outlier_deviation = dev;
+                t.outlier = static_cast<int>(i);
+            }
+        }
+        if (std::abs(t.outlier_deviation) < 0.10) t.outlier = -1;
+    }
+    return t;
+}
+
+void emit_facts(const rank_table& t, fact_sink& sink) {
+    provenance p;
+    p.producer = "snapshot";
+    p.excerpt = fmt::format("{} ranks, median peak {}", t.rows.size(), t.median_peak);
+    sink.emit("snapshot.rank_peak_spread", t.peak_spread, p);
+    if (t.outlier >= 0) {
+        p.file = t.rows[t.outlier].file;
+        sink.emit("snapshot.rank_outlier", t.rows[t.outlier].rank, p);
+    }
+}
+
+// ---- rendering ---------------------------------------------------------------------------------
+
+nlohmann::json to_json(const diff_result& d) {
+    using nlohmann::json;
+    auto rows = [](const std::vector<diff_row>& v, bool site) {
+        json a = json::array();
+        for (const auto& r : v) {
+            json o = {{site ? "site" : "name", r.key},    {"bytes_a", r.bytes_a},
+                      {"bytes_b", r.bytes_b},             {"blocks_a", r.blocks_a},
+                      {"blocks_b", r.blocks_b},           {"delta_bytes", r.delta_bytes()},
+                      {"delta_blocks", r.delta_blocks()}, {"flagged", r.flagged}};
+            if (site) o["category"] = r.category;
+            a.push_back(o);
+        }
+        return a;
+    };
+    return {{"schema", "oomdx.snapshot/1"},
+            {"kind", "diff"},
+            {"a", d.file_a},
+            {"b", d.file_b},
+            {"device", d.device},
+            {"allocated_bytes", {d.live_a, d.live_b}},
+            {"reserved_bytes", {d.reserved_a, d.reserved_b}},
+            {"peak_bytes", {d.peak_a, d.peak_b}},
+            {"inactive_bytes", {d.inactive_a, d.inactive_b}},
+            {"fragmentation_rate", {d.fragmentation_a, d.fragmentation_b}},
+            {"categories", rows(d.categories, false)},
+            {"sites", rows(d.sites, true)},
+            {"findings", d.findings}};
+}
+
+nlohmann::json to_json(const trend_result& t) {
+    using nlohmann::json;
+    auto series = [](const std::vector<trend_series>& v, bool site) {
+        json a = json::array();
+        for (const auto& s : v) {
+            json o = {{site ? "site" : "name", s.key}, {"bytes", s.bytes},   {"blocks", s.blocks},
+                      {"monotonic", s.monotonic},      {"growth", s.growth}};
+            if (site) o["category"] = s.category;
+            a.push_back(o);
+        }
+        return a;
+    };
+    return {{"schema", "oomdx.snapshot/1"},
+            {"kind", "trend"},
+            {"files", t.files},
+            {"device", t.device},
+            {"allocated_bytes", t.live},
+            {"reserved_bytes", t.reserved},
+            {"peak_bytes", t.peak},
+            {"monotonic_growth", t.monotonic_growth},
+            {"growth_bytes", t.growth_bytes},
+            {"verdict", t.verdict},
+            {"explanation", t.explanation},
+            {"growing_category", t.growing_category},
+            {"growing_site", t.growing_site},
+            {"categories", series(t.categories, false)},
+            {"sites", series(t.sites, true)}};
+}
+
+nlohmann::json to_json(const rank_table& t) {
+    using nlohmann::json;
+    json rows = json::array();
+    for (const auto& r : t.rows)
+        rows.push_back({{"rank", r.rank}, {"file", r.file}, {"device", r.device}, {"peak_bytes", r.peak},
+                        {"allocated_bytes", r.live}, {"reserved_bytes", r.reserved}, {"inactive_bytes", r.inactive},
+                        {"fragmentation_rate", r.fragmentation}, {"oom_events", r.oom_events},
+                        {"top_site", r.top_site}});
+    return {{"rows", rows},
+            {"median_peak_bytes", t.median_peak},
+            {"peak_spread", t.peak_spread},
+            {"outlier_rank", t.outlier >= 0 ? json(t.rows[t.outlier].rank) : json(nullptr)},
+            {"outlier_deviation", t.outlier >= 0 ? json(t.outlier_deviation) : json(nullptr)}};
+}
+
+namespace {
+
+std::string signed_bytes(std::int64_t v) { return (v < 0 ? "-" : "+") + format_bytes(v < 0 ? -v : v); }
+
+}  // namespace
+
+std::string render_text(const diff_result& d, bool markdown, bool color, int top) {
+    report_writer w(markdown, color);
+    w.title(fmt::format("Snapshot diff: {} -> {}", d.file_a, d.file_b));
+    w.kv("device", std::to_string(d.device));
+    w.kv("live allocated", fmt::format("{} -> {} ({})", format_bytes(d.live_a), format_bytes(d.live_b),
+                                       signed_bytes(d.live_b - d.live_a)));
+    w.kv("reserved", fmt::format("{} -> {}", format_bytes(d.reserved_a), format_bytes(d.reserved_b)));
+    w.kv("peak", fmt::format("{} -> {}", format_bytes(d.peak_a), format_bytes(d.peak_b)));
+    w.kv("fragmentation", fmt::format("{} -> {}", percent(d.fragmentation_a), percent(d.fragmentation_b)));
+    w.section("Findings");
+    for (const auto& f : d.findings) w.bullet(f);
+    w.section("Categories");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : d.categories)
+        rows.push_back({c.key, format_bytes(c.bytes_a), format_bytes(c.bytes_b), signed_bytes(c.delta_bytes()),
+                        fmt::format("{} -> {}", c.blocks_a, c.blocks_b)});
+    w.table({"category", "A", "B", "delta", "blocks"}, rows, {false, true, true, true, true});
+    w.section("Sites (by growth)");
+    rows.clear();
+    for (std::size_t i = 0; i < d.sites.size() && i < static_cast<std::size_t>(top); ++i) {
+        const auto& s = d.sites[i];
+        rows.push_back({signed_bytes(s.delta_bytes()), format_bytes(s.bytes_a), format_bytes(s.bytes_b),
+                        fmt::format("{} -> {}", s.blocks_a, s.blocks_b), s.flagged ? "GROWING" : "",
+                        short_site(s.key)});
+    }
+    w.table({"delta", "A", "B", "blocks", "flag", "site"}, rows, {true, true, true, true, false, false});
+    return w.str();
+}
+
+std::string render_text(const trend_result& t, bool markdown, bool color, int top) {
+    report_writer w(markdown, color);
+    w.title(fmt::format("Snapshot trend over {} snapshots (device {})", t.files.size(), t.device));
+    w.kv("verdict", t.verdict);
+    w.line(t.explanation);
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < t.files.size(); ++i)
+        rows.push_back({std::to_string(i + 1), format_bytes(t.live[i]), format_bytes(t.reserved[i]),
+                        format_bytes(t.peak[i]), t.files[i]});
+    w.section("Snapshots");
+    w.table({"#", "live", "reserved", "peak", "file"}, rows, {true, true, true, true, false});
+    w.section("Categories");
+    rows.clear();
+    for (const auto& c : t.categories) {
+        std::vector<std::string> b;
+        for (auto x : c.bytes) b.push_back(format_bytes(x));
+        rows.push_back({c.key, signed_bytes(c.growth), c.monotonic ? "monotonic" : "", fmt::format("{}", fmt::join(b, " -> "))});
+    }
+    w.table({"category", "growth", "trend", "bytes"}, rows, {false, true, false, false});
+    if (!t.sites.empty()) {
+        w.section("Sites growing monotonically (bytes and blocks)");
+        rows.clear();
+        for (std::size_t i = 0; i < t.sites.size() && i < static_cast<std::size_t>(top); ++i) {
+            const auto& s = t.sites[i];
+            rows.push_back({signed_bytes(s.growth), fmt::format("{} -> {}", s.blocks.front(), s.blocks.back()),
+                            s.category, short_site(s.key)});
+        }
+        w.table({"growth", "blocks", "category", "site"}, rows, {true, true, false, false});
+    }
+    return w.str();
+}
+
+std::string render_text(const rank_table& t, bool markdown, bool color) {
+    report_writer w(markdown, color);
+    w.section(fmt::format("Ranks ({})", t.rows.size()));
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        const auto& r = t.rows[i];
+        rows.push_back({std::to_string(r.rank), format_bytes(r.peak), format_bytes(r.live), format_bytes(r.reserved),
+                        percent(r.fragmentation), std::to_string(r.oom_events),
+                        static_cast<int>(i) == t.outlier ? "OUTLIER" : "", r.file});
+    }
+    w.table({"rank", "peak", "live", "reserved", "frag", "ooms", "", "file"}, rows,
+            {true, true, true, true, true, true, false, false});
+    w.kv("median peak", format_bytes(t.median_peak));
+    w.kv("peak spread", percent(t.peak_spread));
+    if (t.outlier >= 0)
+        w.kv("outlier", fmt::format("rank {} ({:+.1f}% from the median peak)", t.rows[t.outlier].rank,
+                                    t.outlier_deviation * 100.0));
+    return w.str();
+}
+
+}  // namespace oomdx::snap

@@ -1,0 +1,93 @@
+// Comparing snapshot analyses: diff of two, trend over three or more (warm-up vs leak),
+// and the cross-rank table of a directory of per-rank snapshots.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/fact.h"
+#include "parsers/snapshot/snapshot_analysis.h"
+
+namespace oomdx::snap {
+
+struct diff_row {
+    std::string key;       // site ("file:line:function") or category name
+    std::string category;  // for sites
+    std::int64_t bytes_a = 0, bytes_b = 0, blocks_a = 0, blocks_b = 0;
+    std::int64_t delta_bytes() const { return bytes_b - bytes_a; }
+    std::int64_t delta_blocks() const { return blocks_b - blocks_a; }
+    bool flagged = false;  // grew in both bytes and blocks: leaking or retained
+};
+
+struct diff_result {
+    std::string file_a, file_b;
+    std::int64_t device = 0;
+    std::int64_t live_a = 0, live_b = 0, reserved_a = 0, reserved_b = 0, peak_a = 0, peak_b = 0;
+    std::int64_t inactive_a = 0, inactive_b = 0;
+    double fragmentation_a = 0, fragmentation_b = 0;
+    std::vector<diff_row> categories;  // sorted by growth, largest first
+    std::vector<diff_row> sites;       // sorted by growth, largest first
+    std::vector<std::string> findings;
+};
+
+diff_result diff(const snapshot_analysis& a, const snapshot_analysis& b);
+
+struct trend_series {
+    std::string key;
+    std::string category;
+    std::vector<std::int64_t> bytes, blocks;
+    bool monotonic = false;  // never decreases and grows overall (bytes; blocks too for sites)
+    std::int64_t growth = 0;
+};
+
+struct trend_result {
+    std::vector<std::string> files;
+    std::int64_t device = 0;
+    std::vector<std::int64_t> live, reserved, peak;
+    bool monotonic_growth = false;
+    std::int64_t growth_bytes = 0;
+    std::string verdict;  // leak | warmup | no_growth
+    std::string explanation;
+    std::vector<trend_series> categories;  // all categories with any bytes
+    std::vector<trend_series> sites;       // monotonic growers, largest growth first
+    std::string growing_category, growing_site;
+};
+
+trend_result trend(const std::vector<snapshot_analysis>& v);
+void emit_facts(const trend_result& t, fact_sink& sink);
+void emit_facts(const diff_result& d, fact_sink& sink);
+
+struct rank_row {
+    std::string file;
+    std::int64_t rank = 0;
+    std::int64_t device = 0;
+    std::int64_t peak = 0, live = 0, reserved = 0, inactive = 0;
+    double fragmentation = 0;
+    std::int64_t oom_events = 0;
+    std::string top_site;
+};
+
+struct rank_table {
+    std::vector<rank_row> rows;  // sorted by rank
+    std::int64_t median_peak = 0;
+    int outlier = -1;            // index into rows, -1 when all ranks are within 10% of the median
+    double outlier_deviation = 0;
+    double peak_spread = 0;      // (max - min) / max
+};
+
+rank_table compare_ranks(const std::vector<snapshot_analysis>& v);
+// Rank number from a file name ("rank3", "_3.pickle"); fallback when none.
+std::int64_t rank_from_name(const std::string& path, std::int64_t fallback);
+void emit_facts(const rank_table& t, fact_sink& sink);
+
+nlohmann::json to_json(const diff_result& d);
+nlohmann::json to_json(const trend_result& t);
+nlohmann::json to_json(const rank_table& t);
+std::string render_text(const diff_result& d, bool markdown, bool color, int top = 10);
+std::string render_text(const trend_result& t, bool markdown, bool color, int top = 10);
+std::string render_text(const rank_table& t, bool markdown, bool color);
+
+}  // namespace oomdx::snap
