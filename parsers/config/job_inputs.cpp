@@ -1,0 +1,114 @@
+// Job inputs: config + model + device + --set, as facts.
+#include "parsers/config/job_inputs.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/core/errors.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/shell_args.h"
+
+namespace oomdx {
+
+canonical_override parse_set(const std::string& kv) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--set expects key=value, got '" + kv + "'");
+    canonical_override o;
+    o.key = kv.substr(0, eq);
+    const std::string text = kv.substr(eq + 1);
+    const vocabulary& voc = vocabulary::shipped();
+    const fact_decl* d = voc.find(o.key);
+    if (!d) throw usage_error(fmt::format("--set: unknown fact name '{}' (see knowledge/facts/*.yaml)", o.key));
+    value v = typed_word(text);
+    switch (d->kind) {
+        case fact_kind::string: v = value(text); break;
+        case fact_kind::number:
+            if (v.is_integer()) v = value(static_cast<double>(v.as_integer()));
+            break;
+        case fact_kind::bytes:
+            if (!v.is_integer()) {
+                if (auto b = parse_size(text)) v = value(*b);
+            }
+            break;
+        default: break;
+    }
+    try {
+        voc.check(o.key, v);
+    } catch (const std::exception& e) {
+        throw usage_error(fmt::format("--set {}: {}", kv, e.what()));
+    }
+    o.val = std::move(v);
+    return o;
+}
+
+namespace {
+
+std::optional<model_dims> model_from_config(const job_config& job) {
+    const fact* name = job.find("job.model_name");
+    const fact* flavor = job.find("job.model_flavor");
+    std::vector<std::string> tries;
+    if (name && name->val.is_string()) {
+        if (flavor && flavor->val.is_string()) tries.push_back(name->val.as_string() + "/" + flavor->val.as_string());
+        tries.push_back(name->val.as_string());
+    }
+    for (const auto& t : tries)
+        if (const model_dims* p = find_model_preset(t)) return *p;
+    if (name && name->val.is_string()) {
+        std::error_code ec;
+        const std::string& n = name->val.as_string();
+        if (std::filesystem::exists(std::filesystem::path(n) / "config.json", ec)) return load_model(n);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+job_inputs load_job_inputs(const job_inputs_options& o) {
+    job_inputs in;
+    if (!o.config.empty()) in.job = parse_job_config(o.config, o.framework);
+    if (!o.launch_args.empty()) {
+        job_config cli = parse_cli_args(o.launch_args, in.job ? in.job->framework : o.framework, "command line", 0);
+        if (in.job) merge_job_config(*in.job, cli);
+        else in.job = std::move(cli);
+    }
+    if (!o.model.empty()) in.model = load_model(o.model);
+    else if (in.job) {
+        in.model = model_from_config(*in.job);
+        in.model_from_config = in.model.has_value();
+    }
+    if (!o.device.empty()) {
+        in.device = lookup_device(o.device);
+        if (!in.device) {
+            std::string ids;
+            for (const auto& d : all_devices()) ids += (ids.empty() ? "" : ", ") + d.id;
+            throw usage_error(fmt::format("unknown device '{}' (known: {})", o.device, ids));
+        }
+    }
+    for (const auto& s : o.sets) {
+        canonical_override ov = parse_set(s);
+        provenance p;
+        p.producer = "user";
+        p.excerpt = "--set " + s;
+        in.user.push_back(fact{ov.key, ov.val, p});
+    }
+    return in;
+}
+
+void emit_facts(const job_inputs& in, fact_sink& sink) {
+    if (in.job) emit_facts(*in.job, sink);
+    if (in.model) {
+        if (in.model_from_config) {
+            model_dims m = *in.model;
+            m.source.derived_from = {"job.model_name", "job.model_flavor"};
+            emit_facts(m, sink);
+        } else {
+            emit_facts(*in.model, sink);
+        }
+    }
+    if (in.device) emit_facts(*in.device, sink, "catalog");
+    for (const auto& f : in.user) sink.emit(f);
+}
+
+}  // namespace oomdx
