@@ -1,16 +1,33 @@
-// `oomdx log`: placeholder until its issue lands.
+// `oomdx log FILE... [--format text|markdown|json] [--signatures DIR]`: Step 0 on training logs.
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "parsers/log/log_analyzer.h"
 
 namespace oomdx::cli {
 
 void add_log_command(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("log", "(not implemented yet)");
-    cmd->allow_extras();
-    cmd->callback([&exit_code] {
-        fmt::print(stderr, "oomdx: 'log' is not implemented yet\n");
-        exit_code = 2;
+    struct opts {
+        std::vector<std::string> files;
+        std::vector<std::string> sig_dirs;
+        output_format fmt = output_format::text;
+    };
+    auto o = std::make_shared<opts>();
+    auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
+    cmd->add_option("files", o->files, "Log files (plain text or gzip)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--signatures", o->sig_dirs,
+                    "Extra directory of log signature YAML files (added to the shipped ones)");
+    add_format_option(cmd, o->fmt);
+    cmd->callback([o, &exit_code] {
+        log_options lo;
+        lo.extra_signature_dirs = o->sig_dirs;
+        log_analysis a = analyze_logs(o->files, lo);
+        switch (o->fmt) {
+            case output_format::json: fmt::print("{}\n", to_json(a).dump(2)); break;
+            case output_format::markdown: fmt::print("{}", render_text(a, true, false)); break;
+            default: fmt::print("{}", render_text(a, false, use_color())); break;
+        }
+        exit_code = 0;
     });
 }
 

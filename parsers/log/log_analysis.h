@@ -1,0 +1,90 @@
+// Result model of Step 0: what a training log says about an OOM (or its absence).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oomdx {
+
+// A log line that proves something, with its role ("oom", "oom_detail", "context",
+// "progress", "memory", "rank", "crash", "not_oom", "pressure", "launch", ...).
+struct log_evidence {
+    std::string file;
+    std::int64_t line = 0;
+    std::string text;
+    std::string role;
+};
+
+// One per-step memory reading (torchtitan `memory:`, Megatron memory line, DeepSpeed MA).
+struct memory_point {
+    std::int64_t step = 0;
+    std::int64_t bytes = 0;
+    std::string statistic;  // allocated | reserved | max_allocated | max_reserved | active
+    std::int64_t line = 0;
+    std::string file;
+};
+
+struct log_file_info {
+    std::string path;
+    std::int64_t lines = 0;
+    std::int64_t bytes = 0;       // bytes read (uncompressed)
+    bool compressed = false;
+    std::int64_t long_lines = 0;  // lines cut to the matching cap
+};
+
+struct log_analysis {
+    // OOM classification (design vocabulary); "none" when the log shows no OOM.
+    std::string source = "none";
+    std::string device_kind;   // cuda | npu | hip | mps | xpu | cpu | unknown ("" when none)
+    std::string signature;     // id of the signature that matched the primary message
+    std::string message;       // primary OOM line (capped)
+    std::string file;          // file and line of the primary message
+    std::int64_t line = 0;
+    std::string error_code;    // EL0004, 207001, ...
+
+    // Sizes as printed by the message (bytes); nullopt when not printed.
+    std::optional<std::int64_t> requested_bytes, capacity_bytes, free_bytes, allocated_bytes,
+        reserved_bytes, reserved_unallocated_bytes, process_in_use_bytes, non_pytorch_bytes,
+        allowed_bytes, active_bytes, private_pool_bytes;
+    bool reserved_unallocated_derived = false;
+    int other_processes = 0;  // "Process N has ..." clauses beyond the largest one
+
+    std::optional<std::int64_t> device_index, rank;
+    std::string rank_from;  // prefix | torchrun | snapshot_path | nccl | npu | filename | world_size_1
+    std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
+    std::optional<bool> all_ranks_failed;
+
+    // Steps and timing.
+    std::optional<std::int64_t> step, last_logged_step;
+    std::string timing = "unknown";  // init | early | late | eval | checkpoint | unknown
+    std::string timing_reason;
+
+    // A failure that is not an OOM (look-alike or other error), when no OOM was found.
+    std::string failure_kind;  // "" | not_oom | crash
+    std::string failure_signature;
+    std::int64_t failure_line = 0;
+    std::string failure_file;
+
+    std::string framework = "unknown";
+    std::optional<std::int64_t> world_size;
+    std::string launch_line;  // training launch command, if the log prints one
+    std::string launch_file;
+    std::int64_t launch_line_no = 0;
+
+    // Per-step memory of the failing rank (or the best covered one), before the failure.
+    std::vector<memory_point> memory_series;
+    std::optional<std::int64_t> memory_series_rank;
+    std::optional<double> growth_bytes_per_step;
+    std::optional<bool> series_monotonic;
+    bool leak_signal = false;
+    std::int64_t alloc_retry_lines = 0;  // "N CUDA memory allocation retries", cache flushes
+
+    std::vector<log_evidence> evidence;
+    std::vector<log_file_info> files;
+    std::vector<std::string> warnings;
+    std::int64_t oom_messages = 0;  // OOM-message lines seen in all files
+};
+
+}  // namespace oomdx

@@ -1,0 +1,136 @@
+#include "parsers/log/log_analyzer.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <memory>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+#include "engine/core/mapped_file.h"
+#include "parsers/log/line_splitter.h"
+#include "parsers/log/log_scanner.h"
+
+namespace oomdx {
+
+namespace {
+
+using log_detail::k_match_cap;
+using log_detail::scanner;
+
+struct sig_holder {
+    std::unique_ptr<signature_set> owned;
+    const signature_set* set = nullptr;
+};
+
+sig_holder signatures_for(const log_options& o) {
+    sig_holder h;
+    if (o.signatures_dir.empty() && o.extra_signature_dirs.empty()) {
+        h.set = &signature_set::shipped();
+        return h;
+    }
+    std::vector<std::string> dirs{o.signatures_dir.empty() ? data_path("knowledge/log_signatures")
+                                                           : o.signatures_dir};
+    dirs.insert(dirs.end(), o.extra_signature_dirs.begin(), o.extra_signature_dirs.end());
+    h.owned = std::make_unique<signature_set>(signature_set::load(dirs));
+    h.set = h.owned.get();
+    return h;
+}
+
+bool looks_binary(const char* p, size_t n) {
+    n = std::min<size_t>(n, 4096);
+    return n > 0 && std::memchr(p, '\0', n) != nullptr;
+}
+
+bool has_gz_magic(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    unsigned char m[2] = {0, 0};
+    size_t got = std::fread(m, 1, 2, f);
+    std::fclose(f);
+    return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& warnings) {
+    mapped_file mf(path);
+    line_splitter sp(k_match_cap);
+    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
+    const char* p = reinterpret_cast<const char*>(mf.data());
+    const size_t n = mf.size();
+    if (looks_binary(p, n)) warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
+    constexpr size_t chunk = size_t{64} << 20;
+    for (size_t off = 0; off < n; off += chunk) {
+        sp.feed(p + off, std::min(chunk, n - off), fn);
+        mf.release_before(off);  // keep RSS flat on big files
+    }
+    sp.finish(fn);
+    sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, sp.cut_segments());
+    if (n == 0) warnings.push_back(path + ": empty file");
+}
+
+void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& warnings) {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz) throw input_error::in_file(path, "cannot open gzip file");
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
+    gzbuffer(gz, 1 << 18);
+    line_splitter sp(k_match_cap);
+    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
+    std::vector<char> buf(size_t{1} << 20);
+    std::int64_t total = 0;
+    bool first = true;
+    for (;;) {
+        int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+        if (got < 0) {
+            int err = 0;
+            const char* msg = gzerror(gz, &err);
+            throw input_error::at_offset(path, total,
+                                         std::string("corrupt gzip data: ") + (msg ? msg : "read error"));
+        }
+        if (got == 0) {
+            int err = 0;
+            const char* msg = gzerror(gz, &err);
+            if (err != Z_OK && err != Z_STREAM_END)
+                throw input_error::at_offset(path, total,
+                                             std::string("truncated or corrupt gzip: ") + (msg ? msg : ""));
+            break;
+        }
+        if (first && looks_binary(buf.data(), static_cast<size_t>(got)))
+            warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
+        first = false;
+        sp.feed(buf.data(), static_cast<size_t>(got), fn);
+        total += got;
+    }
+    sp.finish(fn);
+    sc.end_file(sp.lines(), total, true, sp.cut_segments());
+    if (total == 0) warnings.push_back(path + ": empty file");
+}
+
+}  // namespace
+
+log_analysis analyze_logs(const std::vector<std::string>& paths, const log_options& opts) {
+    auto sigs = signatures_for(opts);
+    scanner sc(*sigs.set);
+    std::vector<std::string> warnings;
+    for (const auto& path : paths) {
+        sc.begin_file(path);
+        if (has_gz_magic(path)) scan_gzip(sc, path, warnings);
+        else scan_plain(sc, path, warnings);
+    }
+    log_analysis a = sc.finish();
+    a.warnings.insert(a.warnings.begin(), warnings.begin(), warnings.end());
+    return a;
+}
+
+log_analysis analyze_log_text(std::string_view text, const std::string& name, const log_options& opts) {
+    auto sigs = signatures_for(opts);
+    scanner sc(*sigs.set);
+    sc.begin_file(name);
+    line_splitter sp(k_match_cap);
+    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
+    sp.feed(text.data(), text.size(), fn);
+    sp.finish(fn);
+    sc.end_file(sp.lines(), static_cast<std::int64_t>(text.size()), false, sp.cut_segments());
+    return sc.finish();
+}
+
+}  // namespace oomdx

@@ -1,0 +1,32 @@
+// Step 0: one streaming pass over training logs (plain or .gz) that extracts the OOM source,
+// sizes, device, rank, step, timing, framework and per-step memory, each with evidence.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/fact.h"
+#include "parsers/log/log_analysis.h"
+
+namespace oomdx {
+
+struct log_options {
+    std::string signatures_dir;  // default: data_path("knowledge/log_signatures")
+    std::vector<std::string> extra_signature_dirs;
+};
+
+// Throws input_error (exit 2) for unreadable files, corrupt or truncated gzip, bad signatures.
+log_analysis analyze_logs(const std::vector<std::string>& paths, const log_options& opts = {});
+log_analysis analyze_log_text(std::string_view text, const std::string& name,
+                              const log_options& opts = {});
+
+// Facts named in knowledge/facts/oom.yaml; provenance producer "log", file, line, excerpt.
+void emit_facts(const log_analysis& a, fact_sink& sink);
+// `"schema": "oomdx.log/1"`, documented in docs/log.md.
+nlohmann::json to_json(const log_analysis& a);
+std::string render_text(const log_analysis& a, bool markdown, bool color);
+
+}  // namespace oomdx

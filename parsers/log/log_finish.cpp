@@ -1,0 +1,334 @@
+// The end of the pass: pick the primary failure, merge its details, resolve rank, step,
+// timing, framework and the memory series.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <re2/re2.h>
+
+#include "parsers/log/log_scanner.h"
+
+namespace oomdx::log_detail {
+
+namespace {
+
+constexpr std::int64_t k_merge_window = 12;
+
+void set_if_null(std::optional<std::int64_t>& dst, const field_val* v) {
+    if (!dst && v && !v->is_str) dst = v->num;
+}
+
+// Sizes and indices named like the YAML field names.
+void apply_fields(log_analysis& a, const field_list& f) {
+    set_if_null(a.requested_bytes, find_field(f, "requested_bytes"));
+    set_if_null(a.capacity_bytes, find_field(f, "capacity_bytes"));
+    set_if_null(a.free_bytes, find_field(f, "free_bytes"));
+    set_if_null(a.allocated_bytes, find_field(f, "allocated_bytes"));
+    set_if_null(a.reserved_bytes, find_field(f, "reserved_bytes"));
+    set_if_null(a.reserved_unallocated_bytes, find_field(f, "reserved_unallocated_bytes"));
+    if (!a.process_in_use_bytes)
+        if (auto* p = find_field(f, "process_in_use_bytes")) {
+            a.process_in_use_bytes = p->num;
+            a.other_processes = p->count - 1;
+        }
+    set_if_null(a.allowed_bytes, find_field(f, "allowed_bytes"));
+    set_if_null(a.active_bytes, find_field(f, "active_bytes"));
+    set_if_null(a.private_pool_bytes, find_field(f, "private_pool_bytes"));
+    set_if_null(a.device_index, find_field(f, "device_index"));
+    if (a.error_code.empty())
+        if (auto* e = find_field(f, "error_code")) a.error_code = e->str;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+log_analysis scanner::finish() {
+    log_analysis a;
+    a.files = m_file_info;
+    a.oom_messages = m_oom_lines;
+    const auto& all = m_sigs.all();
+    auto add_ev = [&](int file, std::int64_t line, const std::string& text, const char* role) {
+        if (a.evidence.size() < 48) a.evidence.push_back({m_files[file], line, text, role});
+    };
+
+    // The primary failure: first named OOM; else a weak OOM signal unless a named non-OOM
+    // failure explains the crash; else the named failure; else an unexplained crash.
+    const event* prim = nullptr;
+    if (!m_strong.empty()) prim = &m_strong.front();
+    else if (!m_weak.empty() && m_not_oom.empty()) prim = &m_weak.front();
+    const event* failure = prim;
+    if (!prim) {
+        if (!m_not_oom.empty()) failure = &m_not_oom.front();
+        else if (!m_crash.empty()) failure = &m_crash.front();
+    }
+
+    if (prim) {
+        const signature& s = all[prim->sig];
+        a.source = s.source;
+        a.signature = s.id;
+        a.message = prim->text;
+        a.file = m_files[prim->file];
+        a.line = prim->line;
+        a.device_kind = s.device_kind;
+        if (auto* dk = find_field(prim->fields, "device_kind")) a.device_kind = lower(dk->str);
+        apply_fields(a, prim->fields);
+        add_ev(prim->file, prim->line, prim->text, "oom");
+        // follow-up lines of the same failure fill what the first line did not print
+        for (const auto* list : {&m_strong, &m_weak}) {
+            for (const auto& ev : *list) {
+                if (&ev == prim || ev.file != prim->file || ev.line <= prim->line ||
+                    ev.line - prim->line > k_merge_window)
+                    continue;
+                if (ev.rank >= 0 && prim->rank >= 0 && ev.rank != prim->rank) continue;
+                const std::string& src = all[ev.sig].source;
+                if (src != a.source && !(a.source == "driver_or_kernel" || a.source == "unknown_oom"))
+                    continue;
+                apply_fields(a, ev.fields);
+                if (a.device_kind.empty()) a.device_kind = all[ev.sig].device_kind;
+                add_ev(ev.file, ev.line, ev.text, "oom_detail");
+            }
+        }
+    } else if (failure) {
+        a.failure_kind = sig_kind_name(failure->kind);
+        a.failure_signature = all[failure->sig].id;
+        a.failure_file = m_files[failure->file];
+        a.failure_line = failure->line;
+        a.source = failure->kind == sig_kind::crash ? "unknown_oom" : "none";
+        if (failure->kind == sig_kind::crash) {
+            a.file = a.failure_file;
+            a.line = a.failure_line;
+            a.message = failure->text;
+            a.device_kind = "unknown";
+        }
+        add_ev(failure->file, failure->line, failure->text, a.failure_kind.c_str());
+        if (auto* d = find_field(failure->fields, "device_index")) a.device_index = d->num;
+        if (auto* e = find_field(failure->fields, "error_code")) a.error_code = e->str;
+    }
+
+    // Context lines around the failure, nearest first.
+    std::string phase_timing;
+    std::optional<std::int64_t> ctx_rank;
+    if (failure) {
+        std::vector<const near_hit*> near;
+        for (const auto& h : failure->near) near.push_back(&h);
+        std::stable_sort(near.begin(), near.end(), [&](auto* x, auto* y) {
+            return std::llabs(x->line - failure->line) < std::llabs(y->line - failure->line);
+        });
+        for (const near_hit* h : near) {
+            const signature& s = all[h->sig];
+            if (s.kind == sig_kind::context) {
+                bool used = false;
+                if (prim) {
+                    auto before = a;
+                    apply_fields(a, h->fields);
+                    used = before.device_index != a.device_index ||
+                           before.requested_bytes != a.requested_bytes ||
+                           before.error_code != a.error_code;
+                } else if (!a.device_index) {
+                    if (auto* d = find_field(h->fields, "device_index")) a.device_index = d->num, used = true;
+                }
+                if (auto* r = find_field(h->fields, "rank"); r && !ctx_rank) ctx_rank = r->num, used = true;
+                if (used) add_ev(h->file, h->line, h->text, "context");
+            } else if (s.kind == sig_kind::refine && prim) {
+                if (std::find(s.applies_to.begin(), s.applies_to.end(), a.source) != s.applies_to.end()) {
+                    a.source = s.source;
+                    a.signature += "+" + s.id;
+                    add_ev(h->file, h->line, h->text, "refine");
+                }
+            } else if (s.kind == sig_kind::phase && h->line <= failure->line && phase_timing.empty()) {
+                phase_timing = s.timing;
+                add_ev(h->file, h->line, h->text, "phase");
+            }
+        }
+    }
+
+    // Derived sizes.
+    if (!a.reserved_unallocated_bytes && a.reserved_bytes && a.allocated_bytes &&
+        *a.reserved_bytes >= *a.allocated_bytes) {
+        a.reserved_unallocated_bytes = *a.reserved_bytes - *a.allocated_bytes;
+        a.reserved_unallocated_derived = true;
+    }
+    if (a.process_in_use_bytes) {
+        std::optional<std::int64_t> reserved = a.reserved_bytes;
+        if (!reserved && a.allocated_bytes && a.reserved_unallocated_bytes)
+            reserved = *a.allocated_bytes + *a.reserved_unallocated_bytes;
+        if (reserved && *a.process_in_use_bytes >= *reserved)
+            a.non_pytorch_bytes = *a.process_in_use_bytes - *reserved;
+    }
+    if (prim && a.device_kind.empty()) a.device_kind = "unknown";
+
+    // Rank: [rankN] prefix, torch_npu RankID >= 0, torchrun summary / snapshot path,
+    // NCCL pid -> rank, a single-process job, the file name.
+    std::optional<std::int64_t> snapshot_last_step;
+    const near_hit* rank_hit = nullptr;
+    for (const auto& h : m_rank_hits) {
+        if (h.file == m_root_cause_file && h.line > m_root_cause_line && h.line - m_root_cause_line <= 12) {
+            rank_hit = &h;
+            break;
+        }
+    }
+    if (!rank_hit && !m_rank_hits.empty()) rank_hit = &m_rank_hits.front();
+    if (rank_hit)
+        if (auto* ls = find_field(rank_hit->fields, "last_step")) snapshot_last_step = ls->num;
+    if (failure) {
+        if (failure->rank >= 0) {
+            a.rank = failure->rank;
+            a.rank_from = "prefix";
+        } else if (ctx_rank) {
+            a.rank = ctx_rank;
+            a.rank_from = "npu";
+        } else if (rank_hit && find_field(rank_hit->fields, "rank")) {
+            a.rank = find_field(rank_hit->fields, "rank")->num;
+            a.rank_from = all[rank_hit->sig].id == "torchtitan_exit_snapshot_path" ? "snapshot_path" : "torchrun";
+            add_ev(rank_hit->file, rank_hit->line, rank_hit->text, "rank");
+        } else if (auto* pid = find_field(failure->fields, "pid"); pid && m_pid_rank.count(pid->num)) {
+            a.rank = m_pid_rank[pid->num];
+            a.rank_from = "nccl";
+        } else if (m_world_size && *m_world_size == 1) {
+            a.rank = 0;
+            a.rank_from = "world_size_1";
+        } else {
+            static const RE2 re("(?i)rank[_-]?([0-9]{1,6})");
+            std::string r;
+            const std::string& fname = m_files[failure->file];
+            auto slash = fname.find_last_of('/');
+            if (RE2::PartialMatch(slash == std::string::npos ? fname : fname.substr(slash + 1), re, &r)) {
+                a.rank = std::stoll(r);
+                a.rank_from = "filename";
+            }
+        }
+    }
+    a.ranks_failed = m_oom_ranks;
+    if (prim && a.ranks_failed.empty() && a.rank) a.ranks_failed.push_back(*a.rank);
+    a.world_size = m_world_size;
+    if (prim && a.world_size && *a.world_size > 1 && !m_oom_ranks.empty())
+        a.all_ranks_failed = static_cast<std::int64_t>(m_oom_ranks.size()) >= *a.world_size;
+
+    // Steps.
+    const signature* psig = nullptr;
+    if (failure && failure->last_step) {
+        a.last_logged_step = failure->last_step;
+        psig = &all[failure->progress_sig];
+        add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
+        const std::int64_t last = *failure->last_step;
+        if (psig->per_step || last == 0 || (failure->prev_step && last - *failure->prev_step == 1))
+            a.step = last + 1;
+    } else if (failure && snapshot_last_step) {
+        a.last_logged_step = snapshot_last_step;
+        a.step = *snapshot_last_step + 1;
+    } else if (!failure && !m_files.empty()) {
+        event tail;
+        tail.file = static_cast<int>(m_files.size()) - 1;
+        tail.line = std::numeric_limits<std::int64_t>::max();
+        if (resolve_progress(tail, false)) {
+            a.last_logged_step = tail.last_step;
+            add_ev(tail.file, tail.progress_line, tail.progress_text, "progress");
+        }
+    }
+
+    // Timing.
+    if (failure && a.source != "none") {
+        if (phase_timing == "eval" || phase_timing == "checkpoint") {
+            a.timing = phase_timing;
+            a.timing_reason = "the failure is inside " + phase_timing;
+        } else if (a.step) {
+            a.timing = *a.step <= 3 ? "early" : "late";
+            a.timing_reason = "failing step " + std::to_string(*a.step);
+        } else if (a.last_logged_step && *a.last_logged_step >= 3) {
+            a.timing = "late";
+            a.timing_reason = "after logged step " + std::to_string(*a.last_logged_step);
+        } else if (!a.last_logged_step && phase_timing == "init") {
+            a.timing = "init";
+            a.timing_reason = "no training step logged; model build/load lines before the failure";
+        }
+    }
+
+    // Framework.
+    int best = 0, best_order = 1 << 30;
+    for (const auto& [fw, score] : m_fw_score) {
+        int order = m_fw_first[fw];
+        if (score > best || (score == best && order < best_order)) {
+            best = score;
+            best_order = order;
+            a.framework = fw;
+        }
+    }
+
+    // Memory series of the failing rank (or the best covered one), before the failure.
+    series_state* chosen = nullptr;
+    for (auto& [key, st] : m_series) {
+        if (failure && st.file != failure->file) continue;
+        if (failure && failure->rank >= 0 && st.rank == failure->rank) {
+            chosen = &st;
+            break;
+        }
+        if (!chosen || st.count > chosen->count) chosen = &st;
+    }
+    if (chosen) {
+        // the newest reading, unless the decimated sample already holds it
+        if (chosen->last_sig >= 0 &&
+            (chosen->points.empty() || chosen->points.back().line != chosen->last.line)) {
+            const signature& s = all[chosen->last_sig];
+            if (verify_sig(s, chosen->last.text)) {
+                auto f = extract_fields(s, chosen->last.text);
+                if (auto* mem = find_field(f, "memory")) {
+                    memory_point p;
+                    p.bytes = mem->num;
+                    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+                    p.line = chosen->last.line;
+                    p.file = m_files[chosen->last.file];
+                    auto* stp = find_field(f, "step");
+                    p.step = stp ? stp->num
+                                 : (chosen->points.empty() ? chosen->count : chosen->points.back().step + 1);
+                    chosen->points.push_back(std::move(p));
+                }
+            }
+        }
+        for (const auto& p : chosen->points)
+            if (!failure || p.line < failure->line) a.memory_series.push_back(p);
+        if (chosen->rank >= 0) a.memory_series_rank = chosen->rank;
+    }
+    const auto& ms = a.memory_series;
+    if (ms.size() >= 2) {
+        double n = static_cast<double>(ms.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (const auto& p : ms) {
+            double x = static_cast<double>(p.step), y = static_cast<double>(p.bytes);
+            sx += x, sy += y, sxx += x * x, sxy += x * y;
+        }
+        double den = n * sxx - sx * sx;
+        if (std::fabs(den) > 0) a.growth_bytes_per_step = (n * sxy - sx * sy) / den;
+        bool nondecreasing = true;
+        for (size_t i = 1; i < ms.size(); ++i)
+            if (ms[i].bytes < ms[i - 1].bytes) nondecreasing = false;
+        const std::int64_t grew = ms.back().bytes - ms.front().bytes;
+        const std::int64_t threshold =
+            std::max<std::int64_t>(64LL << 20, static_cast<std::int64_t>(ms.front().bytes * 0.02));
+        a.series_monotonic = nondecreasing && grew >= threshold;
+        a.leak_signal = *a.series_monotonic && ms.size() >= 3 && a.growth_bytes_per_step &&
+                        *a.growth_bytes_per_step > 0 && a.source != "none" && a.timing == "late";
+    }
+
+    if (m_launch.line > 0) {
+        a.launch_line = m_launch.text;
+        a.launch_file = m_launch.file;
+        a.launch_line_no = m_launch.line;
+        if (a.evidence.size() < 48) a.evidence.push_back(m_launch);
+    }
+    a.alloc_retry_lines = m_pressure;
+    if (m_pressure > 0 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_first);
+    if (m_pressure > 1 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_last);
+
+    for (const auto& fi : a.files) {
+        if (fi.long_lines > 0)
+            a.warnings.push_back(fi.path + ": " + std::to_string(fi.long_lines) +
+                                 " line segment(s) longer than 64 KiB were matched on their first 64 KiB only");
+    }
+    return a;
+}
+
+}  // namespace oomdx::log_detail

@@ -1,0 +1,277 @@
+// Renderings of a log_analysis: JSON (oomdx.log/1), text/markdown, and facts.
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "parsers/log/log_analyzer.h"
+
+namespace oomdx {
+
+namespace {
+
+nlohmann::json opt(const std::optional<std::int64_t>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+// Log text may hold invalid UTF-8; JSON strings must not.
+std::string utf8(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    size_t i = 0;
+    while (i < s.size()) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        bool ok = n > 0 && i + n <= s.size();
+        for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+        if (ok && n == 2 && c < 0xC2) ok = false;
+        if (ok && c < 0x20 && c != '\t') ok = false;
+        if (ok) {
+            out.append(s, i, n);
+            i += n;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return out;
+}
+nlohmann::json str_or_null(const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(utf8(s));
+}
+
+// Evidence line for the fact provenance: the primary message when there is one.
+provenance prov(const log_analysis& a, std::int64_t line = -1, const std::string& text = {},
+                const std::string& file = {}) {
+    provenance p;
+    p.producer = "log";
+    p.file = file.empty() ? (a.file.empty() && !a.files.empty() ? a.files.front().path : a.file) : file;
+    p.line = line >= 0 ? line : a.line;
+    p.excerpt = line >= 0 ? text : a.message;
+    return p;
+}
+
+const log_evidence* find_role(const log_analysis& a, const char* role) {
+    for (const auto& e : a.evidence)
+        if (e.role == role) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const log_analysis& a) {
+    using nlohmann::json;
+    json j;
+    j["schema"] = "oomdx.log/1";
+    json files = json::array();
+    for (const auto& f : a.files)
+        files.push_back({{"path", utf8(f.path)}, {"lines", f.lines}, {"bytes", f.bytes},
+                         {"compressed", f.compressed}, {"long_lines", f.long_lines}});
+    j["files"] = files;
+    json o;
+    o["source"] = a.source;
+    o["device_kind"] = str_or_null(a.device_kind);
+    o["signature"] = str_or_null(a.signature);
+    o["message"] = str_or_null(a.message);
+    o["file"] = str_or_null(a.file);
+    o["line"] = a.line > 0 ? json(a.line) : json(nullptr);
+    o["error_code"] = str_or_null(a.error_code);
+    o["requested_bytes"] = opt(a.requested_bytes);
+    o["capacity_bytes"] = opt(a.capacity_bytes);
+    o["free_bytes"] = opt(a.free_bytes);
+    o["allocated_bytes"] = opt(a.allocated_bytes);
+    o["reserved_bytes"] = opt(a.reserved_bytes);
+    o["reserved_unallocated_bytes"] = opt(a.reserved_unallocated_bytes);
+    o["reserved_unallocated_derived"] =
+        a.reserved_unallocated_bytes ? json(a.reserved_unallocated_derived) : json(nullptr);
+    o["process_in_use_bytes"] = opt(a.process_in_use_bytes);
+    o["other_processes"] = a.other_processes;
+    o["non_pytorch_bytes"] = opt(a.non_pytorch_bytes);
+    o["allowed_bytes"] = opt(a.allowed_bytes);
+    o["active_bytes"] = opt(a.active_bytes);
+    o["private_pool_bytes"] = opt(a.private_pool_bytes);
+    o["device_index"] = opt(a.device_index);
+    o["rank"] = opt(a.rank);
+    o["rank_from"] = str_or_null(a.rank_from);
+    o["ranks_failed"] = a.ranks_failed;
+    o["all_ranks_failed"] = a.all_ranks_failed ? json(*a.all_ranks_failed) : json(nullptr);
+    o["step"] = opt(a.step);
+    o["last_logged_step"] = opt(a.last_logged_step);
+    o["timing"] = a.timing;
+    o["timing_reason"] = str_or_null(a.timing_reason);
+    o["messages_seen"] = a.oom_messages;
+    json ev = json::array();
+    for (const auto& e : a.evidence)
+        ev.push_back({{"file", utf8(e.file)}, {"line", e.line}, {"text", utf8(e.text)}, {"role", e.role}});
+    o["evidence"] = ev;
+    j["oom"] = o;
+    if (!a.failure_kind.empty())
+        j["failure"] = {{"kind", a.failure_kind}, {"signature", a.failure_signature},
+                        {"file", utf8(a.failure_file)}, {"line", a.failure_line}};
+    else
+        j["failure"] = nullptr;
+    j["framework"] = a.framework;
+    j["world_size"] = opt(a.world_size);
+    j["launch"] = a.launch_line.empty()
+                      ? json(nullptr)
+                      : json{{"file", utf8(a.launch_file)}, {"line", a.launch_line_no}, {"text", utf8(a.launch_line)}};
+    json ms = json::array();
+    for (const auto& p : a.memory_series)
+        ms.push_back({{"step", p.step}, {"bytes", p.bytes}, {"statistic", p.statistic},
+                      {"file", utf8(p.file)}, {"line", p.line}});
+    j["memory_series"] = ms;
+    j["memory_series_rank"] = opt(a.memory_series_rank);
+    j["memory_growth_bytes_per_step"] =
+        a.growth_bytes_per_step ? json(static_cast<std::int64_t>(*a.growth_bytes_per_step)) : json(nullptr);
+    j["memory_series_monotonic"] = a.series_monotonic ? json(*a.series_monotonic) : json(nullptr);
+    j["leak_signal"] = a.leak_signal;
+    j["alloc_retry_lines"] = a.alloc_retry_lines;
+    json w = json::array();
+    for (const auto& x : a.warnings) w.push_back(utf8(x));
+    j["warnings"] = w;
+    return j;
+}
+
+std::string render_text(const log_analysis& a, bool markdown, bool color) {
+    std::string out;
+    auto bold = [&](const std::string& s) {
+        if (markdown) return "**" + s + "**";
+        if (color) return "\x1b[1m" + s + "\x1b[0m";
+        return s;
+    };
+    auto size = [](const std::optional<std::int64_t>& v) { return v ? format_bytes(*v) : std::string("-"); };
+    auto num = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
+    const std::string h = markdown ? "## " : "";
+    const std::string li = markdown ? "- " : "  ";
+
+    out += h + "Log analysis (Step 0)\n\n";
+    std::string headline;
+    if (a.source == "none") {
+        headline = a.failure_kind == "not_oom"
+                       ? "No OOM: the log fails with a different error (" + a.failure_signature + ")."
+                       : "No OOM message in the log.";
+    } else if (a.source == "unknown_oom") {
+        headline = a.message.empty() || a.failure_kind == "crash"
+                       ? "The job crashed, but the log does not say why (no OOM message found)."
+                       : "An OOM is reported but its source cannot be told.";
+    } else {
+        headline = fmt::format("OOM in {} ({}), timing {}.", a.source,
+                               a.device_kind.empty() ? "unknown device" : a.device_kind, a.timing);
+    }
+    out += bold(headline) + "\n\n";
+    if (!a.message.empty())
+        out += li + fmt::format("message   {}:{}: {}\n", a.file, a.line,
+                                a.message.size() > 300 ? a.message.substr(0, 300) + "..." : a.message);
+    if (a.source != "none") {
+        out += li + fmt::format("requested {}   capacity {}   free {}\n", size(a.requested_bytes),
+                                size(a.capacity_bytes), size(a.free_bytes));
+        out += li + fmt::format("allocated {}   reserved {}   reserved-unallocated {}{}\n",
+                                size(a.allocated_bytes), size(a.reserved_bytes),
+                                size(a.reserved_unallocated_bytes),
+                                a.reserved_unallocated_derived ? " (derived)" : "");
+        if (a.process_in_use_bytes || a.non_pytorch_bytes || a.allowed_bytes)
+            out += li + fmt::format("process in use {}   non-PyTorch {}   allowed {}\n",
+                                    size(a.process_in_use_bytes), size(a.non_pytorch_bytes),
+                                    size(a.allowed_bytes));
+        out += li + fmt::format("device {}   rank {}{}   error code {}\n", num(a.device_index),
+                                num(a.rank), a.rank_from.empty() ? "" : " (from " + a.rank_from + ")",
+                                a.error_code.empty() ? "-" : a.error_code);
+        if (a.ranks_failed.size() > 1)
+            out += li + fmt::format("{} ranks reported an OOM (first: {}){}\n", a.ranks_failed.size(),
+                                    a.ranks_failed.front(),
+                                    a.all_ranks_failed && *a.all_ranks_failed ? ", all ranks failed" : "");
+    } else if (a.rank) {
+        out += li + fmt::format("failed rank {} (from {})\n", *a.rank, a.rank_from);
+    }
+    out += li + fmt::format("step {}   last logged step {}   timing {}{}\n", num(a.step),
+                            num(a.last_logged_step), a.timing,
+                            a.timing_reason.empty() ? "" : " (" + a.timing_reason + ")");
+    out += li + fmt::format("framework {}   world size {}\n", a.framework, num(a.world_size));
+    if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
+    if (!a.memory_series.empty()) {
+        const auto& f = a.memory_series.front();
+        const auto& l = a.memory_series.back();
+        out += li + fmt::format("memory ({}) {} readings: step {} {} -> step {} {}", f.statistic,
+                                a.memory_series.size(), f.step, format_bytes(f.bytes), l.step,
+                                format_bytes(l.bytes));
+        if (a.growth_bytes_per_step)
+            out += fmt::format(", {} per step", format_bytes(static_cast<std::int64_t>(*a.growth_bytes_per_step)));
+        out += "\n";
+        if (a.leak_signal)
+            out += li + bold("Leak signal: memory grew steadily before a late OOM.") + "\n";
+    }
+    if (a.alloc_retry_lines > 0)
+        out += li + fmt::format("{} allocator-retry / cache-flush warning line(s): memory pressure before the end\n",
+                                a.alloc_retry_lines);
+    if (!a.evidence.empty()) {
+        out += "\n" + h + "Evidence\n\n";
+        for (const auto& e : a.evidence)
+            out += li + fmt::format("{}:{} [{}] {}\n", e.file, e.line, e.role,
+                                    e.text.size() > 200 ? e.text.substr(0, 200) + "..." : e.text);
+    }
+    for (const auto& w : a.warnings) out += "\n" + li + "warning: " + w;
+    if (!a.warnings.empty()) out += "\n";
+    return out;
+}
+
+void emit_facts(const log_analysis& a, fact_sink& sink) {
+    auto p = prov(a);
+    sink.emit("oom.source", value(a.source), p);
+    auto bytes = [&](const char* name, const std::optional<std::int64_t>& v) {
+        if (v) sink.emit(name, value(*v), p);
+    };
+    if (a.source != "none") {
+        if (!a.device_kind.empty()) sink.emit("oom.device_kind", value(a.device_kind), p);
+        bytes("oom.requested_bytes", a.requested_bytes);
+        bytes("oom.capacity_bytes", a.capacity_bytes);
+        bytes("oom.free_bytes", a.free_bytes);
+        bytes("oom.allocated_bytes", a.allocated_bytes);
+        bytes("oom.reserved_bytes", a.reserved_bytes);
+        bytes("oom.reserved_unallocated_bytes", a.reserved_unallocated_bytes);
+        if (a.reserved_unallocated_bytes)
+            sink.emit("oom.reserved_unallocated_derived", value(a.reserved_unallocated_derived), p);
+        bytes("oom.process_in_use_bytes", a.process_in_use_bytes);
+        bytes("oom.non_pytorch_bytes", a.non_pytorch_bytes);
+        bytes("oom.allowed_bytes", a.allowed_bytes);
+        bytes("oom.active_bytes", a.active_bytes);
+        bytes("oom.device_index", a.device_index);
+        if (a.line > 0) sink.emit("oom.line", value(a.line), p);
+        if (!a.message.empty()) sink.emit("oom.message", value(a.message), p);
+        if (!a.error_code.empty()) sink.emit("oom.error_code", value(a.error_code), p);
+        if (!a.ranks_failed.empty())
+            sink.emit("oom.ranks_failed", value(static_cast<std::int64_t>(a.ranks_failed.size())), p);
+        if (a.all_ranks_failed) sink.emit("oom.all_ranks_failed", value(*a.all_ranks_failed), p);
+        sink.emit("oom.timing", value(a.timing), p);
+    }
+    if (a.rank) {
+        const log_evidence* r = find_role(a, "rank");
+        sink.emit("oom.rank", value(*a.rank), r ? prov(a, r->line, r->text, r->file) : p);
+    }
+    const log_evidence* pr = find_role(a, "progress");
+    auto pp = pr ? prov(a, pr->line, pr->text, pr->file) : p;
+    if (a.step) sink.emit("oom.step", value(*a.step), pp);
+    if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
+    sink.emit("log.framework", value(a.framework), p);
+    if (a.world_size) sink.emit("log.world_size", value(*a.world_size), p);
+    std::int64_t lines = 0;
+    for (const auto& f : a.files) lines += f.lines;
+    sink.emit("log.lines", value(lines), p);
+    if (!a.launch_line.empty())
+        sink.emit("log.launch_command", value(a.launch_line), prov(a, a.launch_line_no, a.launch_line, a.launch_file));
+    if (!a.memory_series.empty()) {
+        const auto& last = a.memory_series.back();
+        auto mp = prov(a, last.line, "", last.file);
+        sink.emit("log.memory_series_points", value(static_cast<std::int64_t>(a.memory_series.size())), mp);
+        sink.emit("log.memory_last_bytes", value(last.bytes), mp);
+        sink.emit("log.memory_series_statistic", value(last.statistic), mp);
+        if (a.growth_bytes_per_step)
+            sink.emit("log.memory_growth_bytes_per_step",
+                      value(static_cast<std::int64_t>(*a.growth_bytes_per_step)), mp);
+        if (a.series_monotonic) sink.emit("log.memory_series_monotonic", value(*a.series_monotonic), mp);
+        sink.emit("log.memory_leak_signal", value(a.leak_signal), mp);
+    }
+    if (a.alloc_retry_lines > 0) {
+        const log_evidence* e = find_role(a, "pressure");
+        sink.emit("log.alloc_retry_lines", value(a.alloc_retry_lines),
+                  e ? prov(a, e->line, e->text, e->file) : p);
+    }
+}
+
+}  // namespace oomdx

@@ -1,0 +1,439 @@
+#include "parsers/log/log_scanner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/core/bytes.h"
+
+namespace oomdx::log_detail {
+
+namespace {
+
+constexpr size_t k_max_events = 32;
+constexpr size_t k_near_ring = 32;
+constexpr size_t k_near_per_event = 24;
+constexpr size_t k_progress_text = 512;
+constexpr size_t k_series_points = 512;
+constexpr size_t k_series_max = 1024;
+constexpr size_t k_pid_max = 4096;
+
+re2::StringPiece sp(std::string_view s) { return {s.data(), s.size()}; }
+
+bool ends_with(std::string_view s, std::string_view suf) {
+    return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
+}
+
+std::string excerpt(std::string_view s) {
+    return std::string(s.substr(0, std::min(s.size(), k_excerpt_cap)));
+}
+
+std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
+    if (unit > 0) {
+        std::string tmp(t.substr(0, 40));
+        char* end = nullptr;
+        double v = std::strtod(tmp.c_str(), &end);
+        if (end == tmp.c_str() || !std::isfinite(v) || v < 0 || v > 9e18 / unit) return std::nullopt;
+        return static_cast<std::int64_t>(std::llround(v * unit));
+    }
+    auto v = parse_size(t);
+    if (!v || *v < 0) return std::nullopt;
+    return v;
+}
+
+std::optional<std::int64_t> to_int(std::string_view t) {
+    if (t.empty() || t.size() > 18) return std::nullopt;
+    std::int64_t v = 0;
+    for (char c : t) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+}  // namespace
+
+bool verify_sig(const signature& s, std::string_view text) {
+    return !s.regex || RE2::PartialMatch(sp(text), *s.regex);
+}
+
+field_list extract_fields(const signature& s, std::string_view text) {
+    field_list out;
+    for (const auto& f : s.fields) {
+        const bool is_bytes = ends_with(f.name, "_bytes") || f.name == "memory";
+        const bool is_str = f.name == "error_code" || f.name == "device_kind";
+        const bool repeated = f.name == "process_in_use_bytes";
+        for (const auto& re : f.patterns) {
+            re2::StringPiece cap;
+            if (repeated) {
+                re2::StringPiece in = sp(text);
+                std::optional<std::int64_t> best;
+                int n = 0;
+                while (n < 64 && RE2::FindAndConsume(&in, *re, &cap)) {
+                    if (auto v = to_bytes({cap.data(), cap.size()}, f.unit)) {
+                        ++n;
+                        if (!best || *v > *best) best = v;
+                    }
+                }
+                if (best) {
+                    out.push_back({f.name, *best, {}, false, n});
+                    break;
+                }
+                continue;
+            }
+            if (!RE2::PartialMatch(sp(text), *re, &cap)) continue;
+            std::string_view c(cap.data(), cap.size());
+            field_val fv;
+            fv.name = f.name;
+            if (is_str) {
+                fv.is_str = true;
+                fv.str = std::string(c.substr(0, 64));
+            } else if (is_bytes) {
+                auto v = to_bytes(c, f.unit);
+                if (!v) continue;
+                fv.num = *v;
+            } else {
+                auto v = to_int(c);
+                if (!v) continue;
+                fv.num = *v;
+            }
+            out.push_back(std::move(fv));
+            break;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// Removes ANSI escape sequences (CSI ... final byte, and two-byte ESC x).
+void strip_ansi(std::string_view in, std::string& out) {
+    out.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+        char c = in[i];
+        if (c != '\x1b') {
+            out.push_back(c);
+            continue;
+        }
+        if (i + 1 < in.size() && in[i + 1] == '[') {
+            size_t j = i + 2;
+            while (j < in.size() && static_cast<unsigned char>(in[j]) >= 0x20 &&
+                   static_cast<unsigned char>(in[j]) <= 0x3f)
+                ++j;
+            i = j < in.size() ? j : in.size() - 1;  // skip the final byte
+        } else {
+            ++i;
+        }
+    }
+}
+
+}  // namespace
+
+const field_val* find_field(const field_list& f, std::string_view name) {
+    for (const auto& x : f)
+        if (x.name == name) return &x;
+    return nullptr;
+}
+
+scanner::scanner(const signature_set& sigs) : m_sigs(sigs), m_mark(sigs.size(), 0) {
+    m_near_ring.resize(k_near_ring);
+}
+
+void scanner::begin_file(const std::string& name) {
+    m_files.push_back(name);
+    m_file = static_cast<int>(m_files.size()) - 1;
+    log_file_info fi;
+    fi.path = name;
+    m_file_info.push_back(fi);
+}
+
+void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
+    auto& fi = m_file_info.back();
+    fi.lines = lines;
+    fi.bytes = bytes;
+    fi.compressed = compressed;
+    fi.long_lines = cut;
+}
+
+std::int64_t scanner::rank_of(std::string_view s) {
+    if (m_seg_rank != -2) return m_seg_rank;
+    m_seg_rank = -1;
+    std::string_view h = s.substr(0, std::min<size_t>(s.size(), 96));
+    size_t pos = 0;
+    while ((pos = h.find("rank", pos)) != std::string_view::npos) {
+        size_t i = pos + 4, d = i;
+        std::int64_t v = 0;
+        while (d < h.size() && d - i < 7 && h[d] >= '0' && h[d] <= '9') v = v * 10 + (h[d++] - '0');
+        if (d > i && d < h.size() && h[d] == ']') {
+            m_seg_rank = v;
+            break;
+        }
+        pos = i;
+    }
+    return m_seg_rank;
+}
+
+void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
+    if (std::memchr(seg.data(), '\x1b', seg.size())) {
+        strip_ansi(seg, m_scratch);
+        seg = m_scratch;
+    }
+    m_hits.clear();
+    m_sigs.candidates(seg, m_hits, m_mark);
+    if (m_hits.empty()) return;
+    m_line = line;
+    m_seg = seg;
+    m_seg_rank = -2;
+    const auto& all = m_sigs.all();
+
+    int best_oom = -1, best_other = -1;
+    bool crash = false;
+    int crash_sig = -1;
+    for (int h : m_hits) {
+        const signature& s = all[h];
+        switch (s.kind) {
+            case sig_kind::oom:
+                if ((best_oom < 0 || s.priority > all[best_oom].priority) && verify_sig(s, seg)) best_oom = h;
+                break;
+            case sig_kind::not_oom:
+                if ((best_other < 0 || s.priority > all[best_other].priority) && verify_sig(s, seg))
+                    best_other = h;
+                break;
+            case sig_kind::crash:
+                if (!crash && verify_sig(s, seg)) crash = true, crash_sig = h;
+                break;
+            case sig_kind::framework:
+                if (verify_sig(s, seg)) {
+                    if (m_fw_sigs_seen.insert(h).second) {
+                        m_fw_score[s.framework] += s.weight;
+                        m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+                    }
+                }
+                break;
+            case sig_kind::progress:
+                handle_progress(h, seg, line);
+                break;
+            case sig_kind::memory:
+                handle_memory(h, seg, line, rank_of(seg));
+                break;
+            case sig_kind::context:
+            case sig_kind::refine:
+            case sig_kind::phase:
+            case sig_kind::rank:
+                if (verify_sig(s, seg)) handle_near(h, seg, line);
+                break;
+            case sig_kind::world_size:
+                if (verify_sig(s, seg)) {
+                    auto f = extract_fields(s, seg);
+                    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
+                        m_world_size = std::max(m_world_size.value_or(0), w->num);
+                }
+                break;
+            case sig_kind::launch:
+                if (m_launch.line == 0 && verify_sig(s, seg))
+                    m_launch = {m_files[m_file], line, std::string(seg.substr(0, 4096)), "launch"};
+                break;
+            case sig_kind::pressure:
+                if (verify_sig(s, seg)) {
+                    log_evidence e{m_files[m_file], line, excerpt(seg), "pressure"};
+                    if (m_pressure++ == 0) m_pressure_first = e;
+                    else m_pressure_last = std::move(e);
+                }
+                break;
+            case sig_kind::nccl_peer:
+                if (verify_sig(s, seg)) {
+                    auto f = extract_fields(s, seg);
+                    auto* pid = find_field(f, "pid");
+                    auto* rk = find_field(f, "rank");
+                    if (pid && rk && (m_pid_rank.size() < k_pid_max || m_pid_rank.count(pid->num)))
+                        m_pid_rank[pid->num] = rk->num;
+                    if (rk && m_nccl_ranks.size() < k_pid_max) m_nccl_ranks.insert(rk->num);
+                    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
+                        m_world_size = std::max(m_world_size.value_or(0), w->num);
+                }
+                break;
+        }
+    }
+    if (best_oom >= 0) handle_failure(sig_kind::oom, best_oom, seg, line);
+    else if (best_other >= 0) handle_failure(sig_kind::not_oom, best_other, seg, line);
+    if (crash) {
+        if (seg.find("Root Cause") != std::string_view::npos) {
+            m_root_cause_line = line;
+            m_root_cause_file = m_file;
+        }
+        if (best_oom < 0 && best_other < 0) handle_failure(sig_kind::crash, crash_sig, seg, line);
+    }
+    (void)cut;
+}
+
+void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line) {
+    const signature& s = m_sigs.all()[sig];
+    std::int64_t rank = rank_of(seg);
+    std::vector<event>* list = &m_crash;
+    if (kind == sig_kind::oom) {
+        ++m_oom_lines;
+        list = s.weak ? &m_weak : &m_strong;
+        if (rank >= 0 && !s.weak && m_oom_rank_set.size() < 100000 && m_oom_rank_set.insert(rank).second)
+            m_oom_ranks.push_back(rank);
+    } else if (kind == sig_kind::not_oom) {
+        list = &m_not_oom;
+    }
+    if (list->size() >= k_max_events) return;
+    event ev;
+    ev.kind = kind;
+    ev.sig = sig;
+    ev.file = m_file;
+    ev.line = line;
+    ev.text = excerpt(seg);
+    ev.fields = extract_fields(s, seg);
+    ev.rank = rank;
+    for (const auto& h : m_near_ring) {
+        if (h.sig < 0 || h.file != m_file) continue;
+        if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)
+            ev.near.push_back(h);
+    }
+    if (!resolve_progress(ev, false)) ev.awaiting_progress = true;
+    list->push_back(std::move(ev));
+}
+
+void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
+    const signature& s = m_sigs.all()[sig];
+    near_hit h{sig, m_file, line, excerpt(seg), extract_fields(s, seg)};
+    if (s.kind == sig_kind::rank) {
+        if (m_rank_hits.size() < 16) m_rank_hits.push_back(h);
+        else if (m_root_cause_file == m_file && line - m_root_cause_line <= 12) m_rank_hits.back() = h;
+    }
+    // attach to recent failures within the window
+    for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash}) {
+        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it) {
+            if (it->file == m_file && line - it->line <= s.window && it->near.size() < k_near_per_event)
+                it->near.push_back(h);
+        }
+    }
+    m_near_ring[m_near_head] = std::move(h);
+    m_near_head = (m_near_head + 1) % m_near_ring.size();
+}
+
+void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {
+    const signature& s = m_sigs.all()[sig];
+    if (!s.framework.empty() && m_fw_sigs_seen.insert(sig).second) {
+        m_fw_score[s.framework] += 2;
+        m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+    }
+    ring& r = m_progress[sig];
+    progress_entry& e = r.e[r.head];
+    e.file = m_file;
+    e.line = line;
+    e.rank = rank_of(seg);
+    e.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
+    r.head = (r.head + 1) % r.e.size();
+    r.size = std::min(r.size + 1, r.e.size());
+    for (const auto& f : s.fields)
+        if (f.name == "memory") {
+            handle_memory(sig, seg, line, e.rank);
+            break;
+        }
+    // a progress line printed right after a failure (stderr/stdout interleaving)
+    for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash})
+        for (auto& ev : *list)
+            if (ev.awaiting_progress && ev.file == m_file && line - ev.line <= 8) resolve_progress(ev, true);
+}
+
+void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank) {
+    auto key = std::make_pair(m_file, rank);
+    auto it = m_series.find(key);
+    if (it == m_series.end()) {
+        if (m_series.size() >= k_series_max) return;
+        it = m_series.emplace(key, series_state{}).first;
+        it->second.file = m_file;
+        it->second.rank = rank;
+    }
+    series_state& st = it->second;
+    const std::int64_t n = st.count++;
+    st.last_sig = sig;
+    st.last.file = m_file;
+    st.last.line = line;
+    st.last.rank = rank;
+    st.last.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
+    if (n % st.stride != 0) return;
+    const signature& s = m_sigs.all()[sig];
+    if (!verify_sig(s, seg)) return;
+    auto f = extract_fields(s, seg);
+    auto* mem = find_field(f, "memory");
+    if (!mem) return;
+    memory_point p;
+    p.bytes = mem->num;
+    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+    p.line = line;
+    p.file = m_files[m_file];
+    if (auto* stp = find_field(f, "step")) p.step = stp->num;
+    else p.step = latest_step(rank).value_or(n + 1);
+    st.points.push_back(std::move(p));
+    if (st.points.size() > k_series_points) {
+        size_t w = 0;
+        for (size_t i = 0; i < st.points.size(); i += 2) st.points[w++] = std::move(st.points[i]);
+        st.points.resize(w);
+        st.stride *= 2;
+    }
+}
+
+std::optional<std::int64_t> scanner::latest_step(std::int64_t rank) {
+    event tmp;
+    tmp.file = m_file;
+    tmp.line = m_line;
+    tmp.rank = rank;
+    if (resolve_progress(tmp, false)) return tmp.last_step;
+    return std::nullopt;
+}
+
+// Newest valid progress line before (or, with `after`, just after) the event: its step and
+// the previous distinct step.
+bool scanner::resolve_progress(event& ev, bool after) {
+    const auto& all = m_sigs.all();
+    const progress_entry* best = nullptr;
+    int best_sig = -1;
+    std::optional<std::int64_t> best_step, prev_step;
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+        if (pass == 0 && ev.rank < 0) continue;
+        for (auto& [sig, r] : m_progress) {
+            const signature& s = all[sig];
+            std::optional<std::int64_t> first, second;
+            const progress_entry* first_e = nullptr;
+            for (size_t k = 0; k < r.size; ++k) {
+                const progress_entry& e = r.e[(r.head + r.e.size() - 1 - k) % r.e.size()];
+                if (e.file != ev.file) continue;
+                if (!after && e.line > ev.line) continue;
+                if (pass == 0 && e.rank != ev.rank) continue;
+                if (first_e && best && first_e->line < best->line) break;
+                if (!verify_sig(s, e.text)) continue;
+                auto f = extract_fields(s, e.text);
+                auto* st = find_field(f, "step");
+                if (!st) continue;
+                if (!first) {
+                    first = st->num;
+                    first_e = &e;
+                } else if (st->num != *first) {
+                    second = st->num;
+                    break;
+                }
+            }
+            if (first_e && (!best || first_e->line > best->line)) {
+                best = first_e;
+                best_sig = sig;
+                best_step = first;
+                prev_step = second;
+            }
+        }
+    }
+    if (!best) return false;
+    ev.last_step = best_step;
+    ev.prev_step = prev_step;
+    ev.progress_sig = best_sig;
+    ev.progress_line = best->line;
+    ev.progress_text = best->text;
+    ev.awaiting_progress = false;
+    return true;
+}
+
+}  // namespace oomdx::log_detail

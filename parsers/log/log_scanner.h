@@ -1,0 +1,136 @@
+// Internal: the streaming state machine behind analyze_logs (one instance per analysis).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "parsers/log/log_analysis.h"
+#include "parsers/log/log_signatures.h"
+
+namespace oomdx::log_detail {
+
+constexpr size_t k_match_cap = 64 * 1024;  // bytes of one segment that are matched
+constexpr size_t k_excerpt_cap = 1024;     // bytes of a line kept as evidence
+
+struct field_val {
+    std::string name;
+    std::int64_t num = 0;
+    std::string str;
+    bool is_str = false;
+    int count = 1;  // matches of a repeated clause (Process N has ...)
+};
+using field_list = std::vector<field_val>;
+
+const field_val* find_field(const field_list& f, std::string_view name);
+bool verify_sig(const signature& s, std::string_view text);
+field_list extract_fields(const signature& s, std::string_view text);
+
+struct near_hit {  // a context, refine, phase or rank line
+    int sig = -1;
+    int file = 0;
+    std::int64_t line = 0;
+    std::string text;
+    field_list fields;
+};
+
+struct progress_entry {
+    int file = 0;
+    std::int64_t line = 0;
+    std::int64_t rank = -1;
+    std::string text;
+};
+
+struct event {
+    sig_kind kind = sig_kind::oom;
+    int sig = -1;
+    int file = 0;
+    std::int64_t line = 0;
+    std::string text;
+    field_list fields;
+    std::int64_t rank = -1;  // [rankN] prefix
+    std::optional<std::int64_t> last_step, prev_step;
+    int progress_sig = -1;
+    std::int64_t progress_line = 0;
+    std::string progress_text;
+    bool awaiting_progress = false;
+    std::vector<near_hit> near;
+};
+
+struct series_state {
+    int file = 0;
+    std::int64_t rank = -1;
+    std::vector<memory_point> points;
+    std::int64_t count = 0;
+    std::int64_t stride = 1;
+    int last_sig = -1;
+    progress_entry last;
+};
+
+class scanner {
+public:
+    explicit scanner(const signature_set& sigs);
+
+    void begin_file(const std::string& name);
+    void on_segment(std::string_view seg, std::int64_t line, bool cut);
+    void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
+    log_analysis finish();
+
+private:
+    struct ring {
+        std::array<progress_entry, 32> e;
+        size_t head = 0, size = 0;
+    };
+
+    void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
+    void handle_near(int sig, std::string_view seg, std::int64_t line);
+    void handle_progress(int sig, std::string_view seg, std::int64_t line);
+    void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank);
+    bool resolve_progress(event& ev, bool after);
+    std::optional<std::int64_t> latest_step(std::int64_t rank);
+    std::int64_t rank_of(std::string_view seg);
+
+    const signature_set& m_sigs;
+    std::vector<int> m_hits;
+    std::vector<char> m_mark;
+    std::string m_scratch;
+    std::vector<std::string> m_files;
+    std::vector<log_file_info> m_file_info;
+    int m_file = -1;
+    std::int64_t m_line = 0;
+    std::string_view m_seg;
+    std::int64_t m_seg_rank = -2;  // -2 = not computed for this segment
+
+    std::vector<event> m_strong, m_weak, m_not_oom, m_crash;
+    std::int64_t m_oom_lines = 0;
+    std::vector<std::int64_t> m_oom_ranks;
+    std::unordered_set<std::int64_t> m_oom_rank_set;
+
+    std::vector<near_hit> m_near_ring;  // recent context / refine / phase lines
+    size_t m_near_head = 0;
+    std::vector<near_hit> m_rank_hits;
+    std::int64_t m_root_cause_line = -1000;
+    int m_root_cause_file = -1;
+
+    std::map<int, ring> m_progress;  // per progress signature
+    std::map<std::pair<int, std::int64_t>, series_state> m_series;  // (file, rank)
+    std::map<std::string, int> m_fw_score;
+    std::map<std::string, int> m_fw_first;
+    std::set<int> m_fw_sigs_seen;
+    std::optional<std::int64_t> m_world_size;
+    std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
+    std::set<std::int64_t> m_nccl_ranks;
+    log_evidence m_launch;
+    std::int64_t m_pressure = 0;
+    log_evidence m_pressure_first, m_pressure_last;
+    log_evidence m_fw_evidence;
+};
+
+}  // namespace oomdx::log_detail

@@ -1,0 +1,299 @@
+#include "parsers/log/log_signatures.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+
+namespace oomdx {
+
+namespace fs = std::filesystem;
+
+const char* sig_kind_name(sig_kind k) {
+    switch (k) {
+        case sig_kind::oom: return "oom";
+        case sig_kind::not_oom: return "not_oom";
+        case sig_kind::crash: return "crash";
+        case sig_kind::progress: return "progress";
+        case sig_kind::memory: return "memory";
+        case sig_kind::context: return "context";
+        case sig_kind::refine: return "refine";
+        case sig_kind::phase: return "phase";
+        case sig_kind::framework: return "framework";
+        case sig_kind::rank: return "rank";
+        case sig_kind::world_size: return "world_size";
+        case sig_kind::launch: return "launch";
+        case sig_kind::pressure: return "pressure";
+        case sig_kind::nccl_peer: return "nccl_peer";
+    }
+    return "?";
+}
+
+namespace {
+
+const std::map<std::string, sig_kind>& kind_names() {
+    static const std::map<std::string, sig_kind> m{
+        {"oom", sig_kind::oom},           {"not_oom", sig_kind::not_oom},
+        {"crash", sig_kind::crash},       {"progress", sig_kind::progress},
+        {"memory", sig_kind::memory},     {"context", sig_kind::context},
+        {"refine", sig_kind::refine},     {"phase", sig_kind::phase},
+        {"framework", sig_kind::framework}, {"rank", sig_kind::rank},
+        {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
+        {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer}};
+    return m;
+}
+
+const std::vector<std::string> k_sources{"caching_allocator", "workspace", "hccl", "nccl",
+                                         "cublas_cudnn_workspace", "driver_or_kernel",
+                                         "host_oom", "unknown_oom"};
+const std::vector<std::string> k_timings{"init", "early", "late", "eval", "checkpoint"};
+const std::vector<std::string> k_stats{"allocated", "reserved", "max_allocated", "max_reserved",
+                                       "active"};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+RE2::Options re_options() {
+    RE2::Options o;
+    o.set_encoding(RE2::Options::EncodingLatin1);  // bytes in, never invalid UTF-8
+    o.set_log_errors(false);
+    o.set_max_mem(8 << 20);
+    return o;
+}
+
+struct loader {
+    std::string file;
+
+    [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+        throw input_error::at_line(file, n.Mark().line + 1, msg);
+    }
+
+    std::unique_ptr<RE2> compile(const YAML::Node& n, int min_groups) const {
+        if (!n.IsScalar()) fail(n, "pattern must be a string");
+        auto re = std::make_unique<RE2>(n.as<std::string>(), re_options());
+        if (!re->ok()) fail(n, "bad RE2 pattern: " + re->error());
+        if (re->NumberOfCapturingGroups() < min_groups)
+            fail(n, "pattern needs a capturing group: " + n.as<std::string>());
+        return re;
+    }
+
+    std::string str(const YAML::Node& m, const char* key) const {
+        auto n = m[key];
+        if (!n) return {};
+        if (!n.IsScalar()) fail(n, std::string("'") + key + "' must be a string");
+        return n.as<std::string>();
+    }
+
+    signature parse(const YAML::Node& m) const {
+        if (!m.IsMap()) fail(m, "each signature must be a mapping");
+        static const std::vector<std::string> known{
+            "id", "kind", "literal", "literals", "regex", "source", "device_kind", "framework",
+            "timing", "statistic", "applies_to", "weak", "per_step", "priority", "weight",
+            "window", "fields", "note", "example"};
+        for (auto it = m.begin(); it != m.end(); ++it) {
+            auto k = it->first.as<std::string>();
+            if (!contains(known, k)) fail(it->first, "unknown key '" + k + "'");
+        }
+        signature s;
+        s.file = file;
+        s.line = m.Mark().line + 1;
+        s.id = str(m, "id");
+        if (s.id.empty()) fail(m, "signature without 'id'");
+        auto kn = str(m, "kind");
+        auto kit = kind_names().find(kn);
+        if (kit == kind_names().end()) fail(m, "signature '" + s.id + "': unknown kind '" + kn + "'");
+        s.kind = kit->second;
+        auto add_lit = [&](const YAML::Node& n) {
+            if (!n.IsScalar()) fail(n, "literal must be a string");
+            auto t = n.as<std::string>();
+            if (t.size() < 2) fail(n, "literal '" + t + "' is shorter than 2 bytes");
+            s.literals.push_back(t);
+        };
+        if (m["literal"]) add_lit(m["literal"]);
+        if (auto l = m["literals"]) {
+            if (!l.IsSequence()) fail(l, "'literals' must be a list");
+            for (const auto& x : l) add_lit(x);
+        }
+        if (s.literals.empty()) fail(m, "signature '" + s.id + "' needs a literal prefilter");
+        if (m["regex"]) s.regex = compile(m["regex"], 0);
+        s.source = str(m, "source");
+        s.device_kind = str(m, "device_kind");
+        s.framework = str(m, "framework");
+        s.timing = str(m, "timing");
+        s.statistic = str(m, "statistic");
+        if ((s.kind == sig_kind::oom || s.kind == sig_kind::refine) && !contains(k_sources, s.source))
+            fail(m, "signature '" + s.id + "': source '" + s.source + "' is not in the vocabulary");
+        if (s.kind == sig_kind::phase && !contains(k_timings, s.timing))
+            fail(m, "signature '" + s.id + "': timing '" + s.timing + "' is not in the vocabulary");
+        if (!s.statistic.empty() && !contains(k_stats, s.statistic))
+            fail(m, "signature '" + s.id + "': unknown statistic '" + s.statistic + "'");
+        if ((s.kind == sig_kind::framework) && s.framework.empty())
+            fail(m, "signature '" + s.id + "': framework marker without 'framework'");
+        if (auto a = m["applies_to"]) {
+            if (!a.IsSequence()) fail(a, "'applies_to' must be a list");
+            for (const auto& x : a) s.applies_to.push_back(x.as<std::string>());
+        }
+        try {
+            if (m["weak"]) s.weak = m["weak"].as<bool>();
+            if (m["per_step"]) s.per_step = m["per_step"].as<bool>();
+            if (m["priority"]) s.priority = m["priority"].as<int>();
+            if (m["weight"]) s.weight = m["weight"].as<int>();
+            if (m["window"]) s.window = std::clamp(m["window"].as<int>(), 1, 1000);
+        } catch (const YAML::Exception& e) {
+            fail(m, "signature '" + s.id + "': bad value: " + e.msg);
+        }
+        if (auto f = m["fields"]) {
+            if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
+            for (auto it = f.begin(); it != f.end(); ++it) {
+                field_rule r;
+                r.name = it->first.as<std::string>();
+                const YAML::Node& v = it->second;
+                YAML::Node pats;
+                pats.reset(v);
+                if (v.IsMap()) {
+                    if (!v["regex"]) fail(v, "field '" + r.name + "' needs 'regex'");
+                    pats.reset(v["regex"]);
+                    if (v["unit"]) {
+                        auto u = v["unit"].as<std::string>();
+                        if (u == "B") r.unit = 1;
+                        else if (u == "KiB") r.unit = 1024.0;
+                        else if (u == "MiB") r.unit = 1024.0 * 1024;
+                        else if (u == "GiB") r.unit = 1024.0 * 1024 * 1024;
+                        else fail(v["unit"], "unit must be B, KiB, MiB or GiB");
+                    }
+                }
+                if (pats.IsSequence()) {
+                    for (const auto& p : pats) r.patterns.push_back(compile(p, 1));
+                } else {
+                    r.patterns.push_back(compile(pats, 1));
+                }
+                s.fields.push_back(std::move(r));
+            }
+        }
+        return s;
+    }
+};
+
+// Rough byte frequency in logs: lower = rarer, so the indexed bigram filters better.
+int byte_cost(unsigned char c) {
+    if (c == ' ') return 12;
+    if (c >= '0' && c <= '9') return 9;
+    if (std::strchr("etaoinsrhl", c) && c) return 8;
+    if (c >= 'a' && c <= 'z') return 5;
+    if (c == ':' || c == '.' || c == ',' || c == '|' || c == '-' || c == '_' || c == '/') return 6;
+    if (c >= 'A' && c <= 'Z') return 3;
+    return 2;
+}
+
+}  // namespace
+
+signature_set signature_set::load(const std::vector<std::string>& dirs) {
+    signature_set set;
+    std::map<std::string, std::string> ids;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            throw input_error::in_file(dir, "signature directory not found");
+        std::vector<fs::path> files;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            auto ext = e.path().extension().string();
+            if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(e.path());
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto& p : files) {
+            loader ld{p.string()};
+            YAML::Node root;
+            try {
+                root = YAML::LoadFile(p.string());
+            } catch (const YAML::Exception& e) {
+                throw input_error::at_line(p.string(), e.mark.line + 1, "YAML: " + e.msg);
+            }
+            if (!root || root.IsNull()) continue;
+            YAML::Node list = root.IsMap() ? root["signatures"] : root;
+            if (!list || !list.IsSequence())
+                throw input_error::in_file(p.string(), "expected a list of signatures");
+            for (const auto& n : list) {
+                signature s = ld.parse(n);
+                auto [it, fresh] = ids.emplace(s.id, p.string());
+                if (!fresh)
+                    throw input_error::at_line(p.string(), s.line,
+                                               "duplicate signature id '" + s.id + "' (first in " +
+                                                   it->second + ")");
+                set.add(std::move(s));
+            }
+        }
+    }
+    set.finish();
+    return set;
+}
+
+const signature_set& signature_set::shipped() {
+    static std::once_flag once;
+    static std::unique_ptr<signature_set> set;
+    std::call_once(once, [] {
+        set = std::make_unique<signature_set>(load({data_path("knowledge/log_signatures")}));
+    });
+    return *set;
+}
+
+void signature_set::add(signature s) { m_sigs.push_back(std::move(s)); }
+
+void signature_set::finish() {
+    m_lits.clear();
+    m_bucket.clear();
+    m_bigram_bits.assign(65536 / 64, 0);
+    m_bucket_of_bigram.assign(65536, 0);
+    for (size_t i = 0; i < m_sigs.size(); ++i) {
+        for (const auto& t : m_sigs[i].literals) {
+            int best = 0, best_cost = 1 << 30;
+            for (size_t k = 0; k + 1 < t.size(); ++k) {
+                int c = byte_cost(static_cast<unsigned char>(t[k])) *
+                        byte_cost(static_cast<unsigned char>(t[k + 1]));
+                if (c < best_cost) best_cost = c, best = static_cast<int>(k);
+            }
+            unsigned key = (static_cast<unsigned char>(t[best]) << 8) |
+                           static_cast<unsigned char>(t[best + 1]);
+            if (!m_bucket_of_bigram[key]) {
+                m_bucket.emplace_back();
+                m_bucket_of_bigram[key] = static_cast<std::uint16_t>(m_bucket.size());
+            }
+            m_bigram_bits[key >> 6] |= std::uint64_t{1} << (key & 63);
+            m_bucket[m_bucket_of_bigram[key] - 1].push_back(static_cast<int>(m_lits.size()));
+            m_lits.push_back({t, static_cast<int>(i), best});
+        }
+    }
+}
+
+void signature_set::candidates(std::string_view text, std::vector<int>& hits,
+                               std::vector<char>& mark) const {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    if (n < 2) return;
+    const std::uint64_t* bits = m_bigram_bits.data();
+    unsigned key = p[0];
+    for (size_t i = 1; i < n; ++i) {
+        key = ((key << 8) | p[i]) & 0xffff;
+        if (!(bits[key >> 6] & (std::uint64_t{1} << (key & 63)))) continue;
+        const size_t at = i - 1;  // bigram starts here
+        for (int li : m_bucket[m_bucket_of_bigram[key] - 1]) {
+            const lit_ref& l = m_lits[li];
+            if (mark[l.sig]) continue;
+            if (at < static_cast<size_t>(l.offset)) continue;
+            const size_t start = at - l.offset;
+            if (start + l.text.size() > n) continue;
+            if (std::memcmp(p + start, l.text.data(), l.text.size()) != 0) continue;
+            mark[l.sig] = 1;
+            hits.push_back(l.sig);
+        }
+    }
+    for (int h : hits) mark[h] = 0;
+}
+
+}  // namespace oomdx

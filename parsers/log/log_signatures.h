@@ -1,0 +1,93 @@
+// Log signatures: message families, progress and memory lines, framework markers,
+// loaded from knowledge/log_signatures/*.yaml. Each has literal prefilters and an RE2 pattern.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <re2/re2.h>
+
+namespace oomdx {
+
+enum class sig_kind {
+    oom,         // an OOM message (source, sizes)
+    not_oom,     // a look-alike or another identified failure that is not an OOM
+    crash,       // the job died, cause not named (traceback, ChildFailedError, exit code)
+    progress,    // a training progress line (step, maybe memory)
+    memory,      // a per-step memory line
+    context,     // a detail near a failure (device, request size, error code)
+    refine,      // changes the source of a nearby OOM (e.g. EL0004 raised from HCCL)
+    phase,       // what the job was doing (eval, checkpoint, init) near a failure
+    framework,   // a framework marker
+    rank,        // rank of the failed process (torchrun summary, snapshot path)
+    world_size,  // world size
+    launch,      // the training launch command
+    pressure,    // near-OOM warning (allocator retries, cache flushes)
+    nccl_peer,   // NCCL INFO line mapping pid to rank
+};
+
+const char* sig_kind_name(sig_kind k);
+
+// One extracted field: the first pattern that matches gives group 1.
+struct field_rule {
+    std::string name;  // requested_bytes, device_index, step, memory, rank, pid, error_code, ...
+    std::vector<std::unique_ptr<RE2>> patterns;
+    double unit = 0;   // multiplier when the text has no unit (Megatron MB); 0 = parse unit
+};
+
+struct signature {
+    std::string id;
+    std::string file;
+    int line = 0;
+    sig_kind kind = sig_kind::oom;
+    std::vector<std::string> literals;  // any of them must occur before the regex runs
+    std::unique_ptr<RE2> regex;         // optional: literal alone is enough when absent
+    std::string source;                 // oom, refine
+    std::string device_kind;            // oom
+    std::string framework;              // framework, progress, memory
+    std::string timing;                 // phase
+    std::string statistic;              // memory, progress with a memory field
+    std::vector<std::string> applies_to;  // refine: sources it may change
+    bool weak = false;        // oom: only a signal (SIGKILL, exit 137); loses to named failures
+    bool per_step = false;    // progress: printed every step (tqdm), so failing step = last + 1
+    int priority = 0;         // several matches on one line: highest wins
+    int weight = 1;           // framework: score per hit
+    int window = 30;          // context/refine/phase: lines around the failure
+    std::vector<field_rule> fields;
+};
+
+// The loaded set plus a bigram prefilter over all literals.
+class signature_set {
+public:
+    // Loads every *.yaml in the directories, in order; throws input_error naming file:line.
+    static signature_set load(const std::vector<std::string>& dirs);
+    // The shipped set (data_path("knowledge/log_signatures")), loaded once.
+    static const signature_set& shipped();
+
+    const std::vector<signature>& all() const { return m_sigs; }
+    size_t size() const { return m_sigs.size(); }
+
+    // Adds to `hits` the index of every signature with a literal in `text` (no duplicates;
+    // `mark` must have size() entries and is reset for the returned indices).
+    void candidates(std::string_view text, std::vector<int>& hits, std::vector<char>& mark) const;
+
+    void add(signature s);  // for tests and loaders; call finish() afterwards
+    void finish();
+
+private:
+    struct lit_ref {
+        std::string text;
+        int sig = 0;
+        int offset = 0;  // offset of the indexed bigram inside the literal
+    };
+    std::vector<signature> m_sigs;
+    std::vector<lit_ref> m_lits;
+    std::vector<std::uint64_t> m_bigram_bits;       // 65536 bits
+    std::vector<std::vector<int>> m_bucket;          // bigram -> m_lits indices
+    std::vector<std::uint16_t> m_bucket_of_bigram;   // bigram -> bucket index + 1, 0 = none
+};
+
+}  // namespace oomdx
