@@ -1,0 +1,233 @@
+#include "engine/rules/inference.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/core/vocabulary.h"
+#include "engine/rules/text_template.h"
+
+namespace oomdx {
+
+bool inference_result::fired(const std::string& rule_id) const {
+    return std::any_of(firings.begin(), firings.end(), [&](const firing& f) { return f.rule_id == rule_id; });
+}
+
+std::vector<recommendation> inference_result::ranked() const {
+    std::vector<recommendation> out = recommendations;
+    std::stable_sort(out.begin(), out.end(), [](const recommendation& a, const recommendation& b) {
+        return a.priority < b.priority;
+    });
+    std::vector<recommendation> unique;
+    std::set<std::string> seen;
+    for (auto& r : out) {
+        std::string key = r.action;
+        for (const auto& o : r.overrides) key += "|" + o.key + "=" + o.val.to_string();
+        if (seen.insert(key).second) unique.push_back(std::move(r));
+    }
+    return unique;
+}
+
+namespace {
+
+std::string refraction_key(const rule_def& r, const fact_store& facts, std::vector<int>& ids) {
+    ids.clear();
+    std::string key = r.id;
+    for (const auto& name : r.facts) {
+        const fact* f = facts.get(name);
+        ids.push_back(f ? f->id : -1);
+        key += fmt::format(":{}", f ? f->id : -1);
+    }
+    return key;
+}
+
+value eval_action(const action_value& v, const fact_store& facts) {
+    if (v.expr) return evaluate(*v.expr, facts).val;
+    return v.literal;
+}
+
+// Coerce a literal to the declared kind (sizes written as "2 GiB" for bytes facts).
+value coerce(const std::string& name, value v, const fact_store& facts) {
+    const vocabulary* vocab = facts.vocab();
+    const fact_decl* d = vocab ? vocab->find(name) : nullptr;
+    if (!d) return v;
+    if ((d->kind == fact_kind::bytes || d->kind == fact_kind::integer) && v.is_number())
+        return value(static_cast<std::int64_t>(v.as_number()));
+    if (d->kind == fact_kind::bytes && v.is_string())
+        if (auto b = parse_size(v.as_string())) return value(*b);
+    return v;
+}
+
+bool step_less(const rule_set& rs, const rule_def& a, const rule_def& b) {
+    const step_def* sa = rs.step(a.step);
+    const step_def* sb = rs.step(b.step);
+    const int oa = sa ? sa->order : 1 << 20, ob = sb ? sb->order : 1 << 20;
+    if (oa != ob) return oa < ob;
+    if (a.salience != b.salience) return a.salience > b.salience;
+    if (a.specificity != b.specificity) return a.specificity > b.specificity;
+    if (a.file_order != b.file_order) return a.file_order < b.file_order;
+    return a.id < b.id;
+}
+
+}  // namespace
+
+inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
+    inference_result res;
+    std::set<std::string> active;
+    for (const auto& s : rs.steps)
+        if (s.always) {
+            active.insert(s.id);
+            res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
+        }
+    std::set<std::string> fired_keys;
+    std::map<std::string, std::string> group_winner;
+    std::vector<int> ids;
+    int cycles = 0;
+    for (;;) {
+        const rule_def* best = nullptr;
+        std::string best_key;
+        std::vector<int> best_ids;
+        for (const auto& rp : rs.rules) {
+            const rule_def& r = *rp;
+            if (!r.enabled || !r.condition || !active.count(r.step)) continue;
+            if (!r.exclusive_group.empty() && group_winner.count(r.exclusive_group)) continue;
+            std::string key = refraction_key(r, facts, ids);
+            if (fired_keys.count(key)) continue;
+            if (best && !step_less(rs, r, *best)) continue;
+            if (evaluate_condition(*r.condition, facts) != truth::true_) continue;
+            best = &r;
+            best_key = key;
+            best_ids = ids;
+        }
+        if (!best) break;
+        if (++cycles > opts.max_cycles) {
+            std::string last;
+            for (size_t i = res.firings.size() > 5 ? res.firings.size() - 5 : 0; i < res.firings.size(); ++i)
+                last += (last.empty() ? "" : ", ") + res.firings[i].rule_id;
+            throw inference_error(fmt::format(
+                "rule engine stopped after {} firings without reaching a fixpoint (cycle limit); "
+                "last rules fired: {}", opts.max_cycles, last));
+        }
+        const rule_def& r = *best;
+        fired_keys.insert(best_key);
+        if (!r.exclusive_group.empty()) group_winner[r.exclusive_group] = r.id;
+        firing fi;
+        fi.seq = static_cast<int>(res.firings.size());
+        fi.rule_id = r.id;
+        fi.step = r.step;
+        for (int id : best_ids)
+            if (id >= 0) fi.fact_ids.push_back(id);
+        res.firings.push_back(fi);
+
+        std::vector<std::string> used_names;
+        for (const auto& n : r.facts)
+            if (facts.get(n)) used_names.push_back(n);
+        auto derived = [&](std::string excerpt) {
+            provenance p;
+            p.producer = "rule";
+            p.rule_id = r.id;
+            p.derived_from = used_names;
+            p.derived_ids = fi.fact_ids;
+            p.excerpt = std::move(excerpt);
+            return p;
+        };
+        for (const auto& [name, av] : r.asserts) {
+            value v = coerce(name, eval_action(av, facts), facts);
+            const fact* cur = facts.get(name);
+            if (cur && cur->val == v && cur->val.type() == v.type()) continue;  // unchanged: no new version
+            facts.emit(name, v, derived(r.condition_text));
+        }
+        auto evidence_of = [&](const std::string& tmpl) {
+            std::vector<int> ev = fi.fact_ids;
+            std::vector<template_error> errs;
+            name_resolver nr;
+            nr.vocab = facts.vocab();
+            for (const auto& n : check_template(tmpl, nr, errs))
+                if (const fact* f = facts.get(n)) ev.push_back(f->id);
+            std::sort(ev.begin(), ev.end());
+            ev.erase(std::unique(ev.begin(), ev.end()), ev.end());
+            return ev;
+        };
+        if (!r.finding.empty()) {
+            finding f;
+            f.id = r.finding_id;
+            f.rule_id = r.id;
+            f.step = r.step;
+            f.severity = r.severity;
+            f.text = render_template(r.finding, facts);
+            f.rationale = r.rationale;
+            f.evidence = evidence_of(r.finding);
+            f.firing = fi.seq;
+            res.findings.push_back(std::move(f));
+        }
+        for (const auto& d : r.recommendations) {
+            recommendation rec;
+            rec.rule_id = r.id;
+            rec.action = d.action;
+            rec.priority = d.priority;
+            for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
+            rec.text = render_template(d.text, facts);
+            rec.rationale = d.rationale.empty() ? r.rationale : d.rationale;
+            rec.evidence = evidence_of(d.text);
+            rec.firing = fi.seq;
+            res.recommendations.push_back(std::move(rec));
+        }
+        for (const auto& rt : r.routes) {
+            res.route.push_back({rt.to, r.id, render_template(rt.why.empty() ? r.desc : rt.why, facts), fi.seq});
+            active.insert(rt.to);
+        }
+        for (const auto& t : r.next_steps) res.next_steps.push_back(render_template(t, facts));
+        for (const auto& t : r.uncertain) res.uncertain.push_back(render_template(t, facts));
+    }
+    for (const auto& s : rs.steps)
+        if (active.count(s.id)) res.steps_run.push_back(s.id);
+    // WHY NOT for every enabled rule that did not fire.
+    for (const auto& rp : rs.rules) {
+        const rule_def& r = *rp;
+        if (!r.enabled || !r.condition || res.fired(r.id)) continue;
+        near_miss nm{r.id, r.step, ""};
+        if (!active.count(r.step)) {
+            nm.reason = fmt::format("step '{}' was not reached (no rule routed to it)", r.step);
+        } else if (!r.exclusive_group.empty() && group_winner.count(r.exclusive_group)) {
+            nm.reason = fmt::format("exclusive group '{}' was already decided by rule '{}'", r.exclusive_group,
+                                    group_winner[r.exclusive_group]);
+        } else {
+            nm.reason = explain_failure(*r.condition, facts);
+        }
+        res.near_misses.push_back(std::move(nm));
+    }
+    return res;
+}
+
+std::vector<std::string> explain_fact(const fact_store& facts, int fact_id, int depth) {
+    std::vector<std::string> out;
+    const fact* f = facts.by_id(fact_id);
+    if (!f || depth > 12) return out;
+    const vocabulary* vocab = facts.vocab();
+    const fact_decl* d = vocab ? vocab->find(f->name) : nullptr;
+    const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+    const std::string shown = f->val.is_string() ? f->val.as_string() : render_value(f->val, d);
+    if (!f->prov.rule_id.empty()) {
+        out.push_back(fmt::format("{}{} = {}  <- rule {}", indent, f->name, shown, f->prov.rule_id));
+        for (int id : f->prov.derived_ids) {
+            auto sub = explain_fact(facts, id, depth + 1);
+            out.insert(out.end(), sub.begin(), sub.end());
+        }
+    } else {
+        std::string where = f->prov.location();
+        std::string ex = f->prov.excerpt;
+        if (ex.size() > 160) ex = ex.substr(0, 157) + "...";
+        out.push_back(fmt::format("{}{} = {}  <- {}{}", indent, f->name, shown, where.empty() ? f->prov.producer : where,
+                                  ex.empty() ? "" : fmt::format(": \"{}\"", ex)));
+        for (int id : f->prov.derived_ids) {
+            auto sub = explain_fact(facts, id, depth + 1);
+            out.insert(out.end(), sub.begin(), sub.end());
+        }
+    }
+    return out;
+}
+
+}  // namespace oomdx

@@ -1,0 +1,97 @@
+// Forward chaining over a rule_set to a fixpoint, with refraction, a deterministic agenda and
+// built-in explanation (how / why / why not).
+//
+// Agenda order: step order, then salience (high first), then specificity (more clauses first),
+// then rule file order, then id. Only rules of active steps are eligible; a step is active when it
+// is declared `always` or a fired rule routes to it. A rule fires at most once per combination of
+// the fact versions its condition reads (refraction). In an exclusive group the first rule to fire
+// wins and the others are blocked.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/core/fact_store.h"
+#include "engine/rules/rule_set.h"
+
+namespace oomdx {
+
+struct firing {
+    int seq = 0;
+    std::string rule_id;
+    std::string step;
+    std::vector<int> fact_ids;  // facts the condition read, as they were when it fired
+};
+
+struct finding {
+    std::string id;
+    std::string rule_id;
+    std::string step;
+    std::string severity;
+    std::string text;
+    std::string rationale;
+    std::vector<int> evidence;  // fact ids (condition and text)
+    int firing = 0;
+};
+
+struct override_value {
+    std::string key;
+    value val;
+};
+
+struct recommendation {
+    std::string rule_id;
+    std::string action;
+    int priority = 50;
+    std::vector<override_value> overrides;
+    std::string text;
+    std::string rationale;
+    std::vector<int> evidence;
+    int firing = 0;
+};
+
+struct route_entry {
+    std::string to;
+    std::string from_rule;  // empty for steps that always run
+    std::string why;
+    int firing = -1;
+};
+
+struct near_miss {
+    std::string rule_id;
+    std::string step;
+    std::string reason;
+};
+
+struct inference_options {
+    int max_cycles = 1000;
+};
+
+struct inference_result {
+    std::vector<firing> firings;
+    std::vector<finding> findings;
+    std::vector<recommendation> recommendations;  // in firing order; rank with ranked()
+    std::vector<route_entry> route;                // steps entered, in order, with why
+    std::vector<std::string> steps_run;
+    std::vector<near_miss> near_misses;            // rules that did not fire, with the first failing clause
+    std::vector<std::string> next_steps;
+    std::vector<std::string> uncertain;
+
+    bool fired(const std::string& rule_id) const;
+    // Recommendations sorted by (priority, firing order), duplicates of the same action and
+    // overrides removed.
+    std::vector<recommendation> ranked() const;
+};
+
+class inference_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Runs the rules over `facts`, adding derived facts to it. Throws inference_error on the cycle limit.
+inference_result run_inference(const rule_set& rules, fact_store& facts, const inference_options& opts = {});
+
+// HOW: the derivation tree of a fact, down to input provenance, as indented lines.
+std::vector<std::string> explain_fact(const fact_store& facts, int fact_id, int depth = 0);
+
+}  // namespace oomdx

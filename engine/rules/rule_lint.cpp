@@ -1,0 +1,62 @@
+#include "engine/rules/rule_lint.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/rules/rule_tests.h"
+
+namespace oomdx {
+
+namespace fs = std::filesystem;
+
+size_t lint_report::errors() const {
+    return std::count_if(diagnostics.begin(), diagnostics.end(),
+                         [](const rule_diagnostic& d) { return !rule_error_is_warning(d.code); });
+}
+
+size_t lint_report::warnings() const { return diagnostics.size() - errors(); }
+
+lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const std::vector<action_decl>& actions) {
+    lint_report rep;
+    load_result lr = load_rules({dir}, vocab, actions);
+    rep.diagnostics = lr.diagnostics;
+    rep.rules = lr.rules.rules.size();
+    rep.macros = lr.rules.macro_text.size();
+    rep.files = lr.rules.files.size();
+    // Every rule file that holds rules has a test file beside it.
+    std::set<std::string> files_with_rules;
+    for (const auto& r : lr.rules.rules) files_with_rules.insert(r->where.file);
+    for (const auto& f : files_with_rules) {
+        const std::string test = f.substr(0, f.size() - 5) + ".test.yaml";
+        if (!fs::exists(test))
+            rep.diagnostics.push_back({rule_error_code::missing_test, {f, 1, 1},
+                                       fmt::format("no rule tests: expected {}", fs::path(test).filename().string()), "", {}});
+    }
+    // Every rule fires in at least one test case.
+    if (lr.ok()) {
+        rule_test_report tr = run_rule_tests(dir, vocab, actions);
+        std::set<std::string> covered(tr.rules_covered.begin(), tr.rules_covered.end());
+        for (const auto& r : lr.rules.rules)
+            if (r->enabled && !covered.count(r->id))
+                rep.diagnostics.push_back({rule_error_code::missing_test, r->where,
+                                           fmt::format("rule '{}' is never expected to fire in a test case", r->id), "", {}});
+    }
+    // No two rules share a condition.
+    std::map<std::string, const rule_def*> by_cond;
+    for (const auto& r : lr.rules.rules) {
+        std::string norm;
+        for (char c : r->condition_text)
+            if (!std::isspace(static_cast<unsigned char>(c))) norm += c;
+        auto [it, inserted] = by_cond.emplace(norm, r.get());
+        if (!inserted)
+            rep.diagnostics.push_back({rule_error_code::duplicate_condition, r->where,
+                                       fmt::format("rule '{}' has the same condition as rule '{}'", r->id, it->second->id), "", {}});
+    }
+    return rep;
+}
+
+}  // namespace oomdx

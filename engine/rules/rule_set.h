@@ -1,0 +1,82 @@
+// Compiled rule packs: steps, macros, lists and rules. Knows nothing about YAML.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/value.h"
+#include "engine/rules/expression.h"
+#include "engine/rules/source_context.h"
+
+namespace oomdx {
+
+struct step_def {
+    std::string id;     // "step0" ...
+    std::string title;  // "Step 0: log analysis"
+    std::string goal;   // why this step exists (the WHY explanation)
+    int order = 0;
+    bool always = false;  // runs without being routed to
+    source_context where;
+};
+
+// A value set by an action: a literal, or an expression evaluated when the rule fires.
+struct action_value {
+    value literal;
+    std::unique_ptr<expr_node> expr;  // when set, overrides literal
+    std::string text;
+};
+
+struct recommendation_def {
+    std::string action;  // design.md vocabulary
+    int priority = 50;   // lower ranks first (the method's order)
+    std::vector<std::pair<std::string, action_value>> overrides;  // canonical key -> value
+    std::string text;       // template
+    std::string rationale;  // human-written reason
+    source_context where;
+};
+
+struct route_def {
+    std::string to;   // step id
+    std::string why;  // template
+    source_context where;
+};
+
+struct rule_def {
+    std::string id;
+    std::string desc;
+    std::string step;
+    int salience = 0;
+    std::string exclusive_group;
+    std::string condition_text;
+    std::unique_ptr<expr_node> condition;
+    int specificity = 0;  // number of leaf clauses
+    std::vector<std::string> facts;  // facts the condition reads (refraction key)
+    std::vector<std::pair<std::string, action_value>> asserts;
+    std::string finding;  // template, empty when none
+    std::string finding_id;
+    std::string severity = "info";
+    std::string rationale;
+    std::vector<recommendation_def> recommendations;
+    std::vector<route_def> routes;
+    std::vector<std::string> next_steps;  // templates
+    std::vector<std::string> uncertain;   // templates
+    std::vector<std::string> tags;
+    std::string status = "stable";
+    bool enabled = true;
+    int file_order = 0;  // global load order
+    source_context where;
+};
+
+struct rule_set {
+    std::vector<step_def> steps;  // sorted by order
+    std::vector<std::unique_ptr<rule_def>> rules;
+    std::map<std::string, std::string> macro_text;
+    std::vector<std::string> files;  // rule files loaded
+
+    const step_def* step(const std::string& id) const;
+    const rule_def* rule(const std::string& id) const;
+};
+
+}  // namespace oomdx

@@ -1,0 +1,227 @@
+#include "engine/rules/rule_tests.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/core/fact_store.h"
+#include "engine/rules/inference.h"
+
+namespace oomdx {
+
+namespace fs = std::filesystem;
+
+value fact_value_from_text(const std::string& name, const std::string& s, const vocabulary& vocab,
+                           bool quoted) {
+    const fact_decl* d = vocab.find(name);
+    const fact_kind k = d ? d->kind : fact_kind::any;
+    if (k == fact_kind::string || (quoted && k != fact_kind::bytes)) return value(s);
+    if (k == fact_kind::bytes) {
+        if (auto b = parse_size(s)) return value(*b);
+    }
+    if (s == "true") return value(true);
+    if (s == "false") return value(false);
+    if (s == "null" || s == "~") return value();
+    char* end = nullptr;
+    errno = 0;
+    long long i = std::strtoll(s.c_str(), &end, 10);
+    if (!s.empty() && *end == 0 && errno == 0) {
+        if (k == fact_kind::number) return value(static_cast<double>(i));
+        return value(static_cast<std::int64_t>(i));
+    }
+    double x = std::strtod(s.c_str(), &end);
+    if (!s.empty() && *end == 0) {
+        if (k == fact_kind::integer || k == fact_kind::bytes) return value(static_cast<std::int64_t>(x));
+        return value(x);
+    }
+    return value(s);
+}
+
+namespace {
+
+value node_value(const std::string& name, const YAML::Node& n, const vocabulary& vocab) {
+    if (n.IsSequence()) {
+        value::list_t l;
+        for (const auto& x : n) l.push_back(x.IsScalar() ? value(x.Scalar()) : value());
+        return value(std::move(l));
+    }
+    if (!n.IsScalar()) return value();
+    return fact_value_from_text(name, n.Scalar(), vocab, n.Tag() == "!");
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return "[" + s + "]";
+}
+
+}  // namespace
+
+rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
+                                const std::vector<action_decl>& actions) {
+    rule_test_report rep;
+    std::vector<std::string> tests;
+    std::error_code ec;
+    if (fs::is_directory(dir, ec)) {
+        for (const auto& e : fs::recursive_directory_iterator(dir, ec))
+            if (e.is_regular_file() && e.path().string().ends_with(".test.yaml")) tests.push_back(e.path().string());
+    } else if (dir.ends_with(".test.yaml")) {
+        tests.push_back(dir);
+    }
+    std::sort(tests.begin(), tests.end());
+    std::map<std::string, load_result> cache;
+    auto rules_for = [&](const std::vector<std::string>& files) -> const load_result& {
+        std::string key;
+        for (const auto& f : files) key += f + ";";
+        auto it = cache.find(key);
+        if (it == cache.end()) it = cache.emplace(key, load_rules(files, vocab, actions)).first;
+        return it->second;
+    };
+    const std::string root = fs::is_directory(dir, ec) ? dir : fs::path(dir).parent_path().string();
+    for (const auto& tf : tests) {
+        ++rep.files;
+        YAML::Node doc;
+        try {
+            doc = YAML::LoadFile(tf);
+        } catch (const YAML::Exception& e) {
+            rep.errors.push_back(fmt::format("{}:{}:{}: {}", tf, e.mark.line + 1, e.mark.column + 1, e.msg));
+            continue;
+        }
+        std::vector<std::string> files;
+        if (doc["rule_files"])
+            for (const auto& f : doc["rule_files"])
+                files.push_back((fs::path(tf).parent_path() / f.as<std::string>()).string());
+        else
+            files.push_back(root);
+        const load_result& lr = rules_for(files);
+        if (!lr.ok()) {
+            for (const auto& d : lr.diagnostics)
+                if (!rule_error_is_warning(d.code)) rep.errors.push_back(d.render());
+            continue;
+        }
+        if (!doc["cases"] || !doc["cases"].IsSequence()) {
+            rep.errors.push_back(fmt::format("{}: a rule test file needs 'cases: [...]'", tf));
+            continue;
+        }
+        for (const auto& c : doc["cases"]) {
+            ++rep.cases;
+            const std::string name = c["name"].as<std::string>("(unnamed)");
+            const int line = c.Mark().line + 1;
+            const bool todo = c["todo"] && c["todo"].as<bool>(false);
+            std::vector<rule_test_failure> fails;
+            auto fail = [&](const std::string& what, const std::string& exp, const std::string& got) {
+                fails.push_back({tf, line, name, what, exp, got});
+            };
+            fact_store facts(&vocab);
+            bool setup_ok = true;
+            if (c["facts"]) {
+                for (const auto& kv : c["facts"]) {
+                    const std::string fname = kv.first.as<std::string>();
+                    provenance p;
+                    p.producer = "test";
+                    p.file = tf;
+                    p.line = kv.first.Mark().line + 1;
+                    p.excerpt = kv.second.IsScalar() ? kv.second.Scalar() : "";
+                    try {
+                        facts.emit(fname, node_value(fname, kv.second, vocab), p);
+                    } catch (const std::exception& e) {
+                        rep.errors.push_back(fmt::format("{}:{}: case '{}': {}", tf, p.line, name, e.what()));
+                        setup_ok = false;
+                    }
+                }
+            }
+            if (!setup_ok) continue;
+            inference_result res;
+            try {
+                res = run_inference(lr.rules, facts);
+            } catch (const std::exception& e) {
+                fail("run", "a fixpoint", e.what());
+            }
+            std::vector<std::string> fired;
+            for (const auto& f : res.firings) fired.push_back(f.rule_id);
+            for (const auto& x : c["expect_fired"]) {
+                const std::string id = x.as<std::string>();
+                rep.rules_covered.push_back(id);
+                if (!lr.rules.rule(id)) fail("expect_fired", id, "no such rule");
+                else if (!res.fired(id)) {
+                    std::string why;
+                    for (const auto& nm : res.near_misses)
+                        if (nm.rule_id == id) why = nm.reason;
+                    fail("expect_fired", id, fmt::format("not fired: {}; fired: {}", why, join(fired)));
+                }
+            }
+            for (const auto& x : c["expect_not_fired"]) {
+                const std::string id = x.as<std::string>();
+                if (!lr.rules.rule(id)) fail("expect_not_fired", id, "no such rule");
+                else if (res.fired(id)) fail("expect_not_fired", "not " + id, "fired");
+            }
+            for (const auto& kv : c["expect_finding"]) {
+                const std::string id = kv.first.as<std::string>();
+                std::string got = "(no finding)";
+                for (const auto& f : res.findings)
+                    if (f.rule_id == id || f.id == id) got = f.text;
+                if (kv.second.IsMap() && kv.second["contains"]) {
+                    const std::string want = kv.second["contains"].as<std::string>();
+                    if (got.find(want) == std::string::npos) fail("expect_finding " + id, "contains: " + want, got);
+                } else {
+                    const std::string want = kv.second.as<std::string>();
+                    if (got != want) fail("expect_finding " + id, want, got);
+                }
+            }
+            for (const auto& kv : c["expect_overrides"]) {
+                const std::string id = kv.first.as<std::string>();
+                std::map<std::string, value> got;
+                for (const auto& r : res.recommendations)
+                    if (r.rule_id == id)
+                        for (const auto& o : r.overrides) got[o.key] = o.val;
+                for (const auto& ov : kv.second) {
+                    const std::string key = ov.first.as<std::string>();
+                    const value want = node_value(key, ov.second, vocab);
+                    auto it = got.find(key);
+                    if (it == got.end()) fail("expect_overrides " + id, key + " = " + want.to_string(), "not set");
+                    else if (!(it->second == want))
+                        fail("expect_overrides " + id, key + " = " + want.to_string(), key + " = " + it->second.to_string());
+                }
+            }
+            if (c["expect_route"]) {
+                std::vector<std::string> want, got;
+                for (const auto& x : c["expect_route"]) want.push_back(x.as<std::string>());
+                for (const auto& r : res.route)
+                    if (std::find(got.begin(), got.end(), r.to) == got.end()) got.push_back(r.to);
+                if (want != got) fail("expect_route", join(want), join(got));
+            }
+            for (const auto& kv : c["expect_facts"]) {
+                const std::string fname = kv.first.as<std::string>();
+                const value want = node_value(fname, kv.second, vocab);
+                const fact* f = facts.get(fname);
+                if (!f) fail("expect_facts", fname + " = " + want.to_string(), "missing");
+                else if (!(f->val == want)) fail("expect_facts", fname + " = " + want.to_string(), f->val.to_string());
+            }
+            if (c["expect_actions"]) {
+                std::vector<std::string> want, got;
+                for (const auto& x : c["expect_actions"]) want.push_back(x.as<std::string>());
+                for (const auto& r : res.ranked())
+                    if (std::find(got.begin(), got.end(), r.action) == got.end()) got.push_back(r.action);
+                std::vector<std::string> prefix(got.begin(), got.begin() + std::min(got.size(), want.size()));
+                if (want != prefix) fail("expect_actions", join(want), join(got));
+            }
+            if (todo) {
+                ++rep.todo;
+            } else if (fails.empty()) {
+                ++rep.passed;
+            } else {
+                rep.failures.insert(rep.failures.end(), fails.begin(), fails.end());
+            }
+        }
+    }
+    std::sort(rep.rules_covered.begin(), rep.rules_covered.end());
+    rep.rules_covered.erase(std::unique(rep.rules_covered.begin(), rep.rules_covered.end()), rep.rules_covered.end());
+    return rep;
+}
+
+}  // namespace oomdx

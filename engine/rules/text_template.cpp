@@ -1,0 +1,131 @@
+#include "engine/rules/text_template.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+
+namespace oomdx {
+
+namespace {
+
+struct placeholder {
+    size_t start = 0, end = 0;  // [start, end) including braces
+    std::string body;           // expression text
+    std::string filter;
+    bool is_expr = false;
+};
+
+std::string trim(const std::string& s) {
+    size_t a = s.find_first_not_of(" \t\n");
+    if (a == std::string::npos) return {};
+    size_t b = s.find_last_not_of(" \t\n");
+    return s.substr(a, b - a + 1);
+}
+
+std::vector<placeholder> scan(const std::string& t, std::vector<template_error>* errors) {
+    std::vector<placeholder> out;
+    size_t i = 0;
+    while ((i = t.find('{', i)) != std::string::npos) {
+        if (i + 1 < t.size() && t[i + 1] == '{') {  // "{{" is a literal brace
+            i += 2;
+            continue;
+        }
+        size_t j = t.find('}', i);
+        if (j == std::string::npos) {
+            if (errors) errors->push_back({static_cast<int>(i), "unclosed '{' in text"});
+            break;
+        }
+        placeholder p;
+        p.start = i;
+        p.end = j + 1;
+        std::string inner = t.substr(i + 1, j - i - 1);
+        size_t bar = inner.rfind('|');
+        if (bar != std::string::npos) {
+            p.filter = trim(inner.substr(bar + 1));
+            inner = inner.substr(0, bar);
+        }
+        inner = trim(inner);
+        if (!inner.empty() && inner[0] == '=') {
+            p.is_expr = true;
+            inner = trim(inner.substr(1));
+        }
+        p.body = inner;
+        out.push_back(p);
+        i = j + 1;
+    }
+    return out;
+}
+
+std::string apply_filter(const value& v, const std::string& filter, const fact_decl* decl) {
+    if (v.is_null()) return "unknown";
+    if (filter.empty() || filter == "raw") {
+        if (filter == "raw") return v.is_string() ? v.as_string() : v.to_string();
+        return render_value(v, decl);
+    }
+    if (!v.is_numeric()) return v.is_string() ? v.as_string() : v.to_string();
+    const double x = v.as_number();
+    if (filter == "bytes") return format_bytes(static_cast<std::int64_t>(std::llround(x)));
+    if (filter == "pct") return fmt::format("{:.1f}%", x * 100.0);
+    if (filter == "int") return fmt::format("{}", static_cast<std::int64_t>(std::llround(x)));
+    if (filter == "num") return fmt::format("{:.3g}", x);
+    if (filter == "gib") return fmt::format("{:.1f}", x / (1024.0 * 1024 * 1024));
+    return v.to_string();
+}
+
+bool known_filter(const std::string& f) {
+    return f.empty() || f == "bytes" || f == "pct" || f == "int" || f == "num" || f == "raw" || f == "gib";
+}
+
+}  // namespace
+
+std::vector<std::string> check_template(const std::string& tmpl, const name_resolver& resolver,
+                                        std::vector<template_error>& errors) {
+    std::vector<std::string> facts;
+    for (const auto& p : scan(tmpl, &errors)) {
+        if (!known_filter(p.filter)) {
+            errors.push_back({static_cast<int>(p.start), fmt::format("unknown filter '{}'", p.filter)});
+            continue;
+        }
+        parsed_expr e = parse_expression(p.body, resolver);
+        for (const auto& err : e.errors)
+            errors.push_back({static_cast<int>(p.start) + 1 + err.offset, err.message});
+        for (const auto& f : e.facts) facts.push_back(f);
+        if (!p.is_expr && e.root && e.root->op != expr_op::fact)
+            errors.push_back({static_cast<int>(p.start),
+                              fmt::format("'{}' is not a fact name; write '{{= ...}}' for an expression", p.body)});
+    }
+    return facts;
+}
+
+std::string render_template(const std::string& tmpl, const fact_store& facts) {
+    std::string out;
+    size_t pos = 0;
+    name_resolver r;
+    r.vocab = facts.vocab();
+    for (const auto& p : scan(tmpl, nullptr)) {
+        out += tmpl.substr(pos, p.start - pos);
+        pos = p.end;
+        parsed_expr e = parse_expression(p.body, r);
+        if (!e.root) {
+            out += "?";
+            continue;
+        }
+        const fact_decl* decl = nullptr;
+        if (e.root->op == expr_op::fact && facts.vocab()) decl = facts.vocab()->find(e.root->name);
+        out += apply_filter(evaluate(*e.root, facts).val, p.filter, decl);
+    }
+    out += tmpl.substr(pos);
+    // "{{" renders as "{"
+    std::string clean;
+    for (size_t i = 0; i < out.size(); ++i) {
+        clean += out[i];
+        if (out[i] == '{' && i + 1 < out.size() && out[i + 1] == '{') ++i;
+    }
+    return clean;
+}
+
+}  // namespace oomdx

@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include "engine/rules/rule_loader.h"
+#include "test_helpers.h"
+
+using namespace oomdx;
+
+namespace {
+
+load_result load_text(test::temp_rules& dir, const std::string& text, vocabulary& vocab) {
+    dir.write("bad.yaml", text);
+    return load_rules({dir.dir.string()}, vocab, test::small_actions());
+}
+
+const rule_diagnostic* find_code(const load_result& lr, rule_error_code c) {
+    for (const auto& d : lr.diagnostics)
+        if (d.code == c) return &d;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("errors carry 1-based file:line:col and every error of a file is collected") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("loc");
+    auto lr = load_text(dir, R"Y(- rule: r1
+  step: s0
+  condition: a > 1 and nosuch > 2
+- rule: r2
+  step: nowhere
+  condition: >
+    a > 1
+    and src == "wrkspace"
+  recommend: [{action: not_an_action}]
+- rule: r1
+  step: s0
+  condition: a > 3
+  colour: red
+)Y", vocab);
+    CHECK_FALSE(lr.ok());
+    const auto* unknown = find_code(lr, rule_error_code::unknown_fact);
+    REQUIRE(unknown);
+    CHECK(unknown->where.line == 3);
+    CHECK(unknown->where.column == 24);
+    const auto* step = find_code(lr, rule_error_code::unknown_step);
+    REQUIRE(step);
+    CHECK(step->where.line == 5);
+    CHECK(step->where.column == 9);
+    const auto* enumv = find_code(lr, rule_error_code::bad_value);
+    REQUIRE(enumv);
+    CHECK(enumv->where.line == 8);   // inside the folded block scalar
+    CHECK(enumv->where.column == 16);
+    CHECK(find_code(lr, rule_error_code::unknown_action));
+    CHECK(find_code(lr, rule_error_code::duplicate_id));
+    const auto* key = find_code(lr, rule_error_code::unknown_key);
+    REQUIRE(key);
+    CHECK(key->where.line == 13);
+    CHECK(key->where.column == 3);
+    // The rendering shows the source line and a caret under the column.
+    const std::string text = unknown->render();
+    CHECK(text.find("bad.yaml:3:24: error E103 unknown-fact") != std::string::npos);
+    CHECK(text.find("\n      condition: a > 1 and nosuch > 2\n" + std::string(4 + 23, ' ') + "^") != std::string::npos);
+    CHECK(text.find("in rule 'r1'") != std::string::npos);
+}
+
+TEST_CASE("YAML syntax errors are reported with their location") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("yaml");
+    auto lr = load_text(dir, "- rule: r1\n  step: s0\n  condition: [a > 1\n", vocab);
+    const auto* d = find_code(lr, rule_error_code::yaml_syntax);
+    REQUIRE(d);
+    CHECK(d->where.file.find("bad.yaml") != std::string::npos);
+    CHECK(d->where.line >= 3);
+}
+
+TEST_CASE("macros expand, unused macros and lists warn, macro cycles are errors") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("macro");
+    auto lr = load_text(dir, R"Y(- macro: big
+  condition: a > 10
+- macro: unused_one
+  condition: a > 1
+- list: unused_list
+  items: [1, 2]
+- macro: loop_a
+  condition: loop_b
+- macro: loop_b
+  condition: loop_a
+- rule: uses_macro
+  step: s0
+  condition: big and not flag
+- rule: uses_loop
+  step: s0
+  condition: loop_a
+)Y", vocab);
+    CHECK(find_code(lr, rule_error_code::unused_macro));
+    CHECK(find_code(lr, rule_error_code::unused_list));
+    CHECK(find_code(lr, rule_error_code::macro_cycle));
+    REQUIRE(lr.rules.rule("uses_macro"));
+    CHECK(lr.rules.rule("uses_macro")->facts == std::vector<std::string>{"a", "flag"});
+}
+
+TEST_CASE("recommendations may only set declared override keys with valid values") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("override");
+    auto lr = load_text(dir, R"Y(- rule: r
+  step: s0
+  condition: a > 1
+  recommend:
+    - action: reduce_micro_batch
+      set: {a: 3}
+    - action: reduce_micro_batch
+      set: {training.local_batch_size: "eight"}
+)Y", vocab);
+    const auto* d = find_code(lr, rule_error_code::unknown_override);
+    REQUIRE(d);
+    CHECK(d->where.line == 6);
+    CHECK(find_code(lr, rule_error_code::bad_value));
+}
