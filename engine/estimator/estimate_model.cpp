@@ -81,7 +81,7 @@ layer_act layer_activation(const estimate_input& in, bool moe) {
     double rep = 0, shard = 0;  // replicated outside TP regions / sharded by TP
 
     // attention block
-    rep += eager ? 8.0 * h : 4.0 * h;   // two norm inputs (eager fp32 upcast keeps 4h + 2h more each)
+    rep += eager ? 12.0 * h : 4.0 * h;  // two norm inputs; eager fp32 upcast keeps x.float() 4h + normed 2h each
     rep += 2.0 * h;                     // input of the QKV projection
     double q_dim = a * d, k_dim = g * d, v_dim = g * d, o_dim = a * d;
     if (is_mla(m)) {

@@ -1,0 +1,376 @@
+// Each estimator formula pinned to a hand-computed case (numbers worked out in the comments).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "engine/estimator/estimate.h"
+#include "engine/estimator/estimate_model.h"
+#include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/plan_search.h"
+
+using namespace oomdx;
+
+namespace {
+
+estimate_model llama8b() {
+    estimate_model m;
+    m.family = "llama";
+    m.hidden = 4096;
+    m.layers = 32;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn = 14336;
+    m.vocab = 128256;
+    return m;
+}
+
+// GPT-style layer for Korthikanti's Table 2: MHA, GELU MLP with F = 4h, dropout.
+estimate_input gpt_input(std::int64_t t, bool sp) {
+    estimate_input in;
+    in.framework = train_framework::megatron;
+    in.model.family = "gpt";
+    in.model.gated = false;
+    in.model.hidden = 1024;
+    in.model.layers = 4;
+    in.model.heads = 16;
+    in.model.kv_heads = 16;
+    in.model.head_dim = 64;
+    in.model.ffn = 4096;
+    in.model.vocab = 1000;
+    in.model.dropout = 0.1;
+    in.tp = t;
+    in.sequence_parallel = sp;
+    in.seq_len = 2048;
+    in.flash = false;
+    return in;
+}
+
+void emit(fact_store& f, const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); }
+
+}  // namespace
+
+TEST_CASE("parameter count: Llama 3.1 8B = 8,030,261,248") {
+    // embeddings 2 x 128256 x 4096 = 1,050,673,152; per layer: attention 2 x 4096^2 + 2 x 4096 x 1024
+    // = 41,943,040, SwiGLU 3 x 4096 x 14336 = 176,160,768, norms 8,192 -> 218,112,000 x 32; final norm 4,096.
+    CHECK(est::total_params(llama8b()) == doctest::Approx(8030261248.0));
+}
+
+TEST_CASE("parameter count: MLA and MoE layers") {
+    estimate_model m;
+    m.hidden = 1024;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.q_lora = 256;
+    m.kv_lora = 128;
+    m.qk_nope = 64;
+    m.qk_rope = 32;
+    m.v_head = 64;
+    m.experts = 4;
+    m.top_k = 2;
+    m.shared_experts = 1;
+    m.expert_ffn = 512;
+    // q: 256 x (1024 + 8 x 96) = 458,752; kv: 128 x (1024 + 8 x 128) + 1024 x 32 = 294,912; out 8 x 64 x 1024 = 524,288
+    const est::layer_params p = est::moe_layer_params(m);
+    CHECK(p.tp_sharded == doctest::Approx(458752.0 + 294912.0 + 524288.0 + 3.0 * 1024 * 512));
+    CHECK(p.routed == doctest::Approx(4.0 * 3 * 1024 * 512));
+    CHECK(p.replicated == doctest::Approx(2.0 * 1024 + 256 + 128 + 1024 * 4));  // norms, latent norms, router
+    m.first_dense = 1;
+    m.moe_freq = 1;
+    CHECK_FALSE(est::is_moe_layer(m, 0));
+    CHECK(est::is_moe_layer(m, 1));
+}
+
+TEST_CASE("activations: Korthikanti Table 2 per layer, bytes per token") {
+    const double h = 1024, a = 16, s = 2048;
+    {
+        estimate_input in = gpt_input(1, true);  // no parallelism: 34h + 5as
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(34 * h + 5 * a * s));
+    }
+    {
+        estimate_input in = gpt_input(4, false);  // TP only: 10h + 24h/t + 5as/t
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(10 * h + 24 * h / 4 + 5 * a * s / 4));
+    }
+    {
+        estimate_input in = gpt_input(4, true);  // TP + SP: 34h/t + 5as/t
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(34 * h / 4 + 5 * a * s / 4));
+    }
+    {
+        estimate_input in = gpt_input(4, true);  // TP + SP + selective recompute: 34h/t
+        in.ac = ac_kind::selective_op;
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(34 * h / 4));
+    }
+    {
+        estimate_input in = gpt_input(4, true);  // full recompute: 2h/t (layer input only)
+        in.ac = ac_kind::full;
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h / 4));
+    }
+    {
+        estimate_input in = gpt_input(1, true);  // every 2nd layer checkpointed: mean of none and full
+        in.ac = ac_kind::selective_layer;
+        in.ac_every = 2;
+        CHECK(est::layer_activation(in, false).saved == doctest::Approx(0.5 * (34 * h + 5 * a * s) + 0.5 * 2 * h));
+    }
+}
+
+TEST_CASE("activations: Llama SwiGLU + GQA, compiled, flash, no dropout") {
+    // norms 2 x 2h, QKV input 2h, q 2ad, k,v 2gd each, O 2ad, lse 4a, MLP input 2h, SwiGLU 6F
+    estimate_input in;
+    in.model = llama8b();
+    in.compile = true;
+    const double h = 4096, g = 8, d = 128, a = 32, F = 14336;
+    const double expect = 4 * h + 2 * h + 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a + 2 * h + 6 * F;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(expect));
+    // eager: fp32 norm upcasts (+4h per norm) and the unfused SiLU output (+2F)
+    in.compile = false;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(expect + 8 * h + 2 * F));
+    // torchtitan op-level SAC: input 2h, q and v and w1 and w2 outputs (every 2nd matmul), SDPA output
+    in.ac = ac_kind::selective_op;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h + 2 * (a * d + g * d) + 2 * a * d + 2 * (F + h)));
+}
+
+TEST_CASE("model states: ZeRO / FSDP / Megatron distributed optimizer bytes per parameter") {
+    estimate_input in;
+    in.model = llama8b();
+    in.dp_shard = 8;
+    in.world = 8;
+    est::breakdown b;
+    SUBCASE("torchtitan FSDP2 mixed precision: 16 / N") {
+        in.framework = train_framework::torchtitan;
+        in.zero_stage = 3;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(16.0 / 8));
+    }
+    SUBCASE("Megatron distributed optimizer bf16: 6 + 12 / d") {
+        in.framework = train_framework::megatron;
+        in.zero_stage = 1;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(6.0 + 12.0 / 8));
+    }
+    SUBCASE("Megatron without distributed optimizer: 18") {
+        in.framework = train_framework::megatron;
+        in.zero_stage = 0;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(18.0));
+    }
+    SUBCASE("DeepSpeed ZeRO-2: 2 + 18 / N") {
+        in.framework = train_framework::deepspeed;
+        in.zero_stage = 2;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(2.0 + 18.0 / 8));
+    }
+    SUBCASE("DeepSpeed ZeRO-3: 18 / N") {
+        in.framework = train_framework::deepspeed;
+        in.zero_stage = 3;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(18.0 / 8));
+    }
+    SUBCASE("pure bf16 AdamW, one device: 2 + 2 + 4") {
+        in.framework = train_framework::generic;
+        in.master_weights = false;
+        in.dp_shard = 1;
+        in.zero_stage = 0;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(8.0));
+    }
+    SUBCASE("8-bit Adam and swapped optimizer") {
+        in.framework = train_framework::generic;
+        in.master_weights = false;
+        in.dp_shard = 1;
+        in.zero_stage = 0;
+        in.optimizer = "adamw8bit";
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(2.0 + 2.0 + 2.0));
+        in.optimizer = "adamw";
+        in.swap_optimizer = true;
+        in.swap_times = 4;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(2.0 + 2.0 + 1.0));
+    }
+}
+
+TEST_CASE("MoE: routed experts divide by EP x ETP, their optimizer shards over expert-DP") {
+    estimate_input in;
+    in.framework = train_framework::megatron;
+    in.model.hidden = 512;
+    in.model.layers = 2;
+    in.model.heads = 8;
+    in.model.kv_heads = 8;
+    in.model.head_dim = 64;
+    in.model.ffn = 1024;
+    in.model.vocab = 1000;
+    in.model.experts = 8;
+    in.model.top_k = 2;
+    in.model.expert_ffn = 256;
+    in.ep = 4;
+    in.dp_shard = 4;
+    in.world = 4;
+    in.zero_stage = 1;
+    est::breakdown b;
+    est::compute(in, b);
+    const auto& st = b.stages[0];
+    // routed per layer 8 x 3 x 512 x 256 = 3,145,728; two layers / EP 4 = 1,572,864
+    CHECK(st.expert_params_rank == doctest::Approx(2.0 * 8 * 3 * 512 * 256 / 4));
+    // expert-DP = N x t / (ep x etp) = 4 / 4 = 1: expert optimizer is not sharded further
+    CHECK(b.expert_shard_n == doctest::Approx(1.0));
+}
+
+TEST_CASE("pipeline: in-flight micro-batches per stage (1F1B and interleaved)") {
+    estimate_input in;
+    in.model = llama8b();
+    in.pp = 4;
+    in.num_microbatches = 8;
+    in.dp_shard = 1;
+    est::breakdown b;
+    est::compute(in, b);
+    // 1F1B: stage i holds min(p - i, m) micro-batches of its L/p = 8 layers
+    CHECK(b.stages[0].inflight == doctest::Approx(4 * 8));
+    CHECK(b.stages[3].inflight == doctest::Approx(1 * 8));
+    // interleaved p=4, v=8, m=4: chunks held = min(p*v + p - 1 - 2s, m*v); 1 layer per chunk
+    in.schedule = pp_schedule_kind::interleaved;
+    in.vpp = 8;
+    in.num_microbatches = 4;
+    est::compute(in, b);
+    CHECK(b.stages[3].inflight == doctest::Approx(29));
+    CHECK(b.stages[0].inflight == doctest::Approx(32));  // min(35, 32)
+}
+
+TEST_CASE("logits: tokens x vocab x bytes per element, / TP with loss parallel") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in;
+    in.model = llama8b();
+    in.micro_batch = 2;
+    in.seq_len = 4096;
+    est::breakdown b;
+    est::compute(in, b);
+    const double tokens = 8192, V = 128256, h = 4096;
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_unfused + tokens * 2 * h));
+    in.tp = 4;
+    in.loss_parallel = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_unfused + tokens * 2 * h));
+    in.chunked_loss = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_chunked + tokens * 2 * h));
+}
+
+TEST_CASE("fit check against capacity x 0.95, facts and JSON") {
+    fact_store f;
+    emit(f, "model.hidden_size", 4096);
+    emit(f, "model.num_layers", 32);
+    emit(f, "model.num_attention_heads", 32);
+    emit(f, "model.num_kv_heads", 8);
+    emit(f, "model.intermediate_size", 14336);
+    emit(f, "model.vocab_size", 128256);
+    emit(f, "job.world_size", 8);
+    emit(f, "training.local_batch_size", 1);
+    emit(f, "training.seq_len", 8192);
+    emit(f, "activation_checkpoint.mode", "full");
+    emit(f, "device.capacity_bytes", std::int64_t(85899345920));  // 80 GiB
+    const estimate_result r = estimate(from_facts(f));
+    CHECK(r.budget_bytes == std::int64_t(std::llround(85899345920.0 * 0.95)));
+    CHECK(r.margin_bytes == r.budget_bytes - r.device_peak_bytes);
+    CHECK(r.fits == (r.margin_bytes >= 0));
+    CHECK(r.reserved_peak_bytes >= r.peak_bytes);
+    std::int64_t sum = 0;
+    for (const auto& c : r.components) sum += c.bytes;
+    CHECK(sum == doctest::Approx(double(r.device_peak_bytes)).epsilon(0.001));
+    CHECK(r.complete);
+
+    const auto j = to_json(r);
+    CHECK(j["schema"] == "oomdx.estimate/1");
+    for (const char* k : {"peak_bytes", "reserved_peak_bytes", "capacity_bytes", "fits", "components"}) CHECK(j.contains(k));
+    CHECK(j["components"].size() == r.components.size());
+
+    const std::string facts_dir = std::string(OOMDX_SOURCE_DIR) + "/knowledge/facts";
+    const vocabulary vocab = vocabulary::load_dir(facts_dir);
+    fact_store checked(&vocab);
+    emit_facts(r, checked);  // throws when a name is undeclared or has the wrong type
+    for (const char* n : {"estimate.peak_bytes", "estimate.reserved_peak_bytes", "estimate.capacity_bytes",
+                          "estimate.budget_bytes", "estimate.fits", "estimate.margin_bytes", "estimate.peak_fraction",
+                          "estimate.params_bytes", "estimate.grads_bytes", "estimate.optimizer_bytes",
+                          "estimate.master_weights_bytes", "estimate.activations_bytes", "estimate.logits_bytes",
+                          "estimate.temporaries_bytes", "estimate.overhead_bytes", "estimate.activation_share",
+                          "estimate.optimizer_share", "estimate.param_grad_share", "estimate.expert_share",
+                          "estimate.peak_phase", "estimate.complete"})
+        CHECK_MESSAGE(checked.has(n), n);
+    CHECK(checked.get("estimate.peak_bytes")->prov.producer == "estimator");
+}
+
+TEST_CASE("what-if: overrides give a new breakdown and are recorded") {
+    fact_store f;
+    emit(f, "model.hidden_size", 4096);
+    emit(f, "model.num_layers", 32);
+    emit(f, "model.num_attention_heads", 32);
+    emit(f, "model.intermediate_size", 14336);
+    emit(f, "model.vocab_size", 128256);
+    emit(f, "job.world_size", 8);
+    emit(f, "training.local_batch_size", 4);
+    emit(f, "training.seq_len", 8192);
+    emit(f, "activation_checkpoint.mode", "none");
+    const estimate_result base = estimate(from_facts(f));
+    const estimate_result full = estimate_with(f, {{"activation_checkpoint.mode", value("full")}});
+    CHECK(full.component("activations") < base.component("activations") / 10);
+    REQUIRE(full.overrides.size() == 1);
+    CHECK(full.overrides[0].key == "activation_checkpoint.mode");
+    const estimate_result tp = estimate_with(f, {{"parallelism.tensor_parallel_degree", value(4)}});
+    CHECK(tp.peak_bytes < base.peak_bytes);
+}
+
+TEST_CASE("missing and hostile facts: defaults with assumptions, no crash") {
+    fact_store f;
+    emit(f, "model.hidden_size", "not a number");
+    emit(f, "training.seq_len", std::int64_t(1) << 40);
+    const estimate_input in = from_facts(f);
+    CHECK_FALSE(in.complete);
+    CHECK_FALSE(in.assumptions.empty());
+    const estimate_result r = estimate(in);
+    CHECK(r.peak_bytes > 0);
+    CHECK_FALSE(r.complete);
+
+    fact_store bad;
+    emit(bad, "model.hidden_size", -5);
+    emit(bad, "model.num_layers", 2);
+    emit(bad, "model.num_attention_heads", 2);
+    CHECK_THROWS_AS(from_facts(bad), usage_error);
+
+    fact_store huge;  // absurd but in-range dims must not overflow into negative bytes
+    emit(huge, "model.hidden_size", 1 << 20);
+    emit(huge, "model.num_layers", 100000);
+    emit(huge, "model.num_attention_heads", 65536);
+    emit(huge, "model.vocab_size", 1 << 27);
+    emit(huge, "training.local_batch_size", 1 << 20);
+    emit(huge, "training.seq_len", 1 << 24);
+    const estimate_result h = estimate(from_facts(huge));
+    CHECK(h.peak_bytes > 0);
+    CHECK(h.device_peak_bytes >= h.peak_bytes);
+}
+
+TEST_CASE("plan search: every candidate fits, cheapest first, overrides explain the change") {
+    estimate_input in;
+    in.model = llama8b();
+    in.world = 8;
+    in.dp_shard = 8;
+    in.micro_batch = 4;
+    in.seq_len = 8192;
+    in.ac = ac_kind::none;
+    in.capacity_bytes = std::int64_t(85899345920);
+    REQUIRE(estimate_device_peak(in) > std::int64_t(0.95 * 85899345920.0));  // the base does not fit
+    const plan_result p = plan_search(in);
+    CHECK(p.evaluated > 100);
+    REQUIRE_FALSE(p.candidates.empty());
+    for (std::size_t i = 0; i < p.candidates.size(); ++i) {
+        const auto& c = p.candidates[i];
+        CHECK(c.device_peak_bytes <= std::int64_t(0.95 * 85899345920.0));
+        CHECK(estimate_device_peak(c.input) == doctest::Approx(double(c.device_peak_bytes)).epsilon(1e-6));
+        CHECK_FALSE(c.overrides.empty());
+        if (i > 0) CHECK(c.cost >= p.candidates[i - 1].cost);
+    }
+}
