@@ -345,6 +345,8 @@ private:
     }
     void append_node(node& list, val v);
     void set_item(node& dict, val k, val v) {
+        if ((k.t == vt::node && &m_nodes[k.a] == &dict) || (v.t == vt::node && &m_nodes[v.a] == &dict))
+            fail("a container contains itself");
         k = settle(k);
         v = settle(v);
         place_child(dict, k);
@@ -422,7 +424,7 @@ private:
         if (end - q < 6 || q[0] != 0x94 || q[1] != '(') return false;
         q += 2;
         const std::size_t memo_size = m_memo.size();
-        auto memo_ref = [&](const std::uint8_t*& r, val& out) {
+        auto memo_ref = [&](const std::uint8_t*& r, val& out) __attribute__((always_inline)) {
             std::uint64_t idx;
             if (*r == 'h') {
                 if (end - r < 2) return false;
@@ -739,6 +741,7 @@ val reader::settle_node(val v) {
 void reader::append_node(node& list, val v) {
     {
         node& n = deref(v);
+        if (&n == &list) fail("a container contains itself");
         if (!n.resolved && n.kind == nk::dict) {
             std::uint64_t m = key_mask(n);
             if (m & bit(k_action)) {

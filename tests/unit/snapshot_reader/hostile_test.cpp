@@ -1,0 +1,131 @@
+// Hostile and malformed pickles: each gives one clear input_error, never a crash.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/core/errors.h"
+#include "reader_helpers.h"
+
+using namespace oomdx;
+
+static std::string error_of(const std::string& data, const snap::load_limits& lim = {}) {
+    try {
+        snap::load_snapshot_bytes(data, "t.pickle", lim);
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+static std::string P(const std::string& body) { return std::string("\x80\x04", 2) + body; }
+
+TEST_CASE("opcodes that could run code are refused with name and offset") {
+    struct c { const char* name; std::string body; };
+    const c cases[] = {
+        {"GLOBAL", "cos\nsystem\n"},
+        {"STACK_GLOBAL", std::string("\x8c\x02os\x8c\x06system\x93", 13)},
+        {"REDUCE", "]R"},
+        {"BUILD", "}}b"},
+        {"INST", "(ios\nsystem\n"},
+        {"OBJ", "(o"},
+        {"NEWOBJ", std::string("]]\x81", 3)},
+        {"NEWOBJ_EX", std::string("]]}\x92", 4)},
+        {"PERSID", "Pabc\n"},
+        {"BINPERSID", "]Q"},
+        {"EXT1", std::string("\x82\x01", 2)},
+        {"EXT2", std::string("\x83\x01\x00", 3)},
+        {"EXT4", std::string("\x84\x01\x00\x00\x00", 5)},
+    };
+    for (const auto& x : cases) {
+        CAPTURE(x.name);
+        std::string msg = error_of(P(x.body));
+        CHECK(msg.find(std::string("refused opcode ") + x.name + ":") != std::string::npos);
+        CHECK(msg.rfind("t.pickle: byte ", 0) == 0);
+    }
+    CHECK(error_of(P("cos\nsystem\n")).find("byte 2:") != std::string::npos);
+    CHECK(error_of(P("]R")).find("byte 3:") != std::string::npos);
+}
+
+TEST_CASE("memo, protocol and truncation errors") {
+    CHECK(error_of(P("]h\x05.")).find("memo index 5 was never stored") != std::string::npos);
+    CHECK(error_of(P(std::string("]j\x00\x00\x01\x00.", 7))).find("memo index 65536") != std::string::npos);
+    CHECK(error_of(std::string("\x80\x06}.", 4)).find("unsupported pickle protocol 6") != std::string::npos);
+    CHECK(error_of(std::string("\x80\x01}.", 4)).find("unsupported pickle protocol 1") != std::string::npos);
+    CHECK(error_of("(dp0\n.").find("not a memory snapshot") != std::string::npos);
+    CHECK(error_of("").find("empty file") != std::string::npos);
+    CHECK(error_of(P(std::string("\x95\xff\x00\x00\x00\x00\x00\x00\x00}", 10))).find("FRAME announces 255 bytes") != std::string::npos);
+    CHECK(error_of(P("}")).find("truncated: end of data before STOP") != std::string::npos);
+    CHECK(error_of(P(std::string("\x8c\x10" "abc", 5))).find("truncated: SHORT_BINUNICODE needs 16 bytes") != std::string::npos);
+    CHECK(error_of(P(std::string("X\xff\xff\xff\xff", 5))).find("byte 2:") != std::string::npos);
+    CHECK(error_of(P(std::string("\x8a\x0a" "0123456789.", 13))).find("too large") != std::string::npos);
+    CHECK(error_of(P(std::string("\x8a\x09" "012345678.", 12))).find("does not fit") != std::string::npos);
+    CHECK(error_of(P("Fx\n.")).find("unsupported opcode FLOAT") != std::string::npos);
+    CHECK(error_of(P(std::string("\xfe", 1))).find("invalid opcode 0xfe") != std::string::npos);
+}
+
+TEST_CASE("structural errors") {
+    CHECK(error_of(P("K\x01.")).find("top-level object is not a dict or a list") != std::string::npos);
+    CHECK(error_of(P("}.")).find("no 'segments' key") != std::string::npos);
+    CHECK(error_of(P(std::string("]\x94h\x00" "a.", 6))).find("contains itself") != std::string::npos);
+    CHECK(error_of(P("K\x01" "a.")).find("APPEND needs 2 value(s)") != std::string::npos);
+    CHECK(error_of(P("e.")).find("APPENDS without a MARK") != std::string::npos);
+    CHECK(error_of(P("}(K\x01u.")).find("odd number") != std::string::npos);
+    CHECK(error_of(P("K\x01(K\x01" "a.")).find("APPEND needs 2 value(s)") != std::string::npos);
+    CHECK(error_of(P("(.")).find("STOP") != std::string::npos);
+}
+
+TEST_CASE("limits: depth, stack, memo, string size, containers") {
+    std::string deep(20000, ']');
+    deep += std::string(19999, 'a');
+    deep += ".";
+    CHECK(error_of(P(deep)).find("nesting deeper than 10000") != std::string::npos);
+    CHECK(error_of(P(std::string(20000, '(') + ".")).find("open MARKs") != std::string::npos);
+
+    snap::load_limits small;
+    small.max_stack = 100;
+    small.max_memo = 10;
+    small.max_string = 4;
+    small.max_live_containers = 50;
+    CHECK(error_of(P(std::string(200, 'N')), small).find("values on the stack") != std::string::npos);
+    CHECK(error_of(P(std::string("Nr\x10\x00\x00\x00", 6)), small).find("memo index 16 is above 10") != std::string::npos);
+    CHECK(error_of(P(std::string("\x8c\x05hello", 7)), small).find("string of 5 bytes") != std::string::npos);
+    CHECK(error_of(P(std::string(60, ']')), small).find("containers alive") != std::string::npos);
+    // a 4 GiB string length is rejected before any allocation
+    CHECK(error_of(P(std::string("\x8d\xff\xff\xff\xff\x00\x00\x00\x00", 9))).find("limit exceeded: string") != std::string::npos);
+}
+
+TEST_CASE("invalid UTF-8 in strings is replaced, not trusted") {
+    // {'segments': [], 'x': b'\xff'-as-str}
+    std::string body = std::string("}(\x8c\x08segments]\x8c\x01x\x8c\x02\xff" "a" "u.", 23);
+    snap::snapshot s = snap::load_snapshot_bytes(P(body), "u.pickle");
+    CHECK(s.info.unknown_top_keys == std::vector<std::string>{"x"});
+}
+
+TEST_CASE("a shared record referenced twice is an error, not a silent double count") {
+    // {'segments': [seg, seg]} where seg is the same memoized dict
+    std::string seg = "}\x94(\x8c\x0atotal_size" "K\x01u";
+    std::string body = "}(\x8c\x08segments](" + seg + std::string("h\x00" "eu.", 5);
+    std::string msg = error_of(P(body));
+    CHECK(msg.find("already consumed") != std::string::npos);
+}
+
+TEST_CASE("JSON snapshots: errors carry a byte offset, nesting is bounded") {
+    CHECK(error_of("{\"segments\": [").find("t.pickle: byte ") == 0);
+    CHECK(error_of("{\"segments\": [").find("invalid JSON") != std::string::npos);
+    CHECK(error_of("{\"x\": 1}").find("no 'segments' key") != std::string::npos);
+    CHECK(error_of("[1]").find("expected an object") != std::string::npos);
+    std::string deep = "{\"segments\": [], \"y\": " + std::string(20000, '[') + std::string(20000, ']') + "}";
+    CHECK(error_of(deep).find("nesting deeper than") != std::string::npos);
+    CHECK(error_of("  \n hello").find("not a memory snapshot") != std::string::npos);
+
+    // a bare list of segments, and shared frames across blocks
+    std::string ok = R"([{"device": 2, "address": 4096, "total_size": 3072, "blocks": [
+        {"size": 1024, "state": "active_allocated", "frames": [{"name": "f", "filename": "/a.py", "line": 3}]},
+        {"size": 2048, "state": "inactive", "frames": [{"name": "f", "filename": "/a.py", "line": 3}]}]}])";
+    snap::snapshot s = snap::load_snapshot_bytes(ok, "list.json");
+    CHECK(s.info.top_level == "list");
+    REQUIRE(s.segments.size() == 1);
+    CHECK(s.segments[0].blocks[1].address == 4096 + 1024);
+    CHECK(s.segments[0].blocks[0].frames == s.segments[0].blocks[1].frames);
+    CHECK(s.frames.size() == 1);
+}
