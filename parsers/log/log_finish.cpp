@@ -267,7 +267,8 @@ log_analysis scanner::finish() {
             chosen = &st;
             break;
         }
-        if (!chosen || st.count > chosen->count) chosen = &st;
+        if (!chosen || st.count > chosen->count || (st.count == chosen->count && st.rank < chosen->rank))
+            chosen = &st;
     }
     if (chosen) {
         // the newest reading, unless the decimated sample already holds it

@@ -110,20 +110,20 @@ namespace {
 // Removes ANSI escape sequences (CSI ... final byte, and two-byte ESC x).
 void strip_ansi(std::string_view in, std::string& out) {
     out.clear();
-    for (size_t i = 0; i < in.size(); ++i) {
-        char c = in[i];
-        if (c != '\x1b') {
-            out.push_back(c);
-            continue;
-        }
-        if (i + 1 < in.size() && in[i + 1] == '[') {
-            size_t j = i + 2;
-            while (j < in.size() && static_cast<unsigned char>(in[j]) >= 0x20 &&
-                   static_cast<unsigned char>(in[j]) <= 0x3f)
-                ++j;
-            i = j < in.size() ? j : in.size() - 1;  // skip the final byte
+    size_t i = 0;
+    while (i < in.size()) {
+        const void* esc = std::memchr(in.data() + i, '\x1b', in.size() - i);
+        size_t j = esc ? static_cast<size_t>(static_cast<const char*>(esc) - in.data()) : in.size();
+        out.append(in.data() + i, j - i);
+        if (j >= in.size()) break;
+        if (j + 1 < in.size() && in[j + 1] == '[') {
+            size_t k = j + 2;
+            while (k < in.size() && static_cast<unsigned char>(in[k]) >= 0x20 &&
+                   static_cast<unsigned char>(in[k]) <= 0x3f)
+                ++k;
+            i = k + 1;  // skip the final byte
         } else {
-            ++i;
+            i = j + 2;
         }
     }
 }
@@ -136,7 +136,8 @@ const field_val* find_field(const field_list& f, std::string_view name) {
     return nullptr;
 }
 
-scanner::scanner(const signature_set& sigs) : m_sigs(sigs), m_mark(sigs.size(), 0) {
+scanner::scanner(const signature_set& sigs)
+    : m_sigs(sigs), m_mark(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
 }
 
@@ -175,13 +176,13 @@ std::int64_t scanner::rank_of(std::string_view s) {
 }
 
 void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
+    m_hits.clear();
+    m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
+    if (m_hits.empty()) return;
     if (std::memchr(seg.data(), '\x1b', seg.size())) {
         strip_ansi(seg, m_scratch);
         seg = m_scratch;
     }
-    m_hits.clear();
-    m_sigs.candidates(seg, m_hits, m_mark);
-    if (m_hits.empty()) return;
     m_line = line;
     m_seg = seg;
     m_seg_rank = -2;
@@ -205,7 +206,8 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
                 break;
             case sig_kind::framework:
                 if (verify_sig(s, seg)) {
-                    if (m_fw_sigs_seen.insert(h).second) {
+                    if (!m_fw_sigs_seen[h]) {
+                        m_fw_sigs_seen[h] = 1;
                         m_fw_score[s.framework] += s.weight;
                         m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
                     }
@@ -293,7 +295,10 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)
             ev.near.push_back(h);
     }
-    if (!resolve_progress(ev, false)) ev.awaiting_progress = true;
+    if (!resolve_progress(ev, false)) {
+        ev.awaiting_progress = true;
+        ++m_awaiting;
+    }
     list->push_back(std::move(ev));
 }
 
@@ -317,31 +322,46 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
 
 void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {
     const signature& s = m_sigs.all()[sig];
-    if (!s.framework.empty() && m_fw_sigs_seen.insert(sig).second) {
+    if (!s.framework.empty() && !m_fw_sigs_seen[sig]) {
+        m_fw_sigs_seen[sig] = 1;
         m_fw_score[s.framework] += 2;
         m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
     }
-    ring& r = m_progress[sig];
-    progress_entry& e = r.e[r.head];
+    progress_rings& pr = m_progress[sig];
+    const std::int64_t rank = rank_of(seg);
+    const size_t len = std::min(seg.size(), k_progress_text);
+    progress_entry& e = pr.any.push();
     e.file = m_file;
     e.line = line;
-    e.rank = rank_of(seg);
-    e.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
-    r.head = (r.head + 1) % r.e.size();
-    r.size = std::min(r.size + 1, r.e.size());
+    e.rank = rank;
+    e.text.assign(seg.data(), len);
+    if (rank >= 0 && rank < 65536) {
+        if (pr.by_rank.size() <= static_cast<size_t>(rank)) pr.by_rank.resize(static_cast<size_t>(rank) + 1);
+        progress_entry& r = pr.by_rank[static_cast<size_t>(rank)].push();
+        r.file = m_file;
+        r.line = line;
+        r.rank = rank;
+        r.text.assign(seg.data(), len);
+    }
     for (const auto& f : s.fields)
         if (f.name == "memory") {
-            handle_memory(sig, seg, line, e.rank);
+            handle_memory(sig, seg, line, rank);
             break;
         }
     // a progress line printed right after a failure (stderr/stdout interleaving)
-    for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash})
-        for (auto& ev : *list)
-            if (ev.awaiting_progress && ev.file == m_file && line - ev.line <= 8) resolve_progress(ev, true);
+    if (m_awaiting > 0) {
+        m_awaiting = 0;
+        for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash})
+            for (auto& ev : *list) {
+                if (!ev.awaiting_progress) continue;
+                if (ev.file == m_file && line - ev.line <= 8) resolve_progress(ev, true);
+                if (ev.awaiting_progress && ev.file == m_file && line - ev.line <= 8) ++m_awaiting;
+            }
+    }
 }
 
 void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank) {
-    auto key = std::make_pair(m_file, rank);
+    const std::int64_t key = (static_cast<std::int64_t>(m_file) << 32) | ((rank + 1) & 0xffffffff);
     auto it = m_series.find(key);
     if (it == m_series.end()) {
         if (m_series.size() >= k_series_max) return;
@@ -372,7 +392,8 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     st.points.push_back(std::move(p));
     if (st.points.size() > k_series_points) {
         size_t w = 0;
-        for (size_t i = 0; i < st.points.size(); i += 2) st.points[w++] = std::move(st.points[i]);
+        for (size_t i = 0; i < st.points.size(); i += 2, ++w)
+            if (w != i) st.points[w] = std::move(st.points[i]);
         st.points.resize(w);
         st.stride *= 2;
     }
@@ -394,38 +415,39 @@ bool scanner::resolve_progress(event& ev, bool after) {
     const progress_entry* best = nullptr;
     int best_sig = -1;
     std::optional<std::int64_t> best_step, prev_step;
-    for (int pass = 0; pass < 2 && !best; ++pass) {
-        if (pass == 0 && ev.rank < 0) continue;
-        for (auto& [sig, r] : m_progress) {
-            const signature& s = all[sig];
-            std::optional<std::int64_t> first, second;
-            const progress_entry* first_e = nullptr;
-            for (size_t k = 0; k < r.size; ++k) {
-                const progress_entry& e = r.e[(r.head + r.e.size() - 1 - k) % r.e.size()];
-                if (e.file != ev.file) continue;
-                if (!after && e.line > ev.line) continue;
-                if (pass == 0 && e.rank != ev.rank) continue;
-                if (first_e && best && first_e->line < best->line) break;
-                if (!verify_sig(s, e.text)) continue;
-                auto f = extract_fields(s, e.text);
-                auto* st = find_field(f, "step");
-                if (!st) continue;
-                if (!first) {
-                    first = st->num;
-                    first_e = &e;
-                } else if (st->num != *first) {
-                    second = st->num;
-                    break;
-                }
-            }
-            if (first_e && (!best || first_e->line > best->line)) {
-                best = first_e;
-                best_sig = sig;
-                best_step = first;
-                prev_step = second;
+    auto scan = [&](int sig, auto& r) {
+        const signature& s = all[sig];
+        std::optional<std::int64_t> first, second;
+        const progress_entry* first_e = nullptr;
+        for (size_t k = 0; k < r.size; ++k) {
+            const progress_entry& e = r.newest(k);
+            if (e.file != ev.file) continue;
+            if (!after && e.line > ev.line) continue;
+            if (best && e.line <= best->line && !first_e) break;  // older than what we have
+            if (!verify_sig(s, e.text)) continue;
+            auto f = extract_fields(s, e.text);
+            auto* st = find_field(f, "step");
+            if (!st) continue;
+            if (!first) {
+                first = st->num;
+                first_e = &e;
+            } else if (st->num != *first) {
+                second = st->num;
+                break;
             }
         }
-    }
+        if (first_e && (!best || first_e->line > best->line)) {
+            best = first_e;
+            best_sig = sig;
+            best_step = first;
+            prev_step = second;
+        }
+    };
+    if (ev.rank >= 0 && ev.rank < 65536)
+        for (auto& [sig, pr] : m_progress)
+            if (static_cast<size_t>(ev.rank) < pr.by_rank.size()) scan(sig, pr.by_rank[static_cast<size_t>(ev.rank)]);
+    if (!best)
+        for (auto& [sig, pr] : m_progress) scan(sig, pr.any);
     if (!best) return false;
     ev.last_step = best_step;
     ev.prev_step = prev_step;

@@ -84,9 +84,21 @@ public:
     log_analysis finish();
 
 private:
+    template <size_t N>
     struct ring {
-        std::array<progress_entry, 32> e;
+        std::array<progress_entry, N> e;
         size_t head = 0, size = 0;
+        progress_entry& push() {
+            progress_entry& x = e[head];
+            head = (head + 1) % N;
+            size = std::min(size + 1, N);
+            return x;
+        }
+        const progress_entry& newest(size_t k) const { return e[(head + N - 1 - k) % N]; }
+    };
+    struct progress_rings {
+        ring<32> any;                  // every rank
+        std::vector<ring<4>> by_rank;  // index = rank, grown on demand
     };
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
@@ -110,6 +122,7 @@ private:
 
     std::vector<event> m_strong, m_weak, m_not_oom, m_crash;
     std::int64_t m_oom_lines = 0;
+    int m_awaiting = 0;  // failures still waiting for a progress line
     std::vector<std::int64_t> m_oom_ranks;
     std::unordered_set<std::int64_t> m_oom_rank_set;
 
@@ -119,11 +132,11 @@ private:
     std::int64_t m_root_cause_line = -1000;
     int m_root_cause_file = -1;
 
-    std::map<int, ring> m_progress;  // per progress signature
-    std::map<std::pair<int, std::int64_t>, series_state> m_series;  // (file, rank)
+    std::map<int, progress_rings> m_progress;  // per progress signature
+    std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
-    std::set<int> m_fw_sigs_seen;
+    std::vector<char> m_fw_sigs_seen;
     std::optional<std::int64_t> m_world_size;
     std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
     std::set<std::int64_t> m_nccl_ranks;

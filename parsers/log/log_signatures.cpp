@@ -95,7 +95,7 @@ struct loader {
         if (!m.IsMap()) fail(m, "each signature must be a mapping");
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "source", "device_kind", "framework",
-            "timing", "statistic", "applies_to", "weak", "per_step", "priority", "weight",
+            "timing", "statistic", "applies_to", "weak", "per_step", "exclusive", "priority", "weight",
             "window", "fields", "note", "example"};
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.as<std::string>();
@@ -113,7 +113,7 @@ struct loader {
         auto add_lit = [&](const YAML::Node& n) {
             if (!n.IsScalar()) fail(n, "literal must be a string");
             auto t = n.as<std::string>();
-            if (t.size() < 2) fail(n, "literal '" + t + "' is shorter than 2 bytes");
+            if (t.size() < 4) fail(n, "literal '" + t + "' is shorter than 4 bytes");
             s.literals.push_back(t);
         };
         if (m["literal"]) add_lit(m["literal"]);
@@ -134,6 +134,8 @@ struct loader {
             fail(m, "signature '" + s.id + "': timing '" + s.timing + "' is not in the vocabulary");
         if (!s.statistic.empty() && !contains(k_stats, s.statistic))
             fail(m, "signature '" + s.id + "': unknown statistic '" + s.statistic + "'");
+        if (s.exclusive && s.kind != sig_kind::progress && s.kind != sig_kind::memory)
+            fail(m, "signature '" + s.id + "': only progress and memory lines can be exclusive");
         if ((s.kind == sig_kind::framework) && s.framework.empty())
             fail(m, "signature '" + s.id + "': framework marker without 'framework'");
         if (auto a = m["applies_to"]) {
@@ -143,6 +145,7 @@ struct loader {
         try {
             if (m["weak"]) s.weak = m["weak"].as<bool>();
             if (m["per_step"]) s.per_step = m["per_step"].as<bool>();
+            if (m["exclusive"]) s.exclusive = m["exclusive"].as<bool>();
             if (m["priority"]) s.priority = m["priority"].as<int>();
             if (m["weight"]) s.weight = m["weight"].as<int>();
             if (m["window"]) s.window = std::clamp(m["window"].as<int>(), 1, 1000);
@@ -180,17 +183,6 @@ struct loader {
         return s;
     }
 };
-
-// Rough byte frequency in logs: lower = rarer, so the indexed bigram filters better.
-int byte_cost(unsigned char c) {
-    if (c == ' ') return 12;
-    if (c >= '0' && c <= '9') return 9;
-    if (std::strchr("etaoinsrhl", c) && c) return 8;
-    if (c >= 'a' && c <= 'z') return 5;
-    if (c == ':' || c == '.' || c == ',' || c == '|' || c == '-' || c == '_' || c == '/') return 6;
-    if (c >= 'A' && c <= 'Z') return 3;
-    return 2;
-}
 
 }  // namespace
 
@@ -248,25 +240,28 @@ void signature_set::add(signature s) { m_sigs.push_back(std::move(s)); }
 void signature_set::finish() {
     m_lits.clear();
     m_bucket.clear();
-    m_bigram_bits.assign(65536 / 64, 0);
+    m_min_len = 255;
+    for (const auto& sg : m_sigs)
+        for (const auto& t : sg.literals) m_min_len = std::min(m_min_len, t.size());
+    if (m_min_len == 255 || m_min_len < 2) m_min_len = 2;
+    const size_t m = m_min_len;
+    m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
     m_bucket_of_bigram.assign(65536, 0);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
         for (const auto& t : m_sigs[i].literals) {
-            int best = 0, best_cost = 1 << 30;
-            for (size_t k = 0; k + 1 < t.size(); ++k) {
-                int c = byte_cost(static_cast<unsigned char>(t[k])) *
-                        byte_cost(static_cast<unsigned char>(t[k + 1]));
-                if (c < best_cost) best_cost = c, best = static_cast<int>(k);
+            const auto* u = reinterpret_cast<const unsigned char*>(t.data());
+            for (size_t q = 0; q + 1 < m; ++q) {
+                unsigned key = (u[q] << 8) | u[q + 1];
+                m_shift[key] = std::min<std::uint8_t>(m_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
-            unsigned key = (static_cast<unsigned char>(t[best]) << 8) |
-                           static_cast<unsigned char>(t[best + 1]);
+            unsigned key = (u[m - 2] << 8) | u[m - 1];
             if (!m_bucket_of_bigram[key]) {
                 m_bucket.emplace_back();
                 m_bucket_of_bigram[key] = static_cast<std::uint16_t>(m_bucket.size());
             }
-            m_bigram_bits[key >> 6] |= std::uint64_t{1} << (key & 63);
             m_bucket[m_bucket_of_bigram[key] - 1].push_back(static_cast<int>(m_lits.size()));
-            m_lits.push_back({t, static_cast<int>(i), best});
+            const bool stop = m_sigs[i].exclusive;
+            m_lits.push_back({t, static_cast<int>(i), stop});
         }
     }
 }
@@ -275,23 +270,30 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
                                std::vector<char>& mark) const {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
-    if (n < 2) return;
-    const std::uint64_t* bits = m_bigram_bits.data();
-    unsigned key = p[0];
-    for (size_t i = 1; i < n; ++i) {
-        key = ((key << 8) | p[i]) & 0xffff;
-        if (!(bits[key >> 6] & (std::uint64_t{1} << (key & 63)))) continue;
-        const size_t at = i - 1;  // bigram starts here
+    const size_t m = m_min_len;
+    if (n < m) return;
+    const std::uint8_t* shift = m_shift.data();
+    size_t pos = m - 2;  // start of the last bigram of the current window
+    while (pos + 1 < n) {
+        const unsigned key = (p[pos] << 8) | p[pos + 1];
+        const std::uint8_t s = shift[key];
+        if (s) {
+            pos += s;
+            continue;
+        }
+        const size_t start = pos - (m - 2);
         for (int li : m_bucket[m_bucket_of_bigram[key] - 1]) {
             const lit_ref& l = m_lits[li];
-            if (mark[l.sig]) continue;
-            if (at < static_cast<size_t>(l.offset)) continue;
-            const size_t start = at - l.offset;
-            if (start + l.text.size() > n) continue;
+            if (mark[l.sig] || start + l.text.size() > n) continue;
             if (std::memcmp(p + start, l.text.data(), l.text.size()) != 0) continue;
             mark[l.sig] = 1;
             hits.push_back(l.sig);
+            if (l.stop) {
+                for (int h : hits) mark[h] = 0;
+                return;
+            }
         }
+        ++pos;
     }
     for (int h : hits) mark[h] = 0;
 }

@@ -53,6 +53,7 @@ struct signature {
     std::vector<std::string> applies_to;  // refine: sources it may change
     bool weak = false;        // oom: only a signal (SIGKILL, exit 137); loses to named failures
     bool per_step = false;    // progress: printed every step (tqdm), so failing step = last + 1
+    bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
@@ -70,6 +71,8 @@ public:
     const std::vector<signature>& all() const { return m_sigs; }
     size_t size() const { return m_sigs.size(); }
 
+    // Progress and memory lines are the bulk of a big log: the scan of a segment ends at the
+    // literal of an `exclusive` signature (like grep stops at the first match of a line).
     // Adds to `hits` the index of every signature with a literal in `text` (no duplicates;
     // `mark` must have size() entries and is reset for the returned indices).
     void candidates(std::string_view text, std::vector<int>& hits, std::vector<char>& mark) const;
@@ -78,14 +81,17 @@ public:
     void finish();
 
 private:
+    // Multi-literal search (Wu-Manber, blocks of 2 bytes): windows of the shortest literal
+    // length slide by the shift of their last bigram; shift 0 = check the bucket.
     struct lit_ref {
         std::string text;
         int sig = 0;
-        int offset = 0;  // offset of the indexed bigram inside the literal
+        bool stop = false;  // a progress/memory line: nothing else is looked for after it
     };
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;
-    std::vector<std::uint64_t> m_bigram_bits;       // 65536 bits
+    size_t m_min_len = 2;
+    std::vector<std::uint8_t> m_shift;              // 65536 entries
     std::vector<std::vector<int>> m_bucket;          // bigram -> m_lits indices
     std::vector<std::uint16_t> m_bucket_of_bigram;   // bigram -> bucket index + 1, 0 = none
 };
