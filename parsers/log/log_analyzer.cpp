@@ -58,7 +58,7 @@ void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& 
     const char* p = reinterpret_cast<const char*>(mf.data());
     const size_t n = mf.size();
     if (looks_binary(p, n)) warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
-    constexpr size_t chunk = size_t{64} << 20;
+    constexpr size_t chunk = size_t{16} << 20;
     for (size_t off = 0; off < n; off += chunk) {
         sp.feed(p + off, std::min(chunk, n - off), fn);
         mf.release_before(off);  // keep RSS flat on big files

@@ -275,8 +275,10 @@ log_analysis scanner::finish() {
         if (chosen->last_sig >= 0 &&
             (chosen->points.empty() || chosen->points.back().line != chosen->last.line)) {
             const signature& s = all[chosen->last_sig];
-            if (verify_sig(s, chosen->last.text)) {
-                auto f = extract_fields(s, chosen->last.text);
+            std::string buf;
+            std::string_view text = plain_text(chosen->last.text, buf);
+            if (verify_sig(s, text)) {
+                auto f = extract_fields(s, text);
                 if (auto* mem = find_field(f, "memory")) {
                     memory_point p;
                     p.bytes = mem->num;

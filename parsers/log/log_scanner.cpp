@@ -130,6 +130,12 @@ void strip_ansi(std::string_view in, std::string& out) {
 
 }  // namespace
 
+std::string_view plain_text(std::string_view s, std::string& buf) {
+    if (!std::memchr(s.data(), '\x1b', s.size())) return s;
+    strip_ansi(s, buf);
+    return buf;
+}
+
 const field_val* find_field(const field_list& f, std::string_view name) {
     for (const auto& x : f)
         if (x.name == name) return &x;
@@ -179,10 +185,13 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
     m_hits.clear();
     m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
     if (m_hits.empty()) return;
-    if (std::memchr(seg.data(), '\x1b', seg.size())) {
-        strip_ansi(seg, m_scratch);
-        seg = m_scratch;
+    const std::string_view raw = seg;  // progress lines keep colours until they are parsed
+    bool needs_plain = false;
+    for (int h : m_hits) {
+        auto k = m_sigs.all()[h].kind;
+        if (k != sig_kind::progress && k != sig_kind::memory) needs_plain = true;
     }
+    if (needs_plain) seg = plain_text(seg, m_scratch);
     m_line = line;
     m_seg = seg;
     m_seg_rank = -2;
@@ -214,10 +223,10 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
                 }
                 break;
             case sig_kind::progress:
-                handle_progress(h, seg, line);
+                handle_progress(h, raw, line);
                 break;
             case sig_kind::memory:
-                handle_memory(h, seg, line, rank_of(seg));
+                handle_memory(h, raw, line, rank_of(raw));
                 break;
             case sig_kind::context:
             case sig_kind::refine:
@@ -378,6 +387,7 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     st.last.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
     if (n % st.stride != 0) return;
     const signature& s = m_sigs.all()[sig];
+    seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
     auto f = extract_fields(s, seg);
     auto* mem = find_field(f, "memory");
@@ -424,8 +434,9 @@ bool scanner::resolve_progress(event& ev, bool after) {
             if (e.file != ev.file) continue;
             if (!after && e.line > ev.line) continue;
             if (best && e.line <= best->line && !first_e) break;  // older than what we have
-            if (!verify_sig(s, e.text)) continue;
-            auto f = extract_fields(s, e.text);
+            std::string_view text = plain_text(e.text, m_scratch2);
+            if (!verify_sig(s, text)) continue;
+            auto f = extract_fields(s, text);
             auto* st = find_field(f, "step");
             if (!st) continue;
             if (!first) {
@@ -453,7 +464,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
     ev.prev_step = prev_step;
     ev.progress_sig = best_sig;
     ev.progress_line = best->line;
-    ev.progress_text = best->text;
+    ev.progress_text = std::string(plain_text(best->text, m_scratch2));
     ev.awaiting_progress = false;
     return true;
 }

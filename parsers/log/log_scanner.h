@@ -31,6 +31,8 @@ using field_list = std::vector<field_val>;
 
 const field_val* find_field(const field_list& f, std::string_view name);
 bool verify_sig(const signature& s, std::string_view text);
+// The text without ANSI colour codes (buf holds the copy when there were any).
+std::string_view plain_text(std::string_view s, std::string& buf);
 field_list extract_fields(const signature& s, std::string_view text);
 
 struct near_hit {  // a context, refine, phase or rank line
@@ -112,7 +114,7 @@ private:
     const signature_set& m_sigs;
     std::vector<int> m_hits;
     std::vector<char> m_mark;
-    std::string m_scratch;
+    std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
     std::vector<log_file_info> m_file_info;
     int m_file = -1;

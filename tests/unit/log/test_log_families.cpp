@@ -1,0 +1,157 @@
+// Per-family tests of the log analyzer with our own fixtures.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "parsers/log/log_analyzer.h"
+
+using namespace oomdx;
+
+namespace {
+
+log_analysis run(const std::string& text) { return analyze_log_text(text, "t.log"); }
+
+constexpr std::int64_t GiB = 1LL << 30, MiB = 1LL << 20;
+
+bool near(std::optional<std::int64_t> got, double want, std::int64_t unit) {
+    return got && std::llabs(*got - static_cast<std::int64_t>(want)) <= unit / 200 + 1;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: every message generation") {
+    SUBCASE("2018 cached form") {
+        auto a = run("RuntimeError: CUDA out of memory. Tried to allocate 16.00 GiB (GPU 0; 11.93 GiB total capacity; 4.00 GiB already allocated; 7.33 GiB free; 179.00 KiB cached)\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.device_kind == "cuda");
+        CHECK(near(a.requested_bytes, 16.0 * GiB, GiB));
+        CHECK(near(a.capacity_bytes, 11.93 * GiB, GiB));
+        CHECK(near(a.reserved_unallocated_bytes, 179.0 * 1024, 1024));
+        CHECK_FALSE(a.reserved_unallocated_derived);
+        CHECK(a.device_index == 0);
+        CHECK(a.line == 1);
+    }
+    SUBCASE("1.x reserved in total, with allowed") {
+        auto a = run("RuntimeError: CUDA out of memory. Tried to allocate 376.00 MiB (GPU 2; 3.95 GiB total capacity; 1.72 GiB already allocated; 354.88 MiB free; 3.00 GiB allowed; 2.46 GiB reserved in total by PyTorch)\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.device_index == 2);
+        CHECK(near(a.allowed_bytes, 3.0 * GiB, GiB));
+        CHECK(near(a.reserved_bytes, 2.46 * GiB, GiB));
+        CHECK(a.reserved_unallocated_derived);
+        CHECK(*a.reserved_unallocated_bytes == *a.reserved_bytes - *a.allocated_bytes);
+    }
+    SUBCASE("2.1 capacty typo with co-tenant processes") {
+        auto a = run("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 1 has a total capacty of 79.10 GiB of which 364.31 MiB is free. Process 175080 has 1.46 GiB memory in use. Process 175356 has 77.26 GiB memory in use. Of the allocated memory 72.12 GiB is allocated by PyTorch, and 3.78 GiB is reserved by PyTorch but unallocated.\n");
+        CHECK(a.device_index == 1);
+        CHECK(near(a.capacity_bytes, 79.10 * GiB, GiB));
+        CHECK(near(a.process_in_use_bytes, 77.26 * GiB, GiB));
+        CHECK(a.other_processes == 1);
+        CHECK(near(a.non_pytorch_bytes, (77.26 - 72.12 - 3.78) * GiB, GiB));
+    }
+    SUBCASE("newest torch.OutOfMemoryError form, HIP, private pools") {
+        auto a = run("[rank6]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 6 has a total capacity of 94.97 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 93.75 GiB memory in use. Of the allocated memory 91.23 GiB is allocated by PyTorch, with 2.00 GiB allocated in private pools (e.g., CUDA Graphs), and 1.40 GiB is reserved by PyTorch but unallocated.\n");
+        CHECK(a.device_kind == "hip");
+        CHECK(a.rank == 6);
+        CHECK(a.rank_from == "prefix");
+        CHECK(near(a.private_pool_bytes, 2.0 * GiB, GiB));
+        CHECK(near(a.reserved_unallocated_bytes, 1.40 * GiB, GiB));
+    }
+    SUBCASE("more than 1EB has no size") {
+        auto a = run("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK_FALSE(a.requested_bytes);
+    }
+    SUBCASE("driver / kernel and cuBLAS / cuDNN") {
+        CHECK(run("RuntimeError: CUDA error: out of memory\n").source == "driver_or_kernel");
+        CHECK(run("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n").source == "cublas_cudnn_workspace");
+        CHECK(run("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED\n").source == "cublas_cudnn_workspace");
+    }
+}
+
+TEST_CASE("npu, hccl, nccl, host") {
+    SUBCASE("npu caching allocator with active and allowed") {
+        auto a = run("RuntimeError: NPU out of memory. Tried to allocate 48.78 GiB (NPU 0; 60.96 GiB total capacity; 13.22 GiB already allocated; 13.22 GiB current active; 40.54 GiB free; 54.86 GiB allowed; 13.86 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.device_kind == "npu");
+        CHECK(near(a.active_bytes, 13.22 * GiB, GiB));
+        CHECK(near(a.allowed_bytes, 54.86 * GiB, GiB));
+        CHECK(a.reserved_unallocated_derived);
+    }
+    SUBCASE("npu workspace; RankID:-1 is not a rank") {
+        auto a = run("NPU out of memory. NPUWorkspaceAllocator tried to allocate 180.00 MiB(NPU 3; 60.96 GiB total capacity; 89.51 MiB free). If you want to reduce memory usage, take a try to set the environment variable TASK_QUEUE_ENABLE=1.\n[ERROR] 2026-01-07-02:38:42 (PID:1692557, Device:3, RankID:-1) ERR00006 PTA memory error\n");
+        CHECK(a.source == "workspace");
+        CHECK(a.device_index == 3);
+        CHECK(near(a.requested_bytes, 180.0 * MiB, MiB));
+        CHECK_FALSE(a.rank);
+    }
+    SUBCASE("EL0004 raised by HCCL resource allocation") {
+        auto a = run("[rank2]: RuntimeError: NPU function error: call aclnnFoo failed, error code is 207001\n[ERROR] 2025-09-28-07:22:30 (PID:3, Device:2, RankID:-1) ERR00100 PTA call acl api failed\nEL0004: [PID: 3] 2025-09-28-07:22:29.827.496 Failed to allocate memory.\n        Failed to allocate resource[DeviceMemory] with info [size:1073741824]. Reason: Memory resources are exhausted.\n        Nnopbase fails to invoke the HcclAllocComResourceByTiling function of the hccl module. ret = 2\n");
+        CHECK(a.source == "hccl");
+        CHECK(a.rank == 2);
+        CHECK(a.device_index == 2);
+        CHECK(a.requested_bytes == GiB);
+        CHECK(a.error_code == "207001");
+    }
+    SUBCASE("HCCL memory code vs other codes") {
+        CHECK(run("RuntimeError: HcclAllReduce:foo.cpp:1 HCCL function error: HcclAllReduce(...), error code is 3\n").source == "hccl");
+        auto b = run("[rank1]: RuntimeError: create_config:x:102 HCCL function error: hcclCommInitRootInfoConfig(...), error code is 15\n");
+        CHECK(b.source == "none");
+        CHECK(b.failure_kind == "not_oom");
+        CHECK(b.rank == 1);
+    }
+    SUBCASE("NCCL: bracket is a device; pid maps to a rank") {
+        auto a = run("h:77:80 [1] NCCL INFO Channel 00/0 : 5[1] -> 6[2] via P2P/IPC\nh:77:81 [1] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\nh:77:81 [1] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes\n");
+        CHECK(a.source == "nccl");
+        CHECK(a.device_index == 1);
+        CHECK(a.rank == 5);
+        CHECK(a.rank_from == "nccl");
+        CHECK(a.requested_bytes == 6291456);
+        CHECK(run("[rank0]: ncclUnhandledCudaError: Call to CUDA function failed.\n[rank0]: Cuda failure 999 'unknown error'\n").source == "none");
+    }
+    SUBCASE("host memory") {
+        auto a = run("RuntimeError: [enforce fail at alloc_cpu.cpp:81] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1981808640 bytes.\n");
+        CHECK(a.source == "host_oom");
+        CHECK(a.requested_bytes == 1981808640);
+        CHECK(run("Memory cgroup out of memory: Killed process 629 (python) total-vm:14119556kB\n").source == "host_oom");
+        CHECK(run("    exitcode  : -9 (pid: 1234)\n    traceback : Signal 9 (SIGKILL) received by PID 1234\n").source == "host_oom");
+        CHECK(run("Process finished with exit code 137 (interrupted by signal 9:SIGKILL)\n").source == "host_oom");
+        CHECK(run("terminate called after throwing an instance of 'std::bad_alloc'\n").source == "host_oom");
+    }
+}
+
+TEST_CASE("look-alikes are not OOMs") {
+    CHECK(run("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 49152.\n").source == "none");
+    CHECK(run("RuntimeError: CUDA error: an illegal memory access was encountered\n").source == "none");
+    CHECK(run("INFO memory usage is fine; free memory 3 GiB; out of curiosity we print this\n").source == "none");
+    CHECK(run("Get a block from the existing pool failed. Try to free cached blocks and reallocate. This error log can be ignored.\n").source == "none");
+    auto v = run("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nValueError: bad shape\n");
+    CHECK(v.source == "none");
+    CHECK(v.failure_kind == "not_oom");
+    auto c = run("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n");
+    CHECK(c.source == "unknown_oom");
+    CHECK(c.failure_kind == "crash");
+}
+
+TEST_CASE("steps, timing, tqdm and \\r") {
+    SUBCASE("tqdm redraws split at \\r; OOM in the next step") {
+        auto a = run(" 10%|#  | 10/100 [00:10<01:30,  1.00it/s]\r 11%|#  | 11/100 [00:11<01:29,  1.00it/s]Traceback (most recent call last):\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n");
+        CHECK(a.last_logged_step == 11);
+        CHECK(a.step == 12);
+        CHECK(a.timing == "late");
+    }
+    SUBCASE("first step") {
+        auto a = run("  0%|          | 0/64 [00:00<?, ?it/s]\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n");
+        CHECK(a.step == 1);
+        CHECK(a.timing == "early");
+    }
+    SUBCASE("eval and checkpoint phases") {
+        auto a = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"trainer.py\", line 10, in evaluate\n    out = model(x)\nRuntimeError: CUDA error: out of memory\n");
+        CHECK(a.timing == "eval");
+        auto b = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"megatron/training/checkpointing.py\", line 10, in save_checkpoint\nRuntimeError: CUDA error: out of memory\n");
+        CHECK(b.timing == "checkpoint");
+    }
+    SUBCASE("init: no step before the failure") {
+        auto a = run("Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]\nLoading model weights\nRuntimeError: CUDA error: out of memory\n");
+        CHECK((a.timing == "early" || a.timing == "init"));
+    }
+}

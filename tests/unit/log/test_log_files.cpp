@@ -1,0 +1,227 @@
+// File-level behaviour: fixtures, gzip, CRLF, several ranks, memory series, extra signature
+// directories, JSON, facts, and hostile inputs.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "engine/core/errors.h"
+#include "parsers/log/log_analyzer.h"
+
+using namespace oomdx;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(OOMDX_TEST_DIR) + "/fixtures/logs/" + name; }
+
+fs::path temp_dir() {
+    auto d = fs::temp_directory_path() / ("oomdx_log_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+
+void write_gz(const fs::path& p, const std::string& text) {
+    gzFile g = gzopen(p.c_str(), "wb");
+    REQUIRE(g);
+    gzwrite(g, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(g);
+}
+
+std::string slurp(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+struct collect : fact_sink {
+    std::vector<fact> facts;
+    void emit(fact f) override { facts.push_back(std::move(f)); }
+    const fact* get(const std::string& n) const {
+        for (const auto& f : facts)
+            if (f.name == n) return &f;
+        return nullptr;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("torchtitan: colours stripped, growing memory before a late OOM is a leak signal") {
+    auto a = analyze_logs({fixture("torchtitan_leak.log")});
+    CHECK(a.source == "caching_allocator");
+    CHECK(a.framework == "torchtitan");
+    CHECK(a.rank == 0);
+    CHECK(a.last_logged_step == 40);
+    CHECK(a.step == 41);
+    CHECK(a.timing == "late");
+    REQUIRE(a.memory_series.size() == 40);
+    CHECK(a.memory_series.front().statistic == "max_reserved");
+    CHECK(a.growth_bytes_per_step);
+    CHECK(std::llabs(static_cast<std::int64_t>(*a.growth_bytes_per_step) - (1LL << 30)) < (1LL << 24));
+    CHECK(a.series_monotonic == true);
+    CHECK(a.leak_signal);
+    CHECK(a.launch_line.find("--training.local_batch_size 8") != std::string::npos);
+    CHECK(a.launch_line_no == 1);
+    for (const auto& e : a.evidence) CHECK(e.text.find('\x1b') == std::string::npos);
+    CHECK(render_text(a, false, false).find("Leak signal") != std::string::npos);
+}
+
+TEST_CASE("megatron: memory lines, old message, world size") {
+    auto a = analyze_logs({fixture("megatron_old_format.log")});
+    CHECK(a.source == "caching_allocator");
+    CHECK(a.framework == "megatron");
+    CHECK(a.device_index == 3);
+    CHECK(a.last_logged_step == 2);
+    CHECK(a.step == 3);
+    CHECK(a.timing == "early");
+    CHECK(a.world_size == 16);
+    REQUIRE(a.memory_series.size() == 2);
+    CHECK(a.memory_series[1].bytes == static_cast<std::int64_t>(50000.0 * 1024 * 1024));
+    CHECK(a.memory_series[1].statistic == "allocated");
+}
+
+TEST_CASE("several ranks: first failure, all failed, torchrun root cause") {
+    auto a = analyze_logs({fixture("multi_rank.log")});
+    CHECK(a.rank == 2);
+    CHECK(a.device_index == 2);
+    CHECK(a.ranks_failed == std::vector<std::int64_t>{2, 0, 1, 3});
+    CHECK(a.world_size == 4);
+    CHECK(a.all_ranks_failed == true);
+    CHECK(a.last_logged_step == 5);
+    CHECK(a.step == 6);
+}
+
+TEST_CASE("CRLF and gzip give the same result") {
+    const std::string p = fixture("deepspeed_npu_crlf.log");
+    auto a = analyze_logs({p});
+    CHECK(a.source == "caching_allocator");
+    CHECK(a.device_kind == "npu");
+    CHECK(a.device_index == 1);
+    CHECK(a.framework == "deepspeed");
+    CHECK(a.last_logged_step == 4);
+    CHECK(a.memory_series.size() == 4);
+    CHECK(a.message.find('\r') == std::string::npos);
+    CHECK(a.files.at(0).lines == 10);
+    auto dir = temp_dir();
+    write_gz(dir / "x.log.gz", slurp(p));
+    auto b = analyze_logs({(dir / "x.log.gz").string()});
+    CHECK(b.files.at(0).compressed);
+    auto ja = to_json(a)["oom"], jb = to_json(b)["oom"];
+    for (const char* k : {"source", "requested_bytes", "free_bytes", "device_index", "line", "step", "timing"})
+        CHECK(ja[k] == jb[k]);
+    CHECK(b.memory_series.size() == a.memory_series.size());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a new message family from an extra signature directory, no recompiling") {
+    const std::string text = "boot\nFROB pool exhausted: wanted 4096 bytes on card 5\n";
+    CHECK(analyze_log_text(text, "f.log").source == "none");
+    log_options o;
+    o.extra_signature_dirs = {fixture("extra_signatures")};
+    auto a = analyze_log_text(text, "f.log", o);
+    CHECK(a.source == "workspace");
+    CHECK(a.signature == "frobnicator_pool_exhausted");
+    CHECK(a.requested_bytes == 4096);
+    CHECK(a.device_index == 5);
+    CHECK(a.line == 2);
+}
+
+TEST_CASE("bad signature files are clear errors") {
+    auto dir = temp_dir();
+    std::ofstream(dir / "bad.yaml") << "- id: x\n  kind: oom\n  source: caching_allocator\n  literals: [\"abcd\"]\n  regex: '(unclosed'\n";
+    log_options o;
+    o.extra_signature_dirs = {dir.string()};
+    CHECK_THROWS_AS(analyze_log_text("x", "f", o), input_error);
+    try {
+        analyze_log_text("x", "f", o);
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad.yaml:5") != std::string::npos);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("JSON schema and facts") {
+    auto a = analyze_logs({fixture("multi_rank.log")});
+    auto j = to_json(a);
+    CHECK(j["schema"] == "oomdx.log/1");
+    for (const char* k : {"source", "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes",
+                          "reserved_unallocated_bytes", "device_index", "rank", "step", "last_logged_step",
+                          "timing", "evidence"})
+        CHECK(j["oom"].contains(k));
+    CHECK(j.contains("framework"));
+    CHECK(j["memory_series"].is_array());
+    CHECK(j["oom"]["evidence"][0]["line"].is_number());
+    collect c;
+    emit_facts(a, c);
+    REQUIRE(c.get("oom.source"));
+    CHECK(c.get("oom.source")->val.as_string() == "caching_allocator");
+    CHECK(c.get("oom.source")->prov.producer == "log");
+    CHECK(c.get("oom.source")->prov.line > 0);
+    CHECK(c.get("oom.requested_bytes")->val.as_integer() == 512LL << 20);
+    CHECK(c.get("oom.rank")->val.as_integer() == 2);
+    collect none;
+    emit_facts(analyze_log_text("all good\n", "ok.log"), none);
+    REQUIRE(none.get("oom.source"));
+    CHECK(none.get("oom.source")->val.as_string() == "none");
+}
+
+TEST_CASE("hostile inputs: empty, binary, invalid UTF-8, 100 MB line, truncated gzip") {
+    auto dir = temp_dir();
+    SUBCASE("empty") {
+        std::ofstream(dir / "empty.log").close();
+        auto a = analyze_logs({(dir / "empty.log").string()});
+        CHECK(a.source == "none");
+        CHECK(a.files.at(0).lines == 0);
+    }
+    SUBCASE("binary garbage") {
+        std::string junk(1 << 20, '\0');
+        std::mt19937 rng(7);
+        for (auto& ch : junk) ch = static_cast<char>(rng());
+        std::ofstream(dir / "bin.log", std::ios::binary) << junk;
+        auto a = analyze_logs({(dir / "bin.log").string()});
+        CHECK(a.source.size() > 0);
+        CHECK_NOTHROW((void)to_json(a).dump());
+        CHECK_NOTHROW((void)render_text(a, false, false));
+    }
+    SUBCASE("invalid UTF-8 around an OOM") {
+        std::string t = "\xff\xfe\xc3(RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 1.00 GiB total capacity; 0.50 GiB already allocated; 1.00 MiB free; 0.60 GiB reserved in total by PyTorch) \xe2\x82\n";
+        std::ofstream(dir / "utf.log", std::ios::binary) << t;
+        auto a = analyze_logs({(dir / "utf.log").string()});
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.requested_bytes == 2LL << 20);
+        std::string js;
+        CHECK_NOTHROW(js = to_json(a).dump());
+        CHECK(js.find("\\ufffd") == std::string::npos);  // replaced by U+FFFD bytes, valid JSON
+    }
+    SUBCASE("100 MB on one line") {
+        {
+            std::ofstream f(dir / "long.log", std::ios::binary);
+            std::string block(1 << 20, 'x');
+            f << "RuntimeError: CUDA error: out of memory ";
+            for (int i = 0; i < 100; ++i) f << block;
+        }
+        auto a = analyze_logs({(dir / "long.log").string()});
+        CHECK(a.source == "driver_or_kernel");
+        CHECK(a.files.at(0).long_lines == 1);
+        CHECK(a.message.size() <= 1024);
+        CHECK_FALSE(a.warnings.empty());
+    }
+    SUBCASE("truncated gzip") {
+        std::string text;
+        for (int i = 0; i < 20000; ++i) text += "line " + std::to_string(i) + " of a long training log\n";
+        write_gz(dir / "t.log.gz", text);
+        auto z = slurp((dir / "t.log.gz").string());
+        std::ofstream(dir / "cut.log.gz", std::ios::binary) << z.substr(0, z.size() / 2);
+        CHECK_THROWS_AS(analyze_logs({(dir / "cut.log.gz").string()}), input_error);
+        try {
+            analyze_logs({(dir / "cut.log.gz").string()});
+        } catch (const input_error& e) {
+            CHECK(std::string(e.what()).find("cut.log.gz") != std::string::npos);
+        }
+    }
+    SUBCASE("missing file") { CHECK_THROWS_AS(analyze_logs({(dir / "nope.log").string()}), input_error); }
+    fs::remove_all(dir);
+}
