@@ -1,130 +1,37 @@
 #include "engine/estimator/preflight.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
-#include "engine/core/vocabulary.h"
-#include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_adapter.h"
-#include "parsers/config/job_config.h"
-#include "parsers/config/model_dims.h"
+#include "parsers/config/job_inputs.h"
 
 namespace oomdx {
 
-namespace {
-
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    const auto e = s.find_last_not_of(" \t");
-    return s.substr(b, e - b + 1);
-}
-
-std::optional<std::int64_t> parse_int(const std::string& s) {
-    if (s.empty() || s.size() > 24) return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (errno != 0 || end != s.c_str() + s.size()) return std::nullopt;
-    return v;
-}
-
-}  // namespace
-
-estimate_override parse_set(const std::string& kv) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-        throw usage_error(fmt::format("--set expects key=value, got '{}'", kv.substr(0, 200)));
-    std::string key = trim(kv.substr(0, eq));
-    if (key.rfind("--", 0) == 0) key = key.substr(2);
-    const std::string raw = trim(kv.substr(eq + 1));
-    const fact_decl* d = vocabulary::shipped().find(key);
-    if (!d) throw usage_error(fmt::format("--set: unknown key '{}' (see `oomdx facts --list`)", key.substr(0, 200)));
-    auto bad = [&](const char* what) {
-        return usage_error(fmt::format("--set {}: '{}' is not {}", key, raw.substr(0, 200), what));
-    };
-    switch (d->kind) {
-        case fact_kind::bytes: {
-            if (auto i = parse_int(raw)) return {key, value(*i)};
-            if (auto b = parse_size(raw)) return {key, value(*b)};
-            throw bad("a size in bytes");
-        }
-        case fact_kind::integer: {
-            if (auto i = parse_int(raw)) return {key, value(*i)};
-            throw bad("an integer");
-        }
-        case fact_kind::number: {
-            char* end = nullptr;
-            const double v = std::strtod(raw.c_str(), &end);
-            if (raw.empty() || end != raw.c_str() + raw.size() || !std::isfinite(v)) throw bad("a number");
-            return {key, value(v)};
-        }
-        case fact_kind::boolean: {
-            if (raw == "true" || raw == "1" || raw == "True" || raw == "yes" || raw == "on") return {key, value(true)};
-            if (raw == "false" || raw == "0" || raw == "False" || raw == "no" || raw == "off") return {key, value(false)};
-            throw bad("true or false");
-        }
-        case fact_kind::string: {
-            if (!d->values.empty() && std::find(d->values.begin(), d->values.end(), raw) == d->values.end()) {
-                std::string allowed;
-                for (const auto& v : d->values) allowed += (allowed.empty() ? "" : "|") + v;
-                throw bad(("one of " + allowed).c_str());
-            }
-            return {key, value(raw)};
-        }
-        case fact_kind::list: throw bad("settable (list facts cannot be set)");
-        case fact_kind::any: break;
-    }
-    if (auto i = parse_int(raw)) return {key, value(*i)};
-    return {key, value(raw)};
-}
-
 void gather_facts(const preflight_request& req, fact_store& facts) {
+    job_inputs_options o;
+    o.config = req.config;
+    o.framework = req.framework;
+    o.model = req.model;
+    o.device = req.device;
+    o.sets = req.sets;
+    const job_inputs inputs = load_job_inputs(o);
+    emit_facts(inputs, facts);
     provenance user;
     user.producer = "user";
-    if (!req.config.empty()) {
-        const job_config job = parse_job_config(req.config, req.framework);
-        emit_facts(job, facts);
-    } else if (!req.framework.empty()) {
+    if (req.config.empty() && !req.framework.empty() && !facts.has("job.framework")) {
         user.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), user);
-    }
-    if (!req.model.empty()) {
-        const model_dims m = load_model(req.model);
-        emit_facts(m, facts);
-    }
-    if (!req.device.empty()) {
-        auto d = lookup_device(req.device);
-        if (!d) {
-            // a bare size ("80GiB") is accepted as a capacity
-            if (auto bytes = parse_size(req.device); bytes && *bytes > 0) {
-                user.excerpt = "--device " + req.device;
-                facts.emit("device.capacity_bytes", value(*bytes), user);
-            } else {
-                throw usage_error(fmt::format("unknown device '{}' (see knowledge/devices.yaml, or give a size like 80GiB)",
-                                              req.device.substr(0, 100)));
-            }
-        } else {
-            emit_facts(*d, facts, "catalog");
-        }
     }
     if (req.world_size > 0) {
         user.excerpt = fmt::format("--world-size {}", req.world_size);
         facts.emit("job.world_size", value(req.world_size), user);
     }
-    for (const auto& s : req.sets) {
-        const estimate_override o = parse_set(s);
-        user.excerpt = "--set " + s;
-        facts.emit(o.key, o.val, user);
-    }
-    if (!facts.has("model.hidden_size") && !facts.has("model.num_layers"))
-        throw usage_error("no model: give --model PRESET|config.json (or the model in the job config)");
+    if (!facts.has("model.hidden_size"))
+        throw usage_error("no model: give --model PRESET|config.json (or name the model in the job config)");
 }
 
 preflight_result run_preflight(const preflight_request& req) {

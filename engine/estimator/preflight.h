@@ -43,11 +43,10 @@ struct preflight_result {
     int exit_code = 0;                  // 0 fits, 1 does not fit (capacity known)
 };
 
-// Fills `facts` from the request (config, model, device, world size, --set pairs).
+// Fills `facts` from the request (config, model, device, --set pairs via the config parsers'
+// load_job_inputs, then --world-size).
 // Throws input_error / usage_error with one-line messages.
 void gather_facts(const preflight_request& req, fact_store& facts);
-// Parses "key=value" for a canonical key declared in the vocabulary (typed by its declaration).
-estimate_override parse_set(const std::string& kv);
 preflight_result run_preflight(const preflight_request& req);
 
 std::string render_preflight_text(const preflight_result& r);
