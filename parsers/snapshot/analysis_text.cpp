@@ -225,11 +225,22 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
     if (a.primary >= 0) {
         const auto& d = a.devices[a.primary];
         std::string main;
-        if (!d.patterns.empty()) main = d.patterns.front().summary;
+        if (!d.ooms.empty()) {
+            const auto& o = d.ooms.back();
+            main = fmt::format("an allocation of {} failed on device {} with {} live and {} reserved", 
+                               format_bytes(o.requested_bytes), d.device, format_bytes(o.live_bytes),
+                               format_bytes(o.reserved_bytes));
+            if (!d.peak_categories.empty() && d.peak_categories.front().bytes > 0)
+                main += fmt::format(" ({} {} at the peak)", percent(d.peak_categories.front().share),
+                                    d.peak_categories.front().name);
+            if (!d.patterns.empty()) main += "; " + d.patterns.front().summary;
+        } else if (!d.patterns.empty()) {
+            main = d.patterns.front().summary;
+        }
         else if (!d.categories.empty() && d.categories.front().bytes > 0)
             main = fmt::format("{} is the largest category ({} of live memory)", d.categories.front().name,
                                percent(d.categories.front().share));
-        if (!main.empty()) w.line("Main finding: " + main);
+        if (!main.empty()) w.line("Main finding: " + main + ".");
     }
     for (const auto& wmsg : a.warnings) w.line("warning: " + wmsg);
     for (const auto& d : a.devices) render_device(w, a, d, top);

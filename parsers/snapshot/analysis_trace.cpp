@@ -229,8 +229,9 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
     // Bulk free runs (consecutive frees without allocations).
     std::int64_t run_frees = 0, run_bytes = 0, run_start = -1;
     int run_min_epoch = 1 << 30, run_max_epoch = -1;
+    bool unwinding = false, run_unwinding = false;  // frees right after an OOM unwind the stack
     auto close_run = [&]() {
-        if (run_frees > x.bulk_frees) {
+        if (run_frees > x.bulk_frees && !run_unwinding) {
             x.bulk_frees = run_frees;
             x.bulk_bytes = run_bytes;
             x.bulk_epoch_span = run_max_epoch >= run_min_epoch ? run_max_epoch - run_min_epoch : 0;
@@ -277,6 +278,7 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
         switch (e.kind) {
             case action_kind::alloc: {
                 if (run_frees) close_run();
+                unwinding = false;
                 int c = attr.category(e.frames);
                 int st = attr.site(e.frames);
                 if (attr.fsdp(e.frames)) x.fsdp_frames = true;
@@ -358,7 +360,10 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
                     }
                 }
                 if (!completes) break;
-                if (run_frees == 0) run_start = i;
+                if (run_frees == 0) {
+                    run_start = i;
+                    run_unwinding = unwinding;
+                }
                 ++run_frees;
                 run_bytes += e.size;
                 if (ts) {
@@ -406,6 +411,7 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
                 reserved -= e.size;
                 break;
             case action_kind::oom: {
+                unwinding = true;
                 if (static_cast<std::int64_t>(d.ooms.size()) >= opt.max_detailed_ooms) break;
                 oom_event o;
                 o.trace_index = i;

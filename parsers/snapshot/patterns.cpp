@@ -168,7 +168,7 @@ void detect_patterns(const snapshot_analysis& a, device_analysis& d, const repla
     }
 
     // Reference cycles: a burst of frees of allocations from many different steps at once.
-    if (x.bulk_frees >= 32 && x.bulk_epoch_span >= 2 && x.bulk_bytes >= std::max<std::int64_t>(d.peak_bytes / 20, 1)) {
+    if (x.epochs_from_cycles && x.bulk_frees >= 32 && x.bulk_epoch_span >= 2 && x.bulk_bytes >= std::max<std::int64_t>(d.peak_bytes / 20, 1)) {
         pattern p;
         p.name = "reference_cycles";
         p.leak = true;

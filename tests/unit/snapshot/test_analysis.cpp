@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "engine/core/vocabulary.h"
+#include "engine/core/errors.h"
+#include "parsers/snapshot/analysis_internal.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/categories.h"
 #include "parsers/snapshot/snapshot_analysis.h"
@@ -231,7 +233,7 @@ TEST_CASE("trace replay: allocations before the trace, peak and what was live th
     CHECK(d.initial_active_bytes == 14 * MiB);
     CHECK(d.peak_bytes == 30 * MiB);
     REQUIRE(d.peak_index >= 0);
-    CHECK(b.s.device_traces[0][d.peak_index].kind == action_kind::alloc);
+    CHECK(bool(b.s.device_traces[0][d.peak_index].kind == action_kind::alloc));
     std::int64_t act = 0, par = 0, oth = 0;
     for (const auto& c : d.peak_categories) {
         if (c.name == "activation") act = c.bytes;
