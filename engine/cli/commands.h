@@ -6,6 +6,10 @@
 
 #include <string>
 
+namespace oomdx {
+struct diagnosis_report;
+}
+
 namespace oomdx::cli {
 
 enum class output_format { text, markdown, json, html };
@@ -16,6 +20,9 @@ void add_format_option(CLI::App* cmd, output_format& fmt, bool allow_html = fals
 bool use_color();
 // True when stderr is a terminal (progress output).
 bool stderr_is_tty();
+
+// Prints a diagnosis or preflight report in the chosen format (shared by diagnose and preflight).
+void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang);
 
 void add_diagnose_command(CLI::App& app, int& exit_code);
 void add_preflight_command(CLI::App& app, int& exit_code);

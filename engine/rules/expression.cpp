@@ -472,11 +472,17 @@ private:
             advance();
             node_ptr r = parse_term();
             if (m_failed) return nullptr;
-            require_type(*l, expr_type::numeric, "arithmetic");
-            require_type(*r, expr_type::numeric, "arithmetic");
+            const bool concat = n->op == expr_op::add && (l->type == expr_type::string || r->type == expr_type::string);
+            if (concat) {
+                require_type(*l, expr_type::string, "'+' on text");
+                require_type(*r, expr_type::string, "'+' on text");
+            } else {
+                require_type(*l, expr_type::numeric, "arithmetic");
+                require_type(*r, expr_type::numeric, "arithmetic");
+            }
             n->kids.push_back(std::move(l));
             n->kids.push_back(std::move(r));
-            n->type = expr_type::numeric;
+            n->type = concat ? expr_type::string : expr_type::numeric;
             set_text(*n, start);
             l = std::move(n);
         }
@@ -630,7 +636,7 @@ private:
 
     node_ptr parse_call(const std::string& fn, int start) {
         static const std::set<std::string> known = {"exists", "min", "max", "abs", "floor",
-                                                     "ceil", "round", "int", "len"};
+                                                     "ceil", "round", "int", "len", "str", "coalesce"};
         if (!known.count(fn)) {
             error(start, fmt::format("unknown function '{}'", fn));
             return nullptr;
@@ -669,7 +675,7 @@ private:
         advance();
         const size_t argc = n->kids.size();
         const bool one = fn == "exists" || fn == "abs" || fn == "floor" || fn == "ceil" ||
-                         fn == "round" || fn == "int" || fn == "len";
+                         fn == "round" || fn == "int" || fn == "len" || fn == "str";
         if ((one && argc != 1) || (!one && argc < 1)) {
             error(start, fmt::format("{}() takes {} argument{}", fn, one ? "one" : "at least one",
                                      one ? "" : "s"));
@@ -677,6 +683,12 @@ private:
         }
         if (fn == "exists") n->type = expr_type::boolean;
         else if (fn == "len") n->type = expr_type::numeric;
+        else if (fn == "str") n->type = expr_type::string;
+        else if (fn == "coalesce") {
+            n->type = n->kids[0]->type;
+            for (const auto& k : n->kids)
+                if (!compatible(k->type, n->type)) error(k->offset, "coalesce() needs arguments of one type");
+        }
         else {
             for (const auto& k : n->kids) require_type(*k, expr_type::numeric, fn.c_str());
             n->type = expr_type::numeric;
@@ -749,6 +761,7 @@ value from_truth(truth t) {
 }
 
 value arith(expr_op op, const value& a, const value& b) {
+    if (op == expr_op::add && a.is_string() && b.is_string()) return value(a.as_string() + b.as_string());
     if (!a.is_numeric() || !b.is_numeric()) return value();
     if (a.is_integer() && b.is_integer()) {
         const std::int64_t x = a.as_integer(), y = b.as_integer();
@@ -822,6 +835,17 @@ value call(const expr_node& n, const fact_store& facts) {
                                      !facts.get(n.kids[0]->name)->val.is_null());
     std::vector<value> args;
     for (const auto& k : n.kids) args.push_back(evaluate(*k, facts).val);
+    if (fn == "coalesce") {
+        for (const auto& a : args)
+            if (!a.is_null()) return a;
+        return value();
+    }
+    if (fn == "str") {
+        if (args[0].is_null()) return value();
+        if (args[0].is_string()) return args[0];
+        if (args[0].is_number()) return value(fmt::format("{:g}", args[0].as_number()));
+        return value(args[0].to_string());
+    }
     if (fn == "len") {
         if (args[0].is_string()) return value(static_cast<std::int64_t>(args[0].as_string().size()));
         if (args[0].is_list()) return value(static_cast<std::int64_t>(args[0].as_list().size()));

@@ -8,13 +8,13 @@
 //   comparison = additive [ ( "==" | "!=" | "<" | "<=" | ">" | ">=" ) additive
 //                         | [ "not" ] "in" ( list_literal | identifier )
 //                         | "matches" string ] ;
-//   additive   = term { ( "+" | "-" ) term } ;
+//   additive   = term { ( "+" | "-" ) term } ;       ("+" also joins two strings)
 //   term       = unary { ( "*" | "/" | "%" ) unary } ;
 //   unary      = "-" unary | primary ;
 //   primary    = number [ size_unit ] | string | "true" | "false" | "null"
 //              | "(" expr ")" | list_literal | call | identifier ;
 //   size_unit  = "B" | "KiB" | "MiB" | "GiB" | "TiB" | "KB" | "MB" | "GB" | "TB" ;
-//   call       = name "(" [ expr { "," expr } ] ")" ;   (exists, min, max, abs, floor, ceil, round, int, len)
+//   call       = name "(" [ expr { "," expr } ] ")" ;   (exists, min, max, abs, floor, ceil, round, int, len, str, coalesce)
 //   list_literal = "[" [ expr { "," expr } ] "]" | "(" expr "," ... ")" after "in" ;
 //   identifier = name { "." name } ;   a fact (declared in knowledge/facts), a macro, or a list
 //   string     = '"' chars '"' | "'" chars "'" ;

@@ -1,0 +1,99 @@
+// `oomdx diagnose` and the rule half of `oomdx preflight`: gather facts from every input given,
+// estimate, run the rule packs (Steps 0-4), re-estimate each recommendation, and build the
+// report model that the renderers print.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimate.h"
+#include "engine/rules/inference.h"
+#include "parsers/log/log_analysis.h"
+#include "parsers/snapshot/compare.h"
+#include "parsers/snapshot/snapshot_analysis.h"
+
+namespace oomdx {
+
+struct diagnosis_request {
+    std::vector<std::string> logs;
+    std::string config;
+    std::string framework;
+    std::string model;
+    std::string device;
+    std::int64_t world_size = 0;
+    std::vector<std::string> sets;       // canonical key=value
+    std::vector<std::string> snapshots;  // files or directories
+    std::vector<std::string> rule_dirs;  // extra rule packs (added to the shipped ones)
+    bool preflight = false;
+    std::string lang = "en";             // en | zh
+};
+
+struct report_evidence {
+    std::string fact;
+    std::string value;     // rendered
+    std::string location;  // file:line, file@offset, rule id, producer
+    std::string excerpt;
+};
+
+struct report_finding {
+    std::string id;
+    std::string rule_id;
+    std::string step;
+    std::string severity;
+    std::string text;
+    std::string rationale;
+    std::vector<report_evidence> evidence;
+    std::vector<std::string> how;  // derivation lines down to input provenance
+};
+
+struct report_recommendation {
+    int rank = 0;
+    std::string action;
+    std::string rule_id;
+    std::vector<override_value> overrides;
+    std::vector<std::string> rendered;  // overrides in the job's own syntax, one line each
+    std::string framework;
+    std::string text;
+    std::string rationale;
+    std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
+    std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
+    std::optional<bool> expected_fits;
+    std::string expected_note;  // why no figure, or what the figure assumes
+    std::vector<report_evidence> evidence;
+};
+
+struct report_step {
+    std::string step;
+    std::string title;
+    std::string why;
+    std::string from_rule;
+};
+
+struct diagnosis_report {
+    std::string mode = "diagnose";  // diagnose | preflight
+    std::string headline;
+    std::string framework;
+    std::vector<std::string> inputs;  // what was read, one line each
+    std::optional<log_analysis> log;
+    std::optional<estimate_result> estimate;
+    std::vector<snap::snapshot_analysis> snapshots;
+    std::optional<snap::trend_result> trend;
+    std::optional<snap::diff_result> diff;
+    fact_store facts;
+    inference_result inference;
+    std::vector<report_step> route;
+    std::vector<report_finding> findings;
+    std::vector<report_recommendation> recommendations;
+    std::vector<std::string> next_steps;
+    std::vector<std::string> uncertain;
+    int exit_code = 0;  // preflight: 1 when the estimate does not fit
+
+    explicit diagnosis_report(const vocabulary* v) : facts(v) {}
+};
+
+diagnosis_report run_diagnosis(const diagnosis_request& req);
+
+}  // namespace oomdx
