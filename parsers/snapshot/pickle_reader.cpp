@@ -64,9 +64,9 @@ public:
     std::vector<T> take() {
         std::vector<T> v;
         v.reserve(m_size);
-        prefault_write(v.data(), m_size * sizeof(T));
         for (auto& c : m_chunks) {
             const std::size_t n = std::min(k_chunk, m_size - v.size());
+            prefault_write(v.data() + v.size(), n * sizeof(T));  // grows as chunks are freed
             v.insert(v.end(), c.get(), c.get() + n);
             c.reset();
         }
@@ -106,6 +106,11 @@ class memo_table {
 public:
     std::size_t size() const { return m_size; }
     val& operator[](std::size_t i) { return m_chunks[i >> 16][i & 0xffff]; }
+    bool try_append(const val& v) {
+        if (m_size >= m_chunks.size() * 65536) return false;
+        (*this)[m_size++] = v;
+        return true;
+    }
     void resize(std::size_t n) {
         while (m_chunks.size() * 65536 < n) {
             m_chunks.push_back(std::make_unique<val[]>(65536));
@@ -260,7 +265,16 @@ private:
         auto it = m_sparse.find(idx);
         return it == m_sparse.end() ? nullptr : &it->second;
     }
-    void memo_put(std::uint64_t idx, const val& v) {
+    [[gnu::always_inline]] void memo_put(std::uint64_t idx, const val& v) {
+        if (idx == m_memo.size() && idx < static_cast<std::uint64_t>(m_lim.max_memo) &&
+            m_memo.try_append(v)) [[likely]] {
+            ++m_memo_count;
+            if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
+            return;
+        }
+        memo_put_slow(idx, v);
+    }
+    [[gnu::noinline]] void memo_put_slow(std::uint64_t idx, const val& v) {
         if (idx >= static_cast<std::uint64_t>(m_lim.max_memo))
             fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
                  std::to_string(m_lim.max_memo));
@@ -399,8 +413,12 @@ private:
     static constexpr std::uint32_t k_no_str = ~std::uint32_t(0);
     std::uint32_t context_of(std::uint32_t cc, std::uint32_t um) {
         std::uint64_t key = (std::uint64_t(cc) << 32) | um;
+        if (key == m_last_context_key) return m_last_context;
         auto it = m_contexts.find(key);
-        if (it != m_contexts.end()) return it->second;
+        if (it != m_contexts.end()) {
+            m_last_context_key = key;
+            return m_last_context = it->second;
+        }
         if (m_out.entry_contexts.size() >= (1u << 24)) fail("limit exceeded: too many distinct compile_context/user_metadata pairs");
         auto id = static_cast<std::uint32_t>(m_out.entry_contexts.size());
         m_out.entry_contexts.push_back(entry_context{cc == k_no_str ? std::string_view() : m_pool.view(cc),
@@ -441,131 +459,153 @@ private:
             out = m_memo[idx];
             return true;
         };
-        m_fast.clear();
-        m_scratch.clear();
-        bool first = true;
+        // Decoded into a local entry while scanning; memo slots the dict's values would take
+        // (fresh strings, fresh lists) are recorded and only stored on commit.
+        trace_entry e;
+        std::uint32_t cc = k_no_str, um = k_no_str;
+        std::uint32_t str_memo[8];  // fresh strings, in file order
+        std::size_t nstr = 0;
+        std::size_t frames_begin = 0, frames_end = 0;
+        int frames_slot = -1;  // position among the memo puts of the fresh frames list
+        int nputs = 0;
+        bool have_action = false;
+        frame_id* const fids = m_fids.data();
+        const std::size_t fcap = m_fids.size();
+        std::size_t nf = 0, nkeys = 0;
         while (q < end && *q != 'u') {
-            fast_value fv{};
             val k;
             if (!memo_ref(q, k) || k.t != vt::str || k.a >= k_key_count) return false;
-            if (first && k.a != k_action) return false;
-            first = false;
-            fv.key = k.a;
+            if (nkeys++ == 0 && k.a != k_action) return false;
             if (q >= end) return false;
-            const std::uint8_t op = *q;
-            switch (op) {
+            val v;
+            switch (*q) {
             case 'K':
                 if (end - q < 2) return false;
-                fv.v = val{vt::integer, 0, q[1]};
+                v = val{vt::integer, 0, q[1]};
                 q += 2;
                 break;
             case 'M':
                 if (end - q < 3) return false;
-                fv.v = val{vt::integer, 0, q[1] | (q[2] << 8)};
+                v = val{vt::integer, 0, q[1] | (q[2] << 8)};
                 q += 3;
                 break;
             case 'J':
                 if (end - q < 5) return false;
-                fv.v = val{vt::integer, 0, static_cast<std::int32_t>(u32(q + 1))};
+                v = val{vt::integer, 0, static_cast<std::int32_t>(u32(q + 1))};
                 q += 5;
                 break;
             case 0x8a: {
-                if (end - q < 2) return false;
+                if (end - q < 10) return false;  // slow path near the end of the input
                 const std::size_t n = q[1];
-                if (n == 0 || n > 8 || static_cast<std::size_t>(end - q) < 2 + n) return false;
-                std::uint64_t x = 0;
-                for (std::size_t i = 0; i < n; ++i) x |= std::uint64_t(q[2 + i]) << (8 * i);
-                if (n < 8 && (q[1 + n] & 0x80)) x |= ~std::uint64_t(0) << (8 * n);
-                fv.v = val{vt::integer, 0, static_cast<std::int64_t>(x)};
+                if (n == 0 || n > 8) return false;
+                std::uint64_t x;
+                std::memcpy(&x, q + 2, 8);
+                if (n < 8) {
+                    x &= (std::uint64_t(1) << (8 * n)) - 1;
+                    if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
+                }
+                v = val{vt::integer, 0, static_cast<std::int64_t>(x)};
                 q += 2 + n;
                 break;
             }
-            case 0x88: fv.v = val{vt::boolean, 0, 1}; ++q; break;
-            case 0x89: fv.v = val{vt::boolean, 0, 0}; ++q; break;
-            case 'N': fv.v = val{vt::none}; ++q; break;
+            case 0x88: v = val{vt::boolean, 0, 1}; ++q; break;
+            case 0x89: v = val{vt::boolean, 0, 0}; ++q; break;
+            case 'N': v = val{vt::none}; ++q; break;
             case 'h':
             case 'j':
-                if (!memo_ref(q, fv.v)) return false;
-                if (fv.v.t != vt::str && fv.v.t != vt::frames && fv.v.t != vt::integer) return false;
+                if (!memo_ref(q, v)) return false;
+                if (v.t != vt::str && v.t != vt::frames && v.t != vt::integer) return false;
                 break;
             case 0x8c: {  // a fresh short string, memoized
-                if (end - q < 3) return false;
+                if (end - q < 3 || nstr == 8) return false;
                 const std::size_t n = q[1];
                 if (static_cast<std::size_t>(end - q) < 3 + n || q[2 + n] != 0x94) return false;
-                fv.v = val{vt::str, intern_utf8({reinterpret_cast<const char*>(q + 2), n}), 0};
-                fv.memoize = true;
+                v = val{vt::str, intern_utf8({reinterpret_cast<const char*>(q + 2), n}), 0};
+                str_memo[nstr++] = v.a;
+                ++nputs;
                 q += 3 + n;
                 break;
             }
             case ']': {  // a fresh list: empty, or of already-seen frames
+                if (k.a != k_frames || frames_slot >= 0) return false;
                 if (end - q < 2 || q[1] != 0x94) return false;
                 q += 2;
-                fv.list_begin = static_cast<std::uint32_t>(m_scratch.size());
+                frames_begin = nf;
                 if (q < end && *q == '(') {
                     ++q;
                     for (;;) {
-                        if (q >= end) return false;
-                        if (*q == 'e') break;
-                        val f;
-                        if (!memo_ref(q, f) || f.t != vt::frame) return false;
-                        m_scratch.push_back(static_cast<frame_id>(f.a));
+                        if (end - q < 5 || nf >= fcap) return false;
+                        std::uint64_t idx;
+                        if (*q == 'j') {
+                            idx = u32(q + 1);
+                            q += 5;
+                        } else if (*q == 'h') {
+                            idx = q[1];
+                            q += 2;
+                        } else {
+                            break;
+                        }
+                        if (idx >= memo_size) return false;
+                        const val& f = m_memo[idx];
+                        if (f.t != vt::frame) return false;
+                        fids[nf++] = static_cast<frame_id>(f.a);
                     }
+                    if (*q != 'e' || nf == frames_begin) return false;
                     ++q;
-                    if (m_scratch.size() == fv.list_begin) return false;
                 }
-                fv.list_end = static_cast<std::uint32_t>(m_scratch.size());
-                fv.v = val{vt::frames, 0, 0};
-                fv.memoize = true;
+                frames_end = nf;
+                frames_slot = nputs++;
+                v = val{vt::frames, 0, 0};
                 break;
             }
             default:
                 return false;
             }
-            m_fast.push_back(fv);
-            if (m_fast.size() > 64) return false;
+            switch (k.a) {
+            case k_action:
+                if (v.t != vt::str) return false;
+                e.action = text_ref(m_pool.view(v.a).data());
+                e.kind = action_of(v.a);
+                have_action = true;
+                break;
+            case k_addr: if (v.t != vt::integer) return false; e.addr = v.i; break;
+            case k_size: if (v.t != vt::integer) return false; e.size = v.i; break;
+            case k_stream: if (v.t != vt::integer) return false; e.stream = v.i; break;
+            case k_time_us: if (v.t != vt::integer) return false; e.time_us = v.i; break;
+            case k_device_free: if (v.t != vt::integer) return false; e.device_free = v.i; break;
+            case k_frames:
+                if (v.t != vt::frames) return false;
+                e.frames = static_cast<frames_id>(v.a);
+                break;
+            case k_compile_context: if (v.t != vt::str) return false; cc = v.a; break;
+            case k_user_metadata: if (v.t != vt::str) return false; um = v.a; break;
+            default: break;
+            }
+            if (nkeys > 64) return false;
         }
-        if (q >= end || m_fast.empty()) return false;
+        if (q >= end || !have_action) return false;
         ++q;  // SETITEMS
         if (q < end && (*q == '(' || *q == 's')) return false;  // more items may follow
 
-        // Commit: memo slots in file order, then the entry.
+        // Commit: the dict's memo slot, then its fresh values' slots in file order.
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
-        trace_entry e;
-        std::uint32_t cc = k_no_str, um = k_no_str;
-        for (auto& fv : m_fast) {
-            if (fv.v.t == vt::frames && fv.memoize) {
-                fv.v.a = static_cast<std::uint32_t>(
-                    m_frames.intern_list(m_scratch.data() + fv.list_begin, fv.list_end - fv.list_begin));
+        std::size_t si = 0;
+        for (int put = 0; put < nputs; ++put) {
+            val mv;
+            if (put == frames_slot) {
+                mv = val{vt::frames,
+                         static_cast<std::uint32_t>(m_frames.intern_list(fids + frames_begin, frames_end - frames_begin)),
+                         0};
+                e.frames = static_cast<frames_id>(mv.a);
+            } else {
+                mv = val{vt::str, str_memo[si++], 0};
             }
-            if (fv.memoize) memo_put(static_cast<std::uint64_t>(m_memo_count), fv.v);
-            const val& x = fv.v;
-            switch (fv.key) {
-            case k_action:
-                if (x.t != vt::str) fail("trace entry 'action' is not a string");
-                e.action = text_ref(m_pool.view(x.a).data());
-                e.kind = action_of(x.a);
-                break;
-            case k_addr: e.addr = as_int(x, fv.key); break;
-            case k_size: e.size = as_int(x, fv.key); break;
-            case k_stream: e.stream = as_int(x, fv.key); break;
-            case k_time_us: e.time_us = as_int(x, fv.key, -1); break;
-            case k_device_free: e.device_free = as_int(x, fv.key, -1); break;
-            case k_frames: e.frames = as_frames(x); break;
-            case k_compile_context:
-                if (x.t != vt::str) fail("trace entry 'compile_context' is not a string");
-                cc = x.a;
-                m_has_cc = true;
-                break;
-            case k_user_metadata:
-                if (x.t != vt::str) fail("trace entry 'user_metadata' is not a string");
-                um = x.a;
-                m_has_um = true;
-                break;
-            default: break;
-            }
+            memo_put(static_cast<std::uint64_t>(m_memo_count), mv);
         }
+        if (cc != k_no_str) m_has_cc = true;
+        if (um != k_no_str) m_has_um = true;
         if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
-        count(static_cast<std::int64_t>(m_fast.size() * 2 + m_scratch.size() + 1));
+        count(static_cast<std::int64_t>(nkeys * 2 + nf + 1));
         std::uint32_t slot;
         if (!m_record_free.empty()) {
             slot = m_record_free.back();
@@ -648,14 +688,10 @@ private:
     std::vector<trace_entry> m_records;
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
-    struct fast_value {
-        std::uint32_t key;
-        val v;
-        std::uint32_t list_begin, list_end;  // frames in m_scratch when v.t == vt::frames
-        bool memoize;                         // a new string or list takes the next memo slot
-    };
-    std::vector<fast_value> m_fast;
+    std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
+    std::uint64_t m_last_context_key = ~std::uint64_t(0);
+    std::uint32_t m_last_context = 0;
     std::vector<frame_id> m_scratch;
     std::string m_utf8;
     bool m_has_cc = false, m_has_um = false;
