@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string>
 #include <string_view>
 
@@ -19,25 +22,18 @@ public:
     void feed(const char* p, size_t n, Fn&& fn) {
         const char* end = p + n;
         while (p < end) {
-            const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-            const char* stop = nl ? nl : end;
-            if (stop > p) m_tail = true;
-            // split [p, stop) at '\r'
-            while (p < stop) {
-                const char* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<size_t>(stop - p)));
-                const char* seg_end = cr ? cr : stop;
-                if (!cr && !nl) {  // incomplete segment: carry it
-                    append(p, static_cast<size_t>(seg_end - p));
-                    return;
-                }
-                emit(p, static_cast<size_t>(seg_end - p), fn);
-                p = cr ? cr + 1 : stop;
+            const char* brk = find_break(p, end);  // first '\n' or '\r'
+            if (brk > p) m_tail = true;
+            if (brk == end) {  // incomplete segment: carry it
+                append(p, static_cast<size_t>(end - p));
+                return;
             }
-            if (nl) {
+            emit(p, static_cast<size_t>(brk - p), fn);
+            if (*brk == '\n') {
                 m_tail = false;
                 ++m_line;
-                p = nl + 1;
             }
+            p = brk + 1;
         }
     }
 
@@ -51,6 +47,20 @@ public:
     std::int64_t cut_segments() const { return m_cut_count; }
 
 private:
+    static const char* find_break(const char* p, const char* end) {
+#if defined(__SSE2__)
+        const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)));
+            if (m) return p + __builtin_ctz(static_cast<unsigned>(m));
+            p += 16;
+        }
+#endif
+        while (p < end && *p != '\n' && *p != '\r') ++p;
+        return p;
+    }
+
     void append(const char* p, size_t n) {
         size_t room = m_cap > m_carry.size() ? m_cap - m_carry.size() : 0;
         if (n > room) {

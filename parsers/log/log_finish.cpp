@@ -47,6 +47,19 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) const {
+    auto it = m_progress.find(sig);
+    if (it == m_progress.end()) return {};
+    auto look = [&](const auto& r) -> std::string {
+        for (size_t k = 0; k < r.size; ++k)
+            if (r.newest(k).line == line) return r.newest(k).text;
+        return {};
+    };
+    if (rank >= 0 && static_cast<size_t>(rank) < it->second.by_rank.size())
+        return look(it->second.by_rank[static_cast<size_t>(rank)]);
+    return look(it->second.any);
+}
+
 log_analysis scanner::finish() {
     log_analysis a;
     a.files = m_file_info;
@@ -275,8 +288,10 @@ log_analysis scanner::finish() {
         if (chosen->last_sig >= 0 &&
             (chosen->points.empty() || chosen->points.back().line != chosen->last.line)) {
             const signature& s = all[chosen->last_sig];
-            std::string buf;
-            std::string_view text = plain_text(chosen->last.text, buf);
+            std::string buf, held = chosen->last_in_ring
+                                        ? ring_text(chosen->last_sig, chosen->last.rank, chosen->last.line)
+                                        : chosen->last.text;
+            std::string_view text = plain_text(held, buf);
             if (verify_sig(s, text)) {
                 auto f = extract_fields(s, text);
                 if (auto* mem = find_field(f, "memory")) {

@@ -188,8 +188,10 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
     bool needs_plain = false;
     for (int h : m_hits) {
-        auto k = m_sigs.all()[h].kind;
-        if (k != sig_kind::progress && k != sig_kind::memory) needs_plain = true;
+        const signature& s = m_sigs.all()[h];
+        if (s.kind == sig_kind::progress || s.kind == sig_kind::memory) continue;
+        if (s.kind == sig_kind::framework && !s.regex) continue;
+        needs_plain = true;
     }
     if (needs_plain) seg = plain_text(seg, m_scratch);
     m_line = line;
@@ -339,24 +341,20 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
     progress_rings& pr = m_progress[sig];
     const std::int64_t rank = rank_of(seg);
     const size_t len = std::min(seg.size(), k_progress_text);
-    progress_entry& e = pr.any.push();
-    e.file = m_file;
-    e.line = line;
-    e.rank = rank;
-    e.text.assign(seg.data(), len);
+    progress_entry* e = nullptr;
     if (rank >= 0 && rank < 65536) {
         if (pr.by_rank.size() <= static_cast<size_t>(rank)) pr.by_rank.resize(static_cast<size_t>(rank) + 1);
-        progress_entry& r = pr.by_rank[static_cast<size_t>(rank)].push();
-        r.file = m_file;
-        r.line = line;
-        r.rank = rank;
-        r.text.assign(seg.data(), len);
+        e = &pr.by_rank[static_cast<size_t>(rank)].push();
+    } else {
+        e = &pr.any.push();
     }
-    for (const auto& f : s.fields)
-        if (f.name == "memory") {
-            handle_memory(sig, seg, line, rank);
-            break;
-        }
+    e->file = m_file;
+    e->line = line;
+    e->rank = rank;
+    e->text.assign(seg.data(), len);
+    bool has_memory = false;
+    for (const auto& f : s.fields) has_memory = has_memory || f.name == "memory";
+    if (has_memory) handle_memory(sig, seg, line, rank, true);
     // a progress line printed right after a failure (stderr/stdout interleaving)
     if (m_awaiting > 0) {
         m_awaiting = 0;
@@ -369,7 +367,8 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
     }
 }
 
-void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank) {
+void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
+                            bool in_ring) {
     const std::int64_t key = (static_cast<std::int64_t>(m_file) << 32) | ((rank + 1) & 0xffffffff);
     auto it = m_series.find(key);
     if (it == m_series.end()) {
@@ -384,7 +383,8 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     st.last.file = m_file;
     st.last.line = line;
     st.last.rank = rank;
-    st.last.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
+    st.last_in_ring = in_ring;  // the progress ring holds the text; no second copy
+    if (!in_ring) st.last.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
     if (n % st.stride != 0) return;
     const signature& s = m_sigs.all()[sig];
     seg = plain_text(seg, m_scratch2);
@@ -433,7 +433,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
             const progress_entry& e = r.newest(k);
             if (e.file != ev.file) continue;
             if (!after && e.line > ev.line) continue;
-            if (best && e.line <= best->line && !first_e) break;  // older than what we have
+            if (best && e.line <= best->line && !first_e && e.file == best->file) break;  // older
             std::string_view text = plain_text(e.text, m_scratch2);
             if (!verify_sig(s, text)) continue;
             auto f = extract_fields(s, text);
@@ -458,7 +458,11 @@ bool scanner::resolve_progress(event& ev, bool after) {
         for (auto& [sig, pr] : m_progress)
             if (static_cast<size_t>(ev.rank) < pr.by_rank.size()) scan(sig, pr.by_rank[static_cast<size_t>(ev.rank)]);
     if (!best)
-        for (auto& [sig, pr] : m_progress) scan(sig, pr.any);
+        for (auto& [sig, pr] : m_progress) {
+            scan(sig, pr.any);
+            for (auto& r : pr.by_rank)
+                if (r.size) scan(sig, r);
+        }
     if (!best) return false;
     ev.last_step = best_step;
     ev.prev_step = prev_step;

@@ -74,6 +74,7 @@ struct series_state {
     std::int64_t stride = 1;
     int last_sig = -1;
     progress_entry last;
+    bool last_in_ring = false;
 };
 
 class scanner {
@@ -84,6 +85,8 @@ public:
     void on_segment(std::string_view seg, std::int64_t line, bool cut);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
     log_analysis finish();
+    // The text of a progress line still held in the rings (empty when it was overwritten).
+    std::string ring_text(int sig, std::int64_t rank, std::int64_t line) const;
 
 private:
     template <size_t N>
@@ -99,14 +102,15 @@ private:
         const progress_entry& newest(size_t k) const { return e[(head + N - 1 - k) % N]; }
     };
     struct progress_rings {
-        ring<32> any;                  // every rank
+        ring<32> any;                  // lines without a rank prefix
         std::vector<ring<4>> by_rank;  // index = rank, grown on demand
     };
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
     void handle_near(int sig, std::string_view seg, std::int64_t line);
     void handle_progress(int sig, std::string_view seg, std::int64_t line);
-    void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank);
+    void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
+                       bool in_ring = false);
     bool resolve_progress(event& ev, bool after);
     std::optional<std::int64_t> latest_step(std::int64_t rank);
     std::int64_t rank_of(std::string_view seg);

@@ -261,7 +261,9 @@ void signature_set::finish() {
             }
             m_bucket[m_bucket_of_bigram[key] - 1].push_back(static_cast<int>(m_lits.size()));
             const bool stop = m_sigs[i].exclusive;
-            m_lits.push_back({t, static_cast<int>(i), stop});
+            std::uint32_t head = 0;
+            std::memcpy(&head, t.data(), 4);
+            m_lits.push_back({t, static_cast<int>(i), stop, head});
         }
     }
 }
@@ -285,7 +287,10 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         for (int li : m_bucket[m_bucket_of_bigram[key] - 1]) {
             const lit_ref& l = m_lits[li];
             if (mark[l.sig] || start + l.text.size() > n) continue;
-            if (std::memcmp(p + start, l.text.data(), l.text.size()) != 0) continue;
+            std::uint32_t head;
+            std::memcpy(&head, p + start, 4);
+            if (head != l.head || std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
+                continue;
             mark[l.sig] = 1;
             hits.push_back(l.sig);
             if (l.stop) {

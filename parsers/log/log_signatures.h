@@ -87,6 +87,7 @@ private:
         std::string text;
         int sig = 0;
         bool stop = false;  // a progress/memory line: nothing else is looked for after it
+        std::uint32_t head = 0;  // first 4 bytes, checked before memcmp
     };
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;
