@@ -29,6 +29,14 @@ std::string join_key(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
+bool whole_number(double d, std::int64_t& out) {
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return false;  // also false for NaN
+    const auto i = static_cast<std::int64_t>(d);
+    if (static_cast<double>(i) != d) return false;
+    out = i;
+    return true;
+}
+
 std::int64_t line_of_offset(std::string_view text, std::size_t offset) {
     if (offset > text.size()) offset = text.size();
     std::int64_t line = 1;
@@ -262,6 +270,9 @@ std::vector<raw_entry> flatten_json(std::string_view text, const std::string& fi
         if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
         const std::size_t off = e.byte > 0 ? e.byte - 1 : 0;
         throw input_error::at_line(file, line_of_offset(text, off), "invalid JSON: " + msg);
+    } catch (const nlohmann::json::exception&) {
+        // Number overflow and the like: the document is well formed; the scanner below keeps
+        // such values as non-finite numbers that no mapping accepts.
     }
     std::vector<raw_entry> out;
     json_scanner(text, file, out).run();
@@ -427,6 +438,23 @@ std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& fi
                 throw input_error::at_line(file, line_of_offset(text, i), "YAML nested too deeply");
         } else if (text[i] == ']' || text[i] == '}') {
             if (depth > 0) --depth;
+        }
+    }
+    // Block nesting is indentation: bound it too.
+    {
+        std::size_t col = 0;
+        bool leading = true;
+        std::int64_t line = 1;
+        for (char c : text) {
+            if (c == '\n') {
+                col = 0;
+                leading = true;
+                ++line;
+            } else if (leading && c == ' ') {
+                if (++col > 1024) throw input_error::at_line(file, line, "YAML nested too deeply");
+            } else {
+                leading = false;
+            }
         }
     }
     YAML::Node root;

@@ -360,7 +360,8 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
                 if (canon == ov.val) { it.val = value(tok); break; }
         } else if (m->scale > 0 && ov.val.is_numeric()) {
             const double d = ov.val.as_number() / m->scale;
-            it.val = d == static_cast<double>(static_cast<std::int64_t>(d)) ? value(static_cast<std::int64_t>(d)) : value(d);
+            std::int64_t whole = 0;
+            it.val = whole_number(d, whole) ? value(whole) : value(d);
         }
         put(std::move(it));
     }

@@ -105,16 +105,18 @@ translated coerce(value v, const std::string& canonical, const std::string& type
     translated t;
     switch (k) {
         case fact_kind::integer:
-        case fact_kind::bytes:
+        case fact_kind::bytes: {
+            std::int64_t whole = 0;
             if (v.is_integer()) t.val = v;
-            else if (v.is_number() && v.as_number() == static_cast<double>(static_cast<std::int64_t>(v.as_number())))
-                t.val = value(static_cast<std::int64_t>(v.as_number()));
+            else if (v.is_number() && whole_number(v.as_number(), whole))
+                t.val = value(whole);
             else if (v.is_string()) {
                 value w = typed_word(v.as_string());
                 if (w.is_integer()) t.val = w;
                 else t.status = translated::bad;
             } else t.status = translated::bad;
             break;
+        }
         case fact_kind::number:
             if (v.is_numeric()) t.val = value(v.as_number());
             else if (v.is_string() && typed_word(v.as_string()).is_numeric()) t.val = value(typed_word(v.as_string()).as_number());
@@ -198,8 +200,8 @@ translated translate(const raw_entry& e, const key_mapping& m) {
     if (e.container) return {translated::skip, {}};
     if (m.scale > 0 && v.is_numeric()) {
         const double d = v.as_number() * m.scale;
-        return coerce(d == static_cast<double>(static_cast<std::int64_t>(d)) ? value(static_cast<std::int64_t>(d)) : value(d),
-                      m.canonical, m.type);
+        std::int64_t whole = 0;
+        return coerce(whole_number(d, whole) ? value(whole) : value(d), m.canonical, m.type);
     }
     return coerce(v, m.canonical, m.type);
 }

@@ -12,7 +12,7 @@
 
 namespace oomdx {
 
-canonical_override parse_set(const std::string& kv) {
+canonical_override parse_set_override(const std::string& kv) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) throw usage_error("--set expects key=value, got '" + kv + "'");
     canonical_override o;
@@ -87,7 +87,7 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
         }
     }
     for (const auto& s : o.sets) {
-        canonical_override ov = parse_set(s);
+        canonical_override ov = parse_set_override(s);
         provenance p;
         p.producer = "user";
         p.excerpt = "--set " + s;

@@ -36,6 +36,6 @@ job_inputs load_job_inputs(const job_inputs_options&);
 void emit_facts(const job_inputs&, fact_sink&);
 
 // "training.local_batch_size=2" -> a checked canonical override (vocabulary name and type).
-canonical_override parse_set(const std::string& key_value);
+canonical_override parse_set_override(const std::string& key_value);
 
 }  // namespace oomdx

@@ -36,7 +36,10 @@ std::optional<bool> flag(const std::map<std::string, const py_node*>& kw, const 
 }
 
 std::int64_t as_int(const std::optional<double>& v, std::int64_t dflt) {
-    return v ? static_cast<std::int64_t>(*v) : dflt;
+    std::int64_t out = 0;
+    if (!v) return dflt;
+    if (!whole_number(std::floor(*v), out)) return -1;  // out of range: rejected by the range checks
+    return out;
 }
 
 }  // namespace
@@ -113,8 +116,9 @@ model_dims load_torchtitan_flavor(const std::string& path, const std::string& fl
         m.vocab_size = as_int(num(kw, "vocab_size"), 128256);
         const std::int64_t multiple_of = as_int(num(kw, "multiple_of"), 256);
         std::int64_t hidden = (2 * 4 * m.hidden_size) / 3;
-        if (auto mult = num(kw, "ffn_dim_multiplier")) hidden = static_cast<std::int64_t>(*mult * static_cast<double>(hidden));
-        if (multiple_of > 0) hidden = multiple_of * ((hidden + multiple_of - 1) / multiple_of);
+        if (auto mult = num(kw, "ffn_dim_multiplier")) hidden = as_int(*mult * static_cast<double>(hidden), -1);
+        if (multiple_of > 0 && hidden > 0 && hidden < (std::int64_t(1) << 40) && multiple_of < (std::int64_t(1) << 20))
+            hidden = multiple_of * ((hidden + multiple_of - 1) / multiple_of);
         m.intermediate_size = hidden;
     }
     finish_model_dims(m, fmt::format("{}:{}", path, call->line));

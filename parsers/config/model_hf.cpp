@@ -31,9 +31,9 @@ model_dims load_hf_config(const std::string& path) {
             auto it = top.find(n);
             if (it == top.end() || it->second->val.is_null()) continue;
             const value& v = it->second->val;
+            std::int64_t whole = 0;
             if (v.is_integer()) dst = v.as_integer();
-            else if (v.is_number() && v.as_number() == static_cast<double>(static_cast<std::int64_t>(v.as_number())))
-                dst = static_cast<std::int64_t>(v.as_number());
+            else if (v.is_number() && whole_number(v.as_number(), whole)) dst = whole;
             else
                 throw input_error::at_line(path, it->second->line, fmt::format("'{}' must be an integer", n));
             return true;

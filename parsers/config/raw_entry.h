@@ -23,6 +23,8 @@ struct raw_entry {
 
 // The trimmed text of 1-based `line` of `text`, at most 200 bytes.
 std::string line_excerpt(std::string_view text, std::int64_t line);
+// A double that is a whole number inside the int64 range, as an integer.
+bool whole_number(double d, std::int64_t& out);
 // 1-based line of byte `offset` in `text`.
 std::int64_t line_of_offset(std::string_view text, std::size_t offset);
 // Reads a whole config file (bounded size); throws input_error.

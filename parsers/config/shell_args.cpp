@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::size_t max_words = 100000;
 constexpr int max_expand_depth = 16;
+constexpr std::size_t max_expansion = 1u << 20;  // bytes of one expanded word or variable
+struct expansion_too_large {};
 
 // Text with the source line of every character, and whether the character may be split on
 // (it came from an unquoted expansion).
@@ -25,7 +27,12 @@ struct lined {
     std::vector<std::int64_t> ln;
     std::vector<char> split;
     bool literal = true;
-    void add(char c, std::int64_t l, bool sp) { s += c; ln.push_back(l); split.push_back(sp); }
+    void add(char c, std::int64_t l, bool sp) {
+        if (s.size() >= max_expansion) throw expansion_too_large{};
+        s += c;
+        ln.push_back(l);
+        split.push_back(sp);
+    }
     void append(const lined& o, bool sp) {
         for (std::size_t i = 0; i < o.s.size(); ++i) add(o.s[i], o.ln[i], sp || o.split[i]);
         literal = literal && o.literal;
@@ -59,6 +66,8 @@ bool valid_name(std::string_view s) {
 class shell_reader {
 public:
     shell_reader(std::string_view t, const std::string& f) : m_t(t), m_file(f) {}
+
+    std::int64_t line() const { return m_line; }
 
     shell_script run() {
         shell_script out;
@@ -587,7 +596,12 @@ private:
 }  // namespace
 
 shell_script parse_shell(std::string_view text, const std::string& file) {
-    return shell_reader(text, file).run();
+    shell_reader r(text, file);
+    try {
+        return r.run();
+    } catch (const expansion_too_large&) {
+        throw input_error::at_line(file, r.line(), "variable expansion larger than 1 MiB");
+    }
 }
 
 const shell_command* launch_command(const shell_script& s) {

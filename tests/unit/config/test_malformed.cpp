@@ -158,3 +158,18 @@ TEST_CASE("python literal reader") {
     CHECK_FALSE(by["m"].literal);
     CHECK(by["n"].val == value(1000));
 }
+
+TEST_CASE("expansion bombs and deep block YAML are bounded") {
+    std::string sh = "A0=xxxxxxxxxxxxxxxx\n";
+    for (int i = 1; i < 40; ++i) sh += "A" + std::to_string(i) + "=\"$A" + std::to_string(i - 1) + "$A" + std::to_string(i - 1) + "\"\n";
+    sh += "run.py --x $A39\n";
+    const std::string bomb = write("bomb.sh", sh);
+    CHECK(error_of(bomb).find("larger than 1 MiB") != std::string::npos);
+    std::string y;
+    for (int i = 0; i < 3000; ++i) y += std::string(static_cast<std::size_t>(i), ' ') + "k" + std::to_string(i) + ":\n";
+    const std::string deep = write("deep_block.yaml", y);
+    CHECK(error_of(deep).find("nested too deeply") != std::string::npos);
+    const std::string inf = write("inf.json", "{\"train_micro_batch_size_per_gpu\": 1e999, \"zero_optimization\": {\"stage\": 3}}");
+    job_config j = parse_job_config(inf);
+    CHECK_FALSE(j.unknown_keys.empty());
+}
