@@ -81,6 +81,19 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
     if (!o.device.empty()) {
         in.device = lookup_device(o.device);
         if (!in.device) {
+            // A bare size is the capacity itself.
+            if (auto bytes = parse_size(o.device); bytes && *bytes > 0) {
+                device_info d;
+                d.id = "custom";
+                d.name = "device with " + o.device.substr(0, 40);
+                d.kind = "cuda";
+                d.capacity_bytes = *bytes;
+                d.confidence = "user";
+                in.device = d;
+                in.device_source = "user";
+            }
+        }
+        if (!in.device) {
             std::string ids;
             for (const auto& d : all_devices()) ids += (ids.empty() ? "" : ", ") + d.id;
             throw usage_error(fmt::format("unknown device '{}' (known: {})", o.device, ids));
@@ -107,7 +120,7 @@ void emit_facts(const job_inputs& in, fact_sink& sink) {
             emit_facts(*in.model, sink);
         }
     }
-    if (in.device) emit_facts(*in.device, sink, "catalog");
+    if (in.device) emit_facts(*in.device, sink, in.device_source);
     for (const auto& f : in.user) sink.emit(f);
 }
 

@@ -18,7 +18,7 @@ struct job_inputs_options {
     std::string config;                 // config file ("" = none); "file.py:function" for a registry
     std::string framework;              // adapter name hint
     std::string model;                  // preset id or path ("" = from the config when it names one)
-    std::string device;                 // catalog spelling
+    std::string device;                 // catalog spelling, or a capacity such as "80GiB"
     std::vector<std::string> sets;      // "canonical.key=value" (user overrides, win over the config)
     std::vector<std::string> launch_args;  // extra CLI words (e.g. a launch line), parsed as overrides
 };
@@ -28,6 +28,7 @@ struct job_inputs {
     std::optional<model_dims> model;
     bool model_from_config = false;     // resolved from job.model_name / job.model_flavor
     std::optional<device_info> device;
+    std::string device_source = "catalog";  // "user" when --device was a bare size ("80GiB")
     std::vector<fact> user;             // from --set
 };
 

@@ -1,0 +1,60 @@
+// load_job_inputs: config + model + device + --set, as used by facts, preflight and diagnose.
+#include <doctest/doctest.h>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/job_inputs.h"
+
+using namespace oomdx;
+
+static const std::string cfg = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/";
+
+TEST_CASE("config naming a known model resolves its preset; --set wins") {
+    job_inputs_options o;
+    o.config = cfg + "torchtitan/llama3_70b_2025_04.toml";
+    o.device = "H100-80GB";
+    o.sets = {"training.local_batch_size=1", "activation_checkpoint.mode=selective", "training.torch_npu_memory_ratio=1"};
+    job_inputs in = load_job_inputs(o);
+    REQUIRE(in.model);
+    CHECK(in.model->name == "llama3-70b");
+    CHECK(in.model_from_config);
+    fact_store store(&vocabulary::shipped());
+    emit_facts(in, store);
+    CHECK(store.integer("training.local_batch_size") == 1);
+    CHECK(store.get("training.local_batch_size")->prov.producer == "user");
+    CHECK(store.string("activation_checkpoint.mode") == "selective");
+    CHECK(store.number("training.torch_npu_memory_ratio") == 1.0);
+    CHECK(store.integer("model.param_count") == 70553706496);
+    CHECK(store.string("device.id") == "h100-80gb");
+    CHECK(store.string("device.capacity_source") == "catalog");
+}
+
+TEST_CASE("launch-line words override the config") {
+    job_inputs_options o;
+    o.config = cfg + "torchtitan/llama3_8b_2025_10.toml";
+    o.launch_args = {"--training.local_batch_size", "8", "--parallelism.tensor_parallel_degree=1"};
+    fact_store store(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), store);
+    CHECK(store.integer("training.local_batch_size") == 8);
+    CHECK(store.integer("parallelism.tensor_parallel_degree") == 1);
+    CHECK(store.integer("training.global_batch_size") == 64);
+}
+
+TEST_CASE("device as a bare size; bad names are usage errors") {
+    job_inputs_options o;
+    o.device = "80GiB";
+    job_inputs in = load_job_inputs(o);
+    REQUIRE(in.device);
+    CHECK(in.device->capacity_bytes == 80LL << 30);
+    fact_store store(&vocabulary::shipped());
+    emit_facts(in, store);
+    CHECK(store.string("device.capacity_source") == "user");
+    o.device = "toaster";
+    CHECK_THROWS_AS(load_job_inputs(o), usage_error);
+    CHECK_THROWS_AS(parse_set_override("no.such.key=1"), usage_error);
+    CHECK_THROWS_AS(parse_set_override("activation_checkpoint.mode=sometimes"), usage_error);
+    CHECK_THROWS_AS(parse_set_override("training.local_batch_size"), usage_error);
+    CHECK(parse_set_override("parallelism.sequence_parallel=true").val == value(true));
+    CHECK(parse_set_override("training.seq_len=4096").val == value(4096));
+}
