@@ -21,13 +21,17 @@ std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& 
     for (const auto& p : paths) {
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
-            std::vector<std::string> files;
+            // Pickles; JSON files only in a directory without pickles (JSON beside pickles is
+            // usually metadata, not snapshots).
+            std::vector<std::string> files, json_files;
             for (const auto& e : fs::directory_iterator(p, ec)) {
                 if (!e.is_regular_file(ec)) continue;
                 std::string ext = e.path().extension().string();
                 std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-                if (ext == ".pickle" || ext == ".pkl" || ext == ".json") files.push_back(e.path().string());
+                if (ext == ".pickle" || ext == ".pkl") files.push_back(e.path().string());
+                else if (ext == ".json") json_files.push_back(e.path().string());
             }
+            if (files.empty()) files = std::move(json_files);
             if (ec) throw input_error::in_file(p, "cannot list the directory: " + ec.message());
             if (files.empty()) throw input_error::in_file(p, "no *.pickle, *.pkl or *.json snapshot in the directory");
             std::sort(files.begin(), files.end());

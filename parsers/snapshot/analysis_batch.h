@@ -11,7 +11,8 @@
 
 namespace oomdx::snap {
 
-// Files of the given paths; a directory contributes its *.pickle, *.pkl, *.json files (sorted).
+// Files of the given paths; a directory contributes its *.pickle and *.pkl files (sorted), or its
+// *.json files when it has no pickle.
 // Throws input_error for a missing path or an empty directory.
 std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& paths);
 

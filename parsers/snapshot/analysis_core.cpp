@@ -30,42 +30,58 @@ attribution::attribution(const snapshot& s, const category_rules& rules) : m_s(s
     m_site.assign(m_cat.size(), 0);
     m_flags.assign(m_cat.size(), 0);
     m_site_of_frame.assign(s.frames.size(), -1);
+    m_finfo.assign(s.frames.size(), frame_info{});
     m_site_frame.push_back(-1);  // site 0: no stack
 }
 
+const attribution::frame_info& attribution::info(frame_id f) {
+    frame_info& fi = m_finfo[f];
+    if (fi.done) return fi;
+    const frame_text& t = m_text[f];
+    fi.any_mask = m_rules.any_mask(t);
+    fi.frame_cat = static_cast<std::int16_t>(m_rules.frame_category(t));
+    fi.python = is_python_frame(t.filename);
+    fi.site_ok = m_rules.site_candidate(t);
+    if (t.filename.find("fully_sharded_data_parallel") != std::string_view::npos ||
+        t.filename.find("/fsdp/") != std::string_view::npos)
+        fi.flags |= 1;
+    if (t.filename.find("nn/parallel/distributed.py") != std::string_view::npos ||
+        t.name.find("DistributedDataParallel") != std::string_view::npos)
+        fi.flags |= 2;
+    fi.done = 1;
+    return fi;
+}
+
 void attribution::compute(frames_id id) {
-    m_buf.clear();
-    if (static_cast<std::size_t>(id) < m_s.frame_list_count()) {
-        for (frame_id f : m_s.frame_list(id))
-            if (f >= 0 && static_cast<std::size_t>(f) < m_text.size()) m_buf.push_back(m_text[f]);
-    }
-    m_cat[id] = static_cast<std::int16_t>(m_rules.classify(m_buf.data(), m_buf.size()));
+    std::span<const frame_id> list;
+    if (static_cast<std::size_t>(id) < m_s.frame_list_count()) list = m_s.frame_list(id);
+    std::uint64_t any = 0;
+    int cat = -1;
     std::uint8_t flags = 0;
-    for (const auto& t : m_buf) {
-        if (t.filename.find("fully_sharded_data_parallel") != std::string_view::npos ||
-            t.filename.find("/fsdp/") != std::string_view::npos)
-            flags |= 1;
-        if (t.filename.find("nn/parallel/distributed.py") != std::string_view::npos ||
-            t.name.find("DistributedDataParallel") != std::string_view::npos)
-            flags |= 2;
-    }
-    m_flags[id] = flags;
-    int k = m_rules.site_frame(m_buf.data(), m_buf.size());
-    if (k < 0) {
-        m_site[id] = 0;
-        return;
-    }
-    // The site frame's id in the snapshot's frame table.
-    auto list = m_s.frame_list(id);
-    std::size_t seen = 0;
-    frame_id fid = -1;
+    frame_id site = -1, first_python = -1, first = -1;
+    std::size_t n = 0;
     for (frame_id f : list) {
         if (f < 0 || static_cast<std::size_t>(f) >= m_text.size()) continue;
-        if (seen++ == static_cast<std::size_t>(k)) {
-            fid = f;
-            break;
-        }
+        ++n;
+        const frame_info& fi = info(f);
+        any |= fi.any_mask;
+        if (cat < 0 && fi.frame_cat >= 0) cat = fi.frame_cat;
+        flags |= fi.flags;
+        if (first < 0) first = f;
+        if (first_python < 0 && fi.python) first_python = f;
+        if (site < 0 && fi.site_ok) site = f;
     }
+    if (n == 0) cat = cat_unknown;
+    else if (m_rules.any_rule_count() > 64) {
+        m_buf.clear();
+        for (frame_id f : list)
+            if (f >= 0 && static_cast<std::size_t>(f) < m_text.size()) m_buf.push_back(m_text[f]);
+        cat = m_rules.classify(m_buf.data(), m_buf.size());
+    } else if (any) cat = m_rules.any_category(__builtin_ctzll(any));
+    else if (cat < 0) cat = cat_other;
+    m_cat[id] = static_cast<std::int16_t>(cat);
+    m_flags[id] = flags;
+    frame_id fid = site >= 0 ? site : (first_python >= 0 ? first_python : first);
     if (fid < 0) {
         m_site[id] = 0;
         return;

@@ -43,6 +43,14 @@ private:
     std::vector<std::int32_t> m_site;     // per frame list
     std::vector<std::uint8_t> m_flags;    // per frame list: 1 fsdp, 2 ddp
     std::vector<std::int32_t> m_site_of_frame;  // per frame, -1 = none yet
+    // Per-frame rule results, computed on first use (frames are shared by many lists).
+    struct frame_info {
+        std::uint64_t any_mask = 0;
+        std::int16_t frame_cat = -1;
+        std::uint8_t python = 0, site_ok = 0, flags = 0, done = 0;
+    };
+    std::vector<frame_info> m_finfo;
+    const frame_info& info(frame_id f);
     std::vector<frame_id> m_site_frame;   // per site, -1 for "<no stack>"
     std::vector<frame_text> m_buf;
 };

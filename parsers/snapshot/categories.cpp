@@ -151,26 +151,41 @@ int category_rules::classify(const frame_text* frames, std::size_t n) const {
     return cat_other;
 }
 
+std::uint64_t category_rules::any_mask(const frame_text& f) const {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < m_any.size() && i < 64; ++i)
+        if (m_any[i]->matches(f)) m |= std::uint64_t(1) << i;
+    return m;
+}
+
+int category_rules::any_category(int bit) const { return m_any[bit]->category; }
+
+int category_rules::frame_category(const frame_text& f) const {
+    for (const auto& r : m_frame)
+        if (r->matches(f)) return r->category;
+    return -1;
+}
+
+bool category_rules::site_candidate(const frame_text& f) const {
+    std::string_view fn = f.filename;
+    if (!is_python_frame(fn)) return false;
+    for (const auto& s : m_site_skip)
+        if (contains(fn, s, false) ||
+            (s.size() > 1 && s.front() == '/' && fn.substr(0, s.size() - 1) == s.substr(1)))
+            return false;
+    // The standard library (but not site-packages) is not user code either.
+    if (fn.find("/lib/python") != std::string_view::npos && fn.find("-packages/") == std::string_view::npos)
+        return false;
+    if (fn.front() == '<' && fn != "<stdin>" && fn != "<string>") return false;
+    return true;
+}
+
 int category_rules::site_frame(const frame_text* frames, std::size_t n) const {
     int first_python = -1;
     for (std::size_t i = 0; i < n; ++i) {
-        std::string_view fn = frames[i].filename;
-        if (!is_python_frame(fn)) continue;
+        if (!is_python_frame(frames[i].filename)) continue;
         if (first_python < 0) first_python = static_cast<int>(i);
-        bool skip = false;
-        for (const auto& s : m_site_skip) {
-            if (contains(fn, s, false) ||
-                (s.size() > 1 && s.front() == '/' && fn.substr(0, s.size() - 1) == s.substr(1))) {
-                skip = true;
-                break;
-            }
-        }
-        // The standard library (but not site-packages) is not user code either.
-        if (!skip && fn.find("/lib/python") != std::string_view::npos &&
-            fn.find("-packages/") == std::string_view::npos)
-            skip = true;
-        if (!skip && fn.front() == '<' && fn != "<stdin>" && fn != "<string>") skip = true;
-        if (!skip) return static_cast<int>(i);
+        if (site_candidate(frames[i])) return static_cast<int>(i);
     }
     if (first_python >= 0) return first_python;
     return n > 0 ? 0 : -1;

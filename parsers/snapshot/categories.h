@@ -63,6 +63,15 @@ public:
     // Index of the site frame in `frames` (first frame not skipped), -1 when there is none.
     int site_frame(const frame_text* frames, std::size_t n) const;
 
+    // Per-frame pieces of classify()/site_frame(), for callers that cache them per frame:
+    // bit i set when any_frame rule i matches (only the first 64 rules), the category of the
+    // first frame rule matching the frame (-1: none), and whether the frame can be a site.
+    std::uint64_t any_mask(const frame_text& f) const;
+    int any_category(int bit) const;
+    std::size_t any_rule_count() const { return m_any.size(); }
+    int frame_category(const frame_text& f) const;
+    bool site_candidate(const frame_text& f) const;
+
     const std::vector<std::string>& names() const { return m_names; }
     int find(std::string_view name) const;
     std::size_t rule_count() const;
