@@ -106,6 +106,12 @@ TEST_CASE("HF config.json") {
     auto mx = load_model(fixtures + "mixtral_config.json");
     CHECK(mx.num_experts == 8);
     CHECK(param_count(mx) == 46702792704);
+    auto qw = load_model(fixtures + "qwen2.5_7b_config.json");
+    CHECK(qw.attention_bias);
+    CHECK(param_count(qw) == 7615616512);
+    auto v3 = load_model(fixtures + "deepseek_v3_config.json");
+    CHECK(param_count(v3) == 671026419200);
+    CHECK(active_param_count(v3) == 37552282624);
     auto l = load_model(fixtures + "llama3_8b_config.json");
     CHECK(param_count(l) == 8030261248);
     CHECK_THROWS_AS(load_model(fixtures + "broken_config.json"), input_error);
