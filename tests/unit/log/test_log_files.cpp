@@ -9,7 +9,9 @@
 #include <random>
 #include <string>
 
+#include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/vocabulary.h"
 #include "parsers/log/log_analyzer.h"
 
 using namespace oomdx;
@@ -224,4 +226,17 @@ TEST_CASE("hostile inputs: empty, binary, invalid UTF-8, 100 MB line, truncated 
     }
     SUBCASE("missing file") { CHECK_THROWS_AS(analyze_logs({(dir / "nope.log").string()}), input_error); }
     fs::remove_all(dir);
+}
+
+TEST_CASE("every emitted fact is declared in knowledge/facts with its type") {
+    auto voc = vocabulary::load_dir(data_path("knowledge/facts"));
+    for (const char* f : {"torchtitan_leak.log", "megatron_old_format.log", "multi_rank.log", "deepspeed_npu_crlf.log"}) {
+        collect c;
+        emit_facts(analyze_logs({fixture(f)}), c);
+        for (const auto& x : c.facts) {
+            INFO(x.name);
+            CHECK_NOTHROW(voc.check(x.name, x.val));
+            CHECK(!x.prov.file.empty());
+        }
+    }
 }
