@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "parsers/log/log_analyzer.h"
 
 namespace oomdx {
 
