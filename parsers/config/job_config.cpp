@@ -276,6 +276,22 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         job.facts.push_back(fact{"job.world_size", value(npn->val.as_integer() * nodes), p});
         touched.insert("job.world_size");
     }
+    // torchtitan 2026-08+: the micro-batch is given in tokens; in sequences it is tokens / context.
+    const fact* tok = job.find("training.tokens_per_microbatch");
+    const fact* ctx = job.find("training.seq_len");
+    if (tok && ctx && tok->val.is_integer() && ctx->val.is_integer() && ctx->val.as_integer() > 0 &&
+        !touched.count("training.local_batch_size")) {
+        provenance p;
+        p.producer = "config.derived";
+        p.file = job.file;
+        p.line = tok->prov.line;
+        p.excerpt = fmt::format("{} tokens per micro-batch / {} tokens per sequence", tok->val.as_integer(),
+                                ctx->val.as_integer());
+        p.derived_from = {"training.tokens_per_microbatch", "training.seq_len"};
+        job.facts.push_back(fact{"training.local_batch_size",
+                                 value(std::max<std::int64_t>(1, tok->val.as_integer() / ctx->val.as_integer())), p});
+        touched.insert("training.local_batch_size");
+    }
     // Framework defaults for what the config leaves unset.
     for (const auto& [name, v] : a.defaults()) {
         if (touched.count(name)) continue;

@@ -92,7 +92,7 @@ TEST_CASE("torchtitan TOML of every era, registry and CLI overrides") {
                  {"activation_checkpoint.mode", "full"}, {"compile.enable", true}},
                 {}, {}});
     check_case({"torchtitan/config_registry_2026_09.py", "torchtitan",
-                {{"training.tokens_per_microbatch", 16384}, {"training.seq_len", 4096},
+                {{"training.tokens_per_microbatch", 16384}, {"training.seq_len", 4096}, {"training.local_batch_size", 4},
                  {"parallelism.expert_parallel_degree", 8}, {"quantize.linear.float8", true}},
                 {}, {}});
     check_case({"torchtitan/launch_overrides.sh", "torchtitan",
