@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sys/wait.h>
 #include <string>
 
 #include "engine/core/data_dir.h"
@@ -239,4 +240,35 @@ TEST_CASE("every emitted fact is declared in knowledge/facts with its type") {
             CHECK(!x.prov.file.empty());
         }
     }
+}
+
+TEST_CASE("oomdx log CLI: json, exit codes") {
+    const std::string bin = OOMDX_BINARY;
+    if (!fs::exists(bin)) {
+        MESSAGE("skipped: " << bin << " not built");
+        return;
+    }
+    auto run = [&](const std::string& args, std::string& out) {
+        FILE* p = ::popen((bin + " " + args + " 2>&1").c_str(), "r");
+        REQUIRE(p);
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        int st = ::pclose(p);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    };
+    std::string out;
+    CHECK(run("log --format json " + fixture("multi_rank.log"), out) == 0);
+    auto j = nlohmann::json::parse(out);
+    CHECK(j["schema"] == "oomdx.log/1");
+    CHECK(j["oom"]["rank"] == 2);
+    std::string md;
+    CHECK(run("log --format markdown " + fixture("torchtitan_leak.log"), md) == 0);
+    CHECK(md.find("## Log analysis") != std::string::npos);
+    auto dir = temp_dir();
+    std::ofstream(dir / "cut.gz", std::ios::binary) << std::string("\x1f\x8b\x08\x00", 4);
+    std::string err;
+    CHECK(run("log " + (dir / "cut.gz").string(), err) == 2);
+    CHECK(err.find("oomdx: error:") != std::string::npos);
+    fs::remove_all(dir);
 }
