@@ -1,0 +1,1024 @@
+#include "engine/report/render_html.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+
+namespace oomdx {
+
+std::string html_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size() + s.size() / 8);
+    static const char repl[] = "\xEF\xBF\xBD";  // U+FFFD
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned char c = p[i];
+        if (c < 0x80) {
+            switch (c) {
+                case '&': out += "&amp;"; break;
+                case '<': out += "&lt;"; break;
+                case '>': out += "&gt;"; break;
+                case '"': out += "&quot;"; break;
+                case '\'': out += "&#39;"; break;
+                case '\t':
+                case '\n': out += static_cast<char>(c); break;
+                case '\r': break;
+                default:
+                    if (c < 0x20 || c == 0x7F) out += repl;
+                    else out += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        // Multi-byte UTF-8: accept only well-formed, shortest-form, non-surrogate sequences.
+        std::size_t len = 0;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        }
+        bool ok = len > 0 && i + len <= n;
+        if (ok) {
+            if (p[i + 1] < lo || p[i + 1] > hi) ok = false;
+            for (std::size_t k = 2; ok && k < len; ++k)
+                if (p[i + k] < 0x80 || p[i + k] > 0xBF) ok = false;
+        }
+        if (!ok) {
+            out += repl;
+            ++i;
+            continue;
+        }
+        // C1 controls (U+0080..U+009F) are not text either.
+        if (c == 0xC2 && p[i + 1] < 0xA0) out += repl;
+        else out.append(s.data() + i, len);
+        i += len;
+    }
+    return out;
+}
+
+namespace {
+
+std::string esc(std::string_view s) { return html_escape(s); }
+
+// Escaped, cut to about `max` bytes (on a UTF-8 boundary) with an ellipsis.
+std::string esc_cut(std::string_view s, std::size_t max) {
+    if (s.size() <= max) return esc(s);
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    return esc(s.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+std::string pct(double x) { return fmt::format("{:.1f}%", x * 100.0); }
+std::string bytes(std::int64_t b) { return format_bytes(b); }
+std::string opt_bytes(const std::optional<std::int64_t>& v) { return v ? format_bytes(*v) : "-"; }
+
+const char* const k_palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+std::string colour(std::size_t i) { return k_palette[i % (sizeof(k_palette) / sizeof(k_palette[0]))]; }
+
+const char* k_css = R"(
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}
+main{max-width:1100px;margin:0 auto;padding:18px 24px 40px}
+h1{font-size:1.5em;margin:.3em 0}
+h2{font-size:1.2em;margin:1.6em 0 .5em;padding-bottom:.2em;border-bottom:2px solid #d5d9e0}
+h3{font-size:1.05em;margin:1.2em 0 .4em}
+section{background:#fff;border-radius:6px;padding:4px 18px 14px;margin:14px 0;box-shadow:0 1px 2px rgba(0,0,0,.08)}
+.headline{font-size:1.15em;font-weight:600;padding:12px 16px;border-radius:6px;border-left:6px solid #4e79a7;background:#eef3fa}
+.headline.bad{border-color:#d62728;background:#fdeeee}
+.headline.good{border-color:#2ca02c;background:#eef8ee}
+table{border-collapse:collapse;margin:.4em 0;font-size:.92em}
+td,th{border-bottom:1px solid #e3e6eb;padding:3px 10px 3px 0;text-align:left;vertical-align:top}
+td.num,th.num{text-align:right;white-space:nowrap}
+pre,code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.88em}
+pre{background:#f0f2f5;padding:8px 10px;border-radius:4px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.ev{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;color:#333;word-break:break-all}
+.muted{color:#66707d;font-size:.9em}
+.sev{display:inline-block;padding:0 7px;border-radius:9px;font-size:.8em;font-weight:600;color:#fff;background:#7f7f7f;margin-right:6px}
+.sev.critical,.sev.high{background:#d62728}.sev.medium{background:#e08a00}.sev.low,.sev.info{background:#4e79a7}
+.fits{color:#2a7d2a;font-weight:600}.nofit{color:#c62020;font-weight:600}
+.finding,.rec{margin:.6em 0 1em;padding-left:10px;border-left:3px solid #d5d9e0}
+svg.chart{display:block;margin:6px 0 2px;max-width:100%;height:auto;background:#fff}
+svg.chart text{font-family:system-ui,sans-serif;font-size:12px;fill:#1d2330}
+svg.chart .ax{stroke:#9aa3ad;stroke-width:1}
+svg.chart .grid{stroke:#e6e9ee;stroke-width:1}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.85em;margin:2px 0 8px}
+.legend span.sw{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px;border-radius:2px}
+.caption{font-size:.85em;color:#66707d;margin:0 0 10px}
+)";
+
+// ---------------------------------------------------------------------------------------------
+// SVG charts. Every chart carries class="chart" and at least one shape; callers skip a chart
+// when there is nothing to draw and say so in text instead.
+
+struct bar_seg {
+    std::string name;
+    std::int64_t bytes = 0;
+    std::string colour;
+};
+
+struct bar_row {
+    std::string label;
+    std::vector<bar_seg> segs;
+    std::string note;  // printed after the bar
+};
+
+struct v_line {
+    std::int64_t at = 0;
+    std::string label;
+    std::string colour;
+    bool dashed = false;
+};
+
+std::string legend(const std::vector<bar_seg>& items) {
+    std::string s = "<div class=\"legend\">";
+    for (const auto& it : items)
+        s += fmt::format("<span><span class=\"sw\" style=\"background:{}\"></span>{} {}</span>", it.colour, esc(it.name),
+                         esc(bytes(it.bytes)));
+    return s + "</div>\n";
+}
+
+// Horizontal stacked bars on one byte scale, with vertical reference lines.
+std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line>& lines, const std::string& aria) {
+    std::int64_t scale = 1;
+    for (const auto& r : rows) {
+        std::int64_t sum = 0;
+        for (const auto& s : r.segs) sum += std::max<std::int64_t>(0, s.bytes);
+        scale = std::max(scale, sum);
+    }
+    for (const auto& l : lines) scale = std::max(scale, l.at);
+    scale = static_cast<std::int64_t>(static_cast<double>(scale) * 1.04);
+    const double x0 = 230, x1 = 900, row_h = 30, top = 24;
+    const double h = top + row_h * static_cast<double>(rows.size()) + 28;
+    auto xpos = [&](double b) { return x0 + (x1 - x0) * b / static_cast<double>(scale); };
+    std::string s = fmt::format(
+        "<svg class=\"chart\" viewBox=\"0 0 1000 {:.0f}\" width=\"1000\" "
+        "height=\"{:.0f}\" role=\"img\" aria-label=\"{}\">\n",
+        h, h, esc(aria));
+    // Axis ticks: five steps.
+    for (int k = 0; k <= 4; ++k) {
+        const double b = static_cast<double>(scale) * k / 4.0;
+        const double x = xpos(b);
+        s += fmt::format("<line class=\"grid\" x1=\"{:.1f}\" y1=\"{:.0f}\" x2=\"{:.1f}\" y2=\"{:.0f}\"/>", x, top - 4, x,
+                         h - 22);
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#66707d\">{}</text>\n", x, h - 8,
+                         esc(bytes(static_cast<std::int64_t>(b))));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        const double y = top + row_h * static_cast<double>(i);
+        s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", x0 - 8, y + row_h * 0.55,
+                         esc_cut(r.label, 34));
+        double b = 0;
+        for (const auto& seg : r.segs) {
+            if (seg.bytes <= 0) continue;
+            const double xa = xpos(b), xb = xpos(b + static_cast<double>(seg.bytes));
+            s += fmt::format(
+                "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"#fff\" "
+                "stroke-width=\"0.5\"><title>{}: {}</title></rect>",
+                xa, y + 3, std::max(0.6, xb - xa), row_h - 8, seg.colour, esc(seg.name), esc(bytes(seg.bytes)));
+            b += static_cast<double>(seg.bytes);
+        }
+        if (r.segs.empty() || b <= 0)  // keep a visible mark for an empty row
+            s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#bab0ac\"/>", x0, y + 3,
+                             row_h - 8);
+        if (!r.note.empty()) {
+            const double xe = xpos(b) + 6;
+            if (xe < 800)
+                s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", xe, y + row_h * 0.55, esc_cut(r.note, 60));
+            else
+                s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#fff\" "
+                                 "style=\"fill:#fff;font-weight:600\">{}</text>",
+                                 std::min(xpos(b), x1) - 6, y + row_h * 0.55, esc_cut(r.note, 60));
+        }
+        s += "\n";
+    }
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const auto& l = lines[i];
+        const double x = xpos(static_cast<double>(l.at));
+        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.0f}\" x2=\"{:.1f}\" y2=\"{:.0f}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                         x, top - 6, x, h - 22, l.colour, l.dashed ? " stroke-dasharray=\"6 4\"" : "");
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"{}\" style=\"fill:{}\">{}</text>\n", x + 3,
+                         i % 2 ? top - 10 : 12, x > 760 ? "end" : "start", l.colour, esc(l.label));
+    }
+    return s + "</svg>\n";
+}
+
+struct xy {
+    double x = 0, y = 0;
+};
+
+struct series {
+    std::string name;
+    std::string colour;
+    std::vector<xy> pts;
+    bool dashed = false;
+    bool dots = false;
+};
+
+struct x_mark {
+    double x = 0;
+    std::string label;
+    std::string colour;
+};
+
+struct point_mark {
+    xy at;
+    std::string label;
+    std::string colour;
+};
+
+std::string fmt_x(double x) {
+    if (std::fabs(x) >= 1e6) return fmt::format("{:.3g}", x);
+    return fmt::format("{:.0f}", x);
+}
+
+// Line chart: x numeric, y in bytes. h_lines are horizontal byte levels (capacity).
+std::string line_chart(const std::vector<series>& ss, const std::vector<v_line>& h_lines, const std::vector<x_mark>& xm,
+                       const std::vector<point_mark>& pm, const std::string& x_label, const std::string& aria) {
+    double xmin = 0, xmax = 1, ymax = 1;
+    bool first = true;
+    for (const auto& s : ss)
+        for (const auto& p : s.pts) {
+            if (first) xmin = xmax = p.x, first = false;
+            xmin = std::min(xmin, p.x);
+            xmax = std::max(xmax, p.x);
+            ymax = std::max(ymax, p.y);
+        }
+    for (const auto& m : xm) xmin = std::min(xmin, m.x), xmax = std::max(xmax, m.x);
+    for (const auto& l : h_lines) ymax = std::max(ymax, static_cast<double>(l.at));
+    for (const auto& p : pm) ymax = std::max(ymax, p.at.y);
+    if (xmax <= xmin) xmax = xmin + 1;
+    ymax *= 1.08;
+    const double X0 = 90, X1 = 970, Y0 = 330, Y1 = 24, H = 370;
+    auto px = [&](double x) { return X0 + (X1 - X0) * (x - xmin) / (xmax - xmin); };
+    auto py = [&](double y) { return Y0 - (Y0 - Y1) * y / ymax; };
+    std::string s = fmt::format(
+        "<svg class=\"chart\" viewBox=\"0 0 1000 {0:.0f}\" width=\"1000\" "
+        "height=\"{0:.0f}\" role=\"img\" aria-label=\"{1}\">\n",
+        H, esc(aria));
+    for (int k = 0; k <= 4; ++k) {
+        const double y = ymax * k / 4.0;
+        s += fmt::format("<line class=\"grid\" x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", X0, py(y), X1, py(y));
+        s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#66707d\">{}</text>\n", X0 - 6,
+                         py(y) + 4, esc(bytes(static_cast<std::int64_t>(y))));
+        const double x = xmin + (xmax - xmin) * k / 4.0;
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#66707d\">{}</text>\n", px(x),
+                         Y0 + 16, fmt_x(x));
+    }
+    s += fmt::format("<line class=\"ax\" x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\"/>", X0, Y0, X1);
+    s += fmt::format("<line class=\"ax\" x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{0:.0f}\" y2=\"{2:.0f}\"/>", X0, Y0, Y1);
+    s += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#66707d\">{}</text>\n", (X0 + X1) / 2,
+                     Y0 + 34, esc(x_label));
+    for (const auto& l : h_lines) {
+        s += fmt::format("<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"1.5\"{}/>",
+                         X0, py(static_cast<double>(l.at)), X1, py(static_cast<double>(l.at)), l.colour,
+                         l.dashed ? " stroke-dasharray=\"6 4\"" : "");
+        s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\" style=\"fill:{}\">{}</text>\n", X1 - 4,
+                         py(static_cast<double>(l.at)) - 4, l.colour, esc(l.label));
+    }
+    for (const auto& m : xm) {
+        s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+                         "stroke-dasharray=\"3 3\"><title>{4}</title></line>",
+                         px(m.x), Y0, Y1, m.colour, esc(m.label));
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"end\" style=\"fill:{}\">{}</text>\n", px(m.x) - 3,
+                         Y1 + 12, m.colour, esc_cut(m.label, 40));
+    }
+    for (const auto& se : ss) {
+        if (se.pts.empty()) continue;
+        std::string pts;
+        for (const auto& p : se.pts) pts += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
+        if (se.pts.size() == 1) {
+            s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", px(se.pts[0].x), py(se.pts[0].y),
+                             se.colour);
+        } else {
+            s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"><title>{}</title></polyline>\n",
+                             se.colour, se.dashed ? " stroke-dasharray=\"7 5\"" : "", pts, esc(se.name));
+        }
+        if (se.dots && se.pts.size() <= 200)
+            for (const auto& p : se.pts)
+                s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(p.x), py(p.y), se.colour);
+    }
+    for (const auto& p : pm) {
+        s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\">"
+                         "<title>{}</title></circle>",
+                         px(p.at.x), py(p.at.y), p.colour, esc(p.label));
+        const bool right = px(p.at.x) > 760;
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" style=\"fill:{};font-weight:600\">{}</text>\n",
+                         px(p.at.x) + (right ? -8 : 8), std::max(Y1 + 26, py(p.at.y) - 8), right ? "end" : "start",
+                         p.colour, esc_cut(p.label, 50));
+    }
+    return s + "</svg>\n";
+}
+
+std::string series_legend(const std::vector<series>& ss) {
+    std::string s = "<div class=\"legend\">";
+    for (const auto& se : ss)
+        s += fmt::format("<span><span class=\"sw\" style=\"background:{}\"></span>{}</span>", se.colour, esc(se.name));
+    return s + "</div>\n";
+}
+
+// Keeps charts small for long series: per bucket of x, the first, min and max points.
+std::vector<xy> downsample(const std::vector<xy>& in, std::size_t max_points, bool& cut) {
+    cut = false;
+    if (in.size() <= max_points || max_points < 6) return in;
+    cut = true;
+    const std::size_t buckets = max_points / 3;
+    std::vector<xy> out;
+    out.reserve(max_points + 2);
+    for (std::size_t b = 0; b < buckets; ++b) {
+        const std::size_t lo = in.size() * b / buckets, hi = in.size() * (b + 1) / buckets;
+        if (lo >= hi) continue;
+        std::size_t imin = lo, imax = lo;
+        for (std::size_t i = lo; i < hi; ++i) {
+            if (in[i].y < in[imin].y) imin = i;
+            if (in[i].y > in[imax].y) imax = i;
+        }
+        std::size_t idx[3] = {lo, imin, imax};
+        std::sort(idx, idx + 3);
+        for (std::size_t k = 0; k < 3; ++k)
+            if (k == 0 || idx[k] != idx[k - 1]) out.push_back(in[idx[k]]);
+    }
+    if (out.back().x != in.back().x) out.push_back(in.back());
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document helpers.
+
+class doc {
+public:
+    void raw(const std::string& s) { m_s += s; }
+    void h(int level, const std::string& text, const std::string& id = "") {
+        m_s += fmt::format("<h{0}{2}>{1}</h{0}>\n", level, esc(text), id.empty() ? "" : " id=\"" + id + "\"");
+    }
+    void p(const std::string& text, const char* cls = nullptr) {
+        m_s += cls ? fmt::format("<p class=\"{}\">{}</p>\n", cls, esc(text)) : "<p>" + esc(text) + "</p>\n";
+    }
+    void list(const std::vector<std::string>& items, bool ordered = false) {
+        m_s += ordered ? "<ol>\n" : "<ul>\n";
+        for (const auto& i : items) m_s += "<li>" + esc(i) + "</li>\n";
+        m_s += ordered ? "</ol>\n" : "</ul>\n";
+    }
+    void kv_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+        m_s += "<table>\n";
+        for (const auto& [k, v] : rows) m_s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
+        m_s += "</table>\n";
+    }
+    void open_section(const std::string& id) { m_s += "<section id=\"" + id + "\">\n"; }
+    void close_section() { m_s += "</section>\n"; }
+    std::string& str() { return m_s; }
+
+private:
+    std::string m_s;
+};
+
+std::string page_head(const std::string& title) {
+    return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
+           "<title>" +
+           esc(title) + "</title>\n<style>" + k_css + "</style>\n</head>\n<body>\n<main>\n";
+}
+
+std::string page_tail() {
+    return fmt::format("<p class=\"muted\">Generated by oomdx {}. Self-contained: no scripts, no network references.</p>\n"
+                       "</main>\n</body>\n</html>\n",
+                       OOMDX_VERSION);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot section (shared by `snapshot --format html` and the diagnosis report).
+
+void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t capacity) {
+    if (!dev.has_trace) {
+        d.p("No allocation trace in this snapshot (state only): no timeline; the bars below show the memory held "
+            "when the snapshot was taken.",
+            "caption");
+        return;
+    }
+    // The analysis keeps a reduced curve: slice ends, phase turning points, the peak and the OOM
+    // events. Drawn in trace order.
+    std::vector<xy> pts;
+    pts.push_back({0, static_cast<double>(dev.initial_active_bytes)});
+    for (const auto& sl : dev.timeline) pts.push_back({static_cast<double>(sl.end_index), static_cast<double>(sl.live_end_bytes)});
+    for (const auto& ph : dev.phases) {
+        pts.push_back({static_cast<double>(ph.start_index), static_cast<double>(ph.start_bytes)});
+        pts.push_back({static_cast<double>(ph.end_index), static_cast<double>(ph.end_bytes)});
+    }
+    if (dev.peak_index >= 0) pts.push_back({static_cast<double>(dev.peak_index), static_cast<double>(dev.peak_bytes)});
+    for (const auto& o : dev.ooms) pts.push_back({static_cast<double>(o.trace_index), static_cast<double>(o.live_bytes)});
+    std::stable_sort(pts.begin(), pts.end(), [](const xy& a, const xy& b) { return a.x < b.x; });
+    std::vector<xy> uniq;
+    for (const auto& p : pts)
+        if (uniq.empty() || uniq.back().x != p.x || uniq.back().y != p.y) uniq.push_back(p);
+    bool cut = false;
+    uniq = downsample(uniq, 3000, cut);
+
+    std::vector<series> ss{{"live (active) bytes", "#4e79a7", uniq, false, true}};
+    std::vector<v_line> hl;
+    if (dev.peak_reserved_bytes > 0) hl.push_back({dev.peak_reserved_bytes, "peak reserved " + bytes(dev.peak_reserved_bytes), "#9c755f", true});
+    if (capacity > 0) {
+        hl.push_back({capacity, "capacity " + bytes(capacity), "#1d2330", false});
+        hl.push_back({capacity * 95 / 100, "95% of capacity", "#d62728", true});
+    }
+    std::vector<point_mark> pm;
+    if (dev.peak_index >= 0) pm.push_back({{static_cast<double>(dev.peak_index), static_cast<double>(dev.peak_bytes)},
+                                          "peak " + bytes(dev.peak_bytes), "#e15759"});
+    std::vector<x_mark> xm;
+    std::size_t shown = 0;
+    for (const auto& o : dev.ooms) {
+        if (++shown > 20) break;
+        xm.push_back({static_cast<double>(o.trace_index), "OOM: request " + bytes(o.requested_bytes), "#d62728"});
+    }
+    d.raw(line_chart(ss, hl, xm, pm, "trace event index", "live memory over the trace"));
+    std::string cap = fmt::format(
+        "Live memory over the trace of {} events, reconstructed from {} slice ends, {} phase turning points, the peak "
+        "and {} OOM event(s): a downsampled outline, not every event{}.",
+        dev.trace_entries, dev.timeline.size(), dev.phases.size() * 2, dev.oom_count,
+        cut ? "; further reduced to min/max per bucket" : "");
+    if (dev.ooms.size() > shown) cap += fmt::format(" The first {} OOM events are marked.", shown - 1);
+    d.p(cap, "caption");
+    if (!dev.phases.empty()) {
+        std::string phases;
+        std::size_t n = 0;
+        for (const auto& ph : dev.phases) {
+            if (++n > 12) {
+                phases += ", ...";
+                break;
+            }
+            phases += (phases.empty() ? "" : ", ") + fmt::format("{} {} -> {}", ph.kind, bytes(ph.start_bytes), bytes(ph.end_bytes));
+        }
+        d.p(fmt::format("Phases ({} growth/release cycles): {}", dev.cycles, phases), "muted");
+    }
+}
+
+// Top sites as coloured bands of one bar, plus the remainder.
+bar_row site_band(const std::string& label, const std::vector<snap::site_total>& sites, std::int64_t total,
+                  std::vector<bar_seg>& leg) {
+    bar_row r{label, {}, bytes(total)};
+    std::int64_t used = 0;
+    for (std::size_t i = 0; i < sites.size() && i < 8; ++i) {
+        if (sites[i].bytes <= 0) continue;
+        r.segs.push_back({sites[i].site, sites[i].bytes, colour(i)});
+        used += sites[i].bytes;
+    }
+    if (total > used) r.segs.push_back({"other sites", total - used, "#d0d4da"});
+    if (leg.empty()) leg = r.segs;
+    return r;
+}
+
+void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t top) {
+    if (sites.empty()) return;
+    d.raw("<table><tr><th>site</th><th>category</th><th class=\"num\">bytes</th><th class=\"num\">blocks</th>"
+          "<th class=\"num\">share</th></tr>\n");
+    for (std::size_t i = 0; i < sites.size() && i < top; ++i) {
+        const auto& s = sites[i];
+        d.raw(fmt::format("<tr><td class=\"ev\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                          "<td class=\"num\">{}</td></tr>\n",
+                          esc_cut(s.site, 300), esc(s.category), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
+    }
+    d.raw("</table>\n");
+    if (sites.size() > top) d.p(fmt::format("{} more sites not listed.", sites.size() - top), "muted");
+}
+
+void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
+    std::vector<bar_row> rows;
+    std::int64_t other = dev.reserved_bytes - dev.allocated_bytes - dev.pending_free_bytes - dev.inactive_bytes;
+    bar_row res{"reserved " + bytes(dev.reserved_bytes),
+                {{"allocated (live)", dev.allocated_bytes, "#4e79a7"},
+                 {"pending free", dev.pending_free_bytes, "#edc948"},
+                 {"inactive (cached, reusable)", dev.inactive_bytes, "#bab0ac"}},
+                pct(dev.fragmentation_rate) + " not allocated"};
+    if (other > 0) res.segs.push_back({"unaccounted", other, "#ff9da7"});
+    rows.push_back(res);
+    if (dev.inactive_bytes > 0)
+        rows.push_back({"inactive blocks",
+                        {{"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"},
+                         {"other inactive blocks", dev.inactive_bytes - dev.largest_inactive_block_bytes, "#d0d4da"}},
+                        fmt::format("{} free blocks, {} under 1 MiB", dev.free_blocks, dev.small_free_blocks)});
+    std::size_t n = 0;
+    for (const auto& o : dev.ooms) {
+        if (o.inactive_bytes < 0) continue;
+        if (++n > 3) break;
+        rows.push_back({fmt::format("OOM #{} request", o.trace_index),
+                        {{"requested", o.requested_bytes, "#e15759"}},
+                        o.fragmentation ? "fragmentation: no free block large enough" : ""});
+        rows.push_back({fmt::format("OOM #{} free cached", o.trace_index),
+                        {{"largest inactive block", o.largest_inactive_block_bytes, "#59a14f"},
+                         {"other inactive", o.inactive_bytes - std::max<std::int64_t>(0, o.largest_inactive_block_bytes), "#d0d4da"}},
+                        bytes(o.inactive_bytes) + " inactive"});
+    }
+    std::int64_t sum = 0;
+    for (const auto& r : rows)
+        for (const auto& s : r.segs) sum += std::max<std::int64_t>(0, s.bytes);
+    if (sum <= 0) {
+        d.p("No reserved memory in this snapshot: no fragmentation picture.", "caption");
+        return;
+    }
+    d.raw(bar_chart(rows, {}, "fragmentation summary"));
+    d.raw(legend({{"allocated (live)", dev.allocated_bytes, "#4e79a7"},
+                  {"pending free", dev.pending_free_bytes, "#edc948"},
+                  {"inactive", dev.inactive_bytes, "#bab0ac"},
+                  {"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"}}));
+    d.p(fmt::format("Fragmentation {} ({}). The analysis keeps totals, not the address layout of each segment, so "
+                    "this is a free-block summary rather than a segment map: reserved memory split into live, pending "
+                    "and cached bytes, and the largest cached block against the rest{}. Segments: {} ({} large, {} "
+                    "small, {} expandable).",
+                    pct(dev.fragmentation_rate), dev.fragmentation_level,
+                    dev.ooms.empty() ? "" : ", and at each OOM the failed request against the free cached blocks",
+                    dev.segments, dev.large_segments, dev.small_segments, dev.expandable_segments),
+        "caption");
+}
+
+void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
+    if (a.primary < 0 || a.devices.empty()) {
+        d.p("Empty snapshot: no segments and no trace.");
+        for (const auto& w : a.warnings) d.p("warning: " + w, "muted");
+        return;
+    }
+    const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
+    const std::int64_t capacity = a.device_capacity_bytes;
+    d.kv_table({{"file", a.file},
+                {"format", fmt::format("{} {} ({}), producer {}", a.info.format,
+                                       a.info.pickle_protocol ? fmt::format("protocol {}", a.info.pickle_protocol) : "",
+                                       a.info.era, a.info.producer)},
+                {"device", fmt::format("{} (largest of {} device(s) with memory)", dev.device, a.devices.size())},
+                {"reserved", bytes(dev.reserved_bytes)},
+                {"live allocated", bytes(dev.allocated_bytes)},
+                {"pending free", bytes(dev.pending_free_bytes)},
+                {"inactive cached", bytes(dev.inactive_bytes)},
+                {"peak live", bytes(dev.peak_bytes) + (dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "")},
+                {"OOM events", std::to_string(dev.oom_count)},
+                {"allocator settings", a.alloc_conf.empty() ? "-" : a.alloc_conf},
+                {"expandable segments", a.expandable_segments ? "yes" : "no"}});
+
+    d.h(hl, "Live memory timeline");
+    snapshot_timeline(d, dev, capacity);
+
+    d.h(hl, "Memory by category");
+    std::vector<bar_row> rows;
+    std::vector<bar_seg> leg;
+    auto cat_row = [&](const std::string& label, const std::vector<snap::category_total>& cats, std::int64_t total) {
+        bar_row r{label, {}, bytes(total)};
+        std::size_t i = 0;
+        for (const auto& c : cats) {
+            if (c.bytes <= 0) continue;
+            // Same colour for the same category in both rows.
+            auto it = std::find(a.category_names.begin(), a.category_names.end(), c.name);
+            const std::size_t ci = it == a.category_names.end() ? i : static_cast<std::size_t>(it - a.category_names.begin());
+            r.segs.push_back({c.name, c.bytes, colour(ci)});
+            ++i;
+        }
+        return r;
+    };
+    if (dev.allocated_bytes > 0) {
+        rows.push_back(cat_row("live at snapshot", dev.categories, dev.allocated_bytes));
+        leg = rows.back().segs;
+    }
+    if (dev.has_trace && !dev.peak_categories.empty() && dev.peak_bytes > 0)
+        rows.push_back(cat_row("at the peak", dev.peak_categories, dev.peak_bytes));
+    if (!rows.empty() && !leg.empty()) {
+        d.raw(bar_chart(rows, {}, "memory by category"));
+        d.raw(legend(leg));
+    } else {
+        d.p("No live memory to categorize.", "caption");
+    }
+
+    d.h(hl, "Top allocation sites");
+    {
+        std::vector<bar_row> srows;
+        std::vector<bar_seg> sleg;
+        if (dev.allocated_bytes > 0 && !dev.sites.empty()) srows.push_back(site_band("live at snapshot", dev.sites, dev.allocated_bytes, sleg));
+        if (dev.has_trace && dev.peak_bytes > 0 && !dev.peak_sites.empty()) {
+            std::vector<bar_seg> unused;
+            srows.push_back(site_band("at the peak", dev.peak_sites, dev.peak_bytes, sleg.empty() ? sleg : unused));
+        }
+        if (!srows.empty()) {
+            d.raw(bar_chart(srows, {}, "top allocation sites"));
+            d.raw(legend(sleg));
+            d.p("Each coloured band is one allocation site (first user frame); grey is the rest.", "caption");
+        }
+        sites_table(d, dev.has_trace && !dev.peak_sites.empty() ? dev.peak_sites : dev.sites, 10);
+        if (dev.has_trace && !dev.peak_sites.empty()) d.p("Table: sites live at the peak.", "muted");
+    }
+
+    d.h(hl, "Fragmentation");
+    fragmentation_chart(d, dev);
+
+    if (!dev.ooms.empty()) {
+        d.h(hl, "OOM events");
+        d.raw("<table><tr><th>trace event</th><th class=\"num\">requested</th><th class=\"num\">device free</th>"
+              "<th class=\"num\">live</th><th class=\"num\">reserved</th><th class=\"num\">largest inactive</th>"
+              "<th>site</th><th>diagnosis</th></tr>\n");
+        std::size_t n = 0;
+        for (const auto& o : dev.ooms) {
+            if (++n > 20) break;
+            d.raw(fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                              "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"ev\">{}</td><td>{}</td></tr>\n",
+                              o.trace_index, esc(bytes(o.requested_bytes)),
+                              o.device_free_bytes >= 0 ? esc(bytes(o.device_free_bytes)) : "-", esc(bytes(o.live_bytes)),
+                              esc(bytes(o.reserved_bytes)),
+                              o.largest_inactive_block_bytes >= 0 ? esc(bytes(o.largest_inactive_block_bytes)) : "-",
+                              esc_cut(o.site, 200), o.fragmentation ? "fragmentation" : "out of memory"));
+        }
+        d.raw("</table>\n");
+        if (dev.oom_count > 20) d.p(fmt::format("{} OOM events in all; the first 20 are listed.", dev.oom_count), "muted");
+        if (dev.non_pytorch_gap_bytes >= 0)
+            d.p("Memory outside PyTorch at the OOM (capacity - free - reserved): " + bytes(dev.non_pytorch_gap_bytes));
+    }
+
+    if (!dev.patterns.empty()) {
+        d.h(hl, "Patterns");
+        for (const auto& p : dev.patterns) {
+            d.raw(fmt::format("<div class=\"finding\"><b>{}</b> <span class=\"muted\">{}{}</span><br>{}", esc(p.name),
+                              esc(p.confidence.empty() ? "" : p.confidence + " confidence"),
+                              p.expected ? ", expected (not a leak)" : p.leak ? ", leak / retention" : "", esc(p.summary)));
+            if (!p.evidence.empty()) {
+                d.raw("<ul>");
+                for (const auto& e : p.evidence) d.raw("<li class=\"ev\">" + esc_cut(e, 400) + "</li>");
+                d.raw("</ul>");
+            }
+            d.raw("</div>\n");
+        }
+    }
+    if (a.devices.size() > 1) {
+        d.h(hl, "All devices");
+        d.raw("<table><tr><th>device</th><th class=\"num\">reserved</th><th class=\"num\">live</th>"
+              "<th class=\"num\">peak</th><th class=\"num\">OOM events</th></tr>\n");
+        for (const auto& x : a.devices)
+            d.raw(fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                              "<td class=\"num\">{}</td></tr>\n",
+                              x.device, esc(bytes(x.reserved_bytes)), esc(bytes(x.allocated_bytes)), esc(bytes(x.peak_bytes)),
+                              x.oom_count));
+        d.raw("</table>\n");
+    }
+    if (!a.warnings.empty() || !dev.inconsistencies.empty()) {
+        std::vector<std::string> w = a.warnings;
+        w.insert(w.end(), dev.inconsistencies.begin(), dev.inconsistencies.end());
+        d.p("Warnings:", "muted");
+        d.list(w);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diagnosis sections.
+
+void oom_section(doc& d, const log_analysis& a) {
+    d.open_section("oom");
+    d.h(2, "OOM type and timing");
+    std::vector<std::pair<std::string, std::string>> rows;
+    rows.push_back({"source", a.source + (a.device_kind.empty() || a.device_kind == "unknown" ? "" : " (" + a.device_kind + ")")});
+    if (!a.signature.empty()) rows.push_back({"signature", a.signature});
+    if (!a.message.empty()) rows.push_back({"message", a.file + ":" + std::to_string(a.line) + ": " + a.message});
+    if (!a.error_code.empty()) rows.push_back({"error code", a.error_code});
+    std::string when = a.step ? fmt::format("failing step {}", *a.step)
+                              : a.last_logged_step ? fmt::format("last logged step {}", *a.last_logged_step) : "step unknown";
+    rows.push_back({"timing", a.timing + ", " + when + (a.timing_reason.empty() ? "" : " - " + a.timing_reason)});
+    if (a.rank || a.device_index)
+        rows.push_back({"rank / device", (a.rank ? std::to_string(*a.rank) : "-") + " / " + (a.device_index ? std::to_string(*a.device_index) : "-")});
+    if (a.source != "none") {
+        rows.push_back({"requested", opt_bytes(a.requested_bytes)});
+        rows.push_back({"capacity / free", opt_bytes(a.capacity_bytes) + " / " + opt_bytes(a.free_bytes)});
+        rows.push_back({"allocated by PyTorch", opt_bytes(a.allocated_bytes)});
+        rows.push_back({"reserved but unallocated", opt_bytes(a.reserved_unallocated_bytes) +
+                                                        (a.reserved_unallocated_derived ? " (derived: reserved - allocated)" : "")});
+        if (a.process_in_use_bytes) rows.push_back({"process in use", bytes(*a.process_in_use_bytes)});
+        if (a.non_pytorch_bytes) rows.push_back({"outside PyTorch", bytes(*a.non_pytorch_bytes)});
+    }
+    if (!a.failure_kind.empty())
+        rows.push_back({"other failure", a.failure_kind + " (" + a.failure_signature + ") at " + a.failure_file + ":" +
+                                             std::to_string(a.failure_line)});
+    if (!a.ranks_failed.empty()) {
+        std::string ranks;
+        for (auto r : a.ranks_failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+        if (a.all_ranks_failed) ranks += *a.all_ranks_failed ? " (all ranks)" : " (not all ranks)";
+        rows.push_back({"ranks with an OOM", ranks});
+    }
+    d.kv_table(rows);
+    if (!a.evidence.empty()) {
+        d.h(3, "Evidence lines");
+        d.raw("<table>\n");
+        std::size_t n = 0;
+        for (const auto& e : a.evidence) {
+            if (++n > 12) break;
+            d.raw(fmt::format("<tr><td class=\"ev\">{}:{}</td><td>{}</td><td class=\"ev\">{}</td></tr>\n", esc_cut(e.file, 200),
+                              e.line, esc(e.role), esc_cut(e.text, 300)));
+        }
+        d.raw("</table>\n");
+        if (a.evidence.size() > 12) d.p(fmt::format("{} more evidence lines not shown.", a.evidence.size() - 12), "muted");
+    }
+    if (!a.memory_series.empty()) {
+        d.h(3, "Memory per step");
+        std::vector<xy> pts;
+        pts.reserve(a.memory_series.size());
+        for (const auto& m : a.memory_series) pts.push_back({static_cast<double>(m.step), static_cast<double>(m.bytes)});
+        // Least-squares trend over all points (the analyzer's growth figure is the slope).
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        const double n = static_cast<double>(pts.size());
+        for (const auto& p : pts) sx += p.x, sy += p.y, sxx += p.x * p.x, sxy += p.x * p.y;
+        const double den = n * sxx - sx * sx;
+        double slope = den != 0 ? (n * sxy - sx * sy) / den : 0;
+        if (a.growth_bytes_per_step) slope = *a.growth_bytes_per_step;
+        const double icept = (sy - slope * sx) / n;
+        bool cut = false;
+        std::vector<xy> shown = downsample(pts, 2000, cut);
+        std::vector<series> ss{{"memory (" + a.memory_series.front().statistic + ")", "#4e79a7", shown, false, true}};
+        if (pts.size() >= 2) {
+            const double xa = pts.front().x, xb = pts.back().x;
+            ss.push_back({fmt::format("trend {}/step", bytes(static_cast<std::int64_t>(slope))), "#e15759",
+                          {{xa, std::max(0.0, icept + slope * xa)}, {xb, std::max(0.0, icept + slope * xb)}}, true, false});
+        }
+        std::vector<v_line> hl;
+        if (a.capacity_bytes && *a.capacity_bytes > 0) {
+            hl.push_back({*a.capacity_bytes, "capacity " + bytes(*a.capacity_bytes), "#1d2330", false});
+        }
+        std::vector<x_mark> xm;
+        if (a.step) xm.push_back({static_cast<double>(*a.step), fmt::format("OOM at step {}", *a.step), "#d62728"});
+        d.raw(line_chart(ss, hl, xm, {}, "step", "memory per step"));
+        d.raw(series_legend(ss));
+        d.p(fmt::format("{} readings{}{}{}.", a.memory_series.size(),
+                        a.memory_series_rank ? fmt::format(" of rank {}", *a.memory_series_rank) : "",
+                        cut ? fmt::format(", drawn as {} points (min/max per bucket)", shown.size()) : "",
+                        a.leak_signal ? "; steady growth: leak signal" : ""),
+            "caption");
+    }
+    d.close_section();
+}
+
+std::vector<bar_seg> estimate_segs(const estimate_result& e) {
+    std::vector<bar_seg> segs;
+    std::int64_t sum = 0;
+    for (std::size_t i = 0; i < e.components.size(); ++i) {
+        segs.push_back({e.components[i].label, e.components[i].bytes, colour(i)});
+        sum += std::max<std::int64_t>(0, e.components[i].bytes);
+    }
+    if (e.device_peak_bytes > sum) segs.push_back({"allocator cache + runtime", e.device_peak_bytes - sum, "#d0d4da"});
+    return segs;
+}
+
+std::vector<v_line> capacity_lines(const estimate_result& e) {
+    std::vector<v_line> l;
+    if (e.capacity_bytes > 0) {
+        l.push_back({e.budget_bytes, "95% budget " + bytes(e.budget_bytes), "#d62728", true});
+        l.push_back({e.capacity_bytes, "capacity " + bytes(e.capacity_bytes), "#1d2330", false});
+    }
+    return l;
+}
+
+void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& e) {
+    d.open_section("estimate");
+    d.h(2, "Static estimate per device");
+    std::vector<bar_row> rows{{"estimate (device use)", estimate_segs(e),
+                               bytes(e.device_peak_bytes) + (e.capacity_bytes > 0 ? (e.fits ? " fits" : " does not fit") : "")}};
+    std::vector<v_line> lines = capacity_lines(e);
+    if (r.log && r.log->allocated_bytes && *r.log->allocated_bytes > 0) {
+        bar_row m{"measured at the OOM", {{"allocated by PyTorch", *r.log->allocated_bytes, "#76b7b2"}}, ""};
+        if (r.log->reserved_bytes && *r.log->reserved_bytes > *r.log->allocated_bytes)
+            m.segs.push_back({"reserved, unallocated", *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
+        m.note = "reserved " + opt_bytes(r.log->reserved_bytes);
+        rows.push_back(m);
+    }
+    d.raw(bar_chart(rows, lines, "estimate against capacity"));
+    d.raw(legend(estimate_segs(e)));
+    if (e.capacity_bytes > 0)
+        d.raw(fmt::format("<p>Capacity {}, budget (x0.95) {}: <span class=\"{}\">{} by {}</span>.</p>\n", esc(bytes(e.capacity_bytes)),
+                          esc(bytes(e.budget_bytes)), e.fits ? "fits" : "nofit", e.fits ? "fits" : "does not fit",
+                          esc(bytes(std::llabs(e.margin_bytes)))));
+    d.p(fmt::format("Live-tensor peak {} (compare with max_memory_allocated) at {}, stage {}; expected reserved {} (compare "
+                    "with max_memory_reserved); device use {}.",
+                    bytes(e.peak_bytes), e.peak_phase, e.worst_stage, bytes(e.reserved_peak_bytes), bytes(e.device_peak_bytes)));
+    d.raw("<table><tr><th>component</th><th class=\"num\">bytes</th><th class=\"num\">share of peak</th><th>how</th></tr>\n");
+    for (std::size_t i = 0; i < e.components.size(); ++i) {
+        const auto& c = e.components[i];
+        d.raw(fmt::format("<tr><td><span class=\"legend\" style=\"display:inline\"><span class=\"sw\" style=\"background:{}\">"
+                          "</span></span>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"muted\">{}</td></tr>\n",
+                          colour(i), esc(c.label), esc(bytes(c.bytes)),
+                          e.peak_bytes > 0 ? pct(static_cast<double>(c.bytes) / static_cast<double>(e.peak_bytes)) : "-",
+                          esc_cut(c.formula, 300)));
+    }
+    d.raw("</table>\n");
+    if (!e.complete) d.p("Incomplete inputs: the defaults listed under uncertainty were assumed.", "muted");
+    if (!e.assumptions.empty()) {
+        d.p("Assumptions:", "muted");
+        d.list(e.assumptions);
+    }
+    d.close_section();
+}
+
+void evidence_table(doc& d, const std::vector<report_evidence>& ev) {
+    std::string rows;
+    for (const auto& e : ev) {
+        if (e.location.rfind("rule ", 0) == 0 || e.location == "oomdx") continue;
+        rows += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td class=\"ev\">{}</td><td class=\"ev\">{}</td></tr>\n",
+                            esc(e.fact), esc_cut(e.value, 200), esc_cut(e.location, 200),
+                            e.excerpt.empty() || e.excerpt == e.value ? "" : esc_cut(e.excerpt, 300));
+    }
+    if (!rows.empty()) d.raw("<table>\n" + rows + "</table>\n");
+}
+
+void recommendations_section(doc& d, const diagnosis_report& r) {
+    d.open_section("recommendations");
+    d.h(2, "Recommended overrides");
+    if (r.recommendations.empty()) d.p("None.");
+    if (r.estimate && !r.recommendations.empty()) {
+        const auto& e = *r.estimate;
+        std::vector<bar_row> rows{{"now", estimate_segs(e), bytes(e.device_peak_bytes)}};
+        bool any = false;
+        for (const auto& rec : r.recommendations) {
+            bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, ""};
+            if (rec.expected_device_peak_bytes) {
+                const std::string c = rec.expected_fits && *rec.expected_fits ? "#59a14f" : "#e15759";
+                const std::int64_t live = rec.expected_peak_bytes ? *rec.expected_peak_bytes : 0;
+                row.segs.push_back({"live tensors", std::min(live, *rec.expected_device_peak_bytes), c});
+                row.segs.push_back({"allocator cache + runtime", *rec.expected_device_peak_bytes - std::min(live, *rec.expected_device_peak_bytes),
+                                    c == "#59a14f" ? "#b9dcb4" : "#f4b9ba"});
+                row.note = bytes(*rec.expected_device_peak_bytes) + (rec.expected_fits && *rec.expected_fits ? " fits" : " over budget");
+                any = true;
+            } else {
+                row.note = "no figure";
+            }
+            rows.push_back(row);
+        }
+        if (any) {
+            d.raw(bar_chart(rows, capacity_lines(e), "device use before and after each recommendation"));
+            d.p("Device use now (stacked by component) and expected after each recommendation alone: dark part live "
+                "tensors, light part allocator cache and runtime; green fits under the 95% line, red does not.",
+                "caption");
+        }
+    }
+    for (const auto& rec : r.recommendations) {
+        d.raw("<div class=\"rec\">");
+        d.raw(fmt::format("<h3>{}. {}</h3>\n", rec.rank, esc(rec.action)));
+        if (!rec.text.empty()) d.p(rec.text);
+        if (!rec.rendered.empty()) {
+            d.raw(fmt::format("<div class=\"muted\">in {} syntax:</div><pre>", esc(rec.framework)));
+            for (const auto& l : rec.rendered) d.raw(esc(l) + "\n");
+            d.raw("</pre>\n");
+        }
+        if (rec.expected_device_peak_bytes) {
+            const bool fits = rec.expected_fits && *rec.expected_fits;
+            d.raw(fmt::format("<p>Expected after: live peak {}, device {} - <span class=\"{}\">{}</span>{}</p>\n",
+                              esc(opt_bytes(rec.expected_peak_bytes)), esc(bytes(*rec.expected_device_peak_bytes)),
+                              fits ? "fits" : "nofit", fits ? "fits" : "still over the budget",
+                              rec.expected_note.empty() ? "" : " (" + esc(rec.expected_note) + ")"));
+        } else if (!rec.expected_note.empty()) {
+            d.p("Expected: " + rec.expected_note);
+        }
+        if (!rec.rationale.empty()) d.p("Why: " + rec.rationale, "muted");
+        evidence_table(d, rec.evidence);
+        d.raw("</div>\n");
+    }
+    d.close_section();
+}
+
+void trend_section(doc& d, const snap::trend_result& t) {
+    d.h(3, "Trend over snapshots");
+    std::vector<series> ss;
+    auto mk = [&](const char* name, const char* c, const std::vector<std::int64_t>& v) {
+        series s{name, c, {}, false, true};
+        for (std::size_t i = 0; i < v.size(); ++i) s.pts.push_back({static_cast<double>(i + 1), static_cast<double>(v[i])});
+        if (!s.pts.empty()) ss.push_back(s);
+    };
+    mk("live", "#4e79a7", t.live);
+    mk("reserved", "#9c755f", t.reserved);
+    mk("peak", "#e15759", t.peak);
+    if (!ss.empty()) {
+        d.raw(line_chart(ss, {}, {}, {}, "snapshot (in the order given)", "trend over snapshots"));
+        d.raw(series_legend(ss));
+    }
+    d.p(fmt::format("{} snapshots: {} - {}", t.files.size(), t.verdict, t.explanation));
+    if (!t.growing_category.empty()) d.p("Growing category: " + t.growing_category);
+    if (!t.growing_site.empty()) d.p("Growing site: " + t.growing_site);
+}
+
+}  // namespace
+
+std::string render_snapshot_html(const snap::snapshot_analysis& a) {
+    doc d;
+    d.raw(page_head("oomdx snapshot: " + a.file));
+    d.raw("<h1>oomdx snapshot analysis</h1>\n");
+    std::string head;
+    if (a.primary >= 0 && !a.devices.empty()) {
+        const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
+        head = fmt::format("Device {}: peak live {}, reserved {}, {} OOM event(s), fragmentation {} ({}){}", dev.device,
+                           bytes(dev.peak_bytes), bytes(dev.reserved_bytes), dev.oom_count, pct(dev.fragmentation_rate),
+                           dev.fragmentation_level, dev.leak_suspected ? "; leak suspected" : "");
+        d.raw(fmt::format("<div class=\"headline{}\">{}</div>\n", dev.oom_count > 0 || dev.leak_suspected ? " bad" : "", esc(head)));
+    }
+    d.open_section("snapshot");
+    d.h(2, a.file.empty() ? "Snapshot" : a.file);
+    snapshot_body(d, a, 3);
+    d.close_section();
+    d.raw(page_tail());
+    return d.str();
+}
+
+std::string render_diagnosis_html(const diagnosis_report& r) {
+    doc d;
+    const bool pre = r.mode == "preflight";
+    d.raw(page_head(pre ? "oomdx preflight" : "oomdx diagnosis"));
+    d.raw(pre ? "<h1>oomdx preflight</h1>\n" : "<h1>oomdx diagnosis</h1>\n");
+    std::string cls;
+    if (pre && r.estimate && r.estimate->capacity_bytes > 0) cls = r.estimate->fits ? " good" : " bad";
+    else if (!pre && r.log && r.log->source != "none") cls = " bad";
+    d.raw(fmt::format("<div class=\"headline{}\" id=\"summary\">{}</div>\n", cls, esc(r.headline)));
+    // Contents line.
+    std::string nav;
+    auto link = [&](const char* id, const char* name) {
+        nav += fmt::format("{}<a href=\"#{}\">{}</a>", nav.empty() ? "" : " &middot; ", id, name);
+    };
+    if (r.log) link("oom", "OOM type");
+    link("route", "route");
+    if (r.estimate) link("estimate", "estimate");
+    if (!r.snapshots.empty()) link("snapshots", "snapshots");
+    link("findings", "findings");
+    link("recommendations", "recommendations");
+    if (!r.next_steps.empty()) link("next", "next steps");
+    if (!r.uncertain.empty()) link("uncertain", "uncertainty");
+    d.raw("<p class=\"muted\">" + nav + "</p>\n");
+
+    if (!r.inputs.empty()) {
+        d.open_section("inputs");
+        d.h(2, "Inputs");
+        d.list(r.inputs);
+        d.close_section();
+    }
+    if (r.log) oom_section(d, *r.log);
+
+    d.open_section("route");
+    d.h(2, "Route through the method");
+    if (r.route.empty()) d.p("No steps recorded.");
+    d.raw("<ol>\n");
+    for (const auto& s : r.route)
+        d.raw(fmt::format("<li><b>{}</b>: {}</li>\n", esc(s.title.empty() ? s.step : s.title), esc(s.why)));
+    d.raw("</ol>\n");
+    d.close_section();
+
+    if (r.estimate) estimate_section(d, r, *r.estimate);
+
+    if (!r.snapshots.empty()) {
+        d.open_section("snapshots");
+        d.h(2, "Snapshot analysis");
+        std::size_t n = 0;
+        for (const auto& s : r.snapshots) {
+            if (++n > 4) {
+                d.p(fmt::format("{} more snapshots not drawn (see the JSON report).", r.snapshots.size() - 4), "muted");
+                break;
+            }
+            d.h(3, s.file.empty() ? "snapshot" : s.file);
+            snapshot_body(d, s, 4);
+        }
+        if (r.trend) trend_section(d, *r.trend);
+        if (r.diff) {
+            d.h(3, "Difference between two snapshots");
+            d.p(fmt::format("live {} -> {}, reserved {} -> {}, peak {} -> {}", bytes(r.diff->live_a), bytes(r.diff->live_b),
+                            bytes(r.diff->reserved_a), bytes(r.diff->reserved_b), bytes(r.diff->peak_a), bytes(r.diff->peak_b)));
+            d.list(r.diff->findings);
+        }
+        d.close_section();
+    }
+
+    d.open_section("findings");
+    d.h(2, "Findings");
+    if (r.findings.empty()) d.p("None.");
+    std::size_t n = 0;
+    for (const auto& f : r.findings) {
+        d.raw(fmt::format("<div class=\"finding\"><p>{}. <span class=\"sev {}\">{}</span>{}</p>\n", ++n,
+                          esc(f.severity), esc(f.severity), esc(f.text)));
+        if (!f.rationale.empty()) d.p(f.rationale, "muted");
+        evidence_table(d, f.evidence);
+        d.raw("</div>\n");
+    }
+    d.close_section();
+
+    recommendations_section(d, r);
+
+    if (!r.next_steps.empty()) {
+        d.open_section("next");
+        d.h(2, "What to do next");
+        d.list(r.next_steps);
+        d.close_section();
+    }
+    if (!r.uncertain.empty()) {
+        d.open_section("uncertain");
+        d.h(2, "What the evidence cannot tell");
+        d.list(r.uncertain);
+        d.close_section();
+    }
+    d.raw(page_tail());
+    return d.str();
+}
+
+}  // namespace oomdx

@@ -1,0 +1,23 @@
+// Self-contained HTML reports: one file with inline CSS and inline SVG charts, no scripts and
+// no network references. Every string that comes from an input is escaped. Layout and the
+// charts drawn are described in docs/html.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/report/diagnosis.h"
+#include "parsers/snapshot/snapshot_analysis.h"
+
+namespace oomdx {
+
+// `oomdx diagnose --format html` and `oomdx preflight --format html`.
+std::string render_diagnosis_html(const diagnosis_report& r);
+// `oomdx snapshot FILE --format html`.
+std::string render_snapshot_html(const snap::snapshot_analysis& a);
+
+// Text -> HTML text/attribute content: escapes & < > " ', replaces invalid UTF-8 and control
+// characters (other than tab and newline) with U+FFFD.
+std::string html_escape(std::string_view s);
+
+}  // namespace oomdx
