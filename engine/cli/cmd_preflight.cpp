@@ -5,6 +5,8 @@
 
 #include "engine/cli/commands.h"
 #include "engine/estimator/preflight.h"
+#include "engine/report/diagnosis.h"
+#include "engine/report/render_html.h"
 
 namespace oomdx::cli {
 
@@ -30,8 +32,24 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
     cmd->add_option("-s,--set", req.sets, "Canonical key=value applied on top of the config, repeatable")->take_all();
     cmd->add_flag("--plan", req.plan, "Search AC modes, micro-batch, TP/PP/CP/EP splits, sharding and swap for configs that fit");
     cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
-    add_format_option(cmd, opts->fmt);
+    add_format_option(cmd, opts->fmt, true);
     cmd->callback([opts, &exit_code] {
+        if (opts->fmt == output_format::html) {
+            // HTML: the rule-driven preflight report (estimate, findings, recommendations).
+            const preflight_request& q = opts->req;
+            diagnosis_request dr;
+            dr.preflight = true;
+            dr.config = q.config;
+            dr.framework = q.framework;
+            dr.model = q.model;
+            dr.device = q.device;
+            dr.world_size = q.world_size;
+            dr.sets = q.sets;
+            const diagnosis_report rep = run_diagnosis(dr);
+            fmt::print("{}", render_diagnosis_html(rep));
+            exit_code = rep.exit_code;
+            return;
+        }
         opts->req.plan_opts.top = opts->top;
         const preflight_result r = run_preflight(opts->req);
         if (opts->fmt == output_format::json)

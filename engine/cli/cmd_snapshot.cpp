@@ -10,6 +10,7 @@
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
+#include "engine/report/render_html.h"
 
 namespace oomdx::cli {
 
@@ -24,8 +25,8 @@ struct snapshot_opts {
     unsigned jobs = 0;
 };
 
-void add_common(CLI::App* cmd, snapshot_opts& o) {
-    add_format_option(cmd, o.format);
+void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
+    add_format_option(cmd, o.format, allow_html);
     cmd->add_option("--top", o.top, "Allocation sites to list (default 10)")->check(CLI::Range(1, 100000));
     cmd->add_option("--categories", o.categories,
                     "Extra category rules (YAML like knowledge/snapshot_categories.yaml, or a Mosaic "
@@ -75,8 +76,14 @@ void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
     prepared p = prepare(o);
     auto files = snap::expand_snapshot_inputs(o.inputs);
+    if (o.format == output_format::html && files.size() != 1)
+        throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");
     auto all = run_all(files, p, o.jobs);
     const bool md = o.format == output_format::markdown;
+    if (o.format == output_format::html) {
+        print(render_snapshot_html(all[0]));
+        return;
+    }
     if (all.size() == 1) {
         if (o.format == output_format::json) print(snap::to_json(all[0], o.top).dump(2));
         else print(snap::render_text(all[0], md, use_color(), o.top));
@@ -146,7 +153,7 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
     auto od = std::make_shared<snapshot_opts>();
     auto ot = std::make_shared<snapshot_opts>();
     cmd->add_option("inputs", o->inputs, "Snapshot files, or a directory of per-rank snapshots");
-    add_common(cmd, *o);
+    add_common(cmd, *o, true);
     cmd->footer(
         "Sizes are bytes in JSON (schema oomdx.snapshot/1, see docs/snapshot-analysis.md).\n"
         "Several files or a directory: each is analyzed in parallel and a cross-rank table is shown.");
