@@ -1,6 +1,7 @@
 #include "parsers/snapshot/snapshot_loader.h"
 
 #include "engine/core/errors.h"
+#include "engine/core/fact.h"
 #include "engine/core/mapped_file.h"
 #include <algorithm>
 
@@ -56,6 +57,32 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot_bytes(std::string_view data, const std::string& name,
                              const load_limits& limits) {
     return load_any(data, name, limits, {});
+}
+
+void emit_file_facts(const snapshot& s, fact_sink& sink) {
+    const auto& in = s.info;
+    std::int64_t entries = 0;
+    for (const auto& t : s.device_traces) entries += static_cast<std::int64_t>(t.size());
+    auto prov = [&](std::string excerpt) {
+        provenance p;
+        p.producer = "snapshot.reader";
+        p.file = s.source_file;
+        p.offset = 0;
+        p.excerpt = std::move(excerpt);
+        return p;
+    };
+    const std::string shape = in.format + (in.format == "pickle" ? " protocol " + std::to_string(in.pickle_protocol) : "") +
+                              ", top-level " + in.top_level;
+    sink.emit("snapshot_file.format", in.format, prov(shape));
+    sink.emit("snapshot_file.pickle_protocol", in.pickle_protocol, prov(shape));
+    sink.emit("snapshot_file.era", in.era, prov(shape));
+    sink.emit("snapshot_file.producer", in.producer, prov(shape));
+    sink.emit("snapshot_file.bytes", in.file_bytes, prov(shape));
+    sink.emit("snapshot_file.has_time_us", in.has_time_us, prov(shape));
+    sink.emit("snapshot_file.state_only", in.state_only, prov(shape));
+    sink.emit("snapshot_file.has_history", in.has_history, prov(shape));
+    sink.emit("snapshot_file.trace_entries", entries, prov(shape));
+    sink.emit("snapshot_file.unique_frames", static_cast<std::int64_t>(s.frames.size()), prov(shape));
 }
 
 }  // namespace oomdx::snap

@@ -9,6 +9,10 @@
 
 #include "parsers/snapshot/snapshot_model.h"
 
+namespace oomdx {
+class fact_sink;
+}
+
 namespace oomdx::snap {
 
 // Safety bounds; the defaults fit real snapshots of several GB.
@@ -27,6 +31,9 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits = {});
 // Same, from bytes in memory; `name` is used in messages.
 snapshot load_snapshot_bytes(std::string_view data, const std::string& name,
                              const load_limits& limits = {});
+
+// Emits the snapshot_file.* facts (knowledge/facts/snapshot_file.yaml) describing what was read.
+void emit_file_facts(const snapshot& s, fact_sink& sink);
 
 // True when the bytes look like a pickle (PROTO opcode) rather than JSON.
 bool looks_like_pickle(std::string_view head);

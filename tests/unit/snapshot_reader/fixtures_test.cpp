@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/core/errors.h"
+#include "engine/core/fact.h"
 #include "reader_helpers.h"
 
 using namespace oomdx;
@@ -166,4 +167,29 @@ TEST_CASE("generator output is reproducible") {
         return;
     }
     CHECK(std::system(cmd.c_str()) == 0);
+}
+
+namespace {
+struct collect : oomdx::fact_sink {
+    std::vector<oomdx::fact> got;
+    void emit(oomdx::fact f) override { got.push_back(std::move(f)); }
+    using oomdx::fact_sink::emit;
+};
+}  // namespace
+
+TEST_CASE("file facts carry provenance") {
+    auto s = load_fixture("npu_workspace.pickle");
+    collect c;
+    snap::emit_file_facts(s, c);
+    REQUIRE(c.got.size() == 10);
+    bool seen = false;
+    for (const auto& f : c.got) {
+        CHECK(f.prov.file == s.source_file);
+        CHECK(f.prov.producer == "snapshot.reader");
+        if (f.name == "snapshot_file.producer") {
+            CHECK(f.val.as_string() == "npu");
+            seen = true;
+        }
+    }
+    CHECK(seen);
 }
