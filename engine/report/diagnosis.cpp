@@ -61,6 +61,34 @@ std::vector<std::string> launch_overrides(const std::string& line) {
     return out;
 }
 
+// World size from a launcher: torchrun --nproc_per_node N [--nnodes M], deepspeed --num_gpus N.
+std::optional<std::int64_t> launch_world_size(const std::string& line) {
+    const std::vector<std::string> w = split_words(line);
+    std::int64_t per_node = 0, nodes = 1;
+    auto number = [](const std::string& s) -> std::int64_t {
+        char* end = nullptr;
+        long long v = std::strtoll(s.c_str(), &end, 10);
+        return (end && *end == 0 && v > 0 && v < 1000000) ? v : 0;
+    };
+    for (size_t i = 0; i < w.size(); ++i) {
+        std::string key = w[i], val;
+        const size_t eq = key.find('=');
+        if (eq != std::string::npos) {
+            val = key.substr(eq + 1);
+            key = key.substr(0, eq);
+        } else if (i + 1 < w.size()) {
+            val = w[i + 1];
+        }
+        if (key == "--nproc_per_node" || key == "--nproc-per-node" || key == "--num_gpus" || key == "--num-gpus")
+            per_node = number(val);
+        else if (key == "--nnodes" || key == "--num_nodes" || key == "--num-nodes")
+            nodes = std::max<std::int64_t>(1, number(val));
+        if (w[i].ends_with(".py") || w[i] == "-m") break;  // the script's own flags start here
+    }
+    if (per_node <= 0) return std::nullopt;
+    return per_node * nodes;
+}
+
 report_evidence evidence_of(const fact_store& facts, int id) {
     report_evidence e;
     const fact* f = facts.by_id(id);
@@ -128,6 +156,15 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
     } else if (!facts.has("job.world_size") && rep.log && rep.log->world_size) {
         const fact* ws = facts.get("log.world_size");
         facts.emit("job.world_size", value(*rep.log->world_size), ws ? ws->prov : me);
+    } else if (!facts.has("job.world_size") && rep.log && !rep.log->launch_line.empty()) {
+        if (auto ws = launch_world_size(rep.log->launch_line)) {
+            provenance p;
+            p.producer = "log";
+            p.file = rep.log->launch_file;
+            p.line = rep.log->launch_line_no;
+            p.excerpt = rep.log->launch_line;
+            facts.emit("job.world_size", value(*ws), p);
+        }
     }
     if (!facts.has("job.framework") && rep.log && rep.log->framework != "unknown") {
         const fact* fw = facts.get("log.framework");
