@@ -159,7 +159,8 @@ std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line
     }
     for (const auto& l : lines) scale = std::max(scale, l.at);
     scale = static_cast<std::int64_t>(static_cast<double>(scale) * 1.04);
-    const double x0 = 230, x1 = 900, row_h = 30, top = 24;
+    const double x0 = 230, x1 = 900, row_h = 30;
+    const double top = 12 + 15 * static_cast<double>(lines.size()) + 6;  // one label row per line
     const double h = top + row_h * static_cast<double>(rows.size()) + 28;
     auto xpos = [&](double b) { return x0 + (x1 - x0) * b / static_cast<double>(scale); };
     std::string s = fmt::format(
@@ -198,8 +199,8 @@ std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line
             if (xe < 800)
                 s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", xe, y + row_h * 0.55, esc_cut(r.note, 60));
             else
-                s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#fff\" "
-                                 "style=\"fill:#fff;font-weight:600\">{}</text>",
+                s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" "
+                                 "style=\"font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px\">{}</text>",
                                  std::min(xpos(b), x1) - 6, y + row_h * 0.55, esc_cut(r.note, 60));
         }
         s += "\n";
@@ -208,9 +209,10 @@ std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line
         const auto& l = lines[i];
         const double x = xpos(static_cast<double>(l.at));
         s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.0f}\" x2=\"{:.1f}\" y2=\"{:.0f}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
-                         x, top - 6, x, h - 22, l.colour, l.dashed ? " stroke-dasharray=\"6 4\"" : "");
-        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"{}\" style=\"fill:{}\">{}</text>\n", x + 3,
-                         i % 2 ? top - 10 : 12, x > 760 ? "end" : "start", l.colour, esc(l.label));
+                         x, 18 + 15 * static_cast<double>(i), x, h - 22, l.colour, l.dashed ? " stroke-dasharray=\"6 4\"" : "");
+        const bool left = x > 760;
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"{}\" style=\"fill:{}\">{}</text>\n",
+                         left ? x - 3 : x + 3, 14 + 15 * static_cast<double>(i), left ? "end" : "start", l.colour, esc(l.label));
     }
     return s + "</svg>\n";
 }
@@ -281,11 +283,12 @@ std::string line_chart(const std::vector<series>& ss, const std::vector<v_line>&
     s += fmt::format("<line class=\"ax\" x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{0:.0f}\" y2=\"{2:.0f}\"/>", X0, Y0, Y1);
     s += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#66707d\">{}</text>\n", (X0 + X1) / 2,
                      Y0 + 34, esc(x_label));
-    for (const auto& l : h_lines) {
+    for (std::size_t li = 0; li < h_lines.size(); ++li) {
+        const auto& l = h_lines[li];
         s += fmt::format("<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"1.5\"{}/>",
                          X0, py(static_cast<double>(l.at)), X1, py(static_cast<double>(l.at)), l.colour,
                          l.dashed ? " stroke-dasharray=\"6 4\"" : "");
-        s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\" style=\"fill:{}\">{}</text>\n", X1 - 4,
+        s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" style=\"fill:{}\">{}</text>\n", X0 + 6 + 170 * static_cast<double>(li),
                          py(static_cast<double>(l.at)) - 4, l.colour, esc(l.label));
     }
     for (const auto& m : xm) {
