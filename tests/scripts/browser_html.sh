@@ -61,6 +61,11 @@ if ls "$root"/examples/*/cmd >/dev/null 2>&1; then
       esac
     done
     render "$name" "$ex" "${clean[@]}"
+    # The snapshot page of the example's first snapshot, if it has one.
+    for snapf in "$ex"/*.pickle; do
+      [ -f "$snapf" ] && render "${name}_snapshot" "$ex" snapshot "$snapf"
+      break
+    done
   done
 else
   echo "no examples/*/cmd: using fixtures"
@@ -130,23 +135,17 @@ for html in "$out"/*.html; do
   kind=diagnosis
   grep -q '<h1>oomdx snapshot' "$html" && kind=snapshot
   profile=$(mktemp -d)
-  flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
-         --disable-sync --no-first-run --disable-extensions --user-data-dir="$profile" --hide-scrollbars
-         --enable-logging=stderr --v=0)
-  timeout 120 "$browser" "${flags[@]}" --screenshot="$out/$name.png" --window-size=1200,3000 "file://$html" \
-      > /dev/null 2> "$out/$name.chromium.log"
+  # One run: screenshot to a file, DOM on stdout, browser log (console messages) on stderr.
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+      --disable-component-update --disable-sync --no-first-run --disable-extensions --user-data-dir="$profile" \
+      --hide-scrollbars --enable-logging=stderr --v=0 --window-size=1200,3000 \
+      --screenshot="$out/$name.png" --dump-dom "file://$html" > "$out/$name.dom" 2> "$out/$name.chromium.log"
   rc=$?
   rm -rf "$profile"
-  profile=$(mktemp -d)
-  flags[7]="--user-data-dir=$profile"
-  timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$html" > "$out/$name.dom" 2>> "$out/$name.chromium.log"
-  rc2=$?
-  rm -rf "$profile"
   msg=""
-  [ "$rc" -eq 0 ] || msg="$msg screenshot run exited $rc;"
-  [ "$rc2" -eq 0 ] || msg="$msg dump-dom run exited $rc2;"
+  [ "$rc" -eq 0 ] || msg="$msg chromium exited $rc;"
   [ -s "$out/$name.png" ] || msg="$msg no screenshot;"
-  if grep -E 'CONSOLE\(|Uncaught|Refused to|Failed to load resource' "$out/$name.chromium.log" > "$out/$name.console.log"; then
+  if grep -E 'CONSOLE[:(]|Uncaught|Refused to|Failed to load resource' "$out/$name.chromium.log" > "$out/$name.console.log"; then
     msg="$msg console errors: $(head -c 400 "$out/$name.console.log");"
   fi
   if [ -s "$out/$name.dom" ]; then
