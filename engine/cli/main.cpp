@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     oomdx::cli::add_facts_command(app, exit_code);
     oomdx::cli::add_rules_command(app, exit_code);
     oomdx::cli::add_capture_command(app, exit_code);
+    oomdx::cli::add_completion_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
