@@ -75,6 +75,7 @@ struct replay_extras {
     std::int64_t growth_alloc_total = 0;
     std::int64_t bulk_frees = 0, bulk_bytes = 0, bulk_epoch_span = 0, bulk_index = -1;
     std::int64_t range_bytes = 0;   // max - min of the live curve
+    std::int64_t forward_live_max = 0;  // most forward-pass bytes (activation, attention, loss, moe) live at once
     bool fsdp_frames = false, ddp_frames = false;
 };
 

@@ -227,11 +227,15 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
     std::size_t ep_cursor = 0, grow_cursor = 0;
     int last_opt_epoch = -1;
     // Bulk free runs (consecutive frees without allocations).
-    std::int64_t run_frees = 0, run_bytes = 0, run_start = -1;
+    std::int64_t fwd_live = 0;
+    auto fwd_cat = [](int c) { return c == cat_activation || c == cat_attention || c == cat_loss || c == cat_moe; };
+    std::int64_t run_frees = 0, run_bytes = 0, run_start = -1, run_last = -1;
     int run_min_epoch = 1 << 30, run_max_epoch = -1;
     bool unwinding = false, run_unwinding = false;  // frees right after an OOM unwind the stack
     auto close_run = [&]() {
-        if (run_frees > x.bulk_frees && !run_unwinding) {
+        // A run that frees (nearly) everything is a teardown (del model / end of program).
+        bool teardown = run_last >= 0 && l0 + dv[run_last] <= (l0 + maxd) / 20;
+        if (run_frees > x.bulk_frees && !run_unwinding && !teardown) {
             x.bulk_frees = run_frees;
             x.bulk_bytes = run_bytes;
             x.bulk_epoch_span = run_max_epoch >= run_min_epoch ? run_max_epoch - run_min_epoch : 0;
@@ -309,6 +313,10 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
                 cat_live[c] += e.size;
                 ++cat_blocks[c];
                 recorded_live += e.size;
+                if (fwd_cat(c)) {
+                    fwd_live += e.size;
+                    x.forward_live_max = std::max(x.forward_live_max, fwd_live);
+                }
                 if (growing_at(i, grow_cursor)) {
                     x.growth_alloc_by_cat[c] += e.size;
                     x.growth_alloc_total += e.size;
@@ -366,6 +374,7 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
                 }
                 ++run_frees;
                 run_bytes += e.size;
+                run_last = i;
                 if (ts) {
                     ++ts->frees;
                     ts->free_bytes += e.size;
@@ -398,6 +407,7 @@ void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
                 cat_live[la.cat] -= la.size;
                 --cat_blocks[la.cat];
                 recorded_live -= la.size;
+                if (fwd_cat(la.cat)) fwd_live -= la.size;
                 run_min_epoch = std::min(run_min_epoch, la.epoch);
                 run_max_epoch = std::max(run_max_epoch, la.epoch);
                 break;

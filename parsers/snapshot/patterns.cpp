@@ -17,6 +17,7 @@ std::int64_t cat_bytes(const std::vector<category_total>& v, std::string_view na
 }
 
 std::string pct(double f) { return fmt::format("{:.1f}%", f * 100.0); }
+std::string percent_of(double f) { return pct(f) + " of it"; }
 
 bool forward_like(int c) {
     return c == cat_activation || c == cat_attention || c == cat_loss || c == cat_moe;
@@ -128,12 +129,17 @@ void detect_patterns(const snapshot_analysis& a, device_analysis& d, const repla
                     peak_act += c.bytes;
             pattern p;
             p.name = "activation_sawtooth";
-            p.confidence = d.cycles >= 3 ? "high" : "medium";
+            bool peak_bound = d.peak_bytes > 0 && peak_act * 5 >= d.peak_bytes;
+            p.confidence = d.cycles >= 3 && peak_bound ? "high" : "medium";
             p.summary = fmt::format(
-                "live memory rises in the forward pass and falls in backward ({} cycles of about {}): "
-                "activation pressure; activation checkpointing would free up to {} at the peak at the "
-                "cost of recomputation",
-                d.cycles, format_bytes(x.range_bytes), format_bytes(peak_act));
+                "live memory rises in the forward pass and falls in backward ({} cycles, forward "
+                "activations up to {}): activation pressure; activation checkpointing trades "
+                "recomputation for those bytes",
+                d.cycles, format_bytes(x.forward_live_max));
+            if (!peak_bound && !d.peak_categories.empty())
+                p.summary += fmt::format("; the overall peak is dominated by {} ({}), so checkpointing "
+                                         "alone will not lower it",
+                                         d.peak_categories.front().name, percent_of(d.peak_categories.front().share));
             p.evidence.push_back(fmt::format("{} of the bytes allocated while memory grows are forward activations",
                                              pct(share)));
             p.evidence.push_back(fmt::format("activations at the peak: {} of {}", format_bytes(peak_act),
@@ -201,6 +207,7 @@ void detect_patterns(const snapshot_analysis& a, device_analysis& d, const repla
         break;
     }
     if (d.ooms.empty() && d.reserved_bytes > 0 && d.fragmentation_rate > 0.2 &&
+        d.allocated_bytes >= d.reserved_bytes / 20 &&
         d.inactive_bytes > 0 && d.largest_inactive_block_bytes * 2 < d.inactive_bytes) {
         pattern p;
         p.name = "fragmentation";

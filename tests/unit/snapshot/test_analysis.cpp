@@ -437,6 +437,7 @@ TEST_CASE("pattern: DDP-replicated vs FSDP-sharded gradients") {
 TEST_CASE("pattern: reference cycles (old allocations of many steps freed at once)") {
     builder b;
     stacks st(b);
+    b.a(64 * MiB, st.param, false);  // weights stay: not a teardown
     std::vector<std::int64_t> kept;
     for (int s = 0; s < 6; ++s) {
         std::vector<std::int64_t> acts;
