@@ -16,6 +16,7 @@ struct preflight_opts {
     preflight_request req;
     output_format fmt = output_format::text;
     std::size_t top = 10;
+    bool explain = false;
 };
 
 }  // namespace
@@ -31,11 +32,12 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
     cmd->add_option("-w,--world-size", req.world_size, "Number of devices in the job")->check(CLI::Range(1, 1 << 24));
     cmd->add_option("-s,--set", req.sets, "Canonical key=value applied on top of the config, repeatable")->take_all();
     cmd->add_flag("--plan", req.plan, "Search AC modes, micro-batch, TP/PP/CP/EP splits, sharding and swap for configs that fit");
+    cmd->add_flag("--explain", opts->explain, "Add the rule trace (how, why, why not)");
     cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
     add_format_option(cmd, opts->fmt, true);
     cmd->callback([opts, &exit_code] {
-        if (opts->fmt == output_format::html) {
-            // HTML: the rule-driven preflight report (estimate, findings, recommendations).
+        if (!opts->req.plan) {
+            // The rule-driven preflight report: the same rule packs as diagnose (Steps 1 and 4).
             const preflight_request& q = opts->req;
             diagnosis_request dr;
             dr.preflight = true;
@@ -46,7 +48,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
             dr.world_size = q.world_size;
             dr.sets = q.sets;
             const diagnosis_report rep = run_diagnosis(dr);
-            fmt::print("{}", render_diagnosis_html(rep));
+            print_diagnosis(rep, opts->fmt, opts->explain, "en");
             exit_code = rep.exit_code;
             return;
         }
