@@ -256,35 +256,21 @@ private:
                                         n.text, expr_type_name(n.type)));
     }
 
-    node_ptr parse_or() {
-        const int start = m_cur.offset;
-        node_ptr l = parse_and();
-        while (!m_failed && is_kw("or")) {
-            auto n = make(expr_op::or_, m_cur.offset);
-            advance();
-            node_ptr r = parse_and();
-            if (m_failed) return nullptr;
-            require_type(*l, expr_type::boolean, "'or'");
-            require_type(*r, expr_type::boolean, "'or'");
-            n->kids.push_back(std::move(l));
-            n->kids.push_back(std::move(r));
-            n->type = expr_type::boolean;
-            set_text(*n, start);
-            l = std::move(n);
-        }
-        return l;
-    }
+    node_ptr parse_or() { return parse_logic(expr_op::or_, "or", &parser::parse_and); }
+    node_ptr parse_and() { return parse_logic(expr_op::and_, "and", &parser::parse_not); }
 
-    node_ptr parse_and() {
+    // Left-associative `and` / `or` chains over operands parsed by `next`.
+    node_ptr parse_logic(expr_op op, const char* kw, node_ptr (parser::*next)()) {
         const int start = m_cur.offset;
-        node_ptr l = parse_not();
-        while (!m_failed && is_kw("and")) {
-            auto n = make(expr_op::and_, m_cur.offset);
+        node_ptr l = (this->*next)();
+        while (!m_failed && is_kw(kw)) {
+            auto n = make(op, m_cur.offset);
             advance();
-            node_ptr r = parse_not();
+            node_ptr r = (this->*next)();
             if (m_failed) return nullptr;
-            require_type(*l, expr_type::boolean, "'and'");
-            require_type(*r, expr_type::boolean, "'and'");
+            const std::string what = std::string("'") + kw + "'";
+            require_type(*l, expr_type::boolean, what.c_str());
+            require_type(*r, expr_type::boolean, what.c_str());
             n->kids.push_back(std::move(l));
             n->kids.push_back(std::move(r));
             n->type = expr_type::boolean;

@@ -371,17 +371,7 @@ private:
 
     bool parse_action_value(const std::string& file, const YAML::Node& v, action_value& out,
                             const std::string& item, source_context item_where) {
-        if (v.IsScalar() && v.Tag() != "!" && !v.Scalar().empty() && v.Scalar()[0] == '=') {
-            out.text = v.Scalar();
-            parsed_expr e = parse_expression(v.Scalar().substr(1), resolver());
-            for (const auto& err : e.errors)
-                diag(classify(err), locate(file, v, err.offset + 1), err.message, item, item_where);
-            if (!e.ok()) return false;
-            out.expr = std::move(e.root);
-            return true;
-        }
-        if (v.IsScalar() && v.Tag() == "!" && !v.Scalar().empty() && v.Scalar()[0] == '=') {
-            // quoted "= expr" is still an expression
+        if (v.IsScalar() && !v.Scalar().empty() && v.Scalar()[0] == '=') {  // "= expr", quoted or not
             out.text = v.Scalar();
             parsed_expr e = parse_expression(v.Scalar().substr(1), resolver());
             for (const auto& err : e.errors)
