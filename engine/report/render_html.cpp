@@ -99,6 +99,7 @@ section{background:#fff;border-radius:6px;padding:4px 18px 14px;margin:14px 0;bo
 .headline.bad{border-color:#d62728;background:#fdeeee}
 .headline.good{border-color:#2ca02c;background:#eef8ee}
 table{border-collapse:collapse;margin:.4em 0;font-size:.92em}
+th{white-space:nowrap}td.loc{white-space:nowrap}
 td,th{border-bottom:1px solid #e3e6eb;padding:3px 10px 3px 0;text-align:left;vertical-align:top}
 td.num,th.num{text-align:right;white-space:nowrap}
 pre,code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.88em}
@@ -243,6 +244,7 @@ struct point_mark {
 
 std::string fmt_x(double x) {
     if (std::fabs(x) >= 1e6) return fmt::format("{:.3g}", x);
+    if (x != std::floor(x)) return fmt::format("{:.4g}", x);
     return fmt::format("{:.0f}", x);
 }
 
@@ -716,7 +718,7 @@ void oom_section(doc& d, const log_analysis& a) {
         std::size_t n = 0;
         for (const auto& e : a.evidence) {
             if (++n > 12) break;
-            d.raw(fmt::format("<tr><td class=\"ev\">{}:{}</td><td>{}</td><td class=\"ev\">{}</td></tr>\n", esc_cut(e.file, 200),
+            d.raw(fmt::format("<tr><td class=\"ev loc\">{}:{}</td><td>{}</td><td class=\"ev\">{}</td></tr>\n", esc_cut(e.file, 200),
                               e.line, esc(e.role), esc_cut(e.text, 300)));
         }
         d.raw("</table>\n");
@@ -790,7 +792,7 @@ void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& 
         bar_row m{"measured at the OOM", {{"allocated by PyTorch", *r.log->allocated_bytes, "#76b7b2"}}, ""};
         if (r.log->reserved_bytes && *r.log->reserved_bytes > *r.log->allocated_bytes)
             m.segs.push_back({"reserved, unallocated", *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
-        m.note = "reserved " + opt_bytes(r.log->reserved_bytes);
+        if (r.log->reserved_bytes) m.note = "reserved " + bytes(*r.log->reserved_bytes);
         rows.push_back(m);
     }
     d.raw(bar_chart(rows, lines, "estimate against capacity"));

@@ -33,7 +33,11 @@ void check_charts(const std::string& html) {
 }
 
 void check_self_contained(const std::string& html) {
-    CHECK(html.find("http") == std::string::npos);
+    // No URL of any scheme (the only "http" is the http-equiv of the CSP meta tag).
+    CHECK(html.find("http:") == std::string::npos);
+    CHECK(html.find("https:") == std::string::npos);
+    CHECK(html.find("url(") == std::string::npos);
+    CHECK(html.find("//") == std::string::npos);
     CHECK(html.find("<script") == std::string::npos);
     CHECK(html.find("src=") == std::string::npos);
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
