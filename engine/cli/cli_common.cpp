@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -26,5 +27,18 @@ bool use_color() {
 }
 
 bool stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
+
+stderr_progress::stderr_progress() : m_active(stderr_is_tty()) {}
+
+stderr_progress::~stderr_progress() {
+    if (m_active && m_written) std::fputs("\r\x1b[K", stderr);
+}
+
+void stderr_progress::update(const std::string& text) {
+    if (!m_active) return;
+    std::fprintf(stderr, "\r\x1b[K%s", text.c_str());
+    std::fflush(stderr);
+    m_written = true;
+}
 
 }  // namespace oomdx::cli

@@ -62,7 +62,14 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
         if (o->req.logs.empty() && o->req.config.empty() && o->req.snapshots.empty() && o->req.model.empty() &&
             o->req.sets.empty())
             throw usage_error("nothing to diagnose: give at least --log, --config, --model, --set or --snapshot");
+        stderr_progress bar;
+        if (bar.active())
+            o->req.log_progress = [&bar](const std::string& file, std::int64_t done, std::int64_t total) {
+                bar.update(total > 0 ? fmt::format("oomdx: reading {} {:.0f}%", file, 100.0 * done / total)
+                                     : fmt::format("oomdx: reading {}", file));
+            };
         const diagnosis_report rep = run_diagnosis(o->req);
+        o->req.log_progress = nullptr;
         print_diagnosis(rep, o->format, o->explain, o->req.lang);
         exit_code = 0;
     });

@@ -21,6 +21,12 @@ void add_log_command(CLI::App& app, int& exit_code) {
     cmd->callback([o, &exit_code] {
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
+        stderr_progress bar;
+        if (bar.active())
+            lo.progress = [&bar](const std::string& file, std::int64_t done, std::int64_t total) {
+                bar.update(total > 0 ? fmt::format("oomdx: reading {} {:.0f}%", file, 100.0 * done / total)
+                                     : fmt::format("oomdx: reading {}", file));
+            };
         log_analysis a = analyze_logs(o->files, lo);
         switch (o->fmt) {
             case output_format::json: fmt::print("{}\n", to_json(a).dump(2)); break;

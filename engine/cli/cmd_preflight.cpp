@@ -53,6 +53,11 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
             return;
         }
         opts->req.plan_opts.top = opts->top;
+        stderr_progress bar;
+        if (bar.active())
+            opts->req.plan_opts.progress = [&bar](std::int64_t n) {
+                bar.update(fmt::format("oomdx: plan search, {} candidates evaluated", n));
+            };
         const preflight_result r = run_preflight(opts->req);
         if (opts->fmt == output_format::json)
             fmt::print("{}\n", preflight_json(r).dump(2));

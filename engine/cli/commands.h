@@ -20,6 +20,18 @@ void add_format_option(CLI::App* cmd, output_format& fmt, bool allow_html = fals
 bool use_color();
 // True when stderr is a terminal (progress output).
 bool stderr_is_tty();
+// Progress line on stderr ("\r" updates), only when stderr is a terminal; ends the line when done.
+class stderr_progress {
+public:
+    stderr_progress();
+    ~stderr_progress();
+    bool active() const { return m_active; }
+    void update(const std::string& text);
+
+private:
+    bool m_active;
+    bool m_written = false;
+};
 
 // Prints a diagnosis or preflight report in the chosen format (shared by diagnose and preflight).
 void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang);

@@ -188,6 +188,7 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt) {
                                     in.swap_optimizer = sw;
                                     if (sw && in.swap_times <= 1) in.swap_times = 16;
                                     ++res.evaluated;
+                                    if (opt.progress && (res.evaluated & 0xffff) == 0) opt.progress(res.evaluated);
                                     const double dev = est::compute(in, scratch);
                                     if (budget <= 0 || dev > budget) continue;
                                     ++res.fitting;

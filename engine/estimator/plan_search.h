@@ -3,6 +3,8 @@
 // explained cost (recompute, communication, pipeline bubble, offload) relative to the base job.
 #pragma once
 
+#include <functional>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +24,8 @@ struct plan_options {
     bool vary_micro_batch = true;
     bool vary_sharding = true;
     bool vary_swap = true;
+    // Called every 65,536 candidates with the number evaluated so far (empty: silent).
+    std::function<void(std::int64_t)> progress;
 };
 
 struct plan_cost_term {

@@ -128,7 +128,9 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
 
     // Step 0 input: the logs.
     if (!req.logs.empty()) {
-        rep.log = analyze_logs(req.logs);
+        log_options lo;
+        lo.progress = req.log_progress;
+        rep.log = analyze_logs(req.logs, lo);
         emit_facts(*rep.log, facts);
         for (const auto& f : rep.log->files)
             rep.inputs.push_back(fmt::format("log {} ({} lines)", f.path, f.lines));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct diagnosis_request {
     std::vector<std::string> rule_dirs;  // extra rule packs (added to the shipped ones)
     bool preflight = false;
     std::string lang = "en";             // en | zh
+    // Progress of reading large logs: file, bytes done, total (empty: silent).
+    std::function<void(const std::string&, std::int64_t, std::int64_t)> log_progress;
 };
 
 struct report_evidence {

@@ -51,7 +51,8 @@ bool has_gz_magic(const std::string& path) {
     return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& warnings) {
+void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& warnings,
+                const log_options& opts) {
     mapped_file mf(path);
     line_splitter sp(k_match_cap);
     auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
@@ -62,13 +63,23 @@ void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& 
     for (size_t off = 0; off < n; off += chunk) {
         sp.feed(p + off, std::min(chunk, n - off), fn);
         mf.release_before(off);  // keep RSS flat on big files
+        if (opts.progress)
+            opts.progress(path, static_cast<std::int64_t>(std::min(n, off + chunk)), static_cast<std::int64_t>(n));
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, sp.cut_segments());
     if (n == 0) warnings.push_back(path + ": empty file");
 }
 
-void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& warnings) {
+void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& warnings,
+               const log_options& opts) {
+    std::int64_t compressed_size = -1;
+    if (opts.progress) {
+        if (FILE* f = std::fopen(path.c_str(), "rb")) {
+            if (std::fseek(f, 0, SEEK_END) == 0) compressed_size = std::ftell(f);
+            std::fclose(f);
+        }
+    }
     gzFile gz = gzopen(path.c_str(), "rb");
     if (!gz) throw input_error::in_file(path, "cannot open gzip file");
     std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
@@ -99,6 +110,8 @@ void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& w
         first = false;
         sp.feed(buf.data(), static_cast<size_t>(got), fn);
         total += got;
+        if (opts.progress && (total & ((std::int64_t{1} << 26) - 1)) < got)
+            opts.progress(path, static_cast<std::int64_t>(gzoffset(gz)), compressed_size);
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), total, true, sp.cut_segments());
@@ -113,8 +126,8 @@ log_analysis analyze_logs(const std::vector<std::string>& paths, const log_optio
     std::vector<std::string> warnings;
     for (const auto& path : paths) {
         sc.begin_file(path);
-        if (has_gz_magic(path)) scan_gzip(sc, path, warnings);
-        else scan_plain(sc, path, warnings);
+        if (has_gz_magic(path)) scan_gzip(sc, path, warnings, opts);
+        else scan_plain(sc, path, warnings, opts);
     }
     log_analysis a = sc.finish();
     a.warnings.insert(a.warnings.begin(), warnings.begin(), warnings.end());

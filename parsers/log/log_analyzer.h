@@ -2,6 +2,7 @@
 // sizes, device, rank, step, timing, framework and per-step memory, each with evidence.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,9 @@ namespace oomdx {
 struct log_options {
     std::string signatures_dir;  // default: data_path("knowledge/log_signatures")
     std::vector<std::string> extra_signature_dirs;
+    // Called after each chunk: file, bytes read so far, total bytes of the file (compressed
+    // position and size for .gz). Empty: no progress reporting.
+    std::function<void(const std::string&, std::int64_t, std::int64_t)> progress;
 };
 
 // Throws input_error (exit 2) for unreadable files, corrupt or truncated gzip, bad signatures.
