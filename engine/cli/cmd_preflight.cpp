@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/cli/commands.h"
+#include "engine/core/errors.h"
 #include "engine/estimator/preflight.h"
 #include "engine/report/diagnosis.h"
 #include "engine/report/render_html.h"
@@ -52,6 +53,8 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
             exit_code = rep.exit_code;
             return;
         }
+        if (opts->fmt == output_format::html)
+            throw usage_error("--plan prints a ranked table in text, markdown or JSON; use --format text|json (HTML is for the preflight report without --plan)");
         opts->req.plan_opts.top = opts->top;
         stderr_progress bar;
         if (bar.active())
