@@ -64,6 +64,17 @@ std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& fil
             if (done == total) fmt::print(stderr, "\n");
             std::fflush(stderr);
         };
+    if (stderr_is_tty() && files.size() == 1) {
+        snap::analysis_options opt = p.opt;
+        const std::string name = files[0];
+        opt.load_progress = [name](std::size_t done, std::size_t total) {
+            if (total > 0) fmt::print(stderr, "\r\x1b[Kreading {} {:.0f}%", name, 100.0 * done / total);
+            std::fflush(stderr);
+        };
+        auto out = snap::analyze_files(files, opt, jobs, progress);
+        fmt::print(stderr, "\r\x1b[K");
+        return out;
+    }
     return snap::analyze_files(files, p.opt, jobs, progress);
 }
 

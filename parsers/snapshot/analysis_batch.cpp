@@ -46,7 +46,7 @@ std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& 
 }
 
 snapshot_analysis analyze_file(const std::string& path, const analysis_options& opt) {
-    snapshot s = load_snapshot(path);
+    snapshot s = load_snapshot(path, load_limits{}, opt.load_progress);
     return analyze(s, opt);
 }
 

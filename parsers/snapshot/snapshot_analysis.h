@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,8 @@ struct analysis_options {
     const category_rules* rules = nullptr;    // nullptr: knowledge/snapshot_categories.yaml
     std::int64_t device_capacity_bytes = 0;   // 0: unknown (non-PyTorch gap not computed)
     std::int64_t max_detailed_ooms = 32;      // OOM events with holders and free-block replay
+    // Loading progress of one file (bytes read, file size); used by analyze_file. Empty: silent.
+    std::function<void(std::size_t, std::size_t)> load_progress;
 };
 
 struct category_total {

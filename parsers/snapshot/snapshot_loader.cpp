@@ -43,10 +43,16 @@ static snapshot load_any(std::string_view data, const std::string& name,
 }
 
 snapshot load_snapshot(const std::string& path, const load_limits& limits) {
+    return load_snapshot(path, limits, {});
+}
+
+snapshot load_snapshot(const std::string& path, const load_limits& limits,
+                       const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
     // Every few MB: drop the pages behind the cursor, fault in the window ahead in one call.
-    auto release = [&mf](std::size_t off) {
+    auto release = [&mf, &progress](std::size_t off) {
         mf.release_before(off);
+        if (progress) progress(off, mf.size());
         const std::size_t ahead = std::min<std::size_t>(std::size_t(16) << 20, mf.size() - off);
         prefault_read(mf.data() + off, ahead);
     };

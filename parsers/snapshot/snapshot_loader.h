@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,9 @@ struct load_limits {
 
 // Reads the file through a memory map, releasing pages behind the cursor.
 snapshot load_snapshot(const std::string& path, const load_limits& limits = {});
+// Same, reporting (bytes read, file size) every few MB (progress on large files).
+snapshot load_snapshot(const std::string& path, const load_limits& limits,
+                       const std::function<void(std::size_t, std::size_t)>& progress);
 
 // Same, from bytes in memory; `name` is used in messages.
 snapshot load_snapshot_bytes(std::string_view data, const std::string& name,
