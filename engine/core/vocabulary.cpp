@@ -10,6 +10,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx {
 
@@ -38,22 +39,12 @@ static std::optional<fact_kind> parse_kind(const std::string& s) {
 }
 
 vocabulary vocabulary::load_dir(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> files;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".yaml") files.push_back(e.path());
+    const std::vector<std::string> files = yaml_files_in(dir, ec);
     if (ec) throw input_error::in_file(dir, "cannot read vocabulary directory: " + ec.message());
-    std::sort(files.begin(), files.end());
     vocabulary v;
-    for (const auto& p : files) {
-        const std::string file = p.string();
-        YAML::Node root;
-        try {
-            root = YAML::LoadFile(file);
-        } catch (const YAML::Exception& e) {
-            throw input_error::at_line(file, e.mark.line + 1, e.msg);
-        }
+    for (const auto& file : files) {
+        const YAML::Node root = load_yaml_file(file);
         if (!root.IsSequence()) throw input_error::in_file(file, "expected a list of facts");
         for (const auto& n : root) {
             const int line = n.Mark().line + 1;

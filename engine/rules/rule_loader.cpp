@@ -12,6 +12,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 #include "engine/rules/text_template.h"
 
 namespace oomdx {
@@ -28,12 +29,7 @@ size_t load_result::error_count() const {
 size_t load_result::warning_count() const { return diagnostics.size() - error_count(); }
 
 std::vector<action_decl> load_actions(const std::string& path) {
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::Exception& e) {
-        throw input_error::at_line(path, e.mark.line + 1, e.msg);
-    }
+    const YAML::Node root = load_yaml_file(path);
     std::vector<action_decl> out;
     for (const auto& n : root) {
         action_decl a;

@@ -14,6 +14,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 #include "parsers/config/model_sources.h"
 #include "parsers/config/raw_entry.h"
 
@@ -118,22 +119,10 @@ std::int64_t yaml_int(const YAML::Node& n, const std::string& file) {
 }
 
 preset_table load_presets() {
-    namespace fs = std::filesystem;
     preset_table t;
-    const std::string dir = data_path("knowledge/models");
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".yaml") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& p : files) {
-        const std::string file = p.string();
-        YAML::Node root;
-        try {
-            root = YAML::LoadFile(file);
-        } catch (const YAML::Exception& e) {
-            throw input_error::at_line(file, e.mark.line + 1, e.msg);
-        }
+    std::error_code ec;  // a missing presets directory leaves the table empty
+    for (const auto& file : yaml_files_in(data_path("knowledge/models"), ec)) {
+        const YAML::Node root = load_yaml_file(file);
         if (!root.IsSequence()) throw input_error::in_file(file, "expected a list of model presets");
         for (const auto& n : root) {
             const std::int64_t line = n.Mark().line + 1;

@@ -1,0 +1,17 @@
+// Reading shipped and user YAML files with located errors.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace oomdx {
+
+// Parses a YAML file; a syntax error becomes input_error "<file>:<line>: <message>".
+YAML::Node load_yaml_file(const std::string& file);
+// The *.yaml files directly in dir, sorted; ec is set when the directory cannot be read.
+std::vector<std::string> yaml_files_in(const std::string& dir, std::error_code& ec);
+
+}  // namespace oomdx
