@@ -8,6 +8,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx {
 
@@ -31,12 +32,7 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"deepspeed_bucket_elements", &k.deepspeed_bucket_elements},
         {"fp8_weight_cache_fraction", &k.fp8_weight_cache_fraction},
     };
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::Exception& e) {
-        throw input_error::at_line(path, e.mark.line + 1, e.msg);
-    }
+    const YAML::Node root = load_yaml_file(path);
     if (!root || root.IsNull()) return k;
     if (!root.IsMap() || !root["constants"] || !root["constants"].IsMap())
         throw input_error::in_file(path, "expected a map with a 'constants' map");

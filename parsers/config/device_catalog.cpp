@@ -11,6 +11,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx {
 
@@ -39,12 +40,7 @@ struct catalog {
 catalog load_catalog() {
     catalog c;
     const std::string file = data_path("knowledge/devices.yaml");
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(file);
-    } catch (const YAML::Exception& e) {
-        throw input_error::at_line(file, e.mark.line + 1, e.msg);
-    }
+    const YAML::Node root = load_yaml_file(file);
     if (!root.IsSequence()) throw input_error::in_file(file, "expected a list of devices");
     for (const auto& n : root) {
         const int line = n.Mark().line + 1;
