@@ -1,11 +1,13 @@
 // oomdx: parse options, run one subcommand, exit with its code. Nothing else lives here.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
 #include "engine/core/errors.h"
+#include "engine/core/limits.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"oomdx: diagnose out-of-memory crashes of PyTorch training (CUDA and Ascend NPU)",
@@ -15,6 +17,24 @@ int main(int argc, char** argv) {
     app.footer(
         "Exit codes: 0 ok; 1 preflight predicts an OOM (does not fit) or rule tests failed;\n"
         "            2 usage error or unreadable/invalid input.");
+    // Limits apply to every subcommand and may follow it (fallthrough).
+    app.fallthrough();
+    app.add_option_function<std::vector<std::string>>(
+           "--limit",
+           [](const std::vector<std::string>& items) {
+               for (const auto& item : items) {
+                   if (item == "list") {
+                       fmt::print("{}", oomdx::describe_limits());
+                       std::exit(0);
+                   }
+                   oomdx::set_limit(item);
+               }
+           },
+           "NAME=VALUE bound on inputs (e.g. snapshot_memo=1000000, text_file_bytes=64MiB); "
+           "'--limit list' prints them. Also OOMDX_LIMITS=a=1,b=2")
+        ->trigger_on_parse()
+        ->expected(1)
+        ->allow_extra_args(false);
     int exit_code = 0;
     oomdx::cli::add_diagnose_command(app, exit_code);
     oomdx::cli::add_preflight_command(app, exit_code);

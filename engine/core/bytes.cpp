@@ -60,7 +60,16 @@ parsed parse(std::string_view t) {
 std::optional<std::int64_t> parse_size(std::string_view text) {
     parsed p = parse(text);
     if (!p.ok) return std::nullopt;
-    return static_cast<std::int64_t>(std::llround(p.number * p.multiplier));
+    const double v = std::round(p.number * p.multiplier);
+    if (!(v < 9.0e18)) return std::nullopt;  // beyond int64 (or not finite)
+    return static_cast<std::int64_t>(v);
+}
+
+std::int64_t saturate_to_int64(double d) {
+    if (!(d == d)) return 0;
+    if (d >= 9.2e18) return INT64_MAX;
+    if (d <= -9.2e18) return INT64_MIN;
+    return static_cast<std::int64_t>(d);
 }
 
 std::int64_t display_half_unit(std::string_view text) {

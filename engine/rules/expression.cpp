@@ -201,6 +201,9 @@ bool compatible(expr_type a, expr_type b) {
 
 using node_ptr = std::unique_ptr<expr_node>;
 
+constexpr int max_expression_depth = 128;
+constexpr int max_expression_nodes = 2048;
+
 class parser {
 public:
     parser(const std::string& text, const name_resolver& r, parsed_expr& out)
@@ -239,6 +242,8 @@ private:
     }
 
     node_ptr make(expr_op op, int offset) {
+        if (++m_node_count == max_expression_nodes)
+            error(offset, fmt::format("expression too large (more than {} terms)", max_expression_nodes));
         auto n = std::make_unique<expr_node>();
         n->op = op;
         n->offset = offset;
@@ -256,7 +261,24 @@ private:
                                         n.text, expr_type_name(n.type)));
     }
 
-    node_ptr parse_or() { return parse_logic(expr_op::or_, "or", &parser::parse_and); }
+    // Bounds recursion (parentheses, lists, calls, `not`, unary minus) so hostile text cannot
+    // exhaust the stack; evaluation recursion is bounded by the node limit in make().
+    struct depth_guard {
+        parser& p;
+        explicit depth_guard(parser& pp) : p(pp) {
+            if (++p.m_depth == max_expression_depth)
+                p.error(p.m_cur.offset, fmt::format("expression nested deeper than {} levels", max_expression_depth));
+        }
+        ~depth_guard() { --p.m_depth; }
+        depth_guard(const depth_guard&) = delete;
+        depth_guard& operator=(const depth_guard&) = delete;
+    };
+
+    node_ptr parse_or() {
+        depth_guard g(*this);
+        if (m_failed) return nullptr;
+        return parse_logic(expr_op::or_, "or", &parser::parse_and);
+    }
     node_ptr parse_and() { return parse_logic(expr_op::and_, "and", &parser::parse_not); }
 
     // Left-associative `and` / `or` chains over operands parsed by `next`.
@@ -281,6 +303,8 @@ private:
     }
 
     node_ptr parse_not() {
+        depth_guard g(*this);
+        if (m_failed) return nullptr;
         if (is_kw("not")) {
             const int start = m_cur.offset;
             auto n = make(expr_op::not_, m_cur.offset);
@@ -496,6 +520,8 @@ private:
     }
 
     node_ptr parse_unary() {
+        depth_guard g(*this);
+        if (m_failed) return nullptr;
         if (is_op("-")) {
             const int start = m_cur.offset;
             auto n = make(expr_op::neg, m_cur.offset);
@@ -691,6 +717,8 @@ private:
     size_t m_cur_len = 0;
     int m_prev_end = 0;
     bool m_failed = false;
+    int m_depth = 0;
+    int m_node_count = 0;
 };
 
 void sort_unique(std::vector<std::string>& v) {

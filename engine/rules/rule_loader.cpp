@@ -119,9 +119,15 @@ private:
     void read_file(const std::string& file) {
         YAML::Node root;
         try {
+            check_text_file_size(file);
             root = YAML::LoadFile(file);
         } catch (const YAML::Exception& e) {
-            diag(rule_error_code::yaml_syntax, {file, e.mark.line + 1, e.mark.column + 1}, e.msg);
+            diag(rule_error_code::yaml_syntax, {file, e.mark.line + 1, e.mark.column + 1}, yaml_error_text(e));
+            return;
+        } catch (const input_error& e) {
+            std::string msg = e.what();
+            if (msg.rfind(file + ": ", 0) == 0) msg = msg.substr(file.size() + 2);
+            diag(rule_error_code::yaml_syntax, {file, 1, 1}, msg);
             return;
         }
         if (root.IsNull()) return;

@@ -17,12 +17,14 @@
 #endif
 
 #include "engine/core/errors.h"
+#include "engine/core/limits.h"
 #include "parsers/config/raw_entry.h"
 
 namespace oomdx {
 
 namespace {
-constexpr int max_depth = 64;
+std::int64_t max_depth() { return current_limits().config_depth; }
+std::string depth_note() { return " (more than " + std::to_string(max_depth()) + " levels, limit config_depth)"; }
 
 std::string join_key(const std::string& a, const std::string& b) {
     return a.empty() ? b : a + "." + b;
@@ -66,6 +68,7 @@ std::string line_excerpt(std::string_view text, std::int64_t line) {
 }
 
 std::string read_config_file(const std::string& path, std::size_t max_bytes) {
+    if (max_bytes == 0) max_bytes = static_cast<std::size_t>(current_limits().text_file_bytes);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error::in_file(path, "cannot open file");
     std::string data;
@@ -73,7 +76,7 @@ std::string read_config_file(const std::string& path, std::size_t max_bytes) {
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
         data.append(buf, static_cast<std::size_t>(in.gcount()));
         if (data.size() > max_bytes)
-            throw input_error::in_file(path, fmt::format("config file larger than {} bytes", max_bytes));
+            throw input_error::in_file(path, fmt::format("file larger than {} bytes (limit text_file_bytes)", max_bytes));
     }
     if (data.find('\0') != std::string::npos)
         throw input_error::at_line(path, line_of_offset(data, data.find('\0')),
@@ -180,7 +183,7 @@ private:
         return value(std::strtod(num.c_str(), nullptr));
     }
     void parse_value(const std::string& key, int depth, std::int64_t key_line) {
-        if (depth > max_depth) fail("JSON nested too deeply");
+        if (depth > max_depth()) fail("JSON nested too deeply" + depth_note());
         skip_ws();
         if (m_p >= m_t.size()) fail("unexpected end of JSON");
         const std::size_t start = m_p;
@@ -259,8 +262,8 @@ std::vector<raw_entry> flatten_json(std::string_view text, const std::string& fi
         }
         if (c == '"') in_str = true;
         else if (c == '{' || c == '[') {
-            if (++depth > max_depth)
-                throw input_error::at_line(file, line_of_offset(text, i), "JSON nested too deeply");
+            if (++depth > max_depth())
+                throw input_error::at_line(file, line_of_offset(text, i), "JSON nested too deeply" + depth_note());
         } else if (c == '}' || c == ']') --depth;
     }
     try {
@@ -299,7 +302,7 @@ value toml_scalar(const toml::node& n, bool& ok) {
 
 void walk_toml(const toml::table& t, const std::string& prefix, std::string_view text,
                std::vector<raw_entry>& out, int depth, const std::string& file) {
-    if (depth > max_depth) throw input_error::in_file(file, "TOML nested too deeply");
+    if (depth > max_depth()) throw input_error::in_file(file, "TOML nested too deeply" + depth_note());
     for (auto&& [k, node] : t) {
         const std::string key = join_key(prefix, std::string(k.str()));
         raw_entry e;
@@ -388,7 +391,7 @@ value yaml_scalar(const YAML::Node& n) {
 void walk_yaml(const YAML::Node& n, const std::string& key, std::string_view text,
                std::vector<raw_entry>& out, int depth, const std::string& file,
                std::int64_t key_line) {
-    if (depth > max_depth) throw input_error::at_line(file, key_line, "YAML nested too deeply");
+    if (depth > max_depth()) throw input_error::at_line(file, key_line, "YAML nested too deeply" + depth_note());
     raw_entry e;
     e.key = key;
     e.line = key_line;
@@ -434,8 +437,8 @@ std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& fi
     int depth = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '[' || text[i] == '{') {
-            if (++depth > max_depth)
-                throw input_error::at_line(file, line_of_offset(text, i), "YAML nested too deeply");
+            if (++depth > max_depth())
+                throw input_error::at_line(file, line_of_offset(text, i), "YAML nested too deeply" + depth_note());
         } else if (text[i] == ']' || text[i] == '}') {
             if (depth > 0) --depth;
         }

@@ -10,12 +10,14 @@
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
+#include "engine/core/limits.h"
 
 namespace oomdx {
 
 namespace {
 
-constexpr int max_depth = 64;
+std::int64_t max_depth() { return current_limits().config_depth; }
+std::string depth_note() { return " (more than " + std::to_string(max_depth()) + " levels, limit config_depth)"; }
 using tok = py_source::token;
 
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); }
@@ -147,7 +149,7 @@ py_source::py_source(std::string_view text, std::string file) : m_text(text), m_
                 op = two;
         }
         if (c == '(' || c == '[' || c == '{') {
-            if (++depth > max_depth) fail(line, "brackets nested too deeply");
+            if (++depth > max_depth()) fail(line, "brackets nested too deeply" + depth_note());
             open_lines.push_back(line);
         } else if (c == ')' || c == ']' || c == '}') {
             if (--depth < 0) fail(line, fmt::format("unbalanced '{}'", c));
@@ -191,7 +193,7 @@ value parse_number(const std::string& raw, bool& ok) {
 }  // namespace
 
 py_node py_source::parse_expr(std::size_t& i, int depth) const {
-    if (depth > max_depth) throw input_error::at_line(m_file, m_tok[i].line, "expression nested too deeply");
+    if (depth > max_depth()) throw input_error::at_line(m_file, m_tok[i].line, "expression nested too deeply" + depth_note());
     const std::size_t first = i;
     py_node n;
     n.line = m_tok[i].line;
@@ -267,14 +269,14 @@ py_node py_source::parse_expr(std::size_t& i, int depth) const {
                     o.k = py_node::kind::other;
                     o.line = m_tok[from].line;
                     o.text = m_text.substr(m_tok[from].begin, std::min<std::size_t>(m_tok[i - 1].end - m_tok[from].begin, 200));
-                    n.kwargs.emplace_back(m_tok[from].s, std::move(o));
+                    n.kwargs.push_back({m_tok[from].s, std::move(o)});
                 } else if (m_tok[i].t == tok::type::name && m_tok[i + 1].t == tok::type::op && m_tok[i + 1].s == "=") {
                     std::string key = m_tok[i].s;
                     const std::int64_t kl = m_tok[i].line;
                     i += 2;
                     py_node v = parse_expr(i, depth + 1);
                     v.line = kl;
-                    n.kwargs.emplace_back(std::move(key), std::move(v));
+                    n.kwargs.push_back({std::move(key), std::move(v)});
                 } else {
                     n.items.push_back(parse_expr(i, depth + 1));
                 }
@@ -322,7 +324,7 @@ py_node py_source::parse_expr(std::size_t& i, int depth) const {
             }
             ++i;
             py_node v = parse_expr(i, depth + 1);
-            n.entries.emplace_back(std::move(k), std::move(v));
+            n.entries.push_back({std::move(k), std::move(v)});
             if (m_tok[i].t == tok::type::op && m_tok[i].s == ",") { ++i; continue; }
             if (!(m_tok[i].t == tok::type::op && m_tok[i].s == "}")) {
                 i = first;
@@ -439,6 +441,8 @@ std::vector<raw_entry> py_source::function_result(const std::string& name) const
                 if (T[i].t == tok::type::op && (T[i].s == ")" || T[i].s == "]")) --depth;
                 if (depth == 0 && T[i].t == tok::type::op && T[i].s == ":") break;
             }
+            if (T[i].t == tok::type::end)
+                throw input_error::at_line(src.m_file, T[d].line, "config function '" + name + "' has no body");
             ++i;
             if (T[i].t == tok::type::newline) ++i;
             const int body_col = T[i].col;

@@ -14,16 +14,29 @@
 
 namespace oomdx {
 
+struct py_kwarg;  // name = value
+struct py_entry;  // key: value
+
 struct py_node {
     enum class kind { literal, call, list, dict, other };
     kind k = kind::other;
     value lit;                                          // literal
     std::string callee;                                 // call: "TrainingConfig", "SelectiveAC.Config"
-    std::vector<std::pair<std::string, py_node>> kwargs;  // call keyword arguments
+    std::vector<py_kwarg> kwargs;                       // call keyword arguments
     std::vector<py_node> items;                         // call positional args, list/tuple items
-    std::vector<std::pair<py_node, py_node>> entries;   // dict
+    std::vector<py_entry> entries;                      // dict
     std::string text;                                   // source text (bounded)
     std::int64_t line = 0;
+};
+
+// Named like std::pair's members so that structured bindings and .first/.second read the same.
+struct py_kwarg {
+    std::string first;
+    py_node second;
+};
+struct py_entry {
+    py_node first;
+    py_node second;
 };
 
 class py_source {

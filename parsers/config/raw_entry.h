@@ -28,7 +28,8 @@ bool whole_number(double d, std::int64_t& out);
 // 1-based line of byte `offset` in `text`.
 std::int64_t line_of_offset(std::string_view text, std::size_t offset);
 // Reads a whole config file (bounded size); throws input_error.
-std::string read_config_file(const std::string& path, std::size_t max_bytes = 16u << 20);
+// max_bytes 0: the limit text_file_bytes.
+std::string read_config_file(const std::string& path, std::size_t max_bytes = 0);
 
 // Flatteners: nested documents -> dotted keys. Lists of scalars become list values.
 // Each throws input_error naming file:line on malformed input.

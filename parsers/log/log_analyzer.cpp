@@ -5,8 +5,12 @@
 #include <cstring>
 #include <memory>
 
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/limits.h"
 #include "engine/core/mapped_file.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/log_scanner.h"
@@ -42,6 +46,15 @@ bool looks_binary(const char* p, size_t n) {
     return n > 0 && std::memchr(p, '\0', n) != nullptr;
 }
 
+// The limit log_file_bytes (decompressed bytes for .gz).
+void check_log_size(const std::string& path, std::int64_t bytes) {
+    const std::int64_t limit = current_limits().log_file_bytes;
+    if (bytes > limit)
+        throw input_error::at_offset(path, limit, fmt::format("log larger than {} (limit log_file_bytes; raise it "
+                                                              "with --limit log_file_bytes=SIZE)",
+                                                              format_bytes(limit)));
+}
+
 bool has_gz_magic(const std::string& path) {
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return false;
@@ -58,6 +71,7 @@ void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& 
     auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
     const char* p = reinterpret_cast<const char*>(mf.data());
     const size_t n = mf.size();
+    check_log_size(path, static_cast<std::int64_t>(n));
     if (looks_binary(p, n)) warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
     constexpr size_t chunk = size_t{16} << 20;
     for (size_t off = 0; off < n; off += chunk) {
@@ -110,6 +124,7 @@ void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& w
         first = false;
         sp.feed(buf.data(), static_cast<size_t>(got), fn);
         total += got;
+        check_log_size(path, total);
         if (opts.progress && (total & ((std::int64_t{1} << 26) - 1)) < got)
             opts.progress(path, static_cast<std::int64_t>(gzoffset(gz)), compressed_size);
     }

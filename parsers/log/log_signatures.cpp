@@ -157,7 +157,7 @@ struct loader {
             for (auto it = f.begin(); it != f.end(); ++it) {
                 field_rule r;
                 r.name = it->first.as<std::string>();
-                const YAML::Node& v = it->second;
+                const YAML::Node v = it->second;  // a copy: `it->` yields a temporary
                 YAML::Node pats;
                 pats.reset(v);
                 if (v.IsMap()) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/snapshot/pickle_common.h"
 
@@ -36,7 +37,7 @@ public:
     bool boolean(bool b) { return scalar(sv{sv::k_int, b ? 1 : 0}); }
     bool number_integer(std::int64_t v) { return scalar(sv{sv::k_int, v}); }
     bool number_unsigned(std::uint64_t v) { return scalar(sv{sv::k_int, static_cast<std::int64_t>(v), 0, 0, true}); }
-    bool number_float(double d, const std::string&) { return scalar(sv{sv::k_float, static_cast<std::int64_t>(d), d}); }
+    bool number_float(double d, const std::string&) { return scalar(sv{sv::k_float, saturate_to_int64(d), d}); }
     bool string(std::string& s) {
         check_string(s);
         return scalar(sv{sv::k_str, 0, 0, m_pool.intern(s)});

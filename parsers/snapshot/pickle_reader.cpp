@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_opcodes.h"
@@ -388,7 +389,7 @@ private:
     std::int64_t as_int(const val& v, std::uint32_t key, std::int64_t absent = 0) {
         switch (v.t) {
         case vt::integer: case vt::uint64: case vt::boolean: return v.i;
-        case vt::floating: { double d; std::memcpy(&d, &v.i, 8); return static_cast<std::int64_t>(d); }
+        case vt::floating: { double d; std::memcpy(&d, &v.i, 8); return saturate_to_int64(d); }
         case vt::none: return absent;
         default: fail("field '" + std::string(m_pool.view(key)) + "' is not a number");
         }

@@ -1,9 +1,12 @@
 #include "parsers/snapshot/snapshot_loader.h"
 
+#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "engine/core/fact.h"
 #include "engine/core/mapped_file.h"
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "parsers/snapshot/json_reader.h"
 #include "parsers/snapshot/pickle_common.h"
@@ -30,6 +33,11 @@ static snapshot load_any(std::string_view data, const std::string& name,
     s.source_file = name;
     s.info.file_bytes = static_cast<std::int64_t>(data.size());
     if (data.empty()) throw input_error::in_file(name, "empty file, expected a memory snapshot");
+    if (static_cast<std::int64_t>(data.size()) > limits.max_file_bytes)
+        throw input_error::in_file(name, fmt::format("file of {} is above the limit snapshot_file_bytes={} "
+                                                     "(raise it with --limit)",
+                                                     format_bytes(static_cast<std::int64_t>(data.size())),
+                                                     format_bytes(limits.max_file_bytes)));
     if (looks_like_pickle(data)) {
         read_pickle(data, name, limits, s, release);
     } else if (looks_like_json(data)) {

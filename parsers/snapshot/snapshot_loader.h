@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/core/limits.h"
 #include "parsers/snapshot/snapshot_model.h"
 
 namespace oomdx {
@@ -16,14 +17,15 @@ class fact_sink;
 
 namespace oomdx::snap {
 
-// Safety bounds; the defaults fit real snapshots of several GB.
+// Safety bounds, from the process limits (engine/core/limits.h) unless set here.
 struct load_limits {
-    std::int64_t max_depth = 10000;            // nested MARKs / JSON nesting
-    std::int64_t max_stack = 1 << 24;          // values on the unpickler stack
-    std::int64_t max_memo = 1LL << 28;         // memo slots
-    std::int64_t max_string = 1LL << 28;       // bytes in one string
-    std::int64_t max_objects = 1LL << 32;      // decoded values in total
-    std::int64_t max_live_containers = 1 << 22;  // generic dicts/lists alive at once
+    std::int64_t max_depth = current_limits().snapshot_depth;          // nested MARKs / JSON nesting
+    std::int64_t max_stack = current_limits().snapshot_stack;          // values on the unpickler stack
+    std::int64_t max_memo = current_limits().snapshot_memo;            // memo slots
+    std::int64_t max_string = current_limits().snapshot_string_bytes;  // bytes in one string
+    std::int64_t max_objects = current_limits().snapshot_objects;      // decoded values in total
+    std::int64_t max_live_containers = current_limits().snapshot_containers;  // generic dicts/lists alive at once
+    std::int64_t max_file_bytes = current_limits().snapshot_file_bytes;
 };
 
 // Reads the file through a memory map, releasing pages behind the cursor.
