@@ -12,6 +12,8 @@ namespace oomdx {
 const std::vector<limit_info>& limit_table() {
     static const std::vector<limit_info> t = {
         {"text_file_bytes", &input_limits::text_file_bytes, true, "largest config, model, rule or YAML file"},
+        {"text_items", &input_limits::text_items, false,
+         "lines plus list items in one such file (parsers expand each into nodes)"},
         {"log_file_bytes", &input_limits::log_file_bytes, true, "largest log (decompressed bytes for .gz)"},
         {"snapshot_file_bytes", &input_limits::snapshot_file_bytes, true, "largest snapshot file"},
         {"config_depth", &input_limits::config_depth, false, "nesting depth in configs and Python registries"},

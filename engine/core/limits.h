@@ -9,7 +9,8 @@
 namespace oomdx {
 
 struct input_limits {
-    std::int64_t text_file_bytes = 16LL << 20;      // configs, model files, rule packs, YAML knowledge
+    std::int64_t text_file_bytes = 4LL << 20;       // configs, model files, rule packs, YAML knowledge
+    std::int64_t text_items = 200000;               // lines plus list items in one such file
     std::int64_t log_file_bytes = 1LL << 40;        // one log (streamed: memory stays flat)
     std::int64_t snapshot_file_bytes = 256LL << 30; // one snapshot (memory-mapped)
     std::int64_t config_depth = 64;                 // nesting in configs and Python registries

@@ -6,9 +6,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
 
-#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
-#include "engine/core/limits.h"
+#include "engine/core/text_file.h"
 
 namespace oomdx {
 
@@ -18,20 +17,10 @@ std::string yaml_error_text(const YAML::Exception& e) {
     return e.msg;
 }
 
-void check_text_file_size(const std::string& file) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(file, ec);
-    const auto limit = current_limits().text_file_bytes;
-    if (!ec && size > static_cast<std::uintmax_t>(limit))
-        throw input_error::in_file(file, fmt::format("file of {} is larger than {} (limit text_file_bytes)",
-                                                     format_bytes(static_cast<std::int64_t>(size)),
-                                                     format_bytes(limit)));
-}
-
 YAML::Node load_yaml_file(const std::string& file) {
-    check_text_file_size(file);
+    const std::string text = read_text_file(file, "a YAML file", /*allow_empty=*/true);
     try {
-        return YAML::LoadFile(file);
+        return YAML::Load(text);
     } catch (const YAML::Exception& e) {
         throw input_error::at_line(file, e.mark.line + 1, yaml_error_text(e));
     }

@@ -12,6 +12,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/text_file.h"
 #include "engine/core/yaml_file.h"
 #include "engine/rules/text_template.h"
 
@@ -119,8 +120,7 @@ private:
     void read_file(const std::string& file) {
         YAML::Node root;
         try {
-            check_text_file_size(file);
-            root = YAML::LoadFile(file);
+            root = YAML::Load(read_text_file(file, "a rule pack (YAML)", /*allow_empty=*/true));
         } catch (const YAML::Exception& e) {
             diag(rule_error_code::yaml_syntax, {file, e.mark.line + 1, e.mark.column + 1}, yaml_error_text(e));
             return;

@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/errors.h"
+#include "engine/core/text_file.h"
+#include "engine/core/yaml_file.h"
 #include "engine/core/fact_store.h"
 #include "engine/rules/inference.h"
 
@@ -87,9 +90,12 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
         ++rep.files;
         YAML::Node doc;
         try {
-            doc = YAML::LoadFile(tf);
+            doc = YAML::Load(read_text_file(tf, "rule tests (YAML)", /*allow_empty=*/true));
         } catch (const YAML::Exception& e) {
-            rep.errors.push_back(fmt::format("{}:{}:{}: {}", tf, e.mark.line + 1, e.mark.column + 1, e.msg));
+            rep.errors.push_back(fmt::format("{}:{}:{}: {}", tf, e.mark.line + 1, e.mark.column + 1, yaml_error_text(e)));
+            continue;
+        } catch (const input_error& e) {
+            rep.errors.push_back(e.what());
             continue;
         }
         std::vector<std::string> files;

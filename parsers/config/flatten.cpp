@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -18,6 +19,8 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/limits.h"
+#include "engine/core/text_file.h"
+#include "engine/core/yaml_file.h"
 #include "parsers/config/raw_entry.h"
 
 namespace oomdx {
@@ -39,22 +42,29 @@ bool whole_number(double d, std::int64_t& out) {
     return true;
 }
 
-std::int64_t line_of_offset(std::string_view text, std::size_t offset) {
-    if (offset > text.size()) offset = text.size();
-    std::int64_t line = 1;
-    for (std::size_t i = 0; i < offset; ++i)
-        if (text[i] == '\n') ++line;
-    return line;
-}
-
 std::string line_excerpt(std::string_view text, std::int64_t line) {
     if (line < 1) return {};
-    std::size_t pos = 0;
-    for (std::int64_t l = 1; l < line; ++l) {
-        pos = text.find('\n', pos);
-        if (pos == std::string_view::npos) return {};
-        ++pos;
+    // Parsers ask for many lines of the same text: index its line starts once per text (the
+    // scan per call made a 250,000-line config take minutes).
+    thread_local struct {
+        const char* data = nullptr;
+        std::size_t size = 0;
+        std::vector<std::size_t> starts;
+    } index;
+    auto consistent = [&](std::size_t l) {
+        const std::size_t st = index.starts[l - 1];
+        return st <= text.size() && (st == 0 || text[st - 1] == '\n');
+    };
+    if (index.data != text.data() || index.size != text.size() ||
+        (static_cast<std::size_t>(line) <= index.starts.size() && !consistent(static_cast<std::size_t>(line)))) {
+        index.data = text.data();
+        index.size = text.size();
+        index.starts.assign(1, 0);
+        for (std::size_t p = text.find('\n'); p != std::string_view::npos; p = text.find('\n', p + 1))
+            index.starts.push_back(p + 1);
     }
+    if (static_cast<std::size_t>(line) > index.starts.size()) return {};
+    const std::size_t pos = index.starts[static_cast<std::size_t>(line) - 1];
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view s = text.substr(pos, end - pos);
@@ -67,22 +77,7 @@ std::string line_excerpt(std::string_view text, std::int64_t line) {
     return out;
 }
 
-std::string read_config_file(const std::string& path, std::size_t max_bytes) {
-    if (max_bytes == 0) max_bytes = static_cast<std::size_t>(current_limits().text_file_bytes);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw input_error::in_file(path, "cannot open file");
-    std::string data;
-    char buf[65536];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        data.append(buf, static_cast<std::size_t>(in.gcount()));
-        if (data.size() > max_bytes)
-            throw input_error::in_file(path, fmt::format("file larger than {} bytes (limit text_file_bytes)", max_bytes));
-    }
-    if (data.find('\0') != std::string::npos)
-        throw input_error::at_line(path, line_of_offset(data, data.find('\0')),
-                                   "binary data (NUL byte) in a text config file");
-    return data;
-}
+std::string read_config_file(const std::string& path) { return read_text_file(path, "a config"); }
 
 // ---------------------------------------------------------------- JSON
 namespace {
@@ -179,8 +174,11 @@ private:
             std::int64_t i = 0;
             auto r = std::from_chars(num.data(), num.data() + num.size(), i);
             if (r.ec == std::errc() && r.ptr == num.data() + num.size()) return value(i);
+            if (r.ec == std::errc::result_out_of_range) fail("integer out of range: " + num.substr(0, 40));
         }
-        return value(std::strtod(num.c_str(), nullptr));
+        const double d = std::strtod(num.c_str(), nullptr);
+        if (!std::isfinite(d)) fail("number out of range: " + num.substr(0, 40));
+        return value(d);
     }
     void parse_value(const std::string& key, int depth, std::int64_t key_line) {
         if (depth > max_depth()) fail("JSON nested too deeply" + depth_note());
@@ -464,7 +462,7 @@ std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& fi
     try {
         root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& ex) {
-        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + ex.msg);
+        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + yaml_error_text(ex));
     }
     std::vector<raw_entry> out;
     if (root.IsNull()) return out;
@@ -472,7 +470,7 @@ std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& fi
     try {
         walk_yaml(root, "", text, out, 0, file, 1);
     } catch (const YAML::Exception& ex) {
-        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + ex.msg);
+        throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + yaml_error_text(ex));
     }
     return out;
 }

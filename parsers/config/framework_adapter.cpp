@@ -12,6 +12,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx {
 
@@ -79,14 +80,7 @@ std::string yaml_key_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar(
 
 struct adapter_loader {
     static framework_adapter load(const std::string& path) {
-        YAML::Node root;
-        try {
-            root = YAML::LoadFile(path);
-        } catch (const YAML::BadFile&) {
-            throw input_error::in_file(path, "cannot open adapter file");
-        } catch (const YAML::Exception& e) {
-            throw input_error::at_line(path, e.mark.line + 1, "invalid YAML: " + e.msg);
-        }
+        const YAML::Node root = load_yaml_file(path);
         try {
             return build(root, path);
         } catch (const YAML::Exception& e) {

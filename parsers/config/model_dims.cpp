@@ -187,7 +187,8 @@ const preset_table& presets() {
 std::int64_t param_count(const model_dims& m) { return checked(count(m, false)); }
 std::int64_t active_param_count(const model_dims& m) { return checked(count(m, true)); }
 
-void finish_model_dims(model_dims& m, const std::string& where) {
+void finish_model_dims(model_dims& m, const std::string& where,
+                       const std::map<std::string, std::int64_t>* field_lines) {
     if (m.family.empty()) m.family = "llama";
     if (m.num_kv_heads <= 0) m.num_kv_heads = m.num_attention_heads;
     if (m.head_dim <= 0 && m.num_attention_heads > 0) m.head_dim = m.hidden_size / m.num_attention_heads;
@@ -222,9 +223,12 @@ void finish_model_dims(model_dims& m, const std::string& where) {
                            check{"qk_rope_head_dim", m.qk_rope_head_dim, 0, big},
                            check{"v_head_dim", m.v_head_dim, 0, big},
                            check{"max_position_embeddings", m.max_position_embeddings, 0, std::int64_t(1) << 32}}) {
-        if (c.v < c.lo || c.v > c.hi)
-            throw input_error(fmt::format("{}: model dimension {} = {} is outside [{}, {}]", where,
-                                          c.name, c.v, c.lo, c.hi));
+        if (c.v < c.lo || c.v > c.hi) {
+            std::string at = where;
+            if (field_lines)
+                if (auto it = field_lines->find(c.name); it != field_lines->end()) at = fmt::format("{}:{}", where, it->second);
+            throw input_error(fmt::format("{}: model dimension {} = {} is outside [{}, {}]", at, c.name, c.v, c.lo, c.hi));
+        }
     }
     (void)param_count(m);  // throws when the product overflows
 }

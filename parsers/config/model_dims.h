@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,8 @@ const std::vector<model_dims>& model_presets();
 const model_dims* find_model_preset(const std::string& spelling);
 // Fills head_dim, kv heads and family-specific flags; checks ranges (throws input_error
 // naming `where`).
-void finish_model_dims(model_dims&, const std::string& where);
+void finish_model_dims(model_dims&, const std::string& where,
+                       const std::map<std::string, std::int64_t>* field_lines = nullptr);
 void emit_facts(const model_dims&, fact_sink&);       // model.* facts (knowledge/facts/model.yaml)
 
 }  // namespace oomdx

@@ -26,6 +26,7 @@ model_dims load_hf_config(const std::string& path) {
     m.source.producer = "model.hf_config";
     m.source.file = path;
     m.source.line = 1;
+    std::map<std::string, std::int64_t> field_lines;  // model_dims field -> line it was read from
     auto get_int = [&](std::initializer_list<const char*> names, std::int64_t& dst) {
         for (const char* n : names) {
             auto it = top.find(n);
@@ -36,6 +37,7 @@ model_dims load_hf_config(const std::string& path) {
             else if (v.is_number() && whole_number(v.as_number(), whole)) dst = whole;
             else
                 throw input_error::at_line(path, it->second->line, fmt::format("'{}' must be an integer", n));
+            field_lines[*names.begin()] = it->second->line;
             return true;
         }
         return false;
@@ -76,7 +78,14 @@ model_dims load_hf_config(const std::string& path) {
         m.source.line = it->second->line;
         m.source.excerpt = it->second->excerpt;
     }
-    finish_model_dims(m, path);
+    // Range errors name the line of the key (the canonical name is the first spelling above,
+    // except the layer count).
+    if (auto it = field_lines.find("num_hidden_layers"); it != field_lines.end()) field_lines["num_layers"] = it->second;
+    if (auto it = field_lines.find("num_key_value_heads"); it != field_lines.end()) field_lines["num_kv_heads"] = it->second;
+    if (auto it = field_lines.find("num_experts_per_tok"); it != field_lines.end()) field_lines["num_experts_per_tok"] = it->second;
+    if (auto it = field_lines.find("n_shared_experts"); it != field_lines.end()) field_lines["num_shared_experts"] = it->second;
+    if (auto it = field_lines.find("num_experts"); it != field_lines.end()) field_lines["num_experts"] = it->second;
+    finish_model_dims(m, path, &field_lines);
     if (auto it = top.find("attention_bias"); it != top.end() && it->second->val.is_bool())
         m.attention_bias = it->second->val.as_bool();
     return m;

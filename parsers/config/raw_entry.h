@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/text_file.h"
 #include "engine/core/value.h"
 
 namespace oomdx {
@@ -25,11 +26,8 @@ struct raw_entry {
 std::string line_excerpt(std::string_view text, std::int64_t line);
 // A double that is a whole number inside the int64 range, as an integer.
 bool whole_number(double d, std::int64_t& out);
-// 1-based line of byte `offset` in `text`.
-std::int64_t line_of_offset(std::string_view text, std::size_t offset);
-// Reads a whole config file (bounded size); throws input_error.
-// max_bytes 0: the limit text_file_bytes.
-std::string read_config_file(const std::string& path, std::size_t max_bytes = 0);
+// Reads a whole config or model file (engine/core/text_file.h checks); throws input_error.
+std::string read_config_file(const std::string& path);
 
 // Flatteners: nested documents -> dotted keys. Lists of scalars become list values.
 // Each throws input_error naming file:line on malformed input.

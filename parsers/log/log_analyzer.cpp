@@ -41,9 +41,29 @@ sig_holder signatures_for(const log_options& o) {
     return h;
 }
 
-bool looks_binary(const char* p, size_t n) {
-    n = std::min<size_t>(n, 4096);
-    return n > 0 && std::memchr(p, '\0', n) != nullptr;
+// A log must be text. Refused: UTF-16 (byte-order mark and NULs), a NUL byte or more than 5% control
+// bytes in the first 64 KiB. A trailing run of NULs (a crash leaves them in preallocated files)
+// is not counted. `at_end`: the sample is the whole file.
+void check_text(const std::string& path, const char* p, size_t n, bool at_end) {
+    n = std::min<size_t>(n, 64 << 10);
+    const bool bom = n >= 2 && ((p[0] == '\xff' && p[1] == '\xfe') || (p[0] == '\xfe' && p[1] == '\xff'));
+    if (bom && std::memchr(p, '\0', std::min<size_t>(n, 64)) != nullptr)
+        throw input_error::at_offset(path, 0, "UTF-16 text (byte-order mark), expected a UTF-8 log; "
+                                              "convert it with iconv -f UTF-16 -t UTF-8");
+    if (at_end)
+        while (n > 0 && p[n - 1] == '\0') --n;
+    size_t control = 0, first_nul = n;
+    for (size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(p[i]);
+        if (c == 0 && first_nul == n) first_nul = i;
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != 0x1b && c != '\b')
+            ++control;
+    }
+    if (first_nul < n && (control * 20 > n || first_nul < n / 2 || n < 4096))
+        throw input_error::at_offset(path, static_cast<std::int64_t>(first_nul),
+                                     "binary data (NUL byte), expected a text log");
+    if (control * 20 > n)
+        throw input_error::at_offset(path, 0, "binary data (control bytes), expected a text log");
 }
 
 // The limit log_file_bytes (decompressed bytes for .gz).
@@ -64,7 +84,7 @@ bool has_gz_magic(const std::string& path) {
     return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& warnings,
+void scan_plain(scanner& sc, const std::string& path,
                 const log_options& opts) {
     mapped_file mf(path);
     line_splitter sp(k_match_cap);
@@ -72,7 +92,8 @@ void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& 
     const char* p = reinterpret_cast<const char*>(mf.data());
     const size_t n = mf.size();
     check_log_size(path, static_cast<std::int64_t>(n));
-    if (looks_binary(p, n)) warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
+    if (n == 0) throw input_error::in_file(path, "empty file, no log lines to analyze");
+    check_text(path, p, n, n <= (64 << 10));
     constexpr size_t chunk = size_t{16} << 20;
     for (size_t off = 0; off < n; off += chunk) {
         sp.feed(p + off, std::min(chunk, n - off), fn);
@@ -82,10 +103,9 @@ void scan_plain(scanner& sc, const std::string& path, std::vector<std::string>& 
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, sp.cut_segments());
-    if (n == 0) warnings.push_back(path + ": empty file");
 }
 
-void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& warnings,
+void scan_gzip(scanner& sc, const std::string& path,
                const log_options& opts) {
     std::int64_t compressed_size = -1;
     if (opts.progress) {
@@ -119,8 +139,7 @@ void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& w
                                              std::string("truncated or corrupt gzip: ") + (msg ? msg : ""));
             break;
         }
-        if (first && looks_binary(buf.data(), static_cast<size_t>(got)))
-            warnings.push_back(path + ": looks like a binary file (NUL bytes); scanned as text");
+        if (first) check_text(path, buf.data(), static_cast<size_t>(got), static_cast<size_t>(got) < buf.size());
         first = false;
         sp.feed(buf.data(), static_cast<size_t>(got), fn);
         total += got;
@@ -130,7 +149,7 @@ void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& w
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), total, true, sp.cut_segments());
-    if (total == 0) warnings.push_back(path + ": empty file");
+    if (total == 0) throw input_error::in_file(path, "empty file (after decompression), no log lines to analyze");
 }
 
 }  // namespace
@@ -138,14 +157,12 @@ void scan_gzip(scanner& sc, const std::string& path, std::vector<std::string>& w
 log_analysis analyze_logs(const std::vector<std::string>& paths, const log_options& opts) {
     auto sigs = signatures_for(opts);
     scanner sc(*sigs.set);
-    std::vector<std::string> warnings;
     for (const auto& path : paths) {
         sc.begin_file(path);
-        if (has_gz_magic(path)) scan_gzip(sc, path, warnings, opts);
-        else scan_plain(sc, path, warnings, opts);
+        if (has_gz_magic(path)) scan_gzip(sc, path, opts);
+        else scan_plain(sc, path, opts);
     }
     log_analysis a = sc.finish();
-    a.warnings.insert(a.warnings.begin(), warnings.begin(), warnings.end());
     return a;
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/utf8.h"
 #include "parsers/log/log_analyzer.h"
 
 namespace oomdx {
@@ -12,27 +13,7 @@ nlohmann::json opt(const std::optional<std::int64_t>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 // Log text may hold invalid UTF-8; JSON strings must not.
-std::string utf8(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    size_t i = 0;
-    while (i < s.size()) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = n > 0 && i + n <= s.size();
-        for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-        if (ok && n == 2 && c < 0xC2) ok = false;
-        if (ok && c < 0x20 && c != '\t') ok = false;
-        if (ok) {
-            out.append(s, i, n);
-            i += n;
-        } else {
-            out += "\xEF\xBF\xBD";
-            ++i;
-        }
-    }
-    return out;
-}
+std::string utf8(const std::string& s) { return to_valid_utf8(s, /*drop_controls=*/true); }
 nlohmann::json str_or_null(const std::string& s) {
     return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(utf8(s));
 }

@@ -10,6 +10,7 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx {
 
@@ -201,12 +202,7 @@ signature_set signature_set::load(const std::vector<std::string>& dirs) {
         std::sort(files.begin(), files.end());
         for (const auto& p : files) {
             loader ld{p.string()};
-            YAML::Node root;
-            try {
-                root = YAML::LoadFile(p.string());
-            } catch (const YAML::Exception& e) {
-                throw input_error::at_line(p.string(), e.mark.line + 1, "YAML: " + e.msg);
-            }
+            const YAML::Node root = load_yaml_file(p.string());
             if (!root || root.IsNull()) continue;
             YAML::Node list = root.IsMap() ? root["signatures"] : root;
             if (!list || !list.IsSequence())

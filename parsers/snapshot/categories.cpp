@@ -9,6 +9,8 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/text_file.h"
+#include "engine/core/yaml_file.h"
 
 namespace oomdx::snap {
 
@@ -299,20 +301,14 @@ category_rules category_rules::parse(const std::string& text, const std::string&
     try {
         root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-        throw input_error::at_line(path, e.mark.line + 1, e.msg);
+        throw input_error::at_line(path, e.mark.line + 1, yaml_error_text(e));
     }
     category_loader{path, out}.load(root);
     return out;
 }
 
 category_rules category_rules::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw input_error::in_file(path, "cannot open the categories file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (text.size() > (16u << 20)) throw input_error::in_file(path, "categories file larger than 16 MiB");
-    return parse(text, path);
+    return parse(read_text_file(path, "category rules (YAML)"), path);
 }
 
 category_rules category_rules::shipped() {

@@ -2,6 +2,7 @@
 // straight into the model, frames are interned as in the pickle reader.
 #include "parsers/snapshot/json_reader.h"
 
+#include <iterator>
 #include <unordered_map>
 #include <vector>
 
@@ -203,10 +204,21 @@ public:
         return true;
     }
     bool parse_error(std::size_t pos, const std::string&, const nlohmann::json::exception& ex) {
+        // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while
+        // parsing value - invalid string: ill-formed UTF-8 byte; last read: '...'" -> the reason.
         std::string what = ex.what();
-        auto colon = what.rfind(": ");
-        throw input_error::at_offset(m_name, static_cast<std::int64_t>(pos > 0 ? pos - 1 : 0),
-                                     "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+        if (auto dash = what.find(" - "); dash != std::string::npos) what = what.substr(dash + 3);
+        else if (auto colon = what.rfind(": "); colon != std::string::npos) what = what.substr(colon + 2);
+        if (auto last = what.find("; last read"); last != std::string::npos) what = what.substr(0, last);
+        const std::size_t at = pos > 0 ? pos - 1 : 0;
+        throw input_error::at_offset(m_name, static_cast<std::int64_t>(at),
+                                     (at < 16 ? "not a memory snapshot (expected a pickle or JSON): invalid JSON: "
+                                              : "invalid JSON: ") + what);
+    }
+    // The reader's position, kept by tracked_char below, for errors raised inside callbacks.
+    void track(const char* base, const char* const* pos) {
+        m_base = base;
+        m_pos = pos;
     }
 
     void finish() {
@@ -227,15 +239,18 @@ private:
     };
     static constexpr std::uint32_t no_str = ~0u;
 
-    [[noreturn]] void fail(const std::string& msg) const { throw input_error::in_file(m_name, msg); }
+    [[noreturn]] void fail(const std::string& msg) const {
+        if (!m_pos) throw input_error::in_file(m_name, msg);
+        throw input_error::at_offset(m_name, *m_pos - m_base, msg);
+    }
     void check_string(const std::string& s) const {
         if (static_cast<std::int64_t>(s.size()) > m_lim.max_string)
-            fail("limit exceeded: string of " + std::to_string(s.size()) + " bytes");
+            fail("limit exceeded: string of " + std::to_string(s.size()) + " bytes (limit snapshot_string_bytes)");
     }
     void push_depth() {
         if (++m_depth > m_lim.max_depth)
-            fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
-        if (++m_objects > m_lim.max_objects) fail("limit exceeded: too many objects");
+            fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth) + " (limit snapshot_depth)");
+        if (++m_objects > m_lim.max_objects) fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " values (limit snapshot_objects)");
     }
     std::uint32_t empty_id() { return m_pool.intern(""); }
     std::int64_t as_int(const sv& v, const char* what) const {
@@ -269,7 +284,7 @@ private:
     }
 
     bool scalar(const sv& v) {
-        if (++m_objects > m_lim.max_objects) fail("limit exceeded: too many objects");
+        if (++m_objects > m_lim.max_objects) fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " values (limit snapshot_objects)");
         level& l = m_stack.back();
         const std::uint32_t k = l.key;
         switch (l.c) {
@@ -386,6 +401,31 @@ private:
     std::vector<std::string> m_capture_key;
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     bool m_have_segments = false, m_has_cc = false, m_has_um = false;
+    const char* m_base = nullptr;
+    const char* const* m_pos = nullptr;
+};
+
+// A character iterator that publishes how far the JSON reader has read.
+struct tracked_char {
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    const char* p = nullptr;
+    const char** pos = nullptr;
+    reference operator*() const { return *p; }
+    tracked_char& operator++() {
+        *pos = ++p;
+        return *this;
+    }
+    tracked_char operator++(int) {
+        tracked_char t = *this;
+        ++*this;
+        return t;
+    }
+    bool operator==(const tracked_char& o) const { return p == o.p; }
+    bool operator!=(const tracked_char& o) const { return p != o.p; }
 };
 
 }  // namespace
@@ -395,7 +435,9 @@ void read_json(std::string_view data, const std::string& name, const load_limits
     intern_known_keys(out.strings());
     out.info.format = "json";
     json_handler h(name, limits, out);
-    nlohmann::json::sax_parse(data.begin(), data.end(), &h);
+    const char* pos = data.data();
+    h.track(data.data(), &pos);
+    nlohmann::json::sax_parse(tracked_char{data.data(), &pos}, tracked_char{data.data() + data.size(), &pos}, &h);
     h.finish();
     finish_snapshot(out);
 }

@@ -5,6 +5,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "engine/core/errors.h"
 
 namespace oomdx::snap {
 
@@ -115,7 +120,65 @@ block_state parse_block_state(std::string_view s) {
     return block_state::unknown;
 }
 
+namespace {
+
+// Sizes a real allocator can report: 0 to 1 PiB per field, totals below 2^62 so that every sum
+// the analysis takes stays inside int64.
+constexpr std::int64_t k_max_size = std::int64_t{1} << 50;
+constexpr std::int64_t k_max_total = std::int64_t{1} << 62;
+
+void check_size(const snapshot& s, std::int64_t v, const std::string& where, const char* field) {
+    if (v < 0 || v > k_max_size)
+        throw input_error::in_file(s.source_file, fmt::format("{}: {} = {} is out of range (0 to 1 PiB): "
+                                                              "not a real allocator size",
+                                                              where, field, v));
+}
+
+void check_total(const snapshot& s, std::int64_t& total, std::int64_t v, const char* what) {
+    total += v;
+    if (total > k_max_total)
+        throw input_error::in_file(s.source_file,
+                                   fmt::format("{} add up to more than 4 EiB: not a real snapshot", what));
+}
+
+void validate_sizes(const snapshot& s) {
+    std::int64_t seg_total = 0, block_total = 0;
+    for (std::size_t i = 0; i < s.segments.size(); ++i) {
+        const auto& seg = s.segments[i];
+        const std::string where = fmt::format("segment {}", i);
+        check_size(s, seg.total_size, where, "total_size");
+        check_size(s, seg.allocated_size, where, "allocated_size");
+        check_size(s, seg.active_size, where, "active_size");
+        check_size(s, seg.requested_size, where, "requested_size");
+        check_total(s, seg_total, seg.total_size, "segment sizes");
+        for (std::size_t j = 0; j < seg.blocks.size(); ++j) {
+            const auto& b = seg.blocks[j];
+            const std::string bw = fmt::format("segment {}, block {}", i, j);
+            check_size(s, b.size, bw, "size");
+            check_size(s, b.requested_size, bw, "requested_size");
+            check_total(s, block_total, b.size, "block sizes");
+        }
+    }
+    for (std::size_t d = 0; d < s.device_traces.size(); ++d) {
+        std::int64_t trace_total = 0;
+        const auto& t = s.device_traces[d];
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            const auto& e = t[k];
+            if (e.size < 0 || e.size > k_max_size)
+                check_size(s, e.size, fmt::format("device_traces[{}][{}]", d, k), "size");
+            if (e.device_free > k_max_size)
+                check_size(s, e.device_free, fmt::format("device_traces[{}][{}]", d, k), "device_free");
+            if (e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
+                e.kind == action_kind::segment_map)
+                check_total(s, trace_total, e.size, "trace allocations");
+        }
+    }
+}
+
+}  // namespace
+
 void finish_snapshot(snapshot& s) {
+    validate_sizes(s);
     auto& in = s.info;
     bool npu = false, cuda = false;
     std::size_t with_entries = 0, max_entries = 0;

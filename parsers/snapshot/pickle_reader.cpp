@@ -21,6 +21,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
+#include "engine/core/utf8.h"
 #include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_opcodes.h"
 
@@ -168,7 +169,7 @@ private:
     }
     [[noreturn, gnu::cold, gnu::noinline]] void fail_stack() const {
             fail("limit exceeded: more than " + std::to_string(m_lim.max_stack) +
-                 " values on the stack");
+                 " values on the stack (limit snapshot_stack)");
     }
     void unref(const val& v) {
         if (v.t != vt::node) return;
@@ -200,7 +201,7 @@ private:
         if (m_objects > m_lim.max_objects) [[unlikely]] fail_objects();
     }
     [[noreturn, gnu::cold, gnu::noinline]] void fail_objects() const {
-            fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " objects");
+            fail("limit exceeded: more than " + std::to_string(m_lim.max_objects) + " objects (limit snapshot_objects)");
     }
 
     // ---- nodes --------------------------------------------------------------------------
@@ -213,7 +214,7 @@ private:
             if (m_nodes.size() - m_free.size() >=
                 static_cast<std::size_t>(m_lim.max_live_containers))
                 fail("limit exceeded: more than " + std::to_string(m_lim.max_live_containers) +
-                     " containers alive at once");
+                     " containers alive at once (limit snapshot_containers)");
             id = static_cast<std::uint32_t>(m_nodes.size());
             m_nodes.emplace_back();
         }
@@ -278,7 +279,7 @@ private:
     [[gnu::noinline]] void memo_put_slow(std::uint64_t idx, const val& v) {
         if (idx >= static_cast<std::uint64_t>(m_lim.max_memo))
             fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
-                 std::to_string(m_lim.max_memo));
+                 std::to_string(m_lim.max_memo) + " (limit snapshot_memo)");
         if (idx < m_memo.size()) {
             val& slot = m_memo[idx];
             if (slot.t == vt::unset) ++m_memo_count;
@@ -317,7 +318,7 @@ private:
     // ---- values -------------------------------------------------------------------------
     val str_val(const std::uint8_t* p, std::uint64_t n) {
         if (n > static_cast<std::uint64_t>(m_lim.max_string))
-            fail("limit exceeded: string of " + std::to_string(n) + " bytes (limit " +
+            fail("limit exceeded: string of " + std::to_string(n) + " bytes (limit snapshot_string_bytes=" +
                  std::to_string(m_lim.max_string) + ")");
         std::string_view s(reinterpret_cast<const char*>(p), n);
         count();
@@ -337,7 +338,7 @@ private:
         if (c.depth + 1 > parent.depth) {
             parent.depth = c.depth + 1;
             if (parent.depth > static_cast<std::uint32_t>(m_lim.max_depth))
-                fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
+                fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth) + " (limit snapshot_depth)");
         }
     }
     [[gnu::always_inline]] void append_item(node& list, val v) {
@@ -704,31 +705,8 @@ std::uint32_t reader::intern_utf8(std::string_view s) {
     const auto* u = reinterpret_cast<const unsigned char*>(s.data());
     const std::size_t n = s.size();
     while (i < n && u[i] < 0x80) ++i;
-    auto valid_at = [&](std::size_t j, std::size_t& len) {
-        unsigned char c = u[j];
-        if (c < 0x80) { len = 1; return true; }
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) len = 3;
-        else if (c >= 0xF0 && c <= 0xF4) len = 4;
-        else return false;
-        if (j + len > n) return false;
-        for (std::size_t k = 1; k < len; ++k)
-            if ((u[j + k] & 0xC0) != 0x80) return false;
-        if (c == 0xE0 && u[j + 1] < 0xA0) return false;
-        if (c == 0xF0 && u[j + 1] < 0x90) return false;
-        if (c == 0xF4 && u[j + 1] > 0x8F) return false;
-        return true;  // surrogates (ED A0..) are kept as Python's surrogatepass writes them
-    };
-    std::size_t len = 0;
-    bool ok = true;
-    for (std::size_t j = i; j < n; j += len)
-        if (!valid_at(j, len)) { ok = false; break; }
-    if (ok) return m_pool.intern(s);
-    m_utf8.assign(s.substr(0, i));
-    for (std::size_t j = i; j < n;) {
-        if (valid_at(j, len)) { m_utf8.append(s.substr(j, len)); j += len; }
-        else { m_utf8.append("\xEF\xBF\xBD"); ++j; }
-    }
+    if (i == n || first_invalid_utf8(s.substr(i)) == std::string_view::npos) return m_pool.intern(s);
+    m_utf8 = to_valid_utf8(s);
     return m_pool.intern(m_utf8);
 }
 
@@ -944,7 +922,7 @@ std::vector<segment> reader::take_segments(const val& v, const char* what) {
 }
 
 nlohmann::json reader::to_json(const val& v, std::int64_t depth) {
-    if (depth > m_lim.max_depth) fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth));
+    if (depth > m_lim.max_depth) fail("limit exceeded: nesting deeper than " + std::to_string(m_lim.max_depth) + " (limit snapshot_depth)");
     switch (v.t) {
     case vt::none: return nullptr;
     case vt::boolean: return v.i != 0;
@@ -1116,7 +1094,7 @@ void reader::run() {
         }
         case '(':
             if (m_marks.size() >= static_cast<std::size_t>(m_lim.max_depth))
-                fail("limit exceeded: more than " + std::to_string(m_lim.max_depth) + " open MARKs");
+                fail("limit exceeded: more than " + std::to_string(m_lim.max_depth) + " open MARKs (limit snapshot_depth)");
             m_marks.push_back(m_stack.size());
             break;
         case '0':

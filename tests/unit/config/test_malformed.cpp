@@ -166,10 +166,9 @@ TEST_CASE("expansion bombs and deep block YAML are bounded") {
     const std::string bomb = write("bomb.sh", sh);
     CHECK(error_of(bomb).find("larger than 1 MiB") != std::string::npos);
     std::string y;
-    for (int i = 0; i < 3000; ++i) y += std::string(static_cast<std::size_t>(i), ' ') + "k" + std::to_string(i) + ":\n";
+    for (int i = 0; i < 1500; ++i) y += std::string(static_cast<std::size_t>(i), ' ') + "k" + std::to_string(i) + ":\n";
     const std::string deep = write("deep_block.yaml", y);
     CHECK(error_of(deep).find("nested too deeply") != std::string::npos);
     const std::string inf = write("inf.json", "{\"train_micro_batch_size_per_gpu\": 1e999, \"zero_optimization\": {\"stage\": 3}}");
-    job_config j = parse_job_config(inf);
-    CHECK_FALSE(j.unknown_keys.empty());
+    CHECK(error_of(inf).find("inf.json:1: number out of range: 1e999") != std::string::npos);
 }
