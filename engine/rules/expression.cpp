@@ -201,7 +201,8 @@ bool compatible(expr_type a, expr_type b) {
 
 using node_ptr = std::unique_ptr<expr_node>;
 
-constexpr int max_expression_depth = 128;
+constexpr int max_expression_depth = 128;  // parenthesis / list / call levels
+constexpr int guards_per_level = 3;         // parse_or, parse_not and parse_unary each count one
 constexpr int max_expression_nodes = 2048;
 
 class parser {
@@ -266,7 +267,7 @@ private:
     struct depth_guard {
         parser& p;
         explicit depth_guard(parser& pp) : p(pp) {
-            if (++p.m_depth == max_expression_depth)
+            if (++p.m_depth == max_expression_depth * guards_per_level)
                 p.error(p.m_cur.offset, fmt::format("expression nested deeper than {} levels", max_expression_depth));
         }
         ~depth_guard() { --p.m_depth; }

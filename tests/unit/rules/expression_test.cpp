@@ -147,3 +147,19 @@ TEST_CASE("why not: the first failing clause with actual values") {
     parsed_expr e2 = parse_expression("b < 3", f.res);
     CHECK(explain_failure(*e2.root, f.facts) == "`b < 3` is unknown (b is missing)");
 }
+
+TEST_CASE("hostile expressions: nesting and size are bounded, not a stack overflow") {
+    fixture f;
+    const std::string deep = std::string(100000, '(') + "true" + std::string(100000, ')');
+    CHECK(f.err(deep).message.find("nested deeper than 128") != std::string::npos);
+    std::string nots;
+    for (int i = 0; i < 50000; ++i) nots += "not ";
+    CHECK(f.err(nots + "true").message.find("nested deeper") != std::string::npos);
+    CHECK(f.err(std::string(50000, '-') + "1 > 0").message.find("nested deeper") != std::string::npos);
+    CHECK(f.err(std::string(50000, '[') + "1").message.find("nested deeper") != std::string::npos);
+    std::string chain = "true";
+    for (int i = 0; i < 5000; ++i) chain += " and true";
+    CHECK(f.err(chain).message.find("too large") != std::string::npos);
+    const std::string ok = std::string(100, '(') + "true" + std::string(100, ')');
+    CHECK(f.eval(ok) == truth::true_);
+}
