@@ -94,7 +94,7 @@ public:
             std::int64_t next = m_seg.address;
             for (auto& b : m_seg.blocks) {
                 if (b.address_derived) b.address = next;
-                next = b.address + b.size;
+                next = wrapping_add(b.address, b.size);  // validated after reading
             }
             m_stack.back().target->push_back(std::move(m_seg));
             m_seg = segment{};

@@ -126,6 +126,13 @@ namespace {
 // the analysis takes stays inside int64.
 constexpr std::int64_t k_max_size = std::int64_t{1} << 50;
 constexpr std::int64_t k_max_total = std::int64_t{1} << 62;
+constexpr std::int64_t k_max_address = std::int64_t{1} << 62;  // real ones are below 2^57
+
+void check_address(const snapshot& s, std::int64_t v, const std::string& where) {
+    if (v < 0 || v >= k_max_address)
+        throw input_error::in_file(s.source_file, fmt::format("{}: address {} is out of range (0 to 2^62): "
+                                                              "not a real device address", where, v));
+}
 
 void check_size(const snapshot& s, std::int64_t v, const std::string& where, const char* field) {
     if (v < 0 || v > k_max_size)
@@ -151,12 +158,14 @@ void validate_sizes(const snapshot& s) {
         check_size(s, seg.active_size, where, "active_size");
         check_size(s, seg.requested_size, where, "requested_size");
         check_total(s, seg_total, seg.total_size, "segment sizes");
+        check_address(s, seg.address, where);
         for (std::size_t j = 0; j < seg.blocks.size(); ++j) {
             const auto& b = seg.blocks[j];
             const std::string bw = fmt::format("segment {}, block {}", i, j);
             check_size(s, b.size, bw, "size");
             check_size(s, b.requested_size, bw, "requested_size");
             check_total(s, block_total, b.size, "block sizes");
+            check_address(s, b.address, bw);
         }
     }
     for (std::size_t d = 0; d < s.device_traces.size(); ++d) {

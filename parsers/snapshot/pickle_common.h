@@ -56,7 +56,12 @@ block_state parse_block_state(std::string_view s);
 void prefault_write(void* p, std::size_t n);
 void prefault_read(const void* p, std::size_t n);
 
-// Fills s.info (era, producer, flags) from the decoded content.
+// Sum without signed overflow, for values not validated yet (finish_snapshot checks ranges).
+inline std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+// Checks sizes and addresses (throws input_error), then fills s.info (era, producer, flags)
+// from the decoded content.
 void finish_snapshot(snapshot& s);
 
 }  // namespace oomdx::snap

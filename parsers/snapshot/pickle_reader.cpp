@@ -905,7 +905,7 @@ segment reader::to_segment(node& n) {
     std::int64_t next = s.address;
     for (auto& b : s.blocks) {
         if (b.address_derived) b.address = next;
-        next = b.address + b.size;
+        next = wrapping_add(b.address, b.size);  // validated after reading
     }
     return s;
 }

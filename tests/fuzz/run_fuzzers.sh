@@ -3,7 +3,8 @@
 #   tests/fuzz/run_fuzzers.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
 # Env: FUZZ_BUILD (build dir, default build-fuzz), FUZZ_JOBS (targets at once, default 1).
 # Builds the fuzz preset when needed. Working corpora and crash artifacts go under
-# $FUZZ_BUILD/{corpus,artifacts}/<target>; a summary line per target ends the output.
+# $FUZZ_BUILD/{corpus,artifacts}/<target>; a summary line per target (seconds it ran, executions,
+# coverage, corpus, findings) ends the output. libFuzzer stops a target at its first finding.
 # Exit status 1 when any target found a crash, leak, timeout or out-of-memory input.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,13 +56,15 @@ summary=()
 run_one() {
     local t=$1 corpus="$build/corpus/$1" art="$build/artifacts/$1" log="$build/logs/$1.log"
     mkdir -p "$corpus" "$art" "$build/logs"
+    local start=$SECONDS
     "$build/tests/fuzz/$t" -max_total_time="$seconds" -max_len=65536 -timeout=20 -rss_limit_mb=2560 \
         -print_final_stats=1 -artifact_prefix="$art/" "$corpus" "$build/seeds/$t" >"$log" 2>&1 || true
+    local took=$((SECONDS - start))
     local execs cov crashes
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
     crashes=$(find "$art" -type f | wc -l)
-    printf '%-20s %6ss  execs %10s  cov %6s  corpus %6s  findings %s\n' "$t" "$seconds" "${execs:-0}" "${cov:-0}" \
+    printf '%-20s %6ss  execs %10s  cov %6s  corpus %6s  findings %s\n' "$t" "$took" "${execs:-0}" "${cov:-0}" \
         "$(find "$corpus" -type f | wc -l)" "$crashes"
 }
 export -f run_one

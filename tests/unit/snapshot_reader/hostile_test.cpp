@@ -129,3 +129,13 @@ TEST_CASE("JSON snapshots: errors carry a byte offset, nesting is bounded") {
     CHECK(s.segments[0].blocks[0].frames == s.segments[0].blocks[1].frames);
     CHECK(s.frames.size() == 1);
 }
+
+TEST_CASE("fuzz findings stay fixed: huge floats, address overflow, out-of-range sizes") {
+    // A float beyond int64 in a size field was undefined behaviour; now it is out of range.
+    CHECK(error_of(R"([{"address": 0, "total_size": 1e300, "blocks": []}])").find("out of range") != std::string::npos);
+    // Deriving block addresses from a huge segment address overflowed int64.
+    CHECK(error_of(R"([{"address": 9223372036854775807, "total_size": 2048, "blocks": [{"size": 1024, "state": "inactive"},
+        {"size": 1024, "state": "inactive"}]}])").find("address") != std::string::npos);
+    CHECK(error_of(R"([{"address": 0, "total_size": -1, "blocks": []}])").find("total_size = -1 is out of range") !=
+          std::string::npos);
+}
