@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 build dependencies (as root or with sudo) and builds oomdx into build/.
+# Installs the Debian 12 build dependencies (as root or with sudo) and builds oomdx into build/
+# (OOMDX_SETUP_DEPS_ONLY=1: dependencies only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -20,5 +21,6 @@ if [ "${OOMDX_WITH_BROWSER:-0}" = 1 ]; then
       echo "setup: chromium not installed; browser tests will be skipped" >&2
   fi
 fi
+if [ "${OOMDX_SETUP_DEPS_ONLY:-0}" = 1 ]; then exit 0; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"

@@ -531,7 +531,8 @@ private:
             if (m_failed) return nullptr;
             require_type(*k, expr_type::numeric, "'-'");
             if (k->op == expr_op::literal && k->lit.is_numeric()) {
-                k->lit = k->lit.is_integer() ? value(-k->lit.as_integer()) : value(-k->lit.as_number());
+                k->lit = k->lit.is_integer() && k->lit.as_integer() != INT64_MIN ? value(-k->lit.as_integer())
+                                                                                 : value(-k->lit.as_number());
                 k->offset = start;
                 set_text(*k, start);
                 return k;
@@ -554,7 +555,12 @@ private:
                 advance();
                 if (m_cur.kind == tok::ident) {
                     if (auto mult = size_unit(m_cur.text)) {
-                        n->lit = value(static_cast<std::int64_t>(std::llround(n->lit.as_number() * *mult)));
+                        const double bytes = std::round(n->lit.as_number() * *mult);
+                        if (!(bytes < 9.0e18)) {
+                            error(start, "size too large: " + m_text.substr(start, 40));
+                            return nullptr;
+                        }
+                        n->lit = value(static_cast<std::int64_t>(bytes));
                         advance();
                     }
                 }
@@ -793,10 +799,12 @@ value arith(expr_op op, const value& a, const value& b) {
                 break;
             case expr_op::div:
                 if (y == 0) return value();
+                if (y == -1 && x == INT64_MIN) break;  // the quotient does not fit
                 if (x % y == 0) return value(x / y);
                 break;
             case expr_op::mod:
                 if (y == 0) return value();
+                if (y == -1) return value(0);  // INT64_MIN % -1 would trap
                 return value(x % y);
             default: break;
         }
@@ -877,8 +885,9 @@ value call(const expr_node& n, const fact_store& facts) {
         return best;
     }
     const value& a = args[0];
-    if (fn == "abs") return a.is_integer() ? value(a.as_integer() < 0 ? -a.as_integer() : a.as_integer())
-                                           : value(std::fabs(a.as_number()));
+    if (fn == "abs") return a.is_integer() && a.as_integer() != INT64_MIN
+                                ? value(a.as_integer() < 0 ? -a.as_integer() : a.as_integer())
+                                : value(std::fabs(a.as_number()));
     if (a.is_integer()) return a;
     const double x = a.as_number();
     if (!std::isfinite(x) || std::fabs(x) > 9.2e18) return value();
@@ -908,8 +917,8 @@ eval_result evaluate(const expr_node& n, const fact_store& facts) {
         case expr_op::call: r.val = call(n, facts); break;
         case expr_op::neg: {
             value v = evaluate(*n.kids[0], facts).val;
-            if (v.is_integer()) r.val = value(-v.as_integer());
-            else if (v.is_number()) r.val = value(-v.as_number());
+            if (v.is_integer() && v.as_integer() != INT64_MIN) r.val = value(-v.as_integer());
+            else if (v.is_numeric()) r.val = value(-v.as_number());
             break;
         }
         case expr_op::add: case expr_op::sub: case expr_op::mul: case expr_op::div: case expr_op::mod:

@@ -163,3 +163,12 @@ TEST_CASE("hostile expressions: nesting and size are bounded, not a stack overfl
     const std::string ok = std::string(100, '(') + "true" + std::string(100, ')');
     CHECK(f.eval(ok) == truth::true_);
 }
+
+TEST_CASE("fuzz findings stay fixed: INT64_MIN arithmetic, oversized size literals") {
+    fixture f;
+    CHECK(f.val("-(-9223372036854775807 - 1)").is_number());
+    CHECK(f.val("abs(-9223372036854775807 - 1)").is_number());
+    CHECK(f.val("(-9223372036854775807 - 1) / -1").is_number());
+    CHECK(f.val("(-9223372036854775807 - 1) % -1") == value(0));
+    CHECK(f.err("a > 77777777777777771 KB").message.find("size too large") != std::string::npos);
+}
