@@ -5,7 +5,8 @@
 set -uo pipefail
 oomdx=$1
 command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
-if ldd "$oomdx" 2>/dev/null | grep -q 'libasan\|libclang_rt.asan'; then echo "sanitizer build: skipped"; exit 77; fi
+libs=$(ldd "$oomdx" 2>/dev/null || true)  # not piped into grep -q: with pipefail, SIGPIPE would hide a match
+if grep -q 'libasan\|libclang_rt.asan' <<<"$libs"; then echo "sanitizer build: skipped"; exit 77; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
