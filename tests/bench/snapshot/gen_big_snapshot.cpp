@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
         e.shared_str("total_size"); e.integer(bsize * nblocks);
         e.shared_str("allocated_size"); e.integer(bsize * (nblocks / 2));
         e.shared_str("active_size"); e.integer(bsize * (nblocks / 2));
-        e.shared_str("requested_size"); e.integer(bsize * (nblocks / 2) - 100);
+        e.shared_str("requested_size"); e.integer(nblocks >= 2 ? bsize * (nblocks / 2) - 100 : 0);
         e.shared_str("stream"); e.integer(0);
         e.shared_str("segment_type"); e.shared_str("large");
         e.shared_str("segment_pool_id"); e.integer(0); e.integer(0); e.op(char(0x86)); e.memoize();
