@@ -2,7 +2,7 @@
 
 namespace oomdx {
 
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i, bool allow_surrogates) {
     const auto* u = reinterpret_cast<const unsigned char*>(s.data());
     const unsigned char c = u[i];
     if (c < 0x80) return 1;
@@ -17,6 +17,7 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
     if (c == 0xE0 && u[i + 1] < 0xA0) return 0;  // overlong
     if (c == 0xF0 && u[i + 1] < 0x90) return 0;  // overlong
     if (c == 0xF4 && u[i + 1] > 0x8F) return 0;  // above U+10FFFF
+    if (!allow_surrogates && c == 0xED && u[i + 1] > 0x9F) return 0;
     return len;
 }
 

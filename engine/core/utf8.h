@@ -8,8 +8,9 @@
 namespace oomdx {
 
 // Length of the UTF-8 sequence starting at s[i] (1-4), or 0 when it is invalid there.
-// Surrogates (ED A0..BF ..) are accepted, as Python's surrogatepass writes them.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+// Surrogates (ED A0..BF ..) are accepted unless allow_surrogates is false; Python's
+// surrogatepass writes them.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i, bool allow_surrogates = true);
 // Offset of the first byte that is not valid UTF-8, or npos.
 std::size_t first_invalid_utf8(std::string_view s);
 // Invalid bytes replaced by U+FFFD; `drop_controls` also replaces C0 controls other than tab.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/utf8.h"
 
 namespace oomdx {
 
@@ -37,25 +38,8 @@ std::string html_escape(std::string_view s) {
             continue;
         }
         // Multi-byte UTF-8: accept only well-formed, shortest-form, non-surrogate sequences.
-        std::size_t len = 0;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
-        }
-        bool ok = len > 0 && i + len <= n;
-        if (ok) {
-            if (p[i + 1] < lo || p[i + 1] > hi) ok = false;
-            for (std::size_t k = 2; ok && k < len; ++k)
-                if (p[i + k] < 0x80 || p[i + k] > 0xBF) ok = false;
-        }
-        if (!ok) {
+        const std::size_t len = utf8_sequence_length(s, i, /*allow_surrogates=*/false);
+        if (len == 0) {
             out += repl;
             ++i;
             continue;

@@ -78,13 +78,14 @@ model_dims load_hf_config(const std::string& path) {
         m.source.line = it->second->line;
         m.source.excerpt = it->second->excerpt;
     }
-    // Range errors name the line of the key (the canonical name is the first spelling above,
-    // except the layer count).
-    if (auto it = field_lines.find("num_hidden_layers"); it != field_lines.end()) field_lines["num_layers"] = it->second;
-    if (auto it = field_lines.find("num_key_value_heads"); it != field_lines.end()) field_lines["num_kv_heads"] = it->second;
-    if (auto it = field_lines.find("num_experts_per_tok"); it != field_lines.end()) field_lines["num_experts_per_tok"] = it->second;
-    if (auto it = field_lines.find("n_shared_experts"); it != field_lines.end()) field_lines["num_shared_experts"] = it->second;
-    if (auto it = field_lines.find("num_experts"); it != field_lines.end()) field_lines["num_experts"] = it->second;
+    // Range errors name the line of the key: field_lines is keyed by the first spelling passed
+    // to get_int; these differ from the model_dims field names finish_model_dims checks.
+    static const std::pair<const char*, const char*> field_of[] = {{"num_hidden_layers", "num_layers"},
+                                                                   {"num_key_value_heads", "num_kv_heads"},
+                                                                   {"n_shared_experts", "num_shared_experts"},
+                                                                   {"decoder_sparse_step", "moe_layer_freq"}};
+    for (const auto& [spelling, field] : field_of)
+        if (auto it = field_lines.find(spelling); it != field_lines.end()) field_lines.emplace(field, it->second);
     finish_model_dims(m, path, &field_lines);
     if (auto it = top.find("attention_bias"); it != top.end() && it->second->val.is_bool())
         m.attention_bias = it->second->val.as_bool();

@@ -84,8 +84,7 @@ bool has_gz_magic(const std::string& path) {
     return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-void scan_plain(scanner& sc, const std::string& path,
-                const log_options& opts) {
+void scan_plain(scanner& sc, const std::string& path, const log_options& opts) {
     mapped_file mf(path);
     line_splitter sp(k_match_cap);
     auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
@@ -105,8 +104,7 @@ void scan_plain(scanner& sc, const std::string& path,
     sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, sp.cut_segments());
 }
 
-void scan_gzip(scanner& sc, const std::string& path,
-               const log_options& opts) {
+void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
     std::int64_t compressed_size = -1;
     if (opts.progress) {
         if (FILE* f = std::fopen(path.c_str(), "rb")) {

@@ -4,8 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"

@@ -128,17 +128,19 @@ constexpr std::int64_t k_max_size = std::int64_t{1} << 50;
 constexpr std::int64_t k_max_total = std::int64_t{1} << 62;
 constexpr std::int64_t k_max_address = std::int64_t{1} << 62;  // real ones are below 2^57
 
-void check_address(const snapshot& s, std::int64_t v, const std::string& where) {
-    if (v < 0 || v >= k_max_address)
-        throw input_error::in_file(s.source_file, fmt::format("{}: address {} is out of range (0 to 2^62): "
-                                                              "not a real device address", where, v));
+// `where` builds the item's name only when a check fails (a snapshot has millions of items).
+template <class Where>
+void check_size(const snapshot& s, std::int64_t v, const Where& where, const char* field) {
+    if (v >= 0 && v <= k_max_size) [[likely]] return;
+    throw input_error::in_file(s.source_file, fmt::format("{}: {} = {} is out of range (0 to 1 PiB): "
+                                                          "not a real allocator size", where(), field, v));
 }
 
-void check_size(const snapshot& s, std::int64_t v, const std::string& where, const char* field) {
-    if (v < 0 || v > k_max_size)
-        throw input_error::in_file(s.source_file, fmt::format("{}: {} = {} is out of range (0 to 1 PiB): "
-                                                              "not a real allocator size",
-                                                              where, field, v));
+template <class Where>
+void check_address(const snapshot& s, std::int64_t v, const Where& where) {
+    if (v >= 0 && v < k_max_address) [[likely]] return;
+    throw input_error::in_file(s.source_file, fmt::format("{}: address {} is out of range (0 to 2^62): "
+                                                          "not a real device address", where(), v));
 }
 
 void check_total(const snapshot& s, std::int64_t& total, std::int64_t v, const char* what) {
@@ -152,7 +154,7 @@ void validate_sizes(const snapshot& s) {
     std::int64_t seg_total = 0, block_total = 0;
     for (std::size_t i = 0; i < s.segments.size(); ++i) {
         const auto& seg = s.segments[i];
-        const std::string where = fmt::format("segment {}", i);
+        const auto where = [i] { return fmt::format("segment {}", i); };
         check_size(s, seg.total_size, where, "total_size");
         check_size(s, seg.allocated_size, where, "allocated_size");
         check_size(s, seg.active_size, where, "active_size");
@@ -161,7 +163,7 @@ void validate_sizes(const snapshot& s) {
         check_address(s, seg.address, where);
         for (std::size_t j = 0; j < seg.blocks.size(); ++j) {
             const auto& b = seg.blocks[j];
-            const std::string bw = fmt::format("segment {}, block {}", i, j);
+            const auto bw = [i, j] { return fmt::format("segment {}, block {}", i, j); };
             check_size(s, b.size, bw, "size");
             check_size(s, b.requested_size, bw, "requested_size");
             check_total(s, block_total, b.size, "block sizes");
@@ -173,10 +175,9 @@ void validate_sizes(const snapshot& s) {
         const auto& t = s.device_traces[d];
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
-            if (e.size < 0 || e.size > k_max_size)
-                check_size(s, e.size, fmt::format("device_traces[{}][{}]", d, k), "size");
-            if (e.device_free > k_max_size)
-                check_size(s, e.device_free, fmt::format("device_traces[{}][{}]", d, k), "device_free");
+            const auto ew = [d, k] { return fmt::format("device_traces[{}][{}]", d, k); };
+            check_size(s, e.size, ew, "size");
+            if (e.device_free >= 0) check_size(s, e.device_free, ew, "device_free");  // -1: absent
             if (e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
                 e.kind == action_kind::segment_map)
                 check_total(s, trace_total, e.size, "trace allocations");

@@ -701,11 +701,7 @@ private:
 
 // Strings are stored as valid UTF-8: invalid bytes become U+FFFD.
 std::uint32_t reader::intern_utf8(std::string_view s) {
-    std::size_t i = 0;
-    const auto* u = reinterpret_cast<const unsigned char*>(s.data());
-    const std::size_t n = s.size();
-    while (i < n && u[i] < 0x80) ++i;
-    if (i == n || first_invalid_utf8(s.substr(i)) == std::string_view::npos) return m_pool.intern(s);
+    if (first_invalid_utf8(s) == std::string_view::npos) return m_pool.intern(s);
     m_utf8 = to_valid_utf8(s);
     return m_pool.intern(m_utf8);
 }

@@ -29,7 +29,7 @@ fail=0
 # expect RC SUBSTRING -- ARGS...
 expect() {
     local rc=$1 want=$2; shift 3
-    local out err got
+    local err got
     err=$( (ulimit -v 1000000; "$oomdx" "$@" 2>&1 >/dev/null) ); got=$?
     if [ "$got" != "$rc" ] || ! grep -qF -- "$want" <<<"$err"; then
         echo "FAIL oomdx $*: exit $got (want $rc), stderr: ${err:0:300} (want '$want')"; fail=1

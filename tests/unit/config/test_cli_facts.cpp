@@ -1,34 +1,19 @@
 // `oomdx facts` end to end (skips when the binary is not built).
 #include <doctest/doctest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
+
+#include "tests/unit/run_oomdx.h"
 
 namespace {
 
-struct run_result {
-    int rc = -1;
-    std::string out;
-};
+using oomdx::test::run_result;
 
-run_result run(const std::string& args) {
-    run_result r;
-    const std::string cmd = std::string(OOMDX_BINARY) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+run_result run(const std::string& args) { return oomdx::test::run_oomdx(args); }
 
 bool have_binary() { return std::filesystem::exists(OOMDX_BINARY); }
 

@@ -1,33 +1,17 @@
 // `oomdx estimate` and `oomdx preflight` end to end through the built binary.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/run_oomdx.h"
+
 namespace {
 
-struct run_result {
-    int rc = -1;
-    std::string out;
-};
+using oomdx::test::run_result;
 
-run_result run(const std::string& args) {
-    run_result r;
-    const std::string cmd = std::string(OOMDX_BINARY) + " " + args + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+run_result run(const std::string& args) { return oomdx::test::run_oomdx(args, oomdx::test::stderr_to::discard); }
 
 const char* k8b = "--model llama3-8b --world-size 8 --set training.seq_len=8192 ";
 

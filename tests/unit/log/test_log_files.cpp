@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sys/wait.h>
 #include <string>
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/log/log_analyzer.h"
+#include "tests/unit/run_oomdx.h"
 
 using namespace oomdx;
 namespace fs = std::filesystem;
@@ -251,14 +251,10 @@ TEST_CASE("oomdx log CLI: json, exit codes") {
         MESSAGE("skipped: " << bin << " not built");
         return;
     }
-    auto run = [&](const std::string& args, std::string& out) {
-        FILE* p = ::popen((bin + " " + args + " 2>&1").c_str(), "r");
-        REQUIRE(p);
-        char buf[4096];
-        size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-        int st = ::pclose(p);
-        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    auto run = [](const std::string& args, std::string& out) {
+        const auto r = oomdx::test::run_oomdx(args);
+        out += r.out;
+        return r.rc;
     };
     std::string out;
     CHECK(run("log --format json " + fixture("multi_rank.log"), out) == 0);

@@ -8,27 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/run_oomdx.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct result {
-    int rc = -1;
-    std::string out;
-};
-
-result run(const std::string& args) {
-    std::string cmd = std::string("'") + OOMDX_BINARY + "' " + args + " 2>&1";
-    result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[65536];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+oomdx::test::run_result run(const std::string& args) { return oomdx::test::run_oomdx(args); }
 
 std::string fixture(const std::string& name) {
     return (fs::path(OOMDX_TEST_DIR) / "fixtures" / "snapshots" / name).string();
