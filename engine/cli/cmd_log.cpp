@@ -1,4 +1,4 @@
-// `oomdx log FILE... [--format text|markdown|json] [--signatures DIR]`: Step 0 on training logs.
+// `oomdx log FILE... [--format text|markdown|json] [--signatures DIR] [--jobs N]`: Step 0 on training logs.
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
@@ -11,16 +11,19 @@ void add_log_command(CLI::App& app, int& exit_code) {
         std::vector<std::string> files;
         std::vector<std::string> sig_dirs;
         output_format fmt = output_format::text;
+        unsigned jobs = 0;
     };
     auto o = std::make_shared<opts>();
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
     cmd->add_option("files", o->files, "Log files (plain text or gzip)")->required()->check(CLI::ExistingFile);
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
+    cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
     add_format_option(cmd, o->fmt);
     cmd->callback([o, &exit_code] {
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
+        lo.threads = o->jobs;
         stderr_progress bar;
         if (bar.active())
             lo.progress = [&bar](const std::string& file, std::int64_t done, std::int64_t total) {

@@ -1,5 +1,7 @@
 #include "engine/core/mapped_file.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,18 +38,35 @@ mapped_file::mapped_file(const std::string& path) : m_path(path) {
         }
         ::madvise(m_data, m_size, MADV_SEQUENTIAL);
     }
-    ::close(fd);
+    m_fd = fd;
 }
 
 mapped_file::~mapped_file() {
     if (m_data) ::munmap(m_data, m_size);
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+void mapped_file::read_at(size_t offset, char* dst, size_t len) const {
+    while (len > 0) {
+        const ssize_t got = ::pread(m_fd, dst, len, static_cast<off_t>(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            throw input_error::at_offset(m_path, static_cast<std::int64_t>(offset),
+                                         got < 0 ? std::string("read error: ") + std::strerror(errno)
+                                                 : std::string("file shrank while it was read"));
+        offset += static_cast<size_t>(got);
+        dst += got;
+        len -= static_cast<size_t>(got);
+    }
 }
 
 void mapped_file::release_before(size_t offset) const {
     if (!m_data) return;
     const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    const size_t end = (offset / page) * page;
-    if (end > 0) ::madvise(m_data, end, MADV_DONTNEED);
+    const size_t end = (std::min(offset, m_size) / page) * page;
+    if (end <= m_released) return;
+    ::madvise(static_cast<char*>(m_data) + m_released, end - m_released, MADV_DONTNEED);
+    m_released = end;
 }
 
 }  // namespace oomdx

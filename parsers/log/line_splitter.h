@@ -3,6 +3,7 @@
 // the cap are cut (only the first `cap` bytes are kept) so memory stays bounded.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #if defined(__SSE2__)
@@ -15,25 +16,33 @@ namespace oomdx {
 
 class line_splitter {
 public:
-    explicit line_splitter(size_t cap) : m_cap(cap) {}
+    explicit line_splitter(size_t cap, std::int64_t first_line = 1) : m_cap(cap), m_line(first_line) {}
 
     // fn(std::string_view segment, std::int64_t line_no, bool cut) for every non-empty segment.
+    // Breaks are found 64 bytes at a time: a bit mask of '\n' and '\r', walked bit by bit.
     template <class Fn>
     void feed(const char* p, size_t n, Fn&& fn) {
         const char* end = p + n;
-        while (p < end) {
-            const char* brk = find_break(p, end);  // first '\n' or '\r'
-            if (brk > p) m_tail = true;
-            if (brk == end) {  // incomplete segment: carry it
-                append(p, static_cast<size_t>(end - p));
-                return;
+        const char* start = p;  // of the current segment
+        for (const char* blk = p; blk < end; blk += 64) {
+            const size_t len = std::min<size_t>(64, static_cast<size_t>(end - blk));
+            __builtin_prefetch(blk + 2048);  // hardware prefetch stops at page boundaries
+            std::uint64_t m = break_mask(blk, len);
+            while (m) {
+                const char* brk = blk + __builtin_ctzll(m);
+                m &= m - 1;
+                if (brk > start) m_tail = true;
+                emit(start, static_cast<size_t>(brk - start), fn);
+                if (*brk == '\n') {
+                    m_tail = false;
+                    ++m_line;
+                }
+                start = brk + 1;
             }
-            emit(p, static_cast<size_t>(brk - p), fn);
-            if (*brk == '\n') {
-                m_tail = false;
-                ++m_line;
-            }
-            p = brk + 1;
+        }
+        if (start < end) {  // incomplete segment: carry it
+            m_tail = true;
+            append(start, static_cast<size_t>(end - start));
         }
     }
 
@@ -47,18 +56,25 @@ public:
     std::int64_t cut_segments() const { return m_cut_count; }
 
 private:
-    static const char* find_break(const char* p, const char* end) {
+    // Bit i set = blk[i] is '\n' or '\r' (i < len <= 64).
+    static std::uint64_t break_mask(const char* blk, size_t len) {
 #if defined(__SSE2__)
-        const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-        while (end - p >= 16) {
-            __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-            int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)));
-            if (m) return p + __builtin_ctz(static_cast<unsigned>(m));
-            p += 16;
+        if (len == 64) {
+            const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+            std::uint64_t m = 0;
+            for (int i = 0; i < 4; ++i) {
+                __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * i));
+                auto bits = static_cast<unsigned>(
+                    _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr))));
+                m |= static_cast<std::uint64_t>(bits) << (16 * i);
+            }
+            return m;
         }
 #endif
-        while (p < end && *p != '\n' && *p != '\r') ++p;
-        return p;
+        std::uint64_t m = 0;
+        for (size_t i = 0; i < len; ++i)
+            if (blk[i] == '\n' || blk[i] == '\r') m |= std::uint64_t{1} << i;
+        return m;
     }
 
     void append(const char* p, size_t n) {

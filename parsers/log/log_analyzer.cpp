@@ -12,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/limits.h"
 #include "engine/core/mapped_file.h"
+#include "parsers/log/chunk_prefilter.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/log_scanner.h"
 
@@ -84,24 +85,44 @@ bool has_gz_magic(const std::string& path) {
     return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-void scan_plain(scanner& sc, const std::string& path, const log_options& opts) {
+// Files over two chunks: workers prefilter line-aligned chunks and this thread runs the
+// scanner over their hits in file order; what they leave is read here.
+void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path, const log_options& opts) {
     mapped_file mf(path);
-    line_splitter sp(k_match_cap);
-    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
     const char* p = reinterpret_cast<const char*>(mf.data());
     const size_t n = mf.size();
     check_log_size(path, static_cast<std::int64_t>(n));
     if (n == 0) throw input_error::in_file(path, "empty file, no log lines to analyze");
     check_text(path, p, n, n <= (64 << 10));
+    size_t released = 0;
+    auto done = [&](size_t off) {
+        if (off - released >= (size_t{32} << 20) || off == n) {
+            mf.release_before(off);  // keep RSS flat on big files
+            released = off;
+        }
+        if (opts.progress) opts.progress(path, static_cast<std::int64_t>(off), static_cast<std::int64_t>(n));
+    };
+    sc.set_stable_bytes({p, n});
+    prefilter_totals t;
+    if (opts.threads != 1 && n > 2 * opts.chunk_bytes) {
+        prefilter_plan plan;
+        plan.chunk_bytes = opts.chunk_bytes;
+        plan.workers = opts.threads;
+        auto on_hits = [&](const prefiltered_segment& s) {
+            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.mapped, s.rank);
+        };
+        t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
+    }
+    line_splitter sp(k_match_cap, t.newlines + 1);
+    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
     constexpr size_t chunk = size_t{16} << 20;
-    for (size_t off = 0; off < n; off += chunk) {
-        sp.feed(p + off, std::min(chunk, n - off), fn);
-        mf.release_before(off);  // keep RSS flat on big files
-        if (opts.progress)
-            opts.progress(path, static_cast<std::int64_t>(std::min(n, off + chunk)), static_cast<std::int64_t>(n));
+    for (size_t off = t.end; off < n; off += chunk) {
+        const size_t len = std::min(chunk, n - off);
+        sp.feed(p + off, len, fn);
+        done(off + len);
     }
     sp.finish(fn);
-    sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, sp.cut_segments());
+    sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, t.cut + sp.cut_segments());
 }
 
 void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
@@ -158,7 +179,7 @@ log_analysis analyze_logs(const std::vector<std::string>& paths, const log_optio
     for (const auto& path : paths) {
         sc.begin_file(path);
         if (has_gz_magic(path)) scan_gzip(sc, path, opts);
-        else scan_plain(sc, path, opts);
+        else scan_plain(sc, *sigs.set, path, opts);
     }
     log_analysis a = sc.finish();
     return a;

@@ -20,6 +20,10 @@ struct log_options {
     // Called after each chunk: file, bytes read so far, total bytes of the file (compressed
     // position and size for .gz). Empty: no progress reporting.
     std::function<void(const std::string&, std::int64_t, std::int64_t)> progress;
+    // Plain files over two chunks are split into line-aligned chunks prefiltered on `threads`
+    // worker threads (0 = one per hardware thread, 1 = no workers); the result is the same.
+    unsigned threads = 0;
+    size_t chunk_bytes = size_t{1} << 20;
 };
 
 // Throws input_error (exit 2) for unreadable files, corrupt or truncated gzip, bad signatures.

@@ -52,7 +52,7 @@ std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) co
     if (it == m_progress.end()) return {};
     auto look = [&](const auto& r) -> std::string {
         for (size_t k = 0; k < r.size; ++k)
-            if (r.newest(k).line == line) return r.newest(k).text;
+            if (r.newest(k).line == line) return std::string(r.newest(k).text.view());
         return {};
     };
     if (rank >= 0 && static_cast<size_t>(rank) < it->second.by_rank.size())
@@ -290,7 +290,7 @@ log_analysis scanner::finish() {
             const signature& s = all[chosen->last_sig];
             std::string buf, held = chosen->last_in_ring
                                         ? ring_text(chosen->last_sig, chosen->last.rank, chosen->last.line)
-                                        : chosen->last.text;
+                                        : std::string(chosen->last.text.view());
             std::string_view text = plain_text(held, buf);
             if (verify_sig(s, text)) {
                 auto f = extract_fields(s, text);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/core/bytes.h"
+#include "parsers/log/rank_prefix.h"
 
 namespace oomdx::log_detail {
 
@@ -143,8 +144,10 @@ const field_val* find_field(const field_list& f, std::string_view name) {
 }
 
 scanner::scanner(const signature_set& sigs)
-    : m_sigs(sigs), m_mark(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
+    : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
+    for (size_t i = 0; i < sigs.size(); ++i)
+        for (const auto& f : sigs.all()[i].fields) m_has_memory[i] = m_has_memory[i] || f.name == "memory";
 }
 
 void scanner::begin_file(const std::string& name) {
@@ -155,7 +158,29 @@ void scanner::begin_file(const std::string& name) {
     m_file_info.push_back(fi);
 }
 
+bool scanner::is_stable(std::string_view seg) const {
+    const auto b = reinterpret_cast<std::uintptr_t>(m_stable.data()), p = reinterpret_cast<std::uintptr_t>(seg.data());
+    return !m_stable.empty() && p >= b && p - b + seg.size() <= m_stable.size();
+}
+
+// `text` is a prefix of the raw current segment.
+void scanner::hold(held_text& h, std::string_view text) {
+    if (m_seg_stable) h.set({m_seg_stable, text.size()}, true);
+    else h.set(text, false);
+}
+
+void scanner::own_held_texts() {
+    for (auto& [sig, pr] : m_progress) {
+        for (auto& e : pr.any.e) e.text.own();
+        for (auto& r : pr.by_rank)
+            for (auto& e : r.e) e.text.own();
+    }
+    for (auto& [key, st] : m_series) st.last.text.own();
+}
+
 void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
+    own_held_texts();
+    m_stable = {};
     auto& fi = m_file_info.back();
     fi.lines = lines;
     fi.bytes = bytes;
@@ -164,30 +189,23 @@ void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, 
 }
 
 std::int64_t scanner::rank_of(std::string_view s) {
-    if (m_seg_rank != -2) return m_seg_rank;
-    m_seg_rank = -1;
-    std::string_view h = s.substr(0, std::min<size_t>(s.size(), 96));
-    size_t pos = 0;
-    while ((pos = h.find("rank", pos)) != std::string_view::npos) {
-        size_t i = pos + 4, d = i;
-        std::int64_t v = 0;
-        while (d < h.size() && d - i < 7 && h[d] >= '0' && h[d] <= '9') v = v * 10 + (h[d++] - '0');
-        if (d > i && d < h.size() && h[d] == ']') {
-            m_seg_rank = v;
-            break;
-        }
-        pos = i;
-    }
+    if (m_seg_rank == -2) m_seg_rank = rank_prefix(s);
     return m_seg_rank;
 }
 
 void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
     m_hits.clear();
     m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
-    if (m_hits.empty()) return;
+    if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size());
+}
+
+void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
+                            size_t hit_count, const char* stable, std::int64_t rank) {
+    m_seg_stable = stable ? stable : is_stable(seg) ? seg.data() : nullptr;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
+    const auto hits = std::basic_string_view<int>(hit_data, hit_count);
     bool needs_plain = false;
-    for (int h : m_hits) {
+    for (int h : hits) {
         const signature& s = m_sigs.all()[h];
         if (s.kind == sig_kind::progress || s.kind == sig_kind::memory) continue;
         if (s.kind == sig_kind::framework && !s.regex) continue;
@@ -196,13 +214,13 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
     if (needs_plain) seg = plain_text(seg, m_scratch);
     m_line = line;
     m_seg = seg;
-    m_seg_rank = -2;
+    m_seg_rank = rank;
     const auto& all = m_sigs.all();
 
     int best_oom = -1, best_other = -1;
     bool crash = false;
     int crash_sig = -1;
-    for (int h : m_hits) {
+    for (int h : hits) {
         const signature& s = all[h];
         switch (s.kind) {
             case sig_kind::oom:
@@ -255,8 +273,8 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
                 }
                 break;
             case sig_kind::nccl_peer:
-                if (verify_sig(s, seg)) {
-                    auto f = extract_fields(s, seg);
+                if (const field_list* peer = nccl_peer_fields(h, seg)) {
+                    const field_list& f = *peer;
                     auto* pid = find_field(f, "pid");
                     auto* rk = find_field(f, "rank");
                     if (pid && rk && (m_pid_rank.size() < k_pid_max || m_pid_rank.count(pid->num)))
@@ -278,6 +296,23 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
         if (best_oom < 0 && best_other < 0) handle_failure(sig_kind::crash, crash_sig, seg, line);
     }
     (void)cut;
+}
+
+// NCCL INFO lines repeat verbatim (every channel, every communicator): each distinct text is
+// matched once. nullptr: not a peer line.
+const field_list* scanner::nccl_peer_fields(int sig, std::string_view seg) {
+    constexpr size_t k_cache_max = 4096;
+    if (auto it = m_peer_cache.find(seg); it != m_peer_cache.end())
+        return it->second.has_value() ? &*it->second : nullptr;
+    const signature& s = m_sigs.all()[sig];
+    std::optional<field_list> f;
+    if (verify_sig(s, seg)) f = extract_fields(s, seg);
+    if (m_peer_cache.size() >= k_cache_max) {
+        m_peer_scratch = std::move(f);
+        return m_peer_scratch.has_value() ? &*m_peer_scratch : nullptr;
+    }
+    auto& slot = m_peer_cache.emplace(std::string(seg), std::move(f)).first->second;
+    return slot.has_value() ? &*slot : nullptr;
 }
 
 void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line) {
@@ -351,10 +386,9 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
     e->file = m_file;
     e->line = line;
     e->rank = rank;
-    e->text.assign(seg.data(), len);
-    bool has_memory = false;
-    for (const auto& f : s.fields) has_memory = has_memory || f.name == "memory";
-    if (has_memory) handle_memory(sig, seg, line, rank, true);
+    hold(e->text, seg.substr(0, len));
+    e->step_state = 0;
+    if (m_has_memory[static_cast<size_t>(sig)]) handle_memory(sig, seg, line, rank, true);
     // a progress line printed right after a failure (stderr/stdout interleaving)
     if (m_awaiting > 0) {
         m_awaiting = 0;
@@ -384,7 +418,7 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     st.last.line = line;
     st.last.rank = rank;
     st.last_in_ring = in_ring;  // the progress ring holds the text; no second copy
-    if (!in_ring) st.last.text.assign(seg.data(), std::min(seg.size(), k_progress_text));
+    if (!in_ring) hold(st.last.text, seg.substr(0, std::min(seg.size(), k_progress_text)));
     if (n % st.stride != 0) return;
     const signature& s = m_sigs.all()[sig];
     seg = plain_text(seg, m_scratch2);
@@ -430,20 +464,27 @@ bool scanner::resolve_progress(event& ev, bool after) {
         std::optional<std::int64_t> first, second;
         const progress_entry* first_e = nullptr;
         for (size_t k = 0; k < r.size; ++k) {
-            const progress_entry& e = r.newest(k);
+            progress_entry& e = r.newest(k);
             if (e.file != ev.file) continue;
             if (!after && e.line > ev.line) continue;
             if (best && e.line <= best->line && !first_e && e.file == best->file) break;  // older
-            std::string_view text = plain_text(e.text, m_scratch2);
-            if (!verify_sig(s, text)) continue;
-            auto f = extract_fields(s, text);
-            auto* st = find_field(f, "step");
-            if (!st) continue;
+            if (e.step_state == 0) {  // parsed once per entry, however often it is consulted
+                e.step_state = 1;
+                std::string_view text = plain_text(e.text.view(), m_scratch2);
+                if (verify_sig(s, text)) {
+                    auto f = extract_fields(s, text);
+                    if (auto* st = find_field(f, "step")) {
+                        e.step_state = 2;
+                        e.step = st->num;
+                    }
+                }
+            }
+            if (e.step_state != 2) continue;
             if (!first) {
-                first = st->num;
+                first = e.step;
                 first_e = &e;
-            } else if (st->num != *first) {
-                second = st->num;
+            } else if (e.step != *first) {
+                second = e.step;
                 break;
             }
         }
@@ -468,7 +509,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
     ev.prev_step = prev_step;
     ev.progress_sig = best_sig;
     ev.progress_line = best->line;
-    ev.progress_text = std::string(plain_text(best->text, m_scratch2));
+    ev.progress_text = std::string(plain_text(best->text.view(), m_scratch2));
     ev.awaiting_progress = false;
     return true;
 }

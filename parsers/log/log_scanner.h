@@ -43,11 +43,50 @@ struct near_hit {  // a context, refine, phase or rank line
     field_list fields;
 };
 
+// A line kept for later: a view while its bytes stay mapped, else a copy (own() copies).
+class held_text {
+public:
+    held_text() = default;
+    held_text(const held_text& o) { *this = o; }
+    held_text& operator=(const held_text& o) {
+        if (this == &o) return *this;
+        m_owned = o.m_owned;
+        if (m_owned) {
+            m_own = o.m_own;
+            m_view = m_own;
+        } else {
+            m_view = o.m_view;
+        }
+        return *this;
+    }
+    void set(std::string_view s, bool stable) {
+        m_owned = !stable;
+        if (stable) {
+            m_view = s;
+        } else {
+            m_own.assign(s.data(), s.size());
+            m_view = m_own;
+        }
+    }
+    void own() {
+        if (!m_owned) set(m_view, false);
+    }
+    std::string_view view() const { return m_view; }
+
+private:
+    std::string m_own;
+    std::string_view m_view;
+    bool m_owned = true;
+};
+
 struct progress_entry {
     int file = 0;
     std::int64_t line = 0;
     std::int64_t rank = -1;
-    std::string text;
+    held_text text;
+    // The step parsed from text, filled on first use: 0 = not parsed, 1 = none, 2 = `step` valid.
+    std::int8_t step_state = 0;
+    std::int64_t step = 0;
 };
 
 struct event {
@@ -82,7 +121,14 @@ public:
     explicit scanner(const signature_set& sigs);
 
     void begin_file(const std::string& name);
+    // Segments inside `bytes` stay readable until end_file: progress lines keep views of them.
+    void set_stable_bytes(std::string_view bytes) { m_stable = bytes; }
     void on_segment(std::string_view seg, std::int64_t line, bool cut);
+    // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
+    // `stable`: the same bytes inside the stable bytes (kept as a view, not copied); `rank`:
+    // rank_prefix(seg) when known, else -2.
+    void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
+                       const char* stable = nullptr, std::int64_t rank = -2);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
     log_analysis finish();
     // The text of a progress line still held in the rings (empty when it was overwritten).
@@ -100,6 +146,7 @@ private:
             return x;
         }
         const progress_entry& newest(size_t k) const { return e[(head + N - 1 - k) % N]; }
+        progress_entry& newest(size_t k) { return e[(head + N - 1 - k) % N]; }
     };
     struct progress_rings {
         ring<32> any;                  // lines without a rank prefix
@@ -114,10 +161,19 @@ private:
     bool resolve_progress(event& ev, bool after);
     std::optional<std::int64_t> latest_step(std::int64_t rank);
     std::int64_t rank_of(std::string_view seg);
+    const field_list* nccl_peer_fields(int sig, std::string_view seg);
+
+    bool is_stable(std::string_view seg) const;
+    void own_held_texts();
+
+    void hold(held_text& h, std::string_view text);
 
     const signature_set& m_sigs;
+    std::string_view m_stable;
+    const char* m_seg_stable = nullptr;  // the current segment in the stable bytes, if known
     std::vector<int> m_hits;
     std::vector<char> m_mark;
+    std::vector<char> m_has_memory;  // per signature: it has a `memory` field
     std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
     std::vector<log_file_info> m_file_info;
@@ -145,6 +201,12 @@ private:
     std::vector<char> m_fw_sigs_seen;
     std::optional<std::int64_t> m_world_size;
     std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
+    struct text_hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, std::optional<field_list>, text_hash, std::equal_to<>> m_peer_cache;
+    std::optional<field_list> m_peer_scratch;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
     std::int64_t m_pressure = 0;

@@ -235,14 +235,13 @@ void signature_set::add(signature s) { m_sigs.push_back(std::move(s)); }
 
 void signature_set::finish() {
     m_lits.clear();
-    m_bucket.clear();
     m_min_len = 255;
     for (const auto& sg : m_sigs)
         for (const auto& t : sg.literals) m_min_len = std::min(m_min_len, t.size());
-    if (m_min_len == 255 || m_min_len < 2) m_min_len = 2;
+    if (m_min_len == 255 || m_min_len < 4) m_min_len = 4;  // the loader refuses shorter literals
     const size_t m = m_min_len;
     m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
-    m_bucket_of_bigram.assign(65536, 0);
+    std::vector<std::vector<int>> bucket_of(65536);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
         for (const auto& t : m_sigs[i].literals) {
             const auto* u = reinterpret_cast<const unsigned char*>(t.data());
@@ -250,18 +249,23 @@ void signature_set::finish() {
                 unsigned key = (u[q] << 8) | u[q + 1];
                 m_shift[key] = std::min<std::uint8_t>(m_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
-            unsigned key = (u[m - 2] << 8) | u[m - 1];
-            if (!m_bucket_of_bigram[key]) {
-                m_bucket.emplace_back();
-                m_bucket_of_bigram[key] = static_cast<std::uint16_t>(m_bucket.size());
-            }
-            m_bucket[m_bucket_of_bigram[key] - 1].push_back(static_cast<int>(m_lits.size()));
-            const bool stop = m_sigs[i].exclusive;
+            bucket_of[(u[m - 2] << 8) | u[m - 1]].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
             std::memcpy(&head, t.data(), 4);
-            m_lits.push_back({t, static_cast<int>(i), stop, head});
+            m_lits.push_back({t, static_cast<int>(i), m_sigs[i].exclusive, head});
         }
     }
+    m_short_shift.assign(1024, 0);
+    m_zero_shift.assign(1024, 0);
+    m_bucket_begin.assign(65537, 0);
+    m_bucket.clear();
+    for (unsigned key = 0; key < 65536; ++key) {
+        if (m_shift[key] < m - 1) m_short_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
+        if (m_shift[key] == 0) m_zero_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
+        m_bucket_begin[key] = static_cast<std::uint32_t>(m_bucket.size());
+        for (int li : bucket_of[key]) m_bucket.push_back({m_lits[li].head, li});
+    }
+    m_bucket_begin[65536] = static_cast<std::uint32_t>(m_bucket.size());
 }
 
 void signature_set::candidates(std::string_view text, std::vector<int>& hits,
@@ -271,21 +275,28 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const size_t m = m_min_len;
     if (n < m) return;
     const std::uint8_t* shift = m_shift.data();
+    const std::uint64_t* some = m_short_shift.data();
+    const std::uint64_t* zero = m_zero_shift.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = (p[pos] << 8) | p[pos + 1];
-        const std::uint8_t s = shift[key];
-        if (s) {
-            pos += s;
+        const std::uint64_t bit = std::uint64_t{1} << (key & 63);
+        if (!(some[key >> 6] & bit)) {  // the common case: a bigram of no literal window
+            pos += m - 1;
+            continue;
+        }
+        if (!(zero[key >> 6] & bit)) {
+            pos += shift[key];
             continue;
         }
         const size_t start = pos - (m - 2);
-        for (int li : m_bucket[m_bucket_of_bigram[key] - 1]) {
-            const lit_ref& l = m_lits[li];
-            if (mark[l.sig] || start + l.text.size() > n) continue;
-            std::uint32_t head;
-            std::memcpy(&head, p + start, 4);
-            if (head != l.head || std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
+        std::uint32_t head;
+        std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
+        for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
+            if (m_bucket[b].head != head) continue;
+            const lit_ref& l = m_lits[m_bucket[b].lit];
+            if (mark[l.sig] || start + l.text.size() > n ||
+                std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
                 continue;
             mark[l.sig] = 1;
             hits.push_back(l.sig);

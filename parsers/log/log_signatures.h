@@ -92,9 +92,15 @@ private:
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;
     size_t m_min_len = 2;
-    std::vector<std::uint8_t> m_shift;              // 65536 entries
-    std::vector<std::vector<int>> m_bucket;          // bigram -> m_lits indices
-    std::vector<std::uint16_t> m_bucket_of_bigram;   // bigram -> bucket index + 1, 0 = none
+    struct bucket_entry {
+        std::uint32_t head = 0;  // lit_ref::head
+        int lit = 0;
+    };
+    std::vector<std::uint8_t> m_shift;               // per bigram (65536 entries)
+    std::vector<std::uint64_t> m_short_shift;        // bit per bigram: shift < m - 1 (fits L1)
+    std::vector<std::uint64_t> m_zero_shift;         // bit per bigram: shift 0, check its bucket
+    std::vector<std::uint32_t> m_bucket_begin;       // bigram -> first entry in m_bucket (65537)
+    std::vector<bucket_entry> m_bucket;              // literals by the last bigram of their window
 };
 
 }  // namespace oomdx

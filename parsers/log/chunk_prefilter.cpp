@@ -1,0 +1,188 @@
+#include "parsers/log/chunk_prefilter.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "parsers/log/line_splitter.h"
+#include "parsers/log/rank_prefix.h"
+
+namespace oomdx {
+
+namespace {
+
+struct segment_hits {
+    size_t offset = 0;  // from the chunk start
+    size_t length = 0;
+    std::int64_t line = 0;  // from the chunk start, 1-based
+    size_t hit_begin = 0, hit_count = 0;
+    std::int64_t rank = -1;
+    bool cut = false;
+};
+
+struct chunk_result {
+    std::unique_ptr<char[]> bytes;  // the chunk, read with pread
+    size_t capacity = 0;
+    std::vector<segment_hits> segments;
+    std::vector<int> hits;
+    std::int64_t newlines = 0, cut = 0;
+    std::exception_ptr error;
+    bool ready = false;
+};
+
+void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t cap, const signature_set& sigs,
+                     chunk_result& r) {
+    if (r.capacity < len) {
+        r.capacity = len + len / 4;
+        r.bytes.reset(new char[r.capacity]);  // no zero fill: pread overwrites it
+    }
+    mf.read_at(offset, r.bytes.get(), len);
+    const char* begin = r.bytes.get();
+    r.segments.clear();
+    r.hits.clear();
+    std::vector<char> mark(sigs.size(), 0);
+    std::vector<int> found;
+    line_splitter sp(cap);
+    sp.feed(begin, len, [&](std::string_view seg, std::int64_t line, bool cut) {
+        found.clear();
+        sigs.candidates(seg, found, mark);
+        if (found.empty()) return;
+        r.segments.push_back({static_cast<size_t>(seg.data() - begin), seg.size(), line, r.hits.size(),
+                              found.size(), rank_prefix(seg), cut});
+        r.hits.insert(r.hits.end(), found.begin(), found.end());
+    });
+    r.newlines = sp.lines();
+    r.cut = sp.cut_segments();
+}
+
+}  // namespace
+
+prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const signature_set& sigs,
+                                    const prefilter_plan& plan, const prefilter_fn& fn,
+                                    const std::function<void(size_t)>& done) {
+    prefilter_totals t;
+    const char* data = mf.view().data();
+    const size_t size = mf.size();
+    const size_t chunk = std::max<size_t>(plan.chunk_bytes, 64);
+    unsigned workers = plan.workers ? plan.workers : std::max(1u, std::thread::hardware_concurrency());
+    const size_t window = 2 * static_cast<size_t>(workers) + 1;  // chunks in flight: bounds memory
+
+    struct slot {
+        size_t begin = 0, end = 0;
+        chunk_result r;
+    };
+    std::vector<slot> slots(window);
+    std::mutex mu;
+    std::condition_variable cv_work, cv_ready;
+    size_t scheduled = 0, taken = 0, consumed = 0;
+    size_t frontier = 0;  // end of the last scheduled chunk
+    bool no_more = false, abort = false;
+
+    // Under the lock: the next chunks end just after the first '\n' past `chunk` bytes. A
+    // line over four chunks long, or the bytes after the last '\n', end the parallel part
+    // (the caller reads on sequentially, releasing pages as it goes).
+    auto schedule = [&] {
+        while (!no_more && scheduled < consumed + window) {
+            const size_t from = frontier + chunk - 1;
+            const size_t limit = std::min(size, from + 4 * chunk);
+            const void* nl = from < limit ? std::memchr(data + from, '\n', limit - from) : nullptr;
+            if (!nl) {
+                no_more = true;
+                break;
+            }
+            slot& s = slots[scheduled % window];
+            s.begin = frontier;
+            s.end = frontier = static_cast<size_t>(static_cast<const char*>(nl) - data) + 1;
+            ++scheduled;
+        }
+    };
+    auto work = [&] {
+        // The consumer on the calling thread is the serial part: workers yield the core to it.
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);
+        for (;;) {
+            size_t k = 0;
+            {
+                std::unique_lock<std::mutex> lock(mu);
+                cv_work.wait(lock, [&] { return abort || taken < scheduled || no_more; });
+                if (abort || taken >= scheduled) {
+                    if (abort || no_more) return;
+                    continue;
+                }
+                k = taken++;
+            }
+            slot& s = slots[k % window];
+            try {
+                prefilter_chunk(mf, s.begin, s.end - s.begin, cap, sigs, s.r);
+            } catch (...) {
+                s.r.error = std::current_exception();
+            }
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                s.r.ready = true;
+            }
+            cv_ready.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    auto stop = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            abort = true;
+        }
+        cv_work.notify_all();
+        for (auto& th : pool)
+            if (th.joinable()) th.join();
+    };
+    try {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            schedule();
+        }
+        for (unsigned i = 0; i < workers; ++i) pool.emplace_back(work);
+        std::int64_t base = 0;
+        for (size_t k = 0;; ++k) {
+            slot* s = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(mu);
+                if (k >= scheduled) break;  // schedule() ran after every consumed chunk
+                s = &slots[k % window];
+                cv_ready.wait(lock, [&] { return s->r.ready; });
+            }
+            chunk_result& r = s->r;
+            if (r.error) std::rethrow_exception(r.error);
+            const char* begin = r.bytes.get();
+            const char* mapped = data + s->begin;
+            for (const auto& seg : r.segments)
+                fn({std::string_view(begin + seg.offset, seg.length), mapped + seg.offset, base + seg.line, seg.cut,
+                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count});
+            base += r.newlines;
+            t.cut += r.cut;
+            t.end = s->end;
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                r.ready = false;
+                consumed = k + 1;
+                schedule();
+            }
+            cv_work.notify_all();
+            if (done) done(t.end);
+        }
+        t.newlines = base;
+    } catch (...) {
+        stop();
+        throw;
+    }
+    stop();
+    return t;
+}
+
+}  // namespace oomdx

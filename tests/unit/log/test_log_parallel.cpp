@@ -1,0 +1,72 @@
+// The parallel prefilter: chunked, multi-threaded reads give exactly the single-threaded result,
+// whatever the chunk size and wherever lines, '\r' redraws, long lines and failures fall.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "parsers/log/log_analyzer.h"
+
+using namespace oomdx;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Several frameworks and ranks, tqdm redraws, CRLF, a line over the 64 KiB match cap, a line
+// over four chunks, NCCL lines that repeat, a failure in the middle and one at the end.
+std::string training_log(bool trailing_newline) {
+    std::string s = "[titan] 2026-01-01 00:00:00,000 - root - INFO - world_size 8\n";
+    for (int step = 1; step <= 120; ++step) {
+        for (int r = 0; r < 8; ++r) {
+            s += "[rank" + std::to_string(r) + "]:[titan] 2026-01-01 - root - INFO - \x1b[31mstep: " +
+                 std::to_string(step) + "  \x1b[32mloss:  2.0  \x1b[38;2;180;60;0mmemory: " +
+                 std::to_string(40 + step / 10 + r) + ".00GiB(50.00%)  \x1b[34mtps: 1,234\x1b[39m\n";
+            if (r % 4 == 1)
+                s += "[rank" + std::to_string(r) + "]: MA 12." + std::to_string(step % 10) +
+                     " GB         Max_MA 14.02 GB         CA 15.3 GB         Max_CA 16 GB \r\n";
+            if (r == 2)
+                s += "host-0:1000" + std::to_string(r) + ":2000 [2] NCCL INFO Channel 03/0 : 2[2] -> 3[3] via P2P\n";
+        }
+        s += " 40%|####      | " + std::to_string(step) + "/300 [00:10<00:15,  3.9it/s]\r";
+        if (step == 30) s += "[rank3]: " + std::string(70000, 'x') + " step: 7 loss: 1\n";
+        if (step == 60) s += std::string(9000, 'y') + "\n";
+        if (step == 90)
+            s += "[rank6]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 6 has a "
+                 "total capacity of 79.10 GiB of which 1.21 GiB is free.\n";
+    }
+    s += "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 5 has a total "
+         "capacity of 79.10 GiB of which 0.50 GiB is free.";
+    if (trailing_newline) s += "\n";
+    return s;
+}
+
+std::string analyze(const fs::path& p, unsigned threads, size_t chunk) {
+    log_options o;
+    o.threads = threads;
+    o.chunk_bytes = chunk;
+    return to_json(analyze_logs({p.string()}, o)).dump();
+}
+
+}  // namespace
+
+TEST_CASE("chunked parallel reads equal the single-threaded pass") {
+    const fs::path dir = fs::temp_directory_path() / ("oomdx_log_parallel_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    for (bool nl : {true, false}) {
+        const fs::path p = dir / (nl ? "with_newline.log" : "without_newline.log");
+        {
+            std::ofstream(p, std::ios::binary) << training_log(nl);
+        }
+        const std::string serial = analyze(p, 1, size_t{1} << 20);
+        CHECK(serial.find("\"rank\":6") != std::string::npos);
+        for (size_t chunk : {64, 1000, 2048, 4096, 65536})
+            for (unsigned threads : {2u, 3u, 0u}) {
+                CAPTURE(nl);
+                CAPTURE(chunk);
+                CAPTURE(threads);
+                CHECK(analyze(p, threads, chunk) == serial);
+            }
+    }
+    fs::remove_all(dir);
+}
