@@ -20,12 +20,13 @@ namespace oomdx {
 
 namespace {
 
-struct segment_hits {
-    size_t offset = 0;  // from the chunk start
-    size_t length = 0;
-    std::int64_t line = 0;  // from the chunk start, 1-based
-    size_t hit_begin = 0, hit_count = 0;
-    std::int64_t rank = -1;
+struct segment_hits {  // 32 bytes: chunks stay under 4 GiB
+    std::uint32_t offset = 0;  // from the chunk start
+    std::uint32_t length = 0;
+    std::uint32_t line = 0;  // from the chunk start, 1-based
+    std::int32_t rank = -1;
+    std::uint64_t hit_begin = 0;
+    std::uint32_t hit_count = 0;
     bool cut = false;
 };
 
@@ -50,15 +51,14 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
     r.segments.clear();
     r.hits.clear();
     std::vector<char> mark(sigs.size(), 0);
-    std::vector<int> found;
     line_splitter sp(cap);
     sp.feed(begin, len, [&](std::string_view seg, std::int64_t line, bool cut) {
-        found.clear();
-        sigs.candidates(seg, found, mark);
-        if (found.empty()) return;
-        r.segments.push_back({static_cast<size_t>(seg.data() - begin), seg.size(), line, r.hits.size(),
-                              found.size(), rank_prefix(seg), cut});
-        r.hits.insert(r.hits.end(), found.begin(), found.end());
+        const size_t first = r.hits.size();
+        sigs.candidates(seg, r.hits, mark);
+        if (r.hits.size() == first) return;
+        r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
+                              static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
+                              static_cast<std::uint32_t>(r.hits.size() - first), cut});
     });
     r.newlines = sp.lines();
     r.cut = sp.cut_segments();
@@ -72,7 +72,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     prefilter_totals t;
     const char* data = mf.view().data();
     const size_t size = mf.size();
-    const size_t chunk = std::max<size_t>(plan.chunk_bytes, 64);
+    const size_t chunk = std::clamp<size_t>(plan.chunk_bytes, 64, size_t{256} << 20);  // 5 chunks < 4 GiB
     unsigned workers = plan.workers ? plan.workers : std::max(1u, std::thread::hardware_concurrency());
     const size_t window = 2 * static_cast<size_t>(workers) + 1;  // chunks in flight: bounds memory
 

@@ -274,6 +274,10 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const size_t n = text.size();
     const size_t m = m_min_len;
     if (n < m) return;
+    const size_t first = hits.size();
+    auto unmark = [&] {
+        for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
+    };
     const std::uint8_t* shift = m_shift.data();
     const std::uint64_t* some = m_short_shift.data();
     const std::uint64_t* zero = m_zero_shift.data();
@@ -301,13 +305,13 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
             mark[l.sig] = 1;
             hits.push_back(l.sig);
             if (l.stop) {
-                for (int h : hits) mark[h] = 0;
+                unmark();
                 return;
             }
         }
         ++pos;
     }
-    for (int h : hits) mark[h] = 0;
+    unmark();
 }
 
 }  // namespace oomdx

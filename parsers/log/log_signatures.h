@@ -73,8 +73,8 @@ public:
 
     // Progress and memory lines are the bulk of a big log: the scan of a segment ends at the
     // literal of an `exclusive` signature (like grep stops at the first match of a line).
-    // Adds to `hits` the index of every signature with a literal in `text` (no duplicates;
-    // `mark` must have size() entries and is reset for the returned indices).
+    // Appends to `hits` the index of every signature with a literal in `text` (no duplicates;
+    // `mark` must have size() entries, all 0, and is reset for the appended indices).
     void candidates(std::string_view text, std::vector<int>& hits, std::vector<char>& mark) const;
 
     void add(signature s);  // for tests and loaders; call finish() afterwards
