@@ -271,7 +271,7 @@ snapshot_analysis analyze(const snapshot& s, const analysis_options& opt) {
     for (std::size_t i = 0; i < s.device_traces.size(); ++i)
         if (!s.device_traces[i].empty()) by_device[static_cast<std::int64_t>(i)];
 
-    static const std::vector<trace_entry> k_empty;
+    static const trace_list k_empty;
     for (auto& [dev, segs] : by_device) {
         device_analysis d;
         d.device = dev;

@@ -79,12 +79,12 @@ struct replay_extras {
     bool fsdp_frames = false, ddp_frames = false;
 };
 
-void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
+void replay_trace(const snapshot& s, const trace_list& trace,
                   const std::vector<const segment*>& segs, attribution& attr,
                   const analysis_options& opt, device_analysis& d, replay_extras& x);
 
 // Undoes the trace backwards from the final segments to measure free blocks at each OOM.
-void replay_free_blocks(const std::vector<trace_entry>& trace,
+void replay_free_blocks(const trace_list& trace,
                         const std::vector<const segment*>& segs, device_analysis& d);
 
 void detect_patterns(const snapshot_analysis& a, device_analysis& d, const replay_extras& x,

@@ -79,7 +79,7 @@ struct live_alloc {
 
 }  // namespace
 
-void replay_trace(const snapshot& s, const std::vector<trace_entry>& trace,
+void replay_trace(const snapshot& s, const trace_list& trace,
                   const std::vector<const segment*>& segs, attribution& attr,
                   const analysis_options& opt, device_analysis& d, replay_extras& x) {
     const std::size_t ncat = attr.rules().names().size();
@@ -619,7 +619,7 @@ private:
 
 }  // namespace
 
-void replay_free_blocks(const std::vector<trace_entry>& trace,
+void replay_free_blocks(const trace_list& trace,
                         const std::vector<const segment*>& segs, device_analysis& d) {
     if (d.ooms.empty()) return;
     for (const segment* sg : segs)

@@ -10,6 +10,7 @@
 #include "parsers/snapshot/pickle_reader.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -29,7 +30,8 @@ namespace oomdx::snap {
 namespace {
 
 enum class vt : std::uint8_t {
-    none, boolean, integer, uint64, floating, str, node, frame, frames, consumed, unset,
+    unset,  // 0: a zero-filled memo chunk reads as unset
+    none, boolean, integer, uint64, floating, str, node, frame, frames, consumed,
     record  // a trace entry decoded by the fast path, waiting in m_records[a] for its list
 };
 
@@ -40,50 +42,6 @@ struct val {
 };
 
 enum class nk : std::uint8_t { free, list, dict, tuple };
-
-// Growable storage in fixed chunks: no reallocation peak while a 2-million-entry trace grows;
-// take() moves it into an exactly sized vector one chunk at a time.
-template <class T>
-class chunked {
-public:
-    static constexpr std::size_t k_chunk = (std::size_t(4) << 20) / sizeof(T);
-    void push_back(const T& x) {
-        static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
-        if (m_size % k_chunk == 0) {
-            void* raw = ::operator new(k_chunk * sizeof(T), std::align_val_t(k_align));
-            m_chunks.emplace_back(static_cast<T*>(raw));
-            prefault_write(raw, k_chunk * sizeof(T));
-        }
-        new (m_chunks.back().get() + m_size % k_chunk) T(x);
-        ++m_size;
-    }
-    std::size_t size() const { return m_size; }
-    bool empty() const { return m_size == 0; }
-    void clear() {
-        m_chunks.clear();
-        m_size = 0;
-    }
-    std::vector<T> take() {
-        std::vector<T> v;
-        v.reserve(m_size);
-        for (auto& c : m_chunks) {
-            const std::size_t n = std::min(k_chunk, m_size - v.size());
-            prefault_write(v.data() + v.size(), n * sizeof(T));  // grows as chunks are freed
-            v.insert(v.end(), c.get(), c.get() + n);
-            c.reset();
-        }
-        clear();
-        return v;
-    }
-
-private:
-    static constexpr std::size_t k_align = std::size_t(2) << 20;
-    struct release {
-        void operator()(T* p) const { ::operator delete(p, std::align_val_t(k_align)); }
-    };
-    std::vector<std::unique_ptr<T, release>> m_chunks;
-    std::size_t m_size = 0;
-};
 
 struct node {
     nk kind = nk::free;
@@ -96,32 +54,50 @@ struct node {
     std::int64_t memo = -1;
     val res;
     std::vector<val> items;  // list/tuple items, or dict key,value pairs
-    chunked<trace_entry> entries;
+    trace_list entries;
     std::vector<block> blocks;
     std::vector<segment> segs;
 };
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 
-// The memo in chunks of 64K slots (no reallocation copies; unset slots read as vt::unset).
+// The memo in chunks of 256K slots (4 MiB; no reallocation copies). Zero-filled memory reads
+// as vt::unset: the first chunk is calloc'd, later ones are block_pool blocks.
 class memo_table {
+    static constexpr std::size_t k_shift = 18;
+    static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
+    static_assert(k_chunk * sizeof(val) <= block_pool::k_block);
+
 public:
     std::size_t size() const { return m_size; }
-    val& operator[](std::size_t i) { return m_chunks[i >> 16][i & 0xffff]; }
+    val& operator[](std::size_t i) { return m_chunks[i >> k_shift].get()[i & (k_chunk - 1)]; }
     bool try_append(const val& v) {
-        if (m_size >= m_chunks.size() * 65536) return false;
+        if (m_size >= m_chunks.size() * k_chunk) return false;
         (*this)[m_size++] = v;
         return true;
     }
     void resize(std::size_t n) {
-        while (m_chunks.size() * 65536 < n) {
-            m_chunks.push_back(std::make_unique<val[]>(65536));
+        while (m_chunks.size() * k_chunk < n) {
+            if (m_chunks.empty()) {
+                auto* c = static_cast<val*>(std::calloc(k_chunk, sizeof(val)));  // val is an aggregate
+                if (!c) throw std::bad_alloc();
+                m_chunks.emplace_back(c, release{false});
+            } else {
+                m_chunks.emplace_back(static_cast<val*>(block_pool::shared().take()), release{true});
+            }
         }
         if (n > m_size) m_size = n;
     }
 
 private:
-    std::vector<std::unique_ptr<val[]>> m_chunks;
+    struct release {
+        bool pooled = false;
+        void operator()(val* p) const {
+            if (pooled) block_pool::give_back(p);
+            else std::free(p);
+        }
+    };
+    std::vector<std::unique_ptr<val, release>> m_chunks;
     std::size_t m_size = 0;
 };
 
@@ -994,7 +970,7 @@ void reader::build_top(const val& topv) {
             if (x.t != vt::node || deref(x).kind != nk::list) fail("'device_traces' is not a list");
             node& l = deref(x);
             if (!l.entries.empty()) {  // a flat list of entries: treat as device 0
-                m_out.device_traces.push_back(l.entries.take());
+                m_out.device_traces.push_back(std::move(l.entries));
                 break;
             }
             for (const val& d : l.items) {
@@ -1006,7 +982,7 @@ void reader::build_top(const val& topv) {
                 node& t = deref(d);
                 if (t.kind != nk::list || !t.items.empty())
                     fail("'device_traces' item holds something other than trace entry dicts");
-                m_out.device_traces.push_back(t.entries.take());
+                m_out.device_traces.push_back(std::move(t.entries));
             }
             break;
         }

@@ -11,6 +11,7 @@
 #include "parsers/snapshot/json_reader.h"
 #include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_reader.h"
+#include "parsers/snapshot/read_ahead.h"
 
 namespace oomdx::snap {
 
@@ -57,14 +58,14 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
-    // Every few MB: drop the pages behind the cursor, fault in the window ahead in one call.
-    auto release = [&mf, &progress](std::size_t off) {
+    // Every few MB: drop the pages behind the cursor; a helper thread faults in the window ahead.
+    read_ahead ahead(mf.data(), mf.size(), std::size_t(24) << 20);
+    auto release = [&](std::size_t off) {
         mf.release_before(off);
         if (progress) progress(off, mf.size());
-        const std::size_t ahead = std::min<std::size_t>(std::size_t(16) << 20, mf.size() - off);
-        prefault_read(mf.data() + off, ahead);
+        ahead.advance(off);
     };
-    prefault_read(mf.data(), std::min<std::size_t>(std::size_t(8) << 20, mf.size()));
+    ahead.advance(0);
     return load_any(mf.view(), path, limits, release);
 }
 

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parsers/snapshot/chunked_list.h"
+
 namespace oomdx::snap {
 
 // All string_views below point into snapshot::m_strings (stable while the snapshot lives,
@@ -101,6 +103,8 @@ struct trace_entry {
     action_kind kind : 8 = action_kind::other;
 };
 
+using trace_list = chunked_list<trace_entry>;
+
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
 struct annotation {
     std::string_view name;
@@ -160,7 +164,7 @@ struct snapshot {
     snapshot_info info;
 
     std::vector<segment> segments;                      // in file order (all devices)
-    std::vector<std::vector<trace_entry>> device_traces;  // index = device; may be empty lists
+    std::vector<trace_list> device_traces;  // index = device; may be empty lists
     std::vector<annotation> external_annotations;
     std::vector<entry_context> entry_contexts{entry_context{}};  // [0] = none
     nlohmann::json allocator_settings;                  // null when absent

@@ -109,8 +109,11 @@ public:
     // One segment of at least `size` bytes holding the live blocks.
     void finish(std::int64_t size = 0) {
         ev(0, action_kind::segment_alloc, base, std::max(size, bump - base));
-        s.device_traces[0].insert(s.device_traces[0].begin(), s.device_traces[0].back());
-        s.device_traces[0].pop_back();
+        trace_list& t = s.device_traces[0];  // the segment_alloc goes first
+        trace_list moved;
+        moved.push_back(t.back());
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) moved.push_back(t[i]);
+        t = std::move(moved);
         segment& g = seg(0, base);
         std::int64_t at = base;
         for (const auto& [addr, v] : live) {

@@ -1,0 +1,94 @@
+#include "parsers/snapshot/block_pool.h"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <new>
+#include <system_error>
+
+namespace oomdx::snap {
+
+namespace {
+constexpr std::size_t k_ready = 3;
+constexpr std::size_t k_align = std::size_t(2) << 20;
+}  // namespace
+
+block_pool& block_pool::shared() {
+    static block_pool pool;
+    return pool;
+}
+
+block_pool::~block_pool() {
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+    for (void* b : m_ready) give_back(b);
+}
+
+// Fresh anonymous pages are zero: no fill pass. Over-mapped by 2 MiB to align, then trimmed.
+void* block_pool::allocate() {
+    void* raw = ::mmap(nullptr, k_block + k_align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const auto a = reinterpret_cast<std::uintptr_t>(raw);
+    const std::uintptr_t b = (a + k_align - 1) & ~(k_align - 1);
+    if (b > a) ::munmap(raw, b - a);
+    if (const std::uintptr_t tail = a + k_block + k_align - (b + k_block); tail > 0)
+        ::munmap(reinterpret_cast<void*>(b + k_block), tail);
+    void* block = reinterpret_cast<void*>(b);
+#ifdef MADV_HUGEPAGE
+    ::madvise(block, k_block, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+    ::madvise(block, k_block, MADV_POPULATE_WRITE);
+#endif
+    return block;
+}
+
+void block_pool::give_back(void* block) {
+    if (block) ::munmap(block, k_block);
+}
+
+void* block_pool::take() {
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        ++m_taken;
+        if (!m_ready.empty()) {
+            void* b = m_ready.front();
+            m_ready.pop_front();
+            m_cv.notify_all();
+            return b;
+        }
+        if (m_taken >= 2 && !m_thread.joinable() && std::thread::hardware_concurrency() > 1) {
+            try {
+                m_thread = std::thread([this] { run(); });
+            } catch (const std::system_error&) {
+                // no helper: every block is made on the caller's thread
+            }
+        }
+    }
+    m_cv.notify_all();
+    return allocate();
+}
+
+void block_pool::run() {
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(m_mu);
+            m_cv.wait(lock, [&] { return m_stop || m_ready.size() < k_ready; });
+            if (m_stop) return;
+        }
+        void* b = nullptr;
+        try {
+            b = allocate();
+        } catch (const std::bad_alloc&) {
+            return;  // out of memory: the caller's own allocation will report it
+        }
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_ready.push_back(b);
+    }
+}
+
+}  // namespace oomdx::snap

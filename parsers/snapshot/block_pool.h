@@ -1,0 +1,38 @@
+// Zero-filled 4 MiB blocks (2 MiB aligned, huge-page advised, already faulted in), prepared
+// ahead on a helper thread: a reader that grows big arrays does not stop for page faults.
+// The helper starts with the second block taken (small inputs never start it) and keeps at
+// most three blocks ready. Thread-safe; blocks are returned with give_back.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace oomdx::snap {
+
+class block_pool {
+public:
+    static constexpr std::size_t k_block = std::size_t(4) << 20;
+
+    static block_pool& shared();
+    void* take();  // throws std::bad_alloc
+    static void give_back(void* block);
+
+    ~block_pool();
+
+private:
+    block_pool() = default;
+    static void* allocate();
+    void run();
+
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+    std::deque<void*> m_ready;
+    std::size_t m_taken = 0;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+}  // namespace oomdx::snap

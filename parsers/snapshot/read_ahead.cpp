@@ -1,0 +1,54 @@
+#include "parsers/snapshot/read_ahead.h"
+
+#include <algorithm>
+
+#include "parsers/snapshot/pickle_common.h"
+
+namespace oomdx::snap {
+
+read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t window)
+    : m_base(base), m_size(size), m_window(window) {
+    if (size > window && std::thread::hardware_concurrency() > 1) m_thread = std::thread([this] { run(); });
+}
+
+read_ahead::~read_ahead() {
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void read_ahead::advance(std::size_t offset) {
+    const std::size_t target = std::min(m_size, offset + m_window);
+    if (!m_thread.joinable()) {
+        prefault_read(m_base + offset, target - std::min(offset, target));
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_reader = offset;
+        m_target = std::max(m_target, target);
+    }
+    m_cv.notify_all();
+}
+
+void read_ahead::run() {
+    constexpr std::size_t step = std::size_t(4) << 20;
+    std::size_t done = 0;
+    for (;;) {
+        std::size_t from = 0, to = 0;
+        {
+            std::unique_lock<std::mutex> lock(m_mu);
+            m_cv.wait(lock, [&] { return m_stop || m_target > std::max(done, m_reader); });
+            if (m_stop) return;
+            from = std::max(done, m_reader);  // never behind the reader (it releases pages there)
+            to = std::min(m_target, from + step);
+        }
+        prefault_read(m_base + from, to - from);
+        done = to;
+    }
+}
+
+}  // namespace oomdx::snap
