@@ -1,6 +1,8 @@
 #include "parsers/snapshot/block_pool.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <new>
@@ -74,6 +76,7 @@ void* block_pool::take() {
 }
 
 void block_pool::run() {
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);  // the reader comes first
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(m_mu);

@@ -417,6 +417,7 @@ private:
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
         const std::uint8_t* const end = m_end;
+        __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
         if (end - q < 6 || q[0] != 0x94 || q[1] != '(') return false;
         q += 2;
         const std::size_t memo_size = m_memo.size();

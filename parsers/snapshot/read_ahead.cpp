@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "parsers/snapshot/pickle_common.h"
 
 namespace oomdx::snap {
@@ -35,6 +38,7 @@ void read_ahead::advance(std::size_t offset) {
 }
 
 void read_ahead::run() {
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);  // the reader comes first
     constexpr std::size_t step = std::size_t(4) << 20;
     std::size_t done = 0;
     for (;;) {
