@@ -77,6 +77,76 @@ struct live_alloc {
     bool preexisting = false;  // seen first as a free: allocated before the trace
 };
 
+// Live allocations by address: open addressing with linear probing and backward-shift
+// erase (a trace has millions of alloc/free pairs; node-based maps spend their time in malloc).
+// Slots read like std::pair (first = address, second = the allocation).
+class live_map {
+public:
+    struct slot {
+        std::int64_t first = 0;
+        live_alloc second;
+        bool used = false;
+    };
+    live_map() : m_tab(std::size_t(1) << m_bits) {}
+    slot* end() const { return nullptr; }
+    slot* find(std::int64_t addr) {
+        for (std::size_t i = home(addr);; i = (i + 1) & mask()) {
+            if (!m_tab[i].used) return nullptr;
+            if (m_tab[i].first == addr) return &m_tab[i];
+        }
+    }
+    std::pair<slot*, bool> try_emplace(std::int64_t addr) {
+        if ((m_size + 1) * 2 > m_tab.size()) grow();
+        std::size_t i = home(addr);
+        for (; m_tab[i].used; i = (i + 1) & mask())
+            if (m_tab[i].first == addr) return {&m_tab[i], false};
+        m_tab[i].used = true;
+        m_tab[i].first = addr;
+        m_tab[i].second = live_alloc{};
+        ++m_size;
+        return {&m_tab[i], true};
+    }
+    std::pair<slot*, bool> emplace(std::int64_t addr, const live_alloc& la) {
+        auto r = try_emplace(addr);
+        if (r.second) r.first->second = la;
+        return r;
+    }
+    void erase(slot* s) {
+        std::size_t i = static_cast<std::size_t>(s - m_tab.data());
+        for (std::size_t j = (i + 1) & mask(); m_tab[j].used; j = (j + 1) & mask()) {
+            const std::size_t k = home(m_tab[j].first);
+            const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+            if (stays) continue;
+            m_tab[i] = m_tab[j];
+            i = j;
+        }
+        m_tab[i].used = false;
+        --m_size;
+    }
+    template <class F>
+    void for_each(F&& f) const {
+        for (const auto& sl : m_tab)
+            if (sl.used) f(sl.first, sl.second);
+    }
+
+private:
+    std::size_t mask() const { return m_tab.size() - 1; }
+    std::size_t home(std::int64_t addr) const {  // Fibonacci hashing: the high bits of the product
+        return static_cast<std::size_t>((static_cast<std::uint64_t>(addr) * 0x9E3779B97F4A7C15ULL) >> (64 - m_bits));
+    }
+    void grow() {
+        std::vector<slot> old(m_tab.size() * 2);
+        old.swap(m_tab);
+        ++m_bits;
+        m_size = 0;
+        for (const auto& sl : old)
+            if (sl.used) emplace(sl.first, sl.second);
+    }
+    unsigned m_bits = 12;
+    std::vector<slot> m_tab;
+    std::size_t m_size = 0;
+};
+
 }  // namespace
 
 void replay_trace(const snapshot& s, const trace_list& trace,
@@ -205,8 +275,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     if (!d.has_trace && d.oom_count == 0) return;
 
     // Pass B: replay with the live map.
-    std::unordered_map<std::int64_t, live_alloc> live;
-    live.reserve(std::min<std::size_t>(trace.size() / 2 + 16, 1u << 22));
+    live_map live;
     std::vector<std::int64_t> site_live, site_blocks, site_big;
     std::vector<int> site_cat;
     auto grow_sites = [&](int st) {
@@ -501,12 +570,12 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     };
     std::vector<acc> ends;
     std::vector<std::int64_t> end_cat(ncat, 0);
-    for (const auto& [addr, la] : live) {
-        if (la.preexisting || la.pending) continue;
+    live.for_each([&](std::int64_t, const live_alloc& la) {
+        if (la.preexisting || la.pending) return;
         ends.push_back({la.site, la.cat, la.epoch, la.size});
         end_cat[la.cat] += la.size;
         d.end_live_recorded_bytes += la.size;
-    }
+    });
     if (d.end_live_recorded_bytes > 0)
         d.end_other_unknown_share = double(end_cat[cat_other] + end_cat[cat_unknown]) /
                                     double(d.end_live_recorded_bytes);

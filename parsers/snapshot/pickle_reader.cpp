@@ -101,6 +101,77 @@ private:
     std::size_t m_size = 0;
 };
 
+// Frame lists by the bytes of their items (BINGET / LONG_BINGET of memoized frames): a trace
+// has millions of fresh lists but a few thousand distinct ones, so a list seen before skips
+// the memo lookups and interning. Valid while no memo slot is overwritten (clear() then).
+class raw_frames_cache {
+public:
+    static std::uint64_t hash(const std::uint8_t* p, std::size_t n) {
+        std::uint64_t a = 0x9E3779B97F4A7C15ULL ^ n, b = 0xcbf29ce484222325ULL;
+        std::size_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            std::uint64_t x, y;
+            std::memcpy(&x, p + i, 8);
+            std::memcpy(&y, p + i + 8, 8);
+            a = (a ^ x) * 0xff51afd7ed558ccdULL;
+            b = (b ^ y) * 0xc4ceb9fe1a85ec53ULL;
+            a ^= a >> 32;
+            b ^= b >> 29;
+        }
+        for (; i < n; ++i) a = (a ^ p[i]) * 0x100000001b3ULL;
+        std::uint64_t h = a ^ (b * 0x9E3779B97F4A7C15ULL);
+        return h ^ (h >> 31);
+    }
+    // The list's id, or -1.
+    std::int64_t find(const std::uint8_t* p, std::size_t n, std::uint64_t h) const {
+        if (m_count == 0) return -1;
+        const std::size_t mask = m_tab.size() - 1;
+        for (std::size_t i = h & mask; m_tab[i].len; i = (i + 1) & mask) {
+            const entry& e = m_tab[i];
+            if (e.h == h && e.len == n && std::memcmp(m_bytes.data() + e.off, p, n) == 0) return e.id;
+        }
+        return -1;
+    }
+    void insert(const std::uint8_t* p, std::size_t n, std::uint64_t h, frames_id id) {
+        if (n == 0 || n > (1u << 20) || m_bytes.size() + n > k_max_bytes) return;  // bounded: 16 MiB
+        if ((m_count + 1) * 2 > m_tab.size()) grow();
+        const std::size_t mask = m_tab.size() - 1;
+        std::size_t i = h & mask;
+        while (m_tab[i].len) i = (i + 1) & mask;
+        m_tab[i] = entry{h, static_cast<std::uint32_t>(m_bytes.size()), static_cast<std::uint32_t>(n), id};
+        m_bytes.append(reinterpret_cast<const char*>(p), n);
+        ++m_count;
+    }
+    void clear() {
+        if (m_count == 0) return;
+        m_tab.assign(m_tab.size(), entry{});
+        m_bytes.clear();
+        m_count = 0;
+    }
+
+private:
+    static constexpr std::size_t k_max_bytes = std::size_t(16) << 20;
+    struct entry {
+        std::uint64_t h = 0;
+        std::uint32_t off = 0, len = 0;  // len 0: empty slot
+        frames_id id = 0;
+    };
+    void grow() {
+        std::vector<entry> old(std::max<std::size_t>(1024, m_tab.size() * 2));
+        old.swap(m_tab);
+        const std::size_t mask = m_tab.size() - 1;
+        for (const entry& e : old) {
+            if (!e.len) continue;
+            std::size_t i = e.h & mask;
+            while (m_tab[i].len) i = (i + 1) & mask;
+            m_tab[i] = e;
+        }
+    }
+    std::vector<entry> m_tab;
+    std::string m_bytes;
+    std::size_t m_count = 0;
+};
+
 class reader {
 public:
     reader(std::string_view data, const std::string& name, const load_limits& lim,
@@ -259,6 +330,7 @@ private:
         if (idx < m_memo.size()) {
             val& slot = m_memo[idx];
             if (slot.t == vt::unset) ++m_memo_count;
+            else m_raw_frames.clear();  // a slot that cached frame lists may refer to changed
             slot = v;
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
@@ -446,6 +518,10 @@ private:
         std::size_t nstr = 0;
         std::size_t frames_begin = 0, frames_end = 0;
         int frames_slot = -1;  // position among the memo puts of the fresh frames list
+        const std::uint8_t* raw_begin = nullptr;  // the list's item bytes
+        std::size_t raw_len = 0;
+        std::uint64_t raw_hash = 0;
+        frames_id cached_frames = -1;
         int nputs = 0;
         bool have_action = false;
         frame_id* const fids = m_fids.data();
@@ -512,6 +588,29 @@ private:
                 frames_begin = nf;
                 if (q < end && *q == '(') {
                     ++q;
+                    // The item bytes first: a list seen before needs no lookups.
+                    const std::uint8_t* r = q;
+                    std::size_t items = 0;
+                    for (;;) {
+                        if (end - r < 5) return false;
+                        if (*r == 'j') r += 5;
+                        else if (*r == 'h') r += 2;
+                        else break;
+                        ++items;
+                    }
+                    if (*r != 'e' || items == 0) return false;
+                    raw_begin = q;
+                    raw_len = static_cast<std::size_t>(r - q);
+                    raw_hash = raw_frames_cache::hash(q, raw_len);
+                    if (std::int64_t id = m_raw_frames.find(q, raw_len, raw_hash); id >= 0) {
+                        cached_frames = static_cast<frames_id>(id);
+                        nf += items;
+                        q = r + 1;
+                        frames_end = nf;
+                        frames_slot = nputs++;
+                        v = val{vt::frames, 0, 0};
+                        break;
+                    }
                     for (;;) {
                         if (end - q < 5 || nf >= fcap) return false;
                         std::uint64_t idx;
@@ -572,9 +671,12 @@ private:
         for (int put = 0; put < nputs; ++put) {
             val mv;
             if (put == frames_slot) {
-                mv = val{vt::frames,
-                         static_cast<std::uint32_t>(m_frames.intern_list(fids + frames_begin, frames_end - frames_begin)),
-                         0};
+                frames_id id = cached_frames;
+                if (id < 0) {
+                    id = m_frames.intern_list(fids + frames_begin, frames_end - frames_begin);
+                    if (raw_begin) m_raw_frames.insert(raw_begin, raw_len, raw_hash, id);
+                }
+                mv = val{vt::frames, static_cast<std::uint32_t>(id), 0};
                 e.frames = static_cast<frames_id>(mv.a);
             } else {
                 mv = val{vt::str, str_memo[si++], 0};
@@ -668,6 +770,7 @@ private:
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
+    raw_frames_cache m_raw_frames;
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     std::uint64_t m_last_context_key = ~std::uint64_t(0);
     std::uint32_t m_last_context = 0;
