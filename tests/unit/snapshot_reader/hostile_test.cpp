@@ -1,6 +1,7 @@
 // Hostile and malformed pickles: each gives one clear input_error, never a crash.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <string>
 
 #include "engine/core/errors.h"
@@ -138,4 +139,40 @@ TEST_CASE("fuzz findings stay fixed: huge floats, address overflow, out-of-range
         {"size": 1024, "state": "inactive"}]}])").find("address") != std::string::npos);
     CHECK(error_of(R"([{"address": 0, "total_size": -1, "blocks": []}])").find("total_size = -1 is out of range") !=
           std::string::npos);
+}
+
+// A frame list whose item bytes were seen before is taken from a cache; a BINPUT that
+// overwrites a memoized frame must not leave the old frame behind.
+TEST_CASE("frame lists cached by their bytes follow an overwritten memo slot") {
+    auto s = [](const char* text) { return std::string(1, '\x8c') + char(std::strlen(text)) + text + '\x94'; };
+    auto h = [](int idx) { return std::string(1, 'h') + char(idx); };
+    const std::string M = "\x94";
+    std::string b;
+    b += "}" + M + "(";                                   // memo 0: top dict
+    b += s("segments") + "]" + M;                         // 1, 2
+    b += s("device_traces") + "]" + M + "(" + "]" + M + "(";  // 3, 4 (devices), 5 (device 0)
+    // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size, 11 frames, list 12,
+    // frame dict 13 {name 14: f 15, filename 16: a.py 17, line 18: 1}
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + s("frames") + "]" + M +
+         "(" + "}" + M + "(" + s("name") + s("f") + s("filename") + s("a.py") + s("line") + "K\x01" + "u" + "e" + "u";
+    // entry 19 (fast path): frames [memo 13] -> cached by the bytes "h\x0d"
+    auto entry = [&](int addr, const std::string& frames_items) {
+        return "}" + M + "(" + h(7) + h(8) + h(9) + "K" + char(addr) + h(10) + "K\x20" + h(11) + "]" + M + "(" +
+               frames_items + "e" + "u";
+    };
+    b += entry(0x30, h(13));  // memo 19 dict, 20 list
+    // entry 21 (general path): its frame list holds a new frame dict stored over memo 13 (BINPUT)
+    b += "}" + M + "(" + h(7) + h(8) + h(9) + "K\x50" + h(10) + "K\x20" + h(11) + "]" + M + "(" + "}" + "q\x0d" + "(" +
+         h(14) + s("g") + h(16) + s("b.py") + h(18) + "K\x02" + "u" + "e" + "u";
+    b += entry(0x70, h(13));  // the same bytes as entry 19's list, now meaning frame g
+    b += std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 4);
+    auto file_of = [&](std::size_t i) { return std::string(snap.top_frame(t[i].frames)->filename); };
+    CHECK(file_of(0) == "a.py");
+    CHECK(file_of(1) == "a.py");
+    CHECK(file_of(2) == "b.py");
+    CHECK(file_of(3) == "b.py");
 }
