@@ -37,25 +37,25 @@ frame_id frame_interner::intern_frame(std::uint32_t filename, std::uint32_t name
     return id;
 }
 
-// Two independent lanes of two ids each per step: a short dependency chain (lists are long).
-static std::uint64_t hash_ids(const frame_id* ids, std::size_t n) {
-    static_assert(sizeof(frame_id) == 4);
-    std::uint64_t a = 0xcbf29ce484222325ULL ^ n, b = 0x9E3779B97F4A7C15ULL;
+std::uint64_t hash_bytes(const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::uint64_t a = 0x9E3779B97F4A7C15ULL ^ n, b = 0xcbf29ce484222325ULL;
     std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
+    for (; i + 16 <= n; i += 16) {  // two independent lanes: a short dependency chain
         std::uint64_t x, y;
-        std::memcpy(&x, ids + i, 8);
-        std::memcpy(&y, ids + i + 2, 8);
+        std::memcpy(&x, p + i, 8);
+        std::memcpy(&y, p + i + 8, 8);
         a = (a ^ x) * 0xff51afd7ed558ccdULL;
         b = (b ^ y) * 0xc4ceb9fe1a85ec53ULL;
         a ^= a >> 32;
         b ^= b >> 29;
     }
-    for (; i < n; ++i) a = ((a ^ static_cast<std::uint32_t>(ids[i])) * 0x100000001b3ULL) ^ (a >> 29);
-    std::uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ULL));
-    h ^= h >> 31;
-    return h | 1;
+    for (; i < n; ++i) a = (a ^ p[i]) * 0x100000001b3ULL;
+    const std::uint64_t h = a ^ (b * 0x9E3779B97F4A7C15ULL);
+    return h ^ (h >> 31);
 }
+
+static std::uint64_t hash_ids(const frame_id* ids, std::size_t n) { return hash_bytes(ids, n * sizeof(frame_id)) | 1; }
 
 void frame_interner::grow() {
     std::size_t cap = m_table.empty() ? 1024 : m_table.size() * 2;

@@ -2,6 +2,7 @@
 // key ids, and the final pass that derives snapshot_info.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
@@ -50,6 +51,9 @@ private:
 };
 
 block_state parse_block_state(std::string_view s);
+
+// A fast 64-bit hash of n bytes (for in-memory tables, not stable across versions).
+std::uint64_t hash_bytes(const void* p, std::size_t n);
 
 // Memory hints for big buffers: back [p, p+n) with huge pages and fault it in with one call
 // (fewer page faults); read-ahead of a mapped input window. Best effort, no-ops on failure.

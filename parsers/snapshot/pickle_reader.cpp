@@ -106,22 +106,7 @@ private:
 // the memo lookups and interning. Valid while no memo slot is overwritten (clear() then).
 class raw_frames_cache {
 public:
-    static std::uint64_t hash(const std::uint8_t* p, std::size_t n) {
-        std::uint64_t a = 0x9E3779B97F4A7C15ULL ^ n, b = 0xcbf29ce484222325ULL;
-        std::size_t i = 0;
-        for (; i + 16 <= n; i += 16) {
-            std::uint64_t x, y;
-            std::memcpy(&x, p + i, 8);
-            std::memcpy(&y, p + i + 8, 8);
-            a = (a ^ x) * 0xff51afd7ed558ccdULL;
-            b = (b ^ y) * 0xc4ceb9fe1a85ec53ULL;
-            a ^= a >> 32;
-            b ^= b >> 29;
-        }
-        for (; i < n; ++i) a = (a ^ p[i]) * 0x100000001b3ULL;
-        std::uint64_t h = a ^ (b * 0x9E3779B97F4A7C15ULL);
-        return h ^ (h >> 31);
-    }
+    static std::uint64_t hash(const std::uint8_t* p, std::size_t n) { return hash_bytes(p, n); }
     // The list's id, or -1.
     std::int64_t find(const std::uint8_t* p, std::size_t n, std::uint64_t h) const {
         if (m_count == 0) return -1;
