@@ -7,6 +7,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -147,7 +148,14 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             std::lock_guard<std::mutex> lock(mu);
             schedule();
         }
-        for (unsigned i = 0; i < workers; ++i) pool.emplace_back(work);
+        for (unsigned i = 0; i < workers; ++i) {
+            try {
+                pool.emplace_back(work);
+            } catch (const std::system_error&) {
+                break;  // no more threads: the started ones do the work
+            }
+        }
+        if (pool.empty()) return prefilter_totals{};  // none: the caller reads it all
         std::int64_t base = 0;
         for (size_t k = 0;; ++k) {
             slot* s = nullptr;

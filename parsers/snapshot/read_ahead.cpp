@@ -1,6 +1,7 @@
 #include "parsers/snapshot/read_ahead.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,7 +12,13 @@ namespace oomdx::snap {
 
 read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t window)
     : m_base(base), m_size(size), m_window(window) {
-    if (size > window && std::thread::hardware_concurrency() > 1) m_thread = std::thread([this] { run(); });
+    if (size > window && std::thread::hardware_concurrency() > 1) {
+        try {
+            m_thread = std::thread([this] { run(); });
+        } catch (const std::system_error&) {
+            // no helper: advance() faults the window in on the caller's thread
+        }
+    }
 }
 
 read_ahead::~read_ahead() {
