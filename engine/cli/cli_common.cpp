@@ -35,7 +35,8 @@ stderr_progress::~stderr_progress() {
 }
 
 void stderr_progress::update(const std::string& text) {
-    if (!m_active) return;
+    if (!m_active || (m_written && text == m_last)) return;
+    m_last = text;
     std::fprintf(stderr, "\r\x1b[K%s", text.c_str());
     std::fflush(stderr);
     m_written = true;

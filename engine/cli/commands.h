@@ -31,6 +31,7 @@ public:
 private:
     bool m_active;
     bool m_written = false;
+    std::string m_last;  // the line on screen: an unchanged line is not written again
 };
 
 // Prints a diagnosis or preflight report in the chosen format (shared by diagnose and preflight).
