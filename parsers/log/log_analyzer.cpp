@@ -13,6 +13,7 @@
 #include "engine/core/limits.h"
 #include "engine/core/mapped_file.h"
 #include "parsers/log/chunk_prefilter.h"
+#include "parsers/log/gzip_blocks.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/log_scanner.h"
 
@@ -125,6 +126,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
     sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, t.cut + sp.cut_segments());
 }
 
+// Inflated on a helper thread (gzip_blocks) while this thread scans.
 void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
     std::int64_t compressed_size = -1;
     if (opts.progress) {
@@ -133,38 +135,19 @@ void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
             std::fclose(f);
         }
     }
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz) throw input_error::in_file(path, "cannot open gzip file");
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, gzclose);
-    gzbuffer(gz, 1 << 18);
+    gzip_blocks gz(path);
     line_splitter sp(k_match_cap);
     auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
-    std::vector<char> buf(size_t{1} << 20);
     std::int64_t total = 0;
     bool first = true;
-    for (;;) {
-        int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-        if (got < 0) {
-            int err = 0;
-            const char* msg = gzerror(gz, &err);
-            throw input_error::at_offset(path, total,
-                                         std::string("corrupt gzip data: ") + (msg ? msg : "read error"));
-        }
-        if (got == 0) {
-            int err = 0;
-            const char* msg = gzerror(gz, &err);
-            if (err != Z_OK && err != Z_STREAM_END)
-                throw input_error::at_offset(path, total,
-                                             std::string("truncated or corrupt gzip: ") + (msg ? msg : ""));
-            break;
-        }
-        if (first) check_text(path, buf.data(), static_cast<size_t>(got), static_cast<size_t>(got) < buf.size());
+    for (std::string_view block; !(block = gz.next()).empty();) {
+        if (first) check_text(path, block.data(), block.size(), block.size() < (size_t{1} << 20));
         first = false;
-        sp.feed(buf.data(), static_cast<size_t>(got), fn);
-        total += got;
+        sp.feed(block.data(), block.size(), fn);
+        total += static_cast<std::int64_t>(block.size());
         check_log_size(path, total);
-        if (opts.progress && (total & ((std::int64_t{1} << 26) - 1)) < got)
-            opts.progress(path, static_cast<std::int64_t>(gzoffset(gz)), compressed_size);
+        if (opts.progress && (total & ((std::int64_t{1} << 26) - 1)) < static_cast<std::int64_t>(block.size()))
+            opts.progress(path, gz.compressed_offset(), compressed_size);
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), total, true, sp.cut_segments());

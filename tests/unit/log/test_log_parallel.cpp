@@ -1,11 +1,13 @@
 // The parallel prefilter: chunked, multi-threaded reads give exactly the single-threaded result,
 // whatever the chunk size and wherever lines, '\r' redraws, long lines and failures fall.
 #include <doctest/doctest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "engine/core/errors.h"
 #include "parsers/log/log_analyzer.h"
 
 using namespace oomdx;
@@ -15,9 +17,9 @@ namespace {
 
 // Several frameworks and ranks, tqdm redraws, CRLF, a line over the 64 KiB match cap, a line
 // over four chunks, NCCL lines that repeat, a failure in the middle and one at the end.
-std::string training_log(bool trailing_newline) {
+std::string training_log(bool trailing_newline, int steps = 120) {
     std::string s = "[titan] 2026-01-01 00:00:00,000 - root - INFO - world_size 8\n";
-    for (int step = 1; step <= 120; ++step) {
+    for (int step = 1; step <= steps; ++step) {
         for (int r = 0; r < 8; ++r) {
             s += "[rank" + std::to_string(r) + "]:[titan] 2026-01-01 - root - INFO - \x1b[31mstep: " +
                  std::to_string(step) + "  \x1b[32mloss:  2.0  \x1b[38;2;180;60;0mmemory: " +
@@ -68,5 +70,36 @@ TEST_CASE("chunked parallel reads equal the single-threaded pass") {
                 CHECK(analyze(p, threads, chunk) == serial);
             }
     }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a gzip log inflated on a helper thread equals the plain file; truncation is an error") {
+    const fs::path dir = fs::temp_directory_path() / ("oomdx_log_gzip_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string text = training_log(true, 4000);  // about 5.7 MB: the block ring wraps
+    REQUIRE(text.size() > (size_t{5} << 20));
+    const fs::path plain = dir / "train.log", packed = dir / "train.gz";
+    std::ofstream(plain, std::ios::binary) << text;
+    gzFile g = gzopen(packed.c_str(), "wb");
+    REQUIRE(g);
+    REQUIRE(gzwrite(g, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+    gzclose(g);
+    std::string from_gz = to_json(analyze_logs({packed.string()})).dump();
+    for (size_t at; (at = from_gz.find(packed.string())) != std::string::npos;)
+        from_gz.replace(at, packed.string().size(), plain.string());
+    for (size_t at; (at = from_gz.find("\"compressed\":true")) != std::string::npos;)
+        from_gz.replace(at, 17, "\"compressed\":false");
+    CHECK(from_gz == analyze(plain, 1, size_t{1} << 20));
+
+    const auto size = fs::file_size(packed);
+    fs::resize_file(packed, size / 2);
+    std::string error;
+    try {
+        analyze_logs({packed.string()});
+    } catch (const input_error& e) {
+        error = e.what();
+    }
+    CHECK(error.find("gzip") != std::string::npos);
+    CHECK(error.find(packed.string()) != std::string::npos);
     fs::remove_all(dir);
 }
