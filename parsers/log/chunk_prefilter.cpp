@@ -91,18 +91,29 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     // Under the lock: the next chunks end just after the first '\n' past `chunk` bytes. A
     // line over four chunks long, or the bytes after the last '\n', end the parallel part
     // (the caller reads on sequentially, releasing pages as it goes).
+    // The next '\n' at or after `from`, before `limit`; read with pread (touching the mapping
+    // would fault in a page per chunk on this thread). `size` when there is none.
+    std::vector<char> probe(16 << 10);
+    auto next_newline = [&](size_t from, size_t limit) {
+        for (size_t at = from; at < limit; at += probe.size()) {
+            const size_t len = std::min(probe.size(), limit - at);
+            mf.read_at(at, probe.data(), len);
+            if (const void* nl = std::memchr(probe.data(), '\n', len))
+                return at + static_cast<size_t>(static_cast<const char*>(nl) - probe.data());
+        }
+        return size;
+    };
     auto schedule = [&] {
         while (!no_more && scheduled < consumed + window) {
             const size_t from = frontier + chunk - 1;
-            const size_t limit = std::min(size, from + 4 * chunk);
-            const void* nl = from < limit ? std::memchr(data + from, '\n', limit - from) : nullptr;
-            if (!nl) {
+            const size_t nl = from < size ? next_newline(from, std::min(size, from + 4 * chunk)) : size;
+            if (nl >= size) {
                 no_more = true;
                 break;
             }
             slot& s = slots[scheduled % window];
             s.begin = frontier;
-            s.end = frontier = static_cast<size_t>(static_cast<const char*>(nl) - data) + 1;
+            s.end = frontier = nl + 1;
             ++scheduled;
         }
     };
