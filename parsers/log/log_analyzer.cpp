@@ -114,15 +114,23 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         };
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
     }
+    // The rest through a 1 MiB pread buffer; a line inside the buffer is also known by its
+    // place in the mapping (kept as a view), a line across buffers is copied.
     line_splitter sp(k_match_cap, t.newlines + 1);
-    auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };
-    constexpr size_t chunk = size_t{16} << 20;
-    for (size_t off = t.end; off < n; off += chunk) {
-        const size_t len = std::min(chunk, n - off);
-        sp.feed(p + off, len, fn);
-        done(off + len);
+    std::vector<char> buf(std::min(n - t.end, size_t{1} << 20));
+    for (size_t off = t.end; off < n;) {
+        const size_t len = std::min(buf.size(), n - off);
+        mf.read_at(off, buf.data(), len);
+        const auto b = reinterpret_cast<std::uintptr_t>(buf.data());
+        auto fn = [&](std::string_view seg, std::int64_t line, bool cut) {
+            const auto at = reinterpret_cast<std::uintptr_t>(seg.data());
+            sc.on_segment(seg, line, cut, at >= b && at - b < len ? p + off + (at - b) : nullptr);
+        };
+        sp.feed(buf.data(), len, fn);
+        off += len;
+        done(off);
     }
-    sp.finish(fn);
+    sp.finish([&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); });
     sc.end_file(sp.lines(), static_cast<std::int64_t>(n), false, t.cut + sp.cut_segments());
 }
 

@@ -193,10 +193,10 @@ std::int64_t scanner::rank_of(std::string_view s) {
     return m_seg_rank;
 }
 
-void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut) {
+void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable) {
     m_hits.clear();
     m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
-    if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size());
+    if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size(), stable);
 }
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,

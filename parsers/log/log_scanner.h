@@ -123,7 +123,8 @@ public:
     void begin_file(const std::string& name);
     // Segments inside `bytes` stay readable until end_file: progress lines keep views of them.
     void set_stable_bytes(std::string_view bytes) { m_stable = bytes; }
-    void on_segment(std::string_view seg, std::int64_t line, bool cut);
+    // `stable`: where the same bytes lie inside the stable bytes, when the caller knows.
+    void on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable = nullptr);
     // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
     // `stable`: the same bytes inside the stable bytes (kept as a view, not copied); `rank`:
     // rank_prefix(seg) when known, else -2.
