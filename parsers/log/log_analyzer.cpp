@@ -103,7 +103,6 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         }
         if (opts.progress) opts.progress(path, static_cast<std::int64_t>(off), static_cast<std::int64_t>(n));
     };
-    sc.set_stable_bytes({p, n});
     prefilter_totals t;
     if (opts.threads != 1 && n > 2 * opts.chunk_bytes) {
         prefilter_plan plan;

@@ -158,11 +158,6 @@ void scanner::begin_file(const std::string& name) {
     m_file_info.push_back(fi);
 }
 
-bool scanner::is_stable(std::string_view seg) const {
-    const auto b = reinterpret_cast<std::uintptr_t>(m_stable.data()), p = reinterpret_cast<std::uintptr_t>(seg.data());
-    return !m_stable.empty() && p >= b && p - b + seg.size() <= m_stable.size();
-}
-
 // `text` is a prefix of the raw current segment.
 void scanner::hold(held_text& h, std::string_view text) {
     if (m_seg_stable) h.set({m_seg_stable, text.size()}, true);
@@ -180,7 +175,6 @@ void scanner::own_held_texts() {
 
 void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
     own_held_texts();
-    m_stable = {};
     auto& fi = m_file_info.back();
     fi.lines = lines;
     fi.bytes = bytes;
@@ -201,7 +195,7 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
                             size_t hit_count, const char* stable, std::int64_t rank) {
-    m_seg_stable = stable ? stable : is_stable(seg) ? seg.data() : nullptr;
+    m_seg_stable = stable;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
     const auto hits = std::basic_string_view<int>(hit_data, hit_count);
     bool needs_plain = false;

@@ -121,13 +121,11 @@ public:
     explicit scanner(const signature_set& sigs);
 
     void begin_file(const std::string& name);
-    // Segments inside `bytes` stay readable until end_file: progress lines keep views of them.
-    void set_stable_bytes(std::string_view bytes) { m_stable = bytes; }
-    // `stable`: where the same bytes lie inside the stable bytes, when the caller knows.
+    // `stable`: where the same bytes lie in memory that stays readable until end_file (the
+    // file's mapping); progress lines keep views of it instead of copies. nullptr: copied.
     void on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable = nullptr);
     // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
-    // `stable`: the same bytes inside the stable bytes (kept as a view, not copied); `rank`:
-    // rank_prefix(seg) when known, else -2.
+    // `rank`: rank_prefix(seg) when known, else -2.
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
                        const char* stable = nullptr, std::int64_t rank = -2);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
@@ -164,14 +162,12 @@ private:
     std::int64_t rank_of(std::string_view seg);
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
 
-    bool is_stable(std::string_view seg) const;
     void own_held_texts();
 
     void hold(held_text& h, std::string_view text);
 
     const signature_set& m_sigs;
-    std::string_view m_stable;
-    const char* m_seg_stable = nullptr;  // the current segment in the stable bytes, if known
+    const char* m_seg_stable = nullptr;  // the current segment in stable memory, if known
     std::vector<int> m_hits;
     std::vector<char> m_mark;
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
