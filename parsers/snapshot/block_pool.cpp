@@ -1,12 +1,13 @@
 #include "parsers/snapshot/block_pool.h"
 
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <new>
 #include <system_error>
+
+#include "engine/core/thread_priority.h"
+#include "parsers/snapshot/pickle_common.h"
 
 namespace oomdx::snap {
 
@@ -40,12 +41,7 @@ void* block_pool::allocate() {
     if (const std::uintptr_t tail = a + k_block + k_align - (b + k_block); tail > 0)
         ::munmap(reinterpret_cast<void*>(b + k_block), tail);
     void* block = reinterpret_cast<void*>(b);
-#ifdef MADV_HUGEPAGE
-    ::madvise(block, k_block, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_WRITE
-    ::madvise(block, k_block, MADV_POPULATE_WRITE);
-#endif
+    prefault_write(block, k_block);  // huge pages, faulted in with one call
     return block;
 }
 
@@ -76,7 +72,7 @@ void* block_pool::take() {
 }
 
 void block_pool::run() {
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);  // the reader comes first
+    lower_this_thread_priority();
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(m_mu);

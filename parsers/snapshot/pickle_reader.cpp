@@ -106,7 +106,6 @@ private:
 // the memo lookups and interning. Valid while no memo slot is overwritten (clear() then).
 class raw_frames_cache {
 public:
-    static std::uint64_t hash(const std::uint8_t* p, std::size_t n) { return hash_bytes(p, n); }
     // The list's id, or -1.
     std::int64_t find(const std::uint8_t* p, std::size_t n, std::uint64_t h) const {
         if (m_count == 0) return -1;
@@ -586,7 +585,7 @@ private:
                     if (*r != 'e' || items == 0) return false;
                     raw_begin = q;
                     raw_len = static_cast<std::size_t>(r - q);
-                    raw_hash = raw_frames_cache::hash(q, raw_len);
+                    raw_hash = hash_bytes(q, raw_len);
                     if (std::int64_t id = m_raw_frames.find(q, raw_len, raw_hash); id >= 0) {
                         cached_frames = static_cast<frames_id>(id);
                         nf += items;
