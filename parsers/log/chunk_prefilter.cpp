@@ -11,9 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
+#include "engine/core/thread_priority.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -88,9 +86,6 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     size_t frontier = 0;  // end of the last scheduled chunk
     bool no_more = false, abort = false;
 
-    // Under the lock: the next chunks end just after the first '\n' past `chunk` bytes. A
-    // line over four chunks long, or the bytes after the last '\n', end the parallel part
-    // (the caller reads on sequentially, releasing pages as it goes).
     // The next '\n' at or after `from`, before `limit`; read with pread (touching the mapping
     // would fault in a page per chunk on this thread). `size` when there is none.
     std::vector<char> probe(16 << 10);
@@ -103,6 +98,9 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         }
         return size;
     };
+    // Under the lock: the next chunks end just after the first '\n' past `chunk` bytes. A
+    // line over four chunks long, or the bytes after the last '\n', end the parallel part
+    // (the caller reads on sequentially).
     auto schedule = [&] {
         while (!no_more && scheduled < consumed + window) {
             const size_t from = frontier + chunk - 1;
@@ -118,8 +116,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         }
     };
     auto work = [&] {
-        // The consumer on the calling thread is the serial part: workers yield the core to it.
-        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);
+        lower_this_thread_priority();
         for (;;) {
             size_t k = 0;
             {

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
+#include "engine/core/thread_priority.h"
 #include "parsers/snapshot/pickle_common.h"
 
 namespace oomdx::snap {
@@ -45,7 +43,7 @@ void read_ahead::advance(std::size_t offset) {
 }
 
 void read_ahead::run() {
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 5);  // the reader comes first
+    lower_this_thread_priority();
     constexpr std::size_t step = std::size_t(4) << 20;
     std::size_t done = 0;
     for (;;) {
