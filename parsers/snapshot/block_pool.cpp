@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <system_error>
 
@@ -47,6 +48,18 @@ void* block_pool::allocate() {
 
 void block_pool::give_back(void* block) {
     if (block) ::munmap(block, k_block);
+}
+
+void block_pool::release::operator()(void* p) const {
+    if (pooled) give_back(p);
+    else std::free(p);
+}
+
+block_pool::block_ptr block_pool::array_block(bool first) {
+    if (!first) return block_ptr(shared().take(), release{true});
+    void* p = std::calloc(1, k_block);  // big: fresh zero pages, no fill pass
+    if (!p) throw std::bad_alloc();
+    return block_ptr(p, release{false});
 }
 
 void* block_pool::take() {

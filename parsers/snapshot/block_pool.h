@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +20,16 @@ public:
     static block_pool& shared();
     void* take();  // throws std::bad_alloc
     static void give_back(void* block);
+
+    // One owned block of a growing array (chunked_list, the pickle memo): the first block of an
+    // array comes from the heap, zero-filled (small inputs never reach the pool), later ones
+    // from the shared pool. Throws std::bad_alloc.
+    struct release {
+        bool pooled = false;
+        void operator()(void* p) const;
+    };
+    using block_ptr = std::unique_ptr<void, release>;
+    static block_ptr array_block(bool first);
 
     ~block_pool();
 

@@ -1,6 +1,6 @@
 // A growable array in fixed chunks, indexed like a vector: no reallocation copy (and no
 // doubled peak) while a trace of millions of entries grows, no copy when it is handed over.
-// The first chunk comes from the heap; later ones are block_pool blocks, faulted in ahead.
+// Chunks are block_pool::array_block blocks: later ones are faulted in ahead.
 #pragma once
 
 #include <cstddef>
@@ -83,8 +83,8 @@ public:
 
     std::size_t size() const { return m_size; }
     bool empty() const { return m_size == 0; }
-    T& operator[](std::size_t i) { return m_chunks[i >> k_shift].get()[i & k_mask]; }
-    const T& operator[](std::size_t i) const { return m_chunks[i >> k_shift].get()[i & k_mask]; }
+    T& operator[](std::size_t i) { return chunk(i >> k_shift)[i & k_mask]; }
+    const T& operator[](std::size_t i) const { return chunk(i >> k_shift)[i & k_mask]; }
     T& back() { return (*this)[m_size - 1]; }
     const T& back() const { return (*this)[m_size - 1]; }
     T& front() { return (*this)[0]; }
@@ -95,8 +95,9 @@ public:
     const_iterator end() const { return {this, m_size}; }
 
     void push_back(const T& x) {
-        if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size()) add_chunk();
-        new (m_chunks[m_size >> k_shift].get() + (m_size & k_mask)) T(x);
+        if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size())
+            m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
+        new (chunk(m_size >> k_shift) + (m_size & k_mask)) T(x);
         ++m_size;
     }
     void clear() {
@@ -105,21 +106,8 @@ public:
     }
 
 private:
-    void add_chunk() {
-        if (m_chunks.empty()) {
-            m_chunks.emplace_back(static_cast<T*>(::operator new(k_chunk * sizeof(T))), release{false});
-            return;
-        }
-        m_chunks.emplace_back(static_cast<T*>(block_pool::shared().take()), release{true});
-    }
-    struct release {
-        bool pooled = false;
-        void operator()(T* p) const {
-            if (pooled) block_pool::give_back(p);
-            else ::operator delete(p);
-        }
-    };
-    std::vector<std::unique_ptr<T, release>> m_chunks;
+    T* chunk(std::size_t c) const { return static_cast<T*>(m_chunks[c].get()); }
+    std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
 };
 

@@ -10,7 +10,6 @@
 #include "parsers/snapshot/pickle_reader.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -61,8 +60,8 @@ struct node {
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 
-// The memo in chunks of 256K slots (4 MiB; no reallocation copies). Zero-filled memory reads
-// as vt::unset: the first chunk is calloc'd, later ones are block_pool blocks.
+// The memo in chunks of 256K slots (4 MiB; no reallocation copies). Chunks are
+// block_pool::array_block blocks, zero-filled, and zero reads as vt::unset.
 class memo_table {
     static constexpr std::size_t k_shift = 18;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
@@ -70,34 +69,19 @@ class memo_table {
 
 public:
     std::size_t size() const { return m_size; }
-    val& operator[](std::size_t i) { return m_chunks[i >> k_shift].get()[i & (k_chunk - 1)]; }
+    val& operator[](std::size_t i) { return static_cast<val*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)]; }
     bool try_append(const val& v) {
         if (m_size >= m_chunks.size() * k_chunk) return false;
         (*this)[m_size++] = v;
         return true;
     }
     void resize(std::size_t n) {
-        while (m_chunks.size() * k_chunk < n) {
-            if (m_chunks.empty()) {
-                auto* c = static_cast<val*>(std::calloc(k_chunk, sizeof(val)));  // val is an aggregate
-                if (!c) throw std::bad_alloc();
-                m_chunks.emplace_back(c, release{false});
-            } else {
-                m_chunks.emplace_back(static_cast<val*>(block_pool::shared().take()), release{true});
-            }
-        }
+        while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         if (n > m_size) m_size = n;
     }
 
 private:
-    struct release {
-        bool pooled = false;
-        void operator()(val* p) const {
-            if (pooled) block_pool::give_back(p);
-            else std::free(p);
-        }
-    };
-    std::vector<std::unique_ptr<val, release>> m_chunks;
+    std::vector<block_pool::block_ptr> m_chunks;  // val is an aggregate: zero bytes are valid vals
     std::size_t m_size = 0;
 };
 
