@@ -183,6 +183,7 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
         p.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), p);
     }
+    finish_job_inputs(in, facts);  // derived facts (torchtitan zero_stage) and input checks
     // Device capacity from the OOM message when no catalog device was named.
     if (!facts.has("device.capacity_bytes") && facts.has("oom.capacity_bytes")) {
         const fact* c = facts.get("oom.capacity_bytes");
