@@ -356,8 +356,13 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
                 continue;
             }
         } else if (!m->tokens.empty()) {
+            bool found = false;
             for (const auto& [tok, canon] : m->tokens)
-                if (canon == ov.val) { it.val = value(tok); break; }
+                if (canon == ov.val) { it.val = value(tok); found = true; break; }
+            if (!found) {
+                put({"#" + ov.key, ov.val, false});
+                continue;
+            }
         } else if (m->scale > 0 && ov.val.is_numeric()) {
             const double d = ov.val.as_number() / m->scale;
             std::int64_t whole = 0;

@@ -287,6 +287,11 @@ std::vector<canonical_override> canonical_closure(const override_syntax& s, cons
     };
     const framework_adapter& a = adapter_of(s);
     merge(read_back(a, a.translate(own)));
+    // A registry written with AC components: SelectiveAC.Config() is per-op SAC.
+    if (s.syntax == "registry" && s.classes.count("activation_checkpoint") && is_ac_component(s.classes.at("activation_checkpoint")))
+        for (const auto& o : own)
+            if (o.key == "activation_checkpoint.mode" && value_key(o.val) == "selective")
+                merge({{"activation_checkpoint.selective_ac_option", value("op")}});
     const framework_adapter& d = framework_adapter::get("deepspeed");
     merge(read_back(d, d.translate(ds)));
     return out;

@@ -2,6 +2,7 @@
 // degrees must fit the model and the world size; where a framework rounds it is stated.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -15,7 +16,8 @@ using oomdx::test::run_result;
 
 run_result run(const std::string& args) { return oomdx::test::run_oomdx(args, oomdx::test::stderr_to::out); }
 
-const std::string k8b = "estimate --model llama3-8b --device h100-80gb --world-size 8 ";
+const std::string k8b_any = "estimate --model llama3-8b --device h100-80gb ";
+const std::string k8b = k8b_any + "--world-size 8 ";
 
 void refused(const std::string& args, const std::string& key, const std::string& words) {
     CAPTURE(args);
@@ -42,7 +44,7 @@ TEST_CASE("each class of bad value exits 2 with the key named") {
             "parallelism.expert_parallel_degree = 3", "does not divide the 128 experts");
     refused("estimate --model qwen3-30b-a3b --device h100-80gb --world-size 8 --set parallelism.expert_parallel_degree=16",
             "parallelism.expert_parallel_degree = 16", "must divide");
-    refused(k8b + "--set parallelism.pipeline_parallel_degree=64 --world-size 64", "parallelism.pipeline_parallel_degree = 64",
+    refused(k8b_any + "--set parallelism.pipeline_parallel_degree=64 --world-size 64", "parallelism.pipeline_parallel_degree = 64",
             "larger than the 32 layers");
     refused(k8b + "--set parallelism.context_parallel_degree=2 --set training.seq_len=8190",
             "parallelism.context_parallel_degree = 2", "divisible by 2 x CP = 4");
@@ -63,7 +65,7 @@ TEST_CASE("a bad value in a config file is located by file and line") {
 }
 
 TEST_CASE("where the framework rounds, it is an assumption, not an error") {
-    const run_result r = run(k8b + "--set parallelism.pipeline_parallel_degree=3 --world-size 24");
+    const run_result r = run(k8b_any + "--set parallelism.pipeline_parallel_degree=3 --world-size 24");
     CHECK(r.rc == 0);
     CHECK(r.out.find("uneven split") != std::string::npos);
 }
