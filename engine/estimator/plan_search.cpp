@@ -225,7 +225,9 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
         if (titan) {
             const std::int64_t gb = batch.global_batch.value_or(local * b.dp_shard * b.dp_replicate);
             o.push_back({"training.global_batch_size", value(gb)});
-        } else if (c.framework != train_framework::megatron) {
+        } else if (c.framework != train_framework::megatron &&
+                   !(c.framework == train_framework::deepspeed && batch.global_batch && !batch.grad_accum)) {
+            // (DeepSpeed derives the accumulation from train_batch_size when only that is given.)
             o.push_back({"training.gradient_accumulation_steps", value(batch.grad_accum.value_or(1) * factor)});
         }
     }
@@ -255,11 +257,13 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
     const std::int64_t local = batch.local_batch;
 
     // Settings the framework can express, in the method's order.
+    // A plan adds memory savings; it never gives back one the job already has (less
+    // checkpointing, less sharding, no swap / offload): that is a speed-up, not a fit.
     std::vector<ac_kind> acs{base.ac};
     if (opt.vary_ac) {
         if (allowed(opt, "activation_checkpoint.mode", value("selective"))) acs.push_back(ac_kind::selective_op);
         if (allowed(opt, "activation_checkpoint.mode", value("full"))) acs.push_back(ac_kind::full);
-        if (allowed(opt, "activation_checkpoint.mode", value("none"))) acs.push_back(ac_kind::none);
+        std::erase_if(acs, [&](ac_kind a) { return ac_rank(a) < ac_rank(base.ac); });
         std::sort(acs.begin(), acs.end());
         acs.erase(std::unique(acs.begin(), acs.end()), acs.end());
     }
@@ -278,6 +282,7 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
         }
         std::sort(reps.begin(), reps.end());
         reps.erase(std::unique(reps.begin(), reps.end()), reps.end());
+        std::erase_if(zeros, [&](int z) { return z < base.zero_stage; });
         std::sort(zeros.begin(), zeros.end());
         zeros.erase(std::unique(zeros.begin(), zeros.end()), zeros.end());
     }

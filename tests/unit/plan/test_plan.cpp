@@ -123,7 +123,7 @@ TEST_CASE("held-out configurations: dense 8B/70B, MoE, long sequence, NPU, Megat
                "--world-size 16 --set training.local_batch_size=16 --set activation_checkpoint.mode=none");
     round_trip("--config tests/fixtures/configs/megatron/pretrain_llama3_8b.sh --model llama3-8b --device a100-40gb "
                "--world-size 16 --set training.local_batch_size=4 --set activation_checkpoint.mode=none");
-    round_trip("--config tests/fixtures/configs/deepspeed/ds_z2_fp16.json --model llama3-70b --device a100-80gb --world-size 8");
+    round_trip("--config tests/fixtures/configs/deepspeed/ds_z2_fp16.json --model llama3-8b --device a100-40gb --world-size 8");
     round_trip("--config tests/fixtures/configs/hf_trainer/training_args.yaml --model qwen2.5-72b --device h100-80gb "
                "--world-size 8");
     round_trip("--config tests/fixtures/configs/torchtitan/config_registry.py:llama3_70b --model llama3-70b "
