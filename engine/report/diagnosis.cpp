@@ -304,7 +304,7 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
         }
         if (!config_overrides.empty()) {
             try {
-                rr.rendered = adapter.render_lines(config_overrides);
+                rr.rendered = render_overrides(in.syntax, config_overrides);  // the job's own syntax
             } catch (const std::exception& e) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }
@@ -318,7 +318,7 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
                     o.key != "training.torch_npu_memory_ratio" && o.key != "training.memory_fraction")
                     affects = true;
             if (affects) {
-                estimate_result after = estimate_with(facts, config_overrides);
+                estimate_result after = estimate_with(facts, canonical_closure(in.syntax, config_overrides));
                 rr.expected_peak_bytes = after.peak_bytes;
                 rr.expected_device_peak_bytes = after.device_peak_bytes;
                 rr.expected_fits = after.fits;
