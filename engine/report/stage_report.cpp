@@ -7,6 +7,7 @@
 #include "engine/report/pipeline.h"
 #include "engine/report/report_evidence.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 
 namespace oomdx {
 
@@ -25,10 +26,12 @@ std::string adapter_name(const std::string& framework) {
     return framework;
 }
 
-// Keys whose change moves memory around or changes why it fails, not the tensor peak.
-bool changes_estimate(const std::string& key) {
-    return key.rfind("env.", 0) != 0 && key.rfind("profiling.", 0) != 0 && key != "training.torch_npu_memory_ratio" &&
-           key != "training.memory_fraction";
+// Keys whose change moves memory around or changes why it fails, not the tensor peak: the
+// framework's `estimate_ignores` (knowledge/frameworks), torchtitan's when the framework has none.
+bool changes_estimate(const std::string& framework, const std::string& key) {
+    const framework_semantics* s = find_semantics(framework);
+    if (!s || s->estimate_ignores.empty()) s = find_semantics("torchtitan");
+    return !s || !s->ignores_for_estimate(key);
 }
 
 void headline(diagnosis_report& rep) {
@@ -44,12 +47,13 @@ void headline(diagnosis_report& rep) {
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
                     const std::vector<canonical_override>& config, report_recommendation& rr) {
+    const std::string fw = facts.string("job.framework").value_or("torchtitan");
     if (!rep.estimate) {
         rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
         return;
     }
     bool affects = false;
-    for (const auto& o : config) affects = affects || changes_estimate(o.key);
+    for (const auto& o : config) affects = affects || changes_estimate(fw, o.key);
     if (affects) {
         // What the framework reads back from the rendered lines (torchtitan offload moves params too).
         estimate_result after = estimate_with(facts, canonical_closure(syntax, config));

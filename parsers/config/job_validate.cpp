@@ -11,6 +11,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 
 namespace oomdx {
 
@@ -108,11 +109,15 @@ struct layout {
     }
 };
 
+// The framework's estimator conventions (its adapter's semantics), else its name.
 layout read_layout(const fact_store& facts) {
     layout l{facts, facts.string("job.framework").value_or("torchtitan")};
-    l.titan = l.fw.rfind("torchtitan", 0) == 0 || l.fw == "torchtune";
-    l.megatron = l.fw == "megatron" || l.fw == "mindspeed";
-    l.deepspeed = l.fw == "deepspeed";
+    std::string conv = l.fw;
+    if (auto e = facts.string("framework.estimator")) conv = *e;
+    else if (const framework_semantics* s = find_semantics(l.fw); s && !s->estimator.empty()) conv = s->estimator;
+    l.titan = conv.rfind("torchtitan", 0) == 0 || conv == "torchtune";
+    l.megatron = conv == "megatron" || conv == "mindspeed";
+    l.deepspeed = conv == "deepspeed";
     return l;
 }
 

@@ -277,11 +277,15 @@ std::vector<canonical_override> canonical_closure(const override_syntax& s, cons
     std::vector<canonical_override> own, ds;
     prepare(s, in, own, ds);
     std::vector<canonical_override> out = in;
+    // What the job reads back is what it runs with: it wins over the requested value.
     auto merge = [&](const std::vector<canonical_override>& back) {
         for (const auto& b : back) {
             bool have = false;
-            for (const auto& o : out)
-                if (o.key == b.key) have = true;
+            for (auto& o : out)
+                if (o.key == b.key) {
+                    o.val = b.val;
+                    have = true;
+                }
             if (!have) out.push_back(b);
         }
     };
