@@ -66,7 +66,7 @@ struct plan_candidate {
 };
 
 struct plan_result {
-    std::vector<plan_candidate> candidates;  // fitting, best first (top x 8 kept when verify_pool)
+    std::vector<plan_candidate> candidates;  // fitting, best first (`pool` of them, default opt.top)
     std::size_t evaluated = 0;
     std::size_t fitting = 0;
     double seconds = 0;
