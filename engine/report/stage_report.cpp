@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/report/pipeline.h"
+#include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
@@ -73,6 +74,7 @@ void stage_report(pipeline_state& s) {
     diagnosis_report& rep = s.rep;
     fact_store& facts = rep.facts;
     headline(rep);
+    collect_consistency(rep);
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     rep.framework = fw;
     const framework_adapter& adapter = framework_adapter::get(adapter_name(fw));
@@ -120,6 +122,10 @@ void stage_report(pipeline_state& s) {
         for (const auto& o : code_overrides)
             rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
         expected_after(facts, rep, config_overrides, rr);
+        if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
+            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
+            rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;
+        }
         rep.recommendations.push_back(std::move(rr));
     }
     rep.next_steps = capture_steps;
