@@ -110,7 +110,10 @@ load_outcome parse_case(const std::string& text, const std::string& file, const 
     if (!tc.id.empty() && !std::regex_match(tc.id, kebab)) err("id '" + tc.id + "' is not kebab-case");
     if (!tc.id.empty() && tc.id != stem) err("id '" + tc.id + "' differs from the file name '" + stem + "'");
     if (!tc.source.empty() && tc.source.rfind("https://", 0) != 0) err("source must be an https:// URL");
-    if (!tc.kind.empty() && !cat.kinds.count(tc.kind)) err("unknown kind '" + tc.kind + "'", &root["kind"]);
+    if (!tc.kind.empty() && !cat.kinds.count(tc.kind)) {
+        const YAML::Node kind_node = root["kind"];
+        err("unknown kind '" + tc.kind + "'", &kind_node);
+    }
 
     if (const YAML::Node fix = root["fix"]; !fix) {
         err("missing 'fix'");
@@ -133,15 +136,16 @@ load_outcome parse_case(const std::string& text, const std::string& file, const 
             const std::string k = kv.first.as<std::string>();
             if (!input_keys.count(k)) err("unknown inputs key '" + k + "'", &kv.first);
         }
-        auto id_in = [&](const char* key, const std::set<std::string>& known, const char* what, std::string& out) {
+        auto id_in = [&](const char* key, const std::set<std::string>& known, const char* what, const char* where,
+                         std::string& out) {
             const YAML::Node n = in[key];
             if (!n) return;
             out = n.IsScalar() ? n.Scalar() : "";
-            if (!known.count(out)) err(std::string("unknown ") + what + " '" + out + "'", &n);
+            if (!known.count(out)) err(std::string("unknown ") + what + " '" + out + "' (" + where + ")", &n);
         };
-        id_in("device", cat.devices, "device id (knowledge/devices.yaml)", tc.device);
-        id_in("model", cat.models, "model preset (knowledge/models)", tc.model);
-        id_in("framework", cat.frameworks, "framework (knowledge/frameworks)", tc.framework);
+        id_in("device", cat.devices, "device id", "knowledge/devices.yaml", tc.device);
+        id_in("model", cat.models, "model preset", "knowledge/models", tc.model);
+        id_in("framework", cat.frameworks, "framework", "knowledge/frameworks", tc.framework);
         if (const YAML::Node ws = in["world_size"]) {
             try {
                 tc.world_size = ws.as<std::int64_t>();

@@ -36,7 +36,8 @@ TEST_CASE("cases: every case file is valid and every thread is used once") {
         for (const auto& e : o.errors) FAIL_CHECK(e);
         if (!o.tc.source.empty()) {
             INFO(f);
-            CHECK_MESSAGE(sources.insert(o.tc.source).second, f + ": source already used by another case");
+            const std::string msg = f + ": source already used by another case";
+            CHECK_MESSAGE(sources.insert(o.tc.source).second, msg);
         }
     }
 }
