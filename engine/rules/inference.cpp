@@ -77,10 +77,12 @@ bool step_less(const rule_set& rs, const rule_def& a, const rule_def& b) {
 inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
     inference_result res;
     std::set<std::string> active;
+    const std::set<std::string> only(opts.only_steps.begin(), opts.only_steps.end());
+    auto allowed = [&](const std::string& step) { return only.empty() || only.count(step) > 0; };
     for (const auto& s : rs.steps)
-        if (s.always) {
+        if (s.always && allowed(s.id)) {
             active.insert(s.id);
-            res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
+            if (s.listed) res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
         }
     std::set<std::string> fired_keys;
     std::map<std::string, std::string> group_winner;
@@ -176,6 +178,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             res.recommendations.push_back(std::move(rec));
         }
         for (const auto& rt : r.routes) {
+            if (!allowed(rt.to)) continue;
             res.route.push_back({rt.to, r.id, render_template(rt.why.empty() ? r.desc : rt.why, facts), fi.seq});
             active.insert(rt.to);
         }
@@ -188,6 +191,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
     for (const auto& rp : rs.rules) {
         const rule_def& r = *rp;
         if (!r.enabled || !r.condition || res.fired(r.id)) continue;
+        if (!allowed(r.step)) continue;
         near_miss nm{r.id, r.step, ""};
         if (!active.count(r.step)) {
             nm.reason = fmt::format("step '{}' was not reached (no rule routed to it)", r.step);

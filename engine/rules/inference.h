@@ -65,6 +65,9 @@ struct near_miss {
 
 struct inference_options {
     int max_cycles = 1000;
+    // When not empty, only rules of these steps are eligible and routes to other steps are not
+    // followed (`oomdx log` / `oomdx snapshot` run the `evidence` step alone for their verdicts).
+    std::vector<std::string> only_steps;
 };
 
 struct inference_result {

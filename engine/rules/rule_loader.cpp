@@ -204,11 +204,23 @@ private:
         return n.as<std::string>();
     }
 
+    // `override: true`: this item replaces one of the same name from an earlier pack.
+    bool is_override(const raw_item& it, const std::string& item) {
+        const YAML::Node o = it.node["override"];
+        if (!o) return false;
+        try {
+            return o.as<bool>();
+        } catch (const YAML::Exception&) {
+            diag(rule_error_code::bad_value, ctx(it.file, o), "override must be true or false", item, ctx(it.file, it.node));
+            return false;
+        }
+    }
+
     void declare(const raw_item& it) {
         const YAML::Node& n = it.node;
         if (n["step"] && !n["rule"]) {
             const std::string item = fmt::format("step '{}'", n["step"].as<std::string>(""));
-            check_keys(it, {"step", "title", "goal", "order", "always"}, item);
+            check_keys(it, {"step", "title", "goal", "order", "always", "listed"}, item);
             step_def s;
             s.id = scalar(it, "step", item, true);
             s.title = scalar(it, "title", item, false);
@@ -217,8 +229,9 @@ private:
             try {
                 s.order = n["order"] ? n["order"].as<int>() : static_cast<int>(m_out.rules.steps.size());
                 s.always = n["always"] ? n["always"].as<bool>() : false;
+                s.listed = n["listed"] ? n["listed"].as<bool>() : true;
             } catch (const YAML::Exception&) {
-                diag(rule_error_code::bad_value, s.where, "order must be an integer and always a bool", item, s.where);
+                diag(rule_error_code::bad_value, s.where, "order must be an integer, always and listed bools", item, s.where);
             }
             if (m_out.rules.step(s.id))
                 diag(rule_error_code::duplicate_id, s.where, fmt::format("step '{}' declared twice", s.id));
@@ -230,29 +243,42 @@ private:
         } else if (n["list"]) {
             const std::string name = n["list"].as<std::string>("");
             const std::string item = fmt::format("list '{}'", name);
-            check_keys(it, {"list", "items", "desc"}, item);
+            check_keys(it, {"list", "items", "desc", "override"}, item);
+            const bool replace = is_override(it, item);
             value::list_t items;
             if (!n["items"] || !n["items"].IsSequence()) {
                 diag(rule_error_code::missing_field, ctx(it.file, n), "a list needs 'items: [...]'", item, ctx(it.file, n));
             } else {
                 for (const auto& x : n["items"]) items.push_back(yaml_literal(x));
             }
-            if (m_lists.count(name))
-                diag(rule_error_code::duplicate_id, ctx(it.file, n), fmt::format("list '{}' declared twice", name));
+            if (m_lists.count(name) && !replace)
+                diag(rule_error_code::duplicate_id, ctx(it.file, n),
+                     fmt::format("list '{}' declared twice (a site pack replaces it with 'override: true')", name));
+            else if (!m_lists.count(name) && replace)
+                diag(rule_error_code::unknown_macro, ctx(it.file, n),
+                     fmt::format("list '{}' has 'override: true' but no earlier pack declares it", name));
             m_lists[name] = std::move(items);
             m_list_where[name] = ctx(it.file, n);
         } else if (n["macro"]) {
             const std::string name = n["macro"].as<std::string>("");
             const std::string item = fmt::format("macro '{}'", name);
-            check_keys(it, {"macro", "condition", "desc"}, item);
+            check_keys(it, {"macro", "condition", "desc", "override"}, item);
+            const bool replace = is_override(it, item);
             if (!n["condition"]) {
                 diag(rule_error_code::missing_field, ctx(it.file, n), "a macro needs a condition", item, ctx(it.file, n));
                 return;
             }
-            if (m_macros.count(name)) {
-                diag(rule_error_code::duplicate_id, ctx(it.file, n), fmt::format("macro '{}' declared twice", name));
+            if (m_macros.count(name) && !replace) {
+                diag(rule_error_code::duplicate_id, ctx(it.file, n),
+                     fmt::format("macro '{}' declared twice (a site pack replaces it with 'override: true')", name));
                 return;
             }
+            if (!m_macros.count(name) && replace) {
+                diag(rule_error_code::unknown_macro, ctx(it.file, n),
+                     fmt::format("macro '{}' has 'override: true' but no earlier pack declares it", name));
+                return;
+            }
+            m_macros.erase(name);
             macro_state m;
             m.cond = n["condition"];
             m.file = it.file;
@@ -423,9 +449,18 @@ private:
         const source_context iw = r->where;
         check_keys(it, {"rule", "desc", "step", "salience", "exclusive_group", "condition", "exceptions",
                         "asserts", "finding", "severity", "rationale", "recommend", "route", "next_steps",
-                        "uncertain", "tags", "status", "enabled", "references", "notes"},
+                        "uncertain", "tags", "status", "enabled", "references", "notes", "override"},
                    item);
-        if (m_rule_ids.count(r->id)) {
+        const bool replace = is_override(it, item);
+        if (replace && !m_rule_ids.count(r->id)) {
+            diag(rule_error_code::unknown_macro, iw,
+                 fmt::format("rule '{}' has 'override: true' but no earlier pack declares it", r->id), item, iw);
+            return;
+        }
+        if (replace) {  // a later pack (a site's) replaces the whole rule
+            auto& rs = m_out.rules.rules;
+            rs.erase(std::remove_if(rs.begin(), rs.end(), [&](const auto& x) { return x->id == r->id; }), rs.end());
+        } else if (m_rule_ids.count(r->id)) {
             diag(rule_error_code::duplicate_id, iw,
                  fmt::format("rule id '{}' already used at {}", r->id, m_rule_ids[r->id]), item, iw);
             return;

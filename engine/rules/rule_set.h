@@ -18,6 +18,7 @@ struct step_def {
     std::string goal;   // why this step exists (the WHY explanation)
     int order = 0;
     bool always = false;  // runs without being routed to
+    bool listed = true;   // shown in the report's route (false: the evidence pre-step)
     source_context where;
 };
 
