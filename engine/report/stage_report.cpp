@@ -1,5 +1,7 @@
 // Stage `report`: the headline, and the ranked recommendations rendered in the job's own syntax
 // and re-estimated with their overrides applied.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/report/pipeline.h"
@@ -70,8 +72,23 @@ void stage_report(pipeline_state& s) {
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     rep.framework = fw;
     const framework_adapter& adapter = framework_adapter::get(adapter_name(fw));
+    // Capturing a snapshot is a next step beside real recommendations, not one of them, unless
+    // nothing else is supported.
+    std::vector<recommendation> ranked = rep.inference.ranked();
+    const bool others = std::any_of(ranked.begin(), ranked.end(), [](const recommendation& r) {
+        return r.action != "capture_snapshot";
+    });
+    std::vector<std::string> capture_steps;
+    if (others) {
+        for (const auto& r : ranked)
+            if (r.action == "capture_snapshot")
+                capture_steps.push_back(r.text + (r.confirm.empty() ? "" : " " + r.confirm));
+        ranked.erase(std::remove_if(ranked.begin(), ranked.end(),
+                                    [](const recommendation& r) { return r.action == "capture_snapshot"; }),
+                     ranked.end());
+    }
     int rank = 0;
-    for (const auto& r : rep.inference.ranked()) {
+    for (const auto& r : ranked) {
         report_recommendation rr;
         rr.rank = ++rank;
         rr.action = r.action;
@@ -79,6 +96,8 @@ void stage_report(pipeline_state& s) {
         rr.overrides = r.overrides;
         rr.text = r.text;
         rr.rationale = r.rationale;
+        rr.confidence = r.confidence;
+        rr.confirm = r.confirm;
         rr.framework = adapter.name();
         for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
         std::vector<canonical_override> config_overrides, code_overrides;
@@ -99,7 +118,10 @@ void stage_report(pipeline_state& s) {
         expected_after(facts, rep, config_overrides, rr);
         rep.recommendations.push_back(std::move(rr));
     }
-    rep.next_steps = rep.inference.next_steps;
+    rep.next_steps = capture_steps;
+    for (const auto& n : rep.inference.next_steps)
+        if (std::find(rep.next_steps.begin(), rep.next_steps.end(), n) == rep.next_steps.end()) rep.next_steps.push_back(n);
+    rep.contradictions = rep.inference.contradictions;
     rep.uncertain = rep.inference.uncertain;
     if (rep.estimate && !rep.estimate->complete)
         for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
