@@ -64,9 +64,9 @@ void derive_device(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     // Device capacity from the OOM message when no catalog device was named.
     if (!facts.has("device.capacity_bytes") && facts.has("oom.capacity_bytes")) {
-        const fact* c = facts.get("oom.capacity_bytes");
-        facts.emit("device.capacity_bytes", c->val, c->prov);
-        facts.emit("device.capacity_source", value("oom_message"), c->prov);
+        const fact c = *facts.get("oom.capacity_bytes");  // a copy: emitting may move the store's facts
+        facts.emit("device.capacity_bytes", c.val, c.prov);
+        facts.emit("device.capacity_source", value("oom_message"), c.prov);
     }
     std::string kind = "unknown";
     if (const fact* d = facts.get("device.kind")) kind = d->val.as_string();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/report/pipeline.h"
+#include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
@@ -74,6 +75,7 @@ void stage_report(pipeline_state& s) {
     diagnosis_report& rep = s.rep;
     fact_store& facts = rep.facts;
     headline(rep);
+    collect_consistency(rep);
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     rep.framework = fw;
     const framework_adapter& adapter = framework_adapter::get(adapter_name(fw));
@@ -121,6 +123,10 @@ void stage_report(pipeline_state& s) {
         for (const auto& o : code_overrides)
             rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
         expected_after(facts, rep, s.job->syntax, config_overrides, rr);
+        if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
+            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
+            rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;
+        }
         rep.recommendations.push_back(std::move(rr));
     }
     rep.next_steps = capture_steps;
@@ -130,8 +136,8 @@ void stage_report(pipeline_state& s) {
     rep.uncertain = rep.inference.uncertain;
     if (rep.estimate && !rep.estimate->complete)
         for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
-    if (rep.mode == "preflight" && rep.estimate && !rep.estimate->fits && rep.estimate->capacity_bytes > 0)
-        rep.exit_code = 1;
+    // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
+    if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
 }
 
 }  // namespace oomdx

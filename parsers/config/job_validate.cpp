@@ -307,4 +307,28 @@ void finish_job_facts(fact_store& facts) {
     validate_job_facts(facts);
 }
 
+std::optional<std::string> override_problem(const fact_store& facts, const std::vector<canonical_override>& overrides) {
+    fact_store copy(facts.vocab());
+    static const char* const prefixes[] = {"job.", "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
+                                           "compile.", "quantize.", "model.", "device.", "framework."};
+    for (const fact* f : facts.current())
+        for (const char* p : prefixes)
+            if (f->name.rfind(p, 0) == 0 && f->name != "job.assumptions") {
+                copy.emit(*f);
+                break;
+            }
+    provenance p;
+    p.producer = "what-if";
+    for (const auto& o : overrides) {
+        p.excerpt = "--set " + o.key + "=" + value_key(o.val);
+        copy.emit(o.key, o.val, p);
+    }
+    try {
+        finish_job_facts(copy);
+    } catch (const usage_error& e) {
+        return std::string(e.what());
+    }
+    return std::nullopt;
+}
+
 }  // namespace oomdx

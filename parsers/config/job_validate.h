@@ -6,8 +6,11 @@
 // as an assumption. Also derives the facts that follow from the settled layout.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "parsers/config/framework_adapter.h"
 
 namespace oomdx {
 
@@ -24,5 +27,9 @@ std::vector<std::string> validate_job_facts(fact_store& facts);
 
 // derive_job_facts then validate_job_facts: call after every input is in the store.
 void finish_job_facts(fact_store& facts);
+
+// For a what-if: the error line the checks would give for the job's facts with these overrides
+// on top (TP 2 on a DDP mesh that already uses every rank, ...), or nullopt when they pass.
+std::optional<std::string> override_problem(const fact_store& facts, const std::vector<canonical_override>& overrides);
 
 }  // namespace oomdx

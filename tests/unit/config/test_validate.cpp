@@ -8,6 +8,9 @@
 
 #include <unistd.h>
 
+#include "engine/core/fact_store.h"
+#include "engine/core/vocabulary.h"
+#include "parsers/config/job_validate.h"
 #include "tests/unit/run_oomdx.h"
 
 namespace {
@@ -78,4 +81,21 @@ TEST_CASE("a torchtitan DDP job has zero_stage 0; FSDP has 3") {
                                "--model qwen2.5-7b --device 910b3 --world-size 8 --format json");
     CHECK(est.rc == 0);
     CHECK(est.out.find("replicated over 1 ranks") != std::string::npos);
+}
+
+TEST_CASE("override_problem: a what-if layout the framework would reject") {
+    using namespace oomdx;
+    fact_store f(&vocabulary::shipped());
+    provenance p;
+    p.producer = "test";
+    f.emit("job.framework", value("torchtitan"), p);
+    f.emit("job.world_size", value(8), p);
+    f.emit("model.num_attention_heads", value(32), p);
+    f.emit("parallelism.data_parallel_replicate_degree", value(8), p);
+    f.emit("parallelism.data_parallel_shard_degree", value(1), p);
+    const auto bad = override_problem(f, {{"parallelism.tensor_parallel_degree", 2}});
+    REQUIRE(bad.has_value());
+    CHECK(bad->find("not the world size 8") != std::string::npos);
+    CHECK_FALSE(override_problem(f, {{"parallelism.data_parallel_shard_degree", 8},
+                                     {"parallelism.data_parallel_replicate_degree", 1}}).has_value());
 }
