@@ -7,6 +7,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 
 namespace oomdx {
@@ -30,6 +31,9 @@ void gather_facts(const preflight_request& req, fact_store& facts) {
         user.excerpt = fmt::format("--world-size {}", req.world_size);
         facts.emit("job.world_size", value(req.world_size), user);
     }
+    // The framework's semantics (estimator conventions, features), as the diagnose pipeline emits them.
+    if (const auto fw = facts.string("job.framework"))
+        if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
     if (!facts.has("model.hidden_size"))
         throw usage_error("no model: give --model PRESET|config.json (or name the model in the job config)");
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/report/render_diff.h"
 #include "parsers/log/log_analyzer.h"
 
 namespace oomdx {
@@ -35,6 +36,7 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"confirm", {"to confirm", "如何确认"}},
         {"anchored", {"anchored on the measurement", "按实测校准"}},
         {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
+        {"baseline", {"AGAINST THE BASELINE CONFIG", "与基线配置对比"}},
     };
     return p;
 }
@@ -261,6 +263,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (r.baseline_diff) {
+        w.heading("baseline");
+        w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);
+    }
     if (!r.consistency.empty()) {
         w.heading("consistency");
         for (const auto& c : r.consistency)
@@ -402,6 +408,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
+    j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
     j["consistency"] = json::array();
     for (const auto& c : r.consistency)
         j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},
