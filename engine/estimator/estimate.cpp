@@ -212,8 +212,15 @@ estimate_input from_facts(const fact_store& facts) {
     else
         m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert");
     {
+        // GPT-2, OPT and BERT train with dropout 0.1 in their published configs; modern LLMs with none
         const fact* d = facts.get("model.dropout");
-        m.dropout = d && d->val.is_numeric() ? d->val.as_number() : 0.0;
+        const bool classic = m.family == "gpt2" || m.family == "opt" || m.family == "bert";
+        m.dropout = d && d->val.is_numeric() ? d->val.as_number() : classic ? 0.1 : 0.0;
+        if (!(d && d->val.is_numeric()) && classic)
+            in.assumptions.push_back(fmt::format("model.dropout = 0.1 ({} config default)", m.family));
+        if (m.family == "bert")
+            in.assumptions.push_back("encoder (bidirectional attention) estimated like a decoder of the same shapes; "
+                                     "MLM logits counted for every position (BertForMaskedLM)");
     }
     m.experts = r.integer("model.num_experts", 0, nullptr);
     if (m.experts > 0) {

@@ -460,8 +460,11 @@ double compute(const estimate_input& in, breakdown& out) {
     // loss-phase bytes per token x vocab element and what the allocator strands before them
     const bool vocab_parallel = in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron);
     double bpe = k.logits_bytes_unfused, strand_bpe = 0;
+    // chunked loss: torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits; torchtitan's
+    // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
+    const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
     if (in.chunked_loss)
-        bpe = k.logits_bytes_chunked;
+        bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         bpe = k.logits_bytes_megatron;
     else if (in.variant < 0 && in.compile && in.framework == train_framework::torchtitan) {
@@ -597,6 +600,7 @@ double compute(const estimate_input& in, breakdown& out) {
         if (last) {
             st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
             st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
+            if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
             st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
         }
 

@@ -10,7 +10,8 @@ struct estimator_constants {
     double budget_fraction = 0.95;              // method Step 1: estimate <= capacity x 0.95
     double logits_bytes_unfused = 12.0;         // bf16 logits + fp32 upcast + log-softmax + grad
     double logits_bytes_megatron = 6.0;         // bf16 logits + fp32 vocab-parallel CE buffers
-    double logits_bytes_chunked = 2.5;          // chunked/fused CE: bf16 logits + one fp32 chunk
+    double logits_bytes_chunked = 3.5;          // chunked CE: bf16 logits of all chunks + fp32 work of one chunk
+    double logits_bytes_fused = 1.5;            // projection + CE per chunk inside the loss: one chunk's fp32 work
     double logits_bytes_compiled = 4.0;         // loss compiled with the model: bf16 logits + bf16 gradient
     double logits_bytes_loss_parallel = 16.0;   // DTensor loss-parallel CE over TP: fp32 shards kept separately
     double logits_bytes_loss_parallel_high = 20.0;

@@ -84,6 +84,7 @@ i128 count(const model_dims& m, bool active) {
     total += (m.norm_bias ? 2 : 1) * h;  // final norm
     total += i128(m.vocab_size) * h * (m.tie_word_embeddings ? 1 : 2);
     if (m.learned_pos) total += i128(m.max_position_embeddings) * h;
+    if (m.family == "bert") total += h * h + h + 2 * h;  // pooler dense and bias, token-type embeddings
     return total;
 }
 
