@@ -375,12 +375,14 @@ state_rates resolve_rates(const estimate_input& in) {
 state_rates trainable_rates(const estimate_input& in) {
     state_rates r;
     const double tb = double(in.ft.trainable_bytes);
-    const double S = optimizer_moment_bytes(in, tb, tb < 4.0 && in.master_weights);
+    // torch optimizers keep moments in the parameter's dtype; DeepSpeed keeps fp32 master copies
+    const bool ds_master = tb < 4.0 && in.master_weights && in.framework == train_framework::deepspeed;
+    const double S = optimizer_moment_bytes(in, tb, ds_master);
     const bool shard_p = in.zero_stage >= 3, shard_g = in.zero_stage >= 2, shard_o = in.zero_stage >= 1;
     (shard_p ? r.p_shard : r.p_full) = tb;
     (shard_g ? r.g_shard : r.g_full) = tb;
     (shard_o ? r.o_shard : r.o_full) = S;
-    if (tb < 4.0 && in.master_weights && in.framework == train_framework::deepspeed) (shard_o ? r.m_shard : r.m_full) = 4.0;
+    if (ds_master) (shard_o ? r.m_shard : r.m_full) = 4.0;
     r.grads_in_forward = in.framework == train_framework::megatron || in.framework == train_framework::deepspeed;
     if (in.optimizer_offload) r.m_full = r.m_shard = r.o_full = r.o_shard = 0;
     return r;

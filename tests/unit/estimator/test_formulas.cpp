@@ -271,9 +271,9 @@ TEST_CASE("logits: tokens x vocab x bytes per element, / TP with loss parallel")
     est::compute(in, b);
     // DTensor loss-parallel CE keeps separate fp32 shards (more than the fused native kernel)
     CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_loss_parallel + tokens * 2 * h));
-    in.chunked_loss = true;
+    in.chunked_loss = true;  // torchtitan: projection and CE chunk by chunk + fp32 hidden-gradient accumulator
     est::compute(in, b);
-    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_chunked + tokens * 2 * h));
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_fused + tokens * 6 * h));
 }
 
 TEST_CASE("fit check against capacity x 0.95, facts and JSON") {
