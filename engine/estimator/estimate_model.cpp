@@ -440,8 +440,11 @@ double compute(const estimate_input& in, breakdown& out) {
     const layer_act mact = m.experts > 0 ? layer_activation(in, true) : dact;
     // freeze tuning: layers below the trainable ones keep only the checkpointed inputs (the
     // embedding output requires grad under gradient checkpointing), or nothing without AC
-    layer_act frozen_act = layer_activation(in, false, false);
-    if (ft.kind == finetune_kind::freeze && in.ac == ac_kind::none) frozen_act.saved = 0;
+    layer_act frozen_act;
+    if (ft.kind == finetune_kind::freeze) {
+        frozen_act = layer_activation(in, false, false);
+        if (in.ac == ac_kind::none) frozen_act.saved = 0;
+    }
     // NVFP4 mixed recipe: the last layers stay bf16
     const layer_act tail_act = in.lowp == lowp_kind::nvfp4 && in.lowp_bf16_tail > 0 ? layer_activation(in, false, true, false) : dact;
     const std::int64_t first_tail = m.layers - std::max<std::int64_t>(0, in.lowp_bf16_tail);
