@@ -1,6 +1,6 @@
-// `oomdx diagnose` and the rule half of `oomdx preflight`: gather facts from every input given,
-// estimate, run the rule packs (Steps 0-4), re-estimate each recommendation, and build the
-// report model that the renderers print.
+// `oomdx diagnose` and `oomdx preflight`: one pipeline of named stages (engine/report/pipeline.h)
+// gathers facts from every input given, estimates, runs the rule packs (Steps 0-4), plans,
+// re-estimates each recommendation, and builds the report model that the renderers print.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +61,8 @@ struct report_recommendation {
     std::string framework;
     std::string text;
     std::string rationale;
+    std::string confidence = "medium";  // high | medium | low: how well the evidence supports it
+    std::string confirm;                // what would confirm it or rule it out
     std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
     std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
     std::optional<bool> expected_fits;
@@ -92,7 +94,9 @@ struct diagnosis_report {
     std::vector<report_recommendation> recommendations;
     std::vector<std::string> next_steps;
     std::vector<std::string> uncertain;
+    std::vector<std::pair<std::string, std::string>> contradictions;  // rule pairs (a pack defect; tests require none)
     int exit_code = 0;  // preflight: 1 when the estimate does not fit
+    std::vector<std::pair<std::string, double>> stage_seconds;  // pipeline stages, in order
 
     explicit diagnosis_report(const vocabulary* v) : facts(v) {}
 };

@@ -32,6 +32,7 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"expected", {"expected after", "预期"}},
         {"evidence", {"evidence", "证据"}},
         {"why", {"why", "原因"}},
+        {"confirm", {"to confirm", "如何确认"}},
     };
     return p;
 }
@@ -273,7 +274,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     w.heading("recs");
     if (r.recommendations.empty()) w.line("none");
     for (const auto& rec : r.recommendations) {
-        w.line(fmt::format("{}. {}{}", rec.rank, rec.action, rec.text.empty() ? "" : " - " + rec.text));
+        w.line(fmt::format("{}. [{}] {}{}", rec.rank, rec.confidence, rec.action, rec.text.empty() ? "" : " - " + rec.text));
         if (!rec.rendered.empty()) {
             if (!o.markdown) w.line(fmt::format("in {} syntax:", rec.framework), 2);
             else w.line(fmt::format("In {} syntax:", rec.framework));
@@ -288,6 +289,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         else if (!rec.expected_note.empty())
             w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
         if (!rec.rationale.empty()) w.line(fmt::format("{}: {}", w.t("why"), rec.rationale), 2);
+        if (!rec.confirm.empty()) w.line(fmt::format("{}: {}", w.t("confirm"), rec.confirm), 2);
     }
     if (!r.next_steps.empty()) {
         w.heading("next");
@@ -379,6 +381,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"expected_device_peak_bytes", rec.expected_device_peak_bytes ? json(*rec.expected_device_peak_bytes) : json(nullptr)},
              {"expected_fits", rec.expected_fits ? json(*rec.expected_fits) : json(nullptr)},
              {"expected_note", rec.expected_note},
+             {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
     j["next_steps"] = r.next_steps;
@@ -395,6 +398,9 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         for (const auto& n : r.inference.near_misses)
             nm.push_back({{"rule", n.rule_id}, {"step", n.step}, {"reason", n.reason}});
         j["explain"] = {{"trace", trace}, {"why_not", nm}};
+        json contra = json::array();
+        for (const auto& [a, b] : r.contradictions) contra.push_back({a, b});
+        j["explain"]["contradictions"] = contra;
         json facts = json::array();
         for (const fact* f : r.facts.current()) {
             json v;

@@ -18,7 +18,9 @@ bool inference_result::fired(const std::string& rule_id) const {
 
 std::vector<recommendation> inference_result::ranked() const {
     std::vector<recommendation> out = recommendations;
-    std::stable_sort(out.begin(), out.end(), [](const recommendation& a, const recommendation& b) {
+    auto tier = [](const std::string& c) { return c == "high" ? 0 : c == "low" ? 2 : 1; };
+    std::stable_sort(out.begin(), out.end(), [&](const recommendation& a, const recommendation& b) {
+        if (tier(a.confidence) != tier(b.confidence)) return tier(a.confidence) < tier(b.confidence);
         return a.priority < b.priority;
     });
     std::vector<recommendation> unique;
@@ -77,10 +79,12 @@ bool step_less(const rule_set& rs, const rule_def& a, const rule_def& b) {
 inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
     inference_result res;
     std::set<std::string> active;
+    const std::set<std::string> only(opts.only_steps.begin(), opts.only_steps.end());
+    auto allowed = [&](const std::string& step) { return only.empty() || only.count(step) > 0; };
     for (const auto& s : rs.steps)
-        if (s.always) {
+        if (s.always && allowed(s.id)) {
             active.insert(s.id);
-            res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
+            if (s.listed) res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
         }
     std::set<std::string> fired_keys;
     std::map<std::string, std::string> group_winner;
@@ -171,11 +175,18 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
             rec.text = render_template(d.text, facts);
             rec.rationale = d.rationale.empty() ? r.rationale : d.rationale;
+            if (d.confidence.expr || d.confidence.literal.is_string()) {
+                const value c = eval_action(d.confidence, facts);
+                if (c.is_string() && (c.as_string() == "high" || c.as_string() == "medium" || c.as_string() == "low"))
+                    rec.confidence = c.as_string();
+            }
+            rec.confirm = render_template(d.confirm, facts);
             rec.evidence = evidence_of(d.text);
             rec.firing = fi.seq;
             res.recommendations.push_back(std::move(rec));
         }
         for (const auto& rt : r.routes) {
+            if (!allowed(rt.to)) continue;
             res.route.push_back({rt.to, r.id, render_template(rt.why.empty() ? r.desc : rt.why, facts), fi.seq});
             active.insert(rt.to);
         }
@@ -184,10 +195,28 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
     }
     for (const auto& s : rs.steps)
         if (active.count(s.id)) res.steps_run.push_back(s.id);
+    // Contradictions among the claims of the rules that fired (each pair once).
+    std::vector<const rule_def*> fired_rules;
+    for (const auto& f : res.firings)
+        if (const rule_def* r = rs.rule(f.rule_id); r && !r->claims.empty() &&
+            std::find(fired_rules.begin(), fired_rules.end(), r) == fired_rules.end())
+            fired_rules.push_back(r);
+    for (size_t i = 0; i < fired_rules.size(); ++i)
+        for (size_t j = i + 1; j < fired_rules.size(); ++j) {
+            bool clash = false;
+            for (const auto& a : fired_rules[i]->claims) {
+                auto it = rs.contradicts.find(a);
+                if (it == rs.contradicts.end()) continue;
+                for (const auto& b : fired_rules[j]->claims)
+                    clash = clash || std::find(it->second.begin(), it->second.end(), b) != it->second.end();
+            }
+            if (clash) res.contradictions.push_back({fired_rules[i]->id, fired_rules[j]->id});
+        }
     // WHY NOT for every enabled rule that did not fire.
     for (const auto& rp : rs.rules) {
         const rule_def& r = *rp;
         if (!r.enabled || !r.condition || res.fired(r.id)) continue;
+        if (!allowed(r.step)) continue;
         near_miss nm{r.id, r.step, ""};
         if (!active.count(r.step)) {
             nm.reason = fmt::format("step '{}' was not reached (no rule routed to it)", r.step);

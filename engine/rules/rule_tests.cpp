@@ -216,6 +216,22 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 std::vector<std::string> prefix(got.begin(), got.begin() + std::min(got.size(), want.size()));
                 if (want != prefix) fail("expect_actions", join(want), join(got));
             }
+            for (const auto& kv : c["expect_confidence"]) {
+                const std::string id = kv.first.as<std::string>();
+                const std::string want = kv.second.as<std::string>();
+                std::string got = "(no recommendation)";
+                for (const auto& r : res.recommendations)
+                    if (r.rule_id == id) got = r.confidence;
+                if (got != want) fail("expect_confidence " + id, want, got);
+            }
+            for (const auto& x : c["expect_not_actions"]) {
+                const std::string a = x.as<std::string>();
+                for (const auto& r : res.recommendations)
+                    if (r.action == a) fail("expect_not_actions", "no " + a, "recommended by " + r.rule_id);
+            }
+            // Every case: the findings that fired together never contradict each other.
+            for (const auto& [a, b] : res.contradictions)
+                fail("consistency", "no contradicting findings", fmt::format("{} contradicts {}", a, b));
             if (todo) {
                 ++rep.todo;
             } else if (fails.empty()) {

@@ -216,3 +216,65 @@ TEST_CASE("an unchanged assert creates no new fact version, so no loop") {
     auto res = run_inference(lr.rules, facts);
     CHECK(res.firings.size() == 1);
 }
+
+TEST_CASE("only_steps: a producer's verdict pass runs one step and follows no route") {
+    engine_fixture f("only");
+    auto lr = f.load(R"Y(
+- rule: verdict
+  step: s0
+  condition: a > 2
+  asserts: {out.level: 1}
+  route: s1
+- rule: later
+  step: s1
+  condition: true
+)Y");
+    REQUIRE(lr.ok());
+    fact_store facts(&f.vocab);
+    facts.emit("a", value(5), provenance{"test"});
+    inference_options o;
+    o.only_steps = {"s0"};
+    auto res = run_inference(lr.rules, facts, o);
+    CHECK(fired(res) == std::vector<std::string>{"verdict"});
+    CHECK(facts.get("out.level") != nullptr);
+    for (const auto& nm : res.near_misses) CHECK(nm.rule_id != "later");
+}
+
+TEST_CASE("site packs: 'override: true' replaces a macro, list or rule of an earlier pack") {
+    engine_fixture f("override");
+    f.dir.write("a_shipped.yaml", R"Y(
+- macro: late_min
+  condition: a >= 10
+- list: srcs
+  items: [workspace]
+- rule: late
+  step: s0
+  condition: late_min and src in srcs
+  finding: "late"
+)Y");
+    f.dir.write("b_site.yaml", R"Y(
+- macro: late_min
+  override: true
+  condition: a >= 3
+- list: srcs
+  override: true
+  items: [workspace, hccl]
+)Y");
+    auto lr = load_rules({f.dir.dir.string()}, f.vocab, f.actions);
+    REQUIRE(lr.ok());
+    fact_store facts(&f.vocab);
+    facts.emit("a", value(5), provenance{"test"});
+    facts.emit("src", value("hccl"), provenance{"test"});
+    CHECK(fired(run_inference(lr.rules, facts)) == std::vector<std::string>{"late"});
+
+    f.dir.write("c_site.yaml", "- rule: late\n  override: true\n  step: s0\n  condition: a > 100\n");
+    auto lr2 = load_rules({f.dir.dir.string()}, f.vocab, f.actions);
+    REQUIRE(lr2.ok());
+    fact_store facts2(&f.vocab);
+    facts2.emit("a", value(5), provenance{"test"});
+    CHECK(run_inference(lr2.rules, facts2).firings.empty());
+
+    f.dir.write("d_bad.yaml", "- macro: nothing_here\n  override: true\n  condition: a > 1\n");
+    auto lr3 = load_rules({f.dir.dir.string()}, f.vocab, f.actions);
+    CHECK_FALSE(lr3.ok());
+}
