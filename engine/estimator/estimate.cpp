@@ -181,7 +181,10 @@ estimate_input from_facts(const fact_store& facts) {
     reader r{facts, in};
 
     // framework
-    const std::string fw = lower(r.str("job.framework", "torchtitan", "framework unknown; torchtitan semantics"));
+    // The framework's estimator conventions (its adapter's semantics), else its name.
+    const std::string fw = facts.has("framework.estimator")
+                               ? lower(r.str("framework.estimator", "torchtitan", nullptr))
+                               : lower(r.str("job.framework", "torchtitan", "framework unknown; torchtitan semantics"));
     if (fw == "megatron" || fw == "mindspeed")
         in.framework = train_framework::megatron;
     else if (fw == "deepspeed")
@@ -192,8 +195,10 @@ estimate_input from_facts(const fact_store& facts) {
         in.framework = train_framework::torchtune;
     else
         in.framework = train_framework::generic;
-    in.hf_model = fw == "hf_trainer" || fw == "llama_factory";
-    const bool llama_factory = fw == "llama_factory";
+    // the job's own framework name for conventions its estimator semantics do not carry
+    const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
+    in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
+    const bool llama_factory = job_fw == "llama_factory";
 
     // model
     estimate_model& m = in.model;

@@ -33,6 +33,8 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"evidence", {"evidence", "证据"}},
         {"why", {"why", "原因"}},
         {"confirm", {"to confirm", "如何确认"}},
+        {"anchored", {"anchored on the measurement", "按实测校准"}},
+        {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
     };
     return p;
 }
@@ -259,6 +261,14 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (!r.consistency.empty()) {
+        w.heading("consistency");
+        for (const auto& c : r.consistency)
+            w.bullet(fmt::format("{}: measured {} {} ({}) vs estimated {} - {:.2f}x, {}", c.id, format_bytes(c.measured_bytes),
+                                 c.statistic, c.source.empty() ? "-" : c.source, format_bytes(c.estimated_bytes), c.ratio,
+                                 c.verdict == "agree" ? "agrees" : c.verdict == "measured_higher" ? "measured higher" : "measured lower"));
+        if (r.anchor) w.line(fmt::format("expected figures: {}", r.anchor->why));
+    }
     if (!r.snapshots.empty()) render_snapshots(w, r);
     w.heading("findings");
     if (r.findings.empty()) w.line("none");
@@ -285,6 +295,12 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                                format_bytes(*rec.expected_device_peak_bytes),
                                rec.expected_fits && *rec.expected_fits ? "fits" : "still over the budget",
                                rec.expected_note.empty() ? "" : " (" + rec.expected_note + ")"),
+                   2);
+        if (rec.anchored_device_peak_bytes && r.anchor)
+            w.line(fmt::format("{} ({}): device {} - {}{}", w.t("anchored"), r.anchor->source,
+                               format_bytes(*rec.anchored_device_peak_bytes),
+                               rec.anchored_fits && *rec.anchored_fits ? "fits" : "over the budget",
+                               r.anchor->used ? " (the figure to trust here)" : ""),
                    2);
         else if (!rec.expected_note.empty())
             w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
@@ -380,10 +396,23 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"expected_peak_bytes", rec.expected_peak_bytes ? json(*rec.expected_peak_bytes) : json(nullptr)},
              {"expected_device_peak_bytes", rec.expected_device_peak_bytes ? json(*rec.expected_device_peak_bytes) : json(nullptr)},
              {"expected_fits", rec.expected_fits ? json(*rec.expected_fits) : json(nullptr)},
+             {"anchored_device_peak_bytes", rec.anchored_device_peak_bytes ? json(*rec.anchored_device_peak_bytes) : json(nullptr)},
+             {"anchored_fits", rec.anchored_fits ? json(*rec.anchored_fits) : json(nullptr)},
              {"expected_note", rec.expected_note},
              {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
+    j["consistency"] = json::array();
+    for (const auto& c : r.consistency)
+        j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},
+                                    {"estimated_bytes", c.estimated_bytes}, {"ratio", c.ratio}, {"source", c.source},
+                                    {"verdict", c.verdict}, {"anchor", c.anchor}});
+    if (r.anchor)
+        j["anchor"] = {{"comparison", r.anchor->id}, {"source", r.anchor->source}, {"statistic", r.anchor->statistic},
+                       {"offset_bytes", r.anchor->offset_bytes}, {"uses", r.anchor->used ? "anchored" : "estimate"},
+                       {"why", r.anchor->why}};
+    else
+        j["anchor"] = nullptr;
     j["next_steps"] = r.next_steps;
     j["uncertain"] = r.uncertain;
     if (explain) {

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include "engine/report/pipeline.h"
+#include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 
 namespace oomdx {
 
@@ -25,10 +27,12 @@ std::string adapter_name(const std::string& framework) {
     return framework;
 }
 
-// Keys whose change moves memory around or changes why it fails, not the tensor peak.
-bool changes_estimate(const std::string& key) {
-    return key.rfind("env.", 0) != 0 && key.rfind("profiling.", 0) != 0 && key != "training.torch_npu_memory_ratio" &&
-           key != "training.memory_fraction";
+// Keys whose change moves memory around or changes why it fails, not the tensor peak: the
+// framework's `estimate_ignores` (knowledge/frameworks), torchtitan's when the framework has none.
+bool changes_estimate(const std::string& framework, const std::string& key) {
+    const framework_semantics* s = find_semantics(framework);
+    if (!s || s->estimate_ignores.empty()) s = find_semantics("torchtitan");
+    return !s || !s->ignores_for_estimate(key);
 }
 
 void headline(diagnosis_report& rep) {
@@ -44,12 +48,13 @@ void headline(diagnosis_report& rep) {
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const std::vector<canonical_override>& config,
                     report_recommendation& rr) {
+    const std::string fw = facts.string("job.framework").value_or("torchtitan");
     if (!rep.estimate) {
         rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
         return;
     }
     bool affects = false;
-    for (const auto& o : config) affects = affects || changes_estimate(o.key);
+    for (const auto& o : config) affects = affects || changes_estimate(fw, o.key);
     if (affects) {
         estimate_result after = estimate_with(facts, config);
         rr.expected_peak_bytes = after.peak_bytes;
@@ -69,6 +74,7 @@ void stage_report(pipeline_state& s) {
     diagnosis_report& rep = s.rep;
     fact_store& facts = rep.facts;
     headline(rep);
+    collect_consistency(rep);
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     rep.framework = fw;
     const framework_adapter& adapter = framework_adapter::get(adapter_name(fw));
@@ -116,6 +122,10 @@ void stage_report(pipeline_state& s) {
         for (const auto& o : code_overrides)
             rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
         expected_after(facts, rep, config_overrides, rr);
+        if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
+            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
+            rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;
+        }
         rep.recommendations.push_back(std::move(rr));
     }
     rep.next_steps = capture_steps;

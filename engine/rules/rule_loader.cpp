@@ -266,6 +266,7 @@ private:
             else if (!m_lists.count(name) && replace)
                 diag(rule_error_code::unknown_macro, ctx(it.file, n),
                      fmt::format("list '{}' has 'override: true' but no earlier pack declares it", name));
+            m_out.rules.lists[name] = items;
             m_lists[name] = std::move(items);
             m_list_where[name] = ctx(it.file, n);
         } else if (n["macro"]) {

@@ -77,6 +77,7 @@ struct rule_set {
     std::vector<step_def> steps;  // sorted by order
     std::vector<std::unique_ptr<rule_def>> rules;
     std::map<std::string, std::string> macro_text;
+    std::map<std::string, std::vector<value>> lists;
     std::map<std::string, std::vector<std::string>> contradicts;  // claim -> claims it cannot stand beside
     std::vector<std::string> files;  // rule files loaded
 

@@ -118,10 +118,11 @@ std::vector<std::string> check_template(const std::string& tmpl, const name_reso
     return facts;
 }
 
-std::string render_template(const std::string& tmpl, const fact_store& facts) {
+std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names) {
     std::string out;
     size_t pos = 0;
     name_resolver r;
+    if (names) r = *names;
     r.vocab = facts.vocab();
     for (const auto& p : scan(tmpl, nullptr)) {
         out += tmpl.substr(pos, p.start - pos);
