@@ -553,7 +553,7 @@ estimate_result estimate(const estimate_input& in) {
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
                            : in.ft.load_bytes >= 4 ? "fp32" : "bf16";
         add("params", "parameters", st.params,
-            fmt::format("frozen {} params x {} ({} linear weights; embeddings, norms, head in {}) + {} trainable x {} B{}", prank,
+            fmt::format("frozen {} params: {} ({} linear weights; embeddings, norms, head in {}) + {} trainable x {} B{}", prank,
                         gib(st.frozen), base, in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
                         in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : ""));
     }
@@ -581,8 +581,10 @@ estimate_result estimate(const estimate_input& in) {
                                       in.lowp != lowp_kind::none ? fmt::format(", {}", lowp_name(in.lowp)) : "");
     if (st.lowp_saved > 0)
         act_txt += fmt::format(" + {} {} weight copies kept for backward", gib(st.lowp_saved), lowp_name(in.lowp));
-    if (ft) act_txt += in.ft.kind == finetune_kind::lora ? "; frozen matmuls keep no inputs, adapters keep theirs"
-                                                         : "; frozen layers keep only checkpointed inputs";
+    if (ft)
+        act_txt += in.ft.kind == finetune_kind::freeze ? "; frozen layers keep only checkpointed inputs"
+                   : in.compile                         ? "; frozen matmuls keep no inputs, adapters keep theirs"
+                                                        : "; eager frozen projections keep their inputs, adapters theirs";
     add("activations", "activations", acts, act_txt);
     const double V = double(in.model.vocab);
     add("logits", "logits and loss", logits,
@@ -665,6 +667,10 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "NVFP4 under op-level SAC: whether the fp4 copies of the GEMM inputs are kept is not documented "
                 "(low end without them)");
+        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full)
+            r.interval_reasons.push_back(
+                "eager frozen layers: the point estimate keeps the frozen projections' inputs, as the published LitGPT "
+                "LoRA measurements need; a build whose autograd drops them is the low end");
         if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && in.ac != ac_kind::none)
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
