@@ -135,8 +135,8 @@ void stage_report(pipeline_state& s) {
     rep.uncertain = rep.inference.uncertain;
     if (rep.estimate && !rep.estimate->complete)
         for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
-    if (rep.mode == "preflight" && rep.estimate && !rep.estimate->fits && rep.estimate->capacity_bytes > 0)
-        rep.exit_code = 1;
+    // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
+    if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
 }
 
 }  // namespace oomdx

@@ -197,18 +197,23 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             res.findings.push_back(std::move(f));
         }
         for (const auto& d : r.recommendations) {
+            // A confidence expression that gives "none": the evidence does not support this one here.
+            std::string confidence = "medium";
+            if (d.confidence.expr || d.confidence.literal.is_string()) {
+                const value c = eval_action(d.confidence, facts);
+                if (c.is_string() && (c.as_string() == "high" || c.as_string() == "medium" || c.as_string() == "low" ||
+                                      c.as_string() == "none"))
+                    confidence = c.as_string();
+            }
+            if (confidence == "none") continue;
             recommendation rec;
+            rec.confidence = confidence;
             rec.rule_id = r.id;
             rec.action = d.action;
             rec.priority = d.priority;
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
             rec.text = render(d.text);
             rec.rationale = d.rationale.empty() ? r.rationale : d.rationale;
-            if (d.confidence.expr || d.confidence.literal.is_string()) {
-                const value c = eval_action(d.confidence, facts);
-                if (c.is_string() && (c.as_string() == "high" || c.as_string() == "medium" || c.as_string() == "low"))
-                    rec.confidence = c.as_string();
-            }
             rec.confirm = render(d.confirm);
             rec.evidence = evidence_of(d.text);
             rec.firing = fi.seq;
