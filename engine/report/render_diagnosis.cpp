@@ -176,6 +176,11 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                        format_bytes(e.peak_bytes), e.peak_phase, e.worst_stage));
     w.line(fmt::format("expected reserved {} (compare with max_memory_reserved); device use {}",
                        format_bytes(e.reserved_peak_bytes), format_bytes(e.device_peak_bytes)));
+    if (e.high_bytes > e.low_bytes) {
+        w.line(fmt::format("device use interval {} .. {} (builds differ or evidence disagrees):", format_bytes(e.low_bytes),
+                           format_bytes(e.high_bytes)));
+        for (const auto& why : e.interval_reasons) w.bullet(why, 2);
+    }
     if (e.capacity_bytes > 0)
         w.line(fmt::format("capacity {}, budget (x0.95) {}: {} by {}", format_bytes(e.capacity_bytes),
                            format_bytes(e.budget_bytes), e.fits ? "fits" : "DOES NOT FIT",
