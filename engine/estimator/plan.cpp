@@ -157,12 +157,14 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         std::string key;
         for (const auto& o : ovs) key += o.key + "=" + value_key(o.val) + ";";
         if (!seen.insert(key).second) continue;
+        // Fits as preflight judges it: the high end of the estimate's interval within budget.
         const auto e = verify(base_facts, world, ovs);
-        if (!e || !e->fits) continue;
+        if (!e || !e->fits || std::max(e->high_bytes, e->device_peak_bytes) > e->budget_bytes) continue;
         plan_choice ch;
         ch.candidate = c;
         ch.candidate.overrides = ovs;
         ch.candidate.device_peak_bytes = e->device_peak_bytes;
+        ch.candidate.device_peak_high_bytes = std::max(e->high_bytes, e->device_peak_bytes);
         ch.candidate.margin_bytes = e->margin_bytes;
         ch.rendered = render_overrides(syntax, ovs);
         ws.choices.push_back(std::move(ch));
@@ -221,6 +223,7 @@ void take(plan_answer& a, const plan_choice& best) {
     a.overrides = best.candidate.overrides;
     a.rendered = best.rendered;
     a.expected_device_peak_bytes = best.candidate.device_peak_bytes;
+    a.expected_device_peak_high_bytes = best.candidate.device_peak_high_bytes;
     a.tier = best.candidate.tier;
     a.cost = best.candidate.cost;
     a.terms = best.candidate.terms;
@@ -251,7 +254,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     const estimate_input base = from_facts(facts);
     if (base.capacity_bytes <= 0) throw usage_error("a plan needs the device capacity (--device)");
     const estimate_result est = estimate(base);
-    a.base_fits = est.fits;
+    a.base_fits = est.fits && std::max(est.high_bytes, est.device_peak_bytes) <= est.budget_bytes;
     a.base_world_size = a.world_size = base.world;
     a.base_device_peak_bytes = est.device_peak_bytes;
     a.budget_bytes = est.budget_bytes;
@@ -269,9 +272,10 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     a.evaluated += here.evaluated;
     a.fitting += here.fitting;
     a.search_seconds += here.seconds;
-    if (est.fits) {
+    if (est.fits && std::max(est.high_bytes, est.device_peak_bytes) <= est.budget_bytes) {
         a.fits = true;
         a.expected_device_peak_bytes = est.device_peak_bytes;
+        a.expected_device_peak_high_bytes = std::max(est.high_bytes, est.device_peak_bytes);
         a.candidates = std::move(here.choices);
         a.notes.push_back("the job fits as configured; the candidates are alternatives");
         return finish();

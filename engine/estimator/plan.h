@@ -36,12 +36,13 @@ struct plan_alternative {
 };
 
 struct plan_answer {
-    bool base_fits = false;                        // the job fits as configured
+    bool base_fits = false;                        // the job fits as configured (high end within budget)
     bool fits = false;                             // a plan was found (false: none up to max_world)
     std::int64_t base_world_size = 0;
     std::int64_t world_size = 0;                   // devices the plan runs on
     std::int64_t base_device_peak_bytes = 0;
-    std::int64_t expected_device_peak_bytes = 0;   // the plan's, verified
+    std::int64_t expected_device_peak_bytes = 0;   // the plan's, verified (the estimate's point figure)
+    std::int64_t expected_device_peak_high_bytes = 0;  // high end of its interval, also within budget
     std::int64_t budget_bytes = 0;                 // capacity x 0.95
     std::vector<estimate_override> overrides;      // canonical: `--world-size W --set k=v` each
     std::vector<std::string> rendered;             // in the job's syntax

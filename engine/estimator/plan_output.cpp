@@ -53,6 +53,7 @@ nlohmann::json plan_json(const plan_answer& p) {
     j["base_world_size"] = p.base_world_size;
     j["overrides"] = overrides_json(p.overrides);
     j["expected_device_peak_bytes"] = p.expected_device_peak_bytes;
+    j["expected_device_peak_high_bytes"] = p.expected_device_peak_high_bytes;
     j["base_device_peak_bytes"] = p.base_device_peak_bytes;
     j["budget_bytes"] = p.budget_bytes;
     j["rendered"] = p.rendered;
@@ -82,6 +83,7 @@ nlohmann::json plan_json(const plan_answer& p) {
         const plan_candidate& k = c.candidate;
         arr.push_back({{"world_size", k.world_size},
                        {"device_peak_bytes", k.device_peak_bytes},
+                       {"device_peak_high_bytes", k.device_peak_high_bytes},
                        {"margin_bytes", k.margin_bytes},
                        {"tier", plan_tier_name(k.tier)},
                        {"cost", k.cost},

@@ -58,6 +58,7 @@ struct plan_candidate {
     estimate_input input;
     std::int64_t world_size = 0;
     std::int64_t device_peak_bytes = 0;
+    std::int64_t device_peak_high_bytes = 0;  // high end of the estimate's interval (verified plans)
     std::int64_t margin_bytes = 0;     // against capacity x 0.95
     int tier = tier_none;              // most drastic change needed (method's priority order)
     double cost = 0;                   // sum of the terms
