@@ -87,10 +87,12 @@ std::vector<std::int64_t> larger_worlds(std::int64_t from, std::int64_t node, st
 // Keeps the global batch sensible on more devices: accumulation shrinks where it can, the global
 // batch grows to the next multiple of micro-batch x data parallel where the framework needs one.
 std::vector<estimate_override> world_overrides(const fact_store& f, const estimate_input& at_w, std::int64_t w0,
-                                               std::int64_t w, std::vector<std::string>& notes) {
+                                               std::int64_t dp0, std::int64_t w, std::vector<std::string>& notes) {
     std::vector<estimate_override> o;
     const auto local = positive(f, "training.local_batch_size");
-    const auto gb = positive(f, "training.global_batch_size");
+    auto gb = positive(f, "training.global_batch_size");
+    // torchtitan's default global batch (-1) is local x DP: the job's own stays the reference.
+    if (!gb && local && titan_fw(at_w)) gb = *local * std::max<std::int64_t>(1, dp0);
     const auto ga = positive(f, "training.gradient_accumulation_steps");
     const std::int64_t dp = std::max<std::int64_t>(1, w / std::max<std::int64_t>(1, at_w.tp * at_w.pp * at_w.cp));
     if (gb && local) {
@@ -111,6 +113,7 @@ std::vector<estimate_override> world_overrides(const fact_store& f, const estima
             notes.push_back(fmt::format("global batch {} -> {} on {} devices (a multiple of micro-batch {} x data parallel {})",
                                         *gb, g, w, *local, dp));
         } else {
+            if (!positive(f, "training.global_batch_size")) o.push_back({"training.global_batch_size", value(*gb)});
             notes.push_back(fmt::format("global batch kept at {} on {} devices", *gb, w));
         }
     } else if (ga && local && at_w.framework != train_framework::megatron && !titan_fw(at_w)) {
@@ -291,7 +294,8 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         fact_store at(facts.vocab());
         copy_with(facts, at, w, {});
         std::vector<std::string> notes;
-        const std::vector<estimate_override> wov = world_overrides(facts, from_facts(at), base.world, w, notes);
+        const std::vector<estimate_override> wov =
+            world_overrides(facts, from_facts(at), base.world, base.dp_shard * base.dp_replicate, w, notes);
         world_search ws = search_world(facts, syntax, opt, w, wov);
         a.evaluated += ws.evaluated;
         a.fitting += ws.fitting;
