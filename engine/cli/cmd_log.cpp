@@ -1,10 +1,34 @@
-// `oomdx log FILE... [--format text|markdown|json] [--signatures DIR] [--jobs N]`: Step 0 on training logs.
+// `oomdx log FILE... [--format text|markdown|json] [--signatures DIR] [--jobs N]`: Step 0 on
+// training logs. `oomdx log test [--signatures DIR]...`: the signatures' example lines and the
+// coverage gate.
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
 #include "parsers/log/log_analyzer.h"
+#include "parsers/log/signature_examples.h"
 
 namespace oomdx::cli {
+
+namespace {
+
+// Exit 0 when every example passes and every signature is covered, 1 otherwise.
+int run_signature_tests(const std::vector<std::string>& extra_dirs, bool only_extra) {
+    std::vector<std::string> dirs;
+    if (!only_extra) dirs.push_back(data_path("knowledge/log_signatures"));
+    dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+    const signature_set sigs = signature_set::load(dirs);
+    const auto examples = load_signature_examples(dirs, sigs);
+    const example_report r = run_signature_examples(sigs, examples);
+    for (const auto& f : r.failures) fmt::print("FAIL {}\n", f);
+    for (const auto& u : r.uncovered) fmt::print("UNCOVERED {}\n", u);
+    fmt::print("log signatures: {} signatures, {} examples, {} passed, {} failed, {} coverage gaps\n", r.signatures,
+               r.examples, r.passed, r.examples - r.passed, r.uncovered.size());
+    return r.ok() ? 0 : 1;
+}
+
+}  // namespace
 
 void add_log_command(CLI::App& app, int& exit_code) {
     struct opts {
@@ -15,12 +39,27 @@ void add_log_command(CLI::App& app, int& exit_code) {
     };
     auto o = std::make_shared<opts>();
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
-    cmd->add_option("files", o->files, "Log files (plain text or gzip)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("files", o->files, "Log files (plain text or gzip); a file named 'test' is ./test")
+        ->check(CLI::ExistingFile);
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
     cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
     add_format_option(cmd, o->fmt);
-    cmd->callback([o, &exit_code] {
+
+    struct test_opts {
+        std::vector<std::string> dirs;
+        bool only = false;
+    };
+    auto t = std::make_shared<test_opts>();
+    auto* test = cmd->add_subcommand(
+        "test", "Run the example lines of the log signatures (*.test.yaml beside them) and the coverage gate");
+    test->add_option("--signatures", t->dirs, "Extra signature directory (its *.test.yaml files are run too)");
+    test->add_flag("--only", t->only, "Test only the --signatures directories, not the shipped signatures");
+    test->callback([t, &exit_code] { exit_code = run_signature_tests(t->dirs, t->only); });
+
+    cmd->callback([cmd, o, &exit_code] {
+        if (!cmd->get_subcommands().empty()) return;
+        if (o->files.empty()) throw usage_error("oomdx log FILE... (or: log test)");
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
         lo.threads = o->jobs;

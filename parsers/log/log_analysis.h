@@ -56,9 +56,19 @@ struct log_analysis {
     std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
     std::optional<bool> all_ranks_failed;
 
-    // Steps and timing.
+    // Steps and what the job was doing (measurements).
     std::optional<std::int64_t> step, last_logged_step;
-    std::string timing = "unknown";  // init | early | late | eval | checkpoint | unknown
+    std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
+    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path,
+    // or sparse_log when the format does not allow last + 1 (`step` stays null).
+    std::string step_basis;
+    // From traceback frames and context lines before the failure, after the last step line:
+    // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |
+    // checkpoint_load | data_loading; "" when none was seen.
+    std::string phase;
+
+    // Verdicts, filled by the `evidence` rules (log_verdicts), not by the analyzer.
+    std::string timing = "unknown";  // init | early | mid | late | eval | checkpoint | unknown
     std::string timing_reason;
 
     // A failure that is not an OOM (look-alike or other error), when no OOM was found.
@@ -76,7 +86,14 @@ struct log_analysis {
     // Per-step memory of the failing rank (or the best covered one), before the failure.
     std::vector<memory_point> memory_series;
     std::optional<std::int64_t> memory_series_rank;
-    std::optional<double> growth_bytes_per_step;
+    std::optional<double> growth_bytes_per_step;  // least squares over every reading
+    std::optional<double> growth_r2;              // its coefficient of determination
+    std::optional<bool> series_nondecreasing;     // no reading below the one before it
+    // The warm-up (a rise in the first steps) split off: the steady part starts at
+    // memory_series[steady_from]; its slope, fit quality and growth over its span.
+    size_t steady_from = 0;
+    std::optional<double> steady_growth_bytes_per_step, steady_r2, steady_growth_bytes;
+    // Verdicts, filled by the `evidence` rules.
     std::optional<bool> series_monotonic;
     bool leak_signal = false;
     std::int64_t alloc_retry_lines = 0;  // "N CUDA memory allocation retries", cache flushes

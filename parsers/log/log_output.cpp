@@ -1,6 +1,8 @@
 // Renderings of a log_analysis: JSON (oomdx.log/1), text/markdown, and facts.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "engine/core/bytes.h"
 #include "engine/core/utf8.h"
 #include "parsers/log/log_analyzer.h"
@@ -75,6 +77,8 @@ nlohmann::json to_json(const log_analysis& a) {
     o["all_ranks_failed"] = a.all_ranks_failed ? json(*a.all_ranks_failed) : json(nullptr);
     o["step"] = opt(a.step);
     o["last_logged_step"] = opt(a.last_logged_step);
+    o["step_basis"] = str_or_null(a.step_basis);
+    o["phase"] = str_or_null(a.phase);
     o["timing"] = a.timing;
     o["timing_reason"] = str_or_null(a.timing_reason);
     o["messages_seen"] = a.oom_messages;
@@ -101,6 +105,18 @@ nlohmann::json to_json(const log_analysis& a) {
     j["memory_series_rank"] = opt(a.memory_series_rank);
     j["memory_growth_bytes_per_step"] =
         a.growth_bytes_per_step ? json(static_cast<std::int64_t>(*a.growth_bytes_per_step)) : json(nullptr);
+    j["memory_growth_r2"] = a.growth_r2 ? json(std::round(*a.growth_r2 * 1000) / 1000) : json(nullptr);
+    j["memory_series_nondecreasing"] = a.series_nondecreasing ? json(*a.series_nondecreasing) : json(nullptr);
+    if (a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size()) {
+        j["memory_steady"] = {
+            {"from_step", a.memory_series[a.steady_from].step},
+            {"points", a.memory_series.size() - a.steady_from},
+            {"growth_bytes_per_step", static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)},
+            {"growth_bytes", static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))},
+            {"r2", std::round(a.steady_r2.value_or(0) * 1000) / 1000}};
+    } else {
+        j["memory_steady"] = nullptr;
+    }
     j["memory_series_monotonic"] = a.series_monotonic ? json(*a.series_monotonic) : json(nullptr);
     j["leak_signal"] = a.leak_signal;
     j["alloc_retry_lines"] = a.alloc_retry_lines;
@@ -161,9 +177,11 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     } else if (a.rank) {
         out += li + fmt::format("failed rank {} (from {})\n", *a.rank, a.rank_from);
     }
-    out += li + fmt::format("step {}   last logged step {}   timing {}{}\n", num(a.step),
-                            num(a.last_logged_step), a.timing,
+    out += li + fmt::format("step {}   last logged step {}{}   timing {}{}\n", num(a.step),
+                            num(a.last_logged_step),
+                            a.step_basis.empty() ? "" : " (" + a.step_basis + ")", a.timing,
                             a.timing_reason.empty() ? "" : " (" + a.timing_reason + ")");
+    if (!a.phase.empty()) out += li + fmt::format("phase {}\n", a.phase);
     out += li + fmt::format("framework {}   world size {}\n", a.framework, num(a.world_size));
     if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
     if (!a.memory_series.empty()) {
@@ -174,6 +192,10 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
                                 format_bytes(l.bytes));
         if (a.growth_bytes_per_step)
             out += fmt::format(", {} per step", format_bytes(static_cast<std::int64_t>(*a.growth_bytes_per_step)));
+        if (a.steady_from > 0 && a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size())
+            out += fmt::format(" ({} per step after the warm-up, from step {})",
+                               format_bytes(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)),
+                               a.memory_series[a.steady_from].step);
         out += "\n";
         if (a.leak_signal)
             out += li + bold("Leak signal: memory grew steadily before a late OOM.") + "\n";
@@ -219,7 +241,9 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         if (!a.ranks_failed.empty())
             sink.emit("oom.ranks_failed", value(static_cast<std::int64_t>(a.ranks_failed.size())), p);
         if (a.all_ranks_failed) sink.emit("oom.all_ranks_failed", value(*a.all_ranks_failed), p);
-        sink.emit("oom.timing", value(a.timing), p);
+        const log_evidence* ph = find_role(a, "phase");
+        sink.emit("oom.phase", value(a.phase.empty() ? std::string("unknown") : a.phase),
+                  ph ? prov(a, ph->line, ph->text, ph->file) : p);
     }
     if (a.rank) {
         const log_evidence* r = find_role(a, "rank");
@@ -229,6 +253,7 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     auto pp = pr ? prov(a, pr->line, pr->text, pr->file) : p;
     if (a.step) sink.emit("oom.step", value(*a.step), pp);
     if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
+    if (!a.step_basis.empty()) sink.emit("oom.step_basis", value(a.step_basis), pp);
     sink.emit("log.framework", value(a.framework), p);
     if (a.world_size) sink.emit("log.world_size", value(*a.world_size), p);
     std::int64_t lines = 0;
@@ -242,11 +267,30 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         sink.emit("log.memory_series_points", value(static_cast<std::int64_t>(a.memory_series.size())), mp);
         sink.emit("log.memory_last_bytes", value(last.bytes), mp);
         sink.emit("log.memory_series_statistic", value(last.statistic), mp);
-        if (a.growth_bytes_per_step)
+        const auto& first = a.memory_series.front();
+        auto fp = prov(a, first.line, "", first.file);
+        sink.emit("log.memory_first_bytes", value(first.bytes), fp);
+        sink.emit("log.memory_first_step", value(first.step), fp);
+        sink.emit("log.memory_last_step", value(last.step), mp);
+        if (a.series_nondecreasing) sink.emit("log.memory_series_nondecreasing", value(*a.series_nondecreasing), mp);
+        if (a.growth_bytes_per_step) {
             sink.emit("log.memory_growth_bytes_per_step",
                       value(static_cast<std::int64_t>(*a.growth_bytes_per_step)), mp);
-        if (a.series_monotonic) sink.emit("log.memory_series_monotonic", value(*a.series_monotonic), mp);
-        sink.emit("log.memory_leak_signal", value(a.leak_signal), mp);
+            sink.emit("log.memory_growth_r2", value(*a.growth_r2), mp);
+        }
+        if (a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size()) {
+            const auto& w = a.memory_series[a.steady_from];
+            auto wp = prov(a, w.line, "", w.file);
+            sink.emit("log.memory_warmup_end_step", value(w.step), wp);
+            sink.emit("log.memory_steady_first_bytes", value(w.bytes), wp);
+            sink.emit("log.memory_steady_points",
+                      value(static_cast<std::int64_t>(a.memory_series.size() - a.steady_from)), mp);
+            sink.emit("log.memory_steady_growth_bytes_per_step",
+                      value(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)), mp);
+            sink.emit("log.memory_steady_growth_bytes",
+                      value(static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))), mp);
+            sink.emit("log.memory_steady_growth_r2", value(a.steady_r2.value_or(0)), mp);
+        }
     }
     if (a.alloc_retry_lines > 0) {
         const log_evidence* e = find_role(a, "pressure");

@@ -87,6 +87,7 @@ struct progress_entry {
     // The step parsed from text, filled on first use: 0 = not parsed, 1 = none, 2 = `step` valid.
     std::int8_t step_state = 0;
     std::int64_t step = 0;
+    std::int64_t total = -1;  // the bar's total, when the line prints one
 };
 
 struct event {
@@ -98,11 +99,14 @@ struct event {
     field_list fields;
     std::int64_t rank = -1;  // [rankN] prefix
     std::optional<std::int64_t> last_step, prev_step;
+    std::int64_t last_total = -1;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;
     bool awaiting_progress = false;
     std::vector<near_hit> near;
+    std::vector<near_hit> phases;  // the newest line of each phase signature before the failure
+    std::vector<near_hit> phases_after;  // phase lines after it (a traceback printed after the message)
 };
 
 struct series_state {
@@ -147,14 +151,20 @@ private:
         const progress_entry& newest(size_t k) const { return e[(head + N - 1 - k) % N]; }
         progress_entry& newest(size_t k) { return e[(head + N - 1 - k) % N]; }
     };
+    // One counter: the lines of one progress signature (and one bar total, for `by_total`).
     struct progress_rings {
         ring<32> any;                  // lines without a rank prefix
         std::vector<ring<4>> by_rank;  // index = rank, grown on demand
+        int file = -1;                 // the file `count` and `first_line` are about
+        std::int64_t count = 0;        // lines in that file
+        std::int64_t first_line = 0;
     };
+    using stream_key = std::pair<int, std::int64_t>;  // signature, bar total (-1: none)
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
     void handle_near(int sig, std::string_view seg, std::int64_t line);
     void handle_progress(int sig, std::string_view seg, std::int64_t line);
+    void handle_phase(int sig, std::string_view seg, std::int64_t line);
     void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
                        bool in_ring = false);
     bool resolve_progress(event& ev, bool after);
@@ -179,7 +189,7 @@ private:
     std::string_view m_seg;
     std::int64_t m_seg_rank = -2;  // -2 = not computed for this segment
 
-    std::vector<event> m_strong, m_weak, m_not_oom, m_crash;
+    std::vector<event> m_strong, m_fallback, m_weak, m_not_oom, m_crash;
     std::int64_t m_oom_lines = 0;
     int m_awaiting = 0;  // failures still waiting for a progress line
     std::vector<std::int64_t> m_oom_ranks;
@@ -191,7 +201,8 @@ private:
     std::int64_t m_root_cause_line = -1000;
     int m_root_cause_file = -1;
 
-    std::map<int, progress_rings> m_progress;  // per progress signature
+    std::map<stream_key, progress_rings> m_progress;  // per counter
+    std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
