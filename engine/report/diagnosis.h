@@ -1,6 +1,6 @@
-// `oomdx diagnose` and the rule half of `oomdx preflight`: gather facts from every input given,
-// estimate, run the rule packs (Steps 0-4), re-estimate each recommendation, and build the
-// report model that the renderers print.
+// `oomdx diagnose` and `oomdx preflight`: one pipeline of named stages (engine/report/pipeline.h)
+// gathers facts from every input given, estimates, runs the rule packs (Steps 0-4), plans,
+// re-estimates each recommendation, and builds the report model that the renderers print.
 #pragma once
 
 #include <cstdint>
@@ -93,6 +93,7 @@ struct diagnosis_report {
     std::vector<std::string> next_steps;
     std::vector<std::string> uncertain;
     int exit_code = 0;  // preflight: 1 when the estimate does not fit
+    std::vector<std::pair<std::string, double>> stage_seconds;  // pipeline stages, in order
 
     explicit diagnosis_report(const vocabulary* v) : facts(v) {}
 };
