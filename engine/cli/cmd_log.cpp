@@ -3,9 +3,14 @@
 // coverage gate.
 #include <fmt/format.h>
 
+#include <future>
+
 #include "engine/cli/commands.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/vocabulary.h"
+#include "engine/rules/rule_loader.h"
+#include "engine/report/log_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/signature_examples.h"
 
@@ -69,7 +74,10 @@ void add_log_command(CLI::App& app, int& exit_code) {
                 bar.update(total > 0 ? fmt::format("oomdx: reading {} {:.0f}%", file, 100.0 * done / total)
                                      : fmt::format("oomdx: reading {}", file));
             };
+        // the rule packs load on a helper thread while the log is read
+        auto rules = std::async(std::launch::async, [] { return &shipped_rules(); });
         log_analysis a = analyze_logs(o->files, lo);
+        judge_log(a, rules.get());  // timing and leak signal: the `evidence` rules (rules/evidence_log.yaml)
         switch (o->fmt) {
             case output_format::json: fmt::print("{}\n", to_json(a).dump(2)); break;
             case output_format::markdown: fmt::print("{}", render_text(a, true, false)); break;

@@ -198,7 +198,7 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
                                a.memory_series[a.steady_from].step);
         out += "\n";
         if (a.leak_signal)
-            out += li + bold("Leak signal: memory grew steadily before a late OOM.") + "\n";
+            out += li + bold(fmt::format("Leak signal: memory grew steadily after the warm-up before a {} OOM.", a.timing)) + "\n";
     }
     if (a.alloc_retry_lines > 0)
         out += li + fmt::format("{} allocator-retry / cache-flush warning line(s): memory pressure before the end\n",

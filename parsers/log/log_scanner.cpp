@@ -56,9 +56,10 @@ bool verify_sig(const signature& s, std::string_view text) {
     return (!s.regex || RE2::PartialMatch(sp(text), *s.regex)) && (!s.unless || !RE2::PartialMatch(sp(text), *s.unless));
 }
 
-field_list extract_fields(const signature& s, std::string_view text) {
+field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only) {
     field_list out;
     for (const auto& f : s.fields) {
+        if (only.size() && std::find(only.begin(), only.end(), f.name) == only.end()) continue;
         const bool is_bytes = is_size_field(f.name);
         const bool is_str = is_string_field(f.name);
         const bool is_pct = f.name == "memory_pct";  // kept in hundredths of a percent
@@ -353,7 +354,9 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
     }
     for (const auto& h : m_phase_last) {
         if (h.sig < 0 || h.file != m_file || h.line + m_sigs.all()[h.sig].window < line) continue;
-        if (h.text.empty() || rank < 0 || rank_prefix(h.text) < 0 || rank_prefix(h.text) == rank) ev.phases.push_back(h);
+        // frames of another rank's traceback are not this failure's; job-wide context lines are
+        const bool context = m_sigs.all()[h.sig].priority >= k_context_phase;
+        if (context || rank < 0 || rank_prefix(h.text) < 0 || rank_prefix(h.text) == rank) ev.phases.push_back(h);
     }
     if (!resolve_progress(ev, false)) {
         ev.awaiting_progress = true;
@@ -469,7 +472,7 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     const signature& s = m_sigs.all()[sig];
     seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
-    auto f = extract_fields(s, seg);
+    auto f = extract_fields(s, seg, {"memory", "step"});  // the other fields are not needed per point
     auto* mem = find_field(f, "memory");
     if (!mem) return;
     memory_point p;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,7 +34,8 @@ const field_val* find_field(const field_list& f, std::string_view name);
 bool verify_sig(const signature& s, std::string_view text);
 // The text without ANSI colour codes (buf holds the copy when there were any).
 std::string_view plain_text(std::string_view s, std::string& buf);
-field_list extract_fields(const signature& s, std::string_view text);
+// The signature's fields found in text (`only`: just these names; empty: all).
+field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only = {});
 
 struct near_hit {  // a context, refine, phase or rank line
     int sig = -1;

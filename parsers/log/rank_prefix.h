@@ -1,7 +1,7 @@
 // The rank a line names in its first 160 bytes, from the prefixes launchers and loggers put
 // before a worker's output; -1 when none. Forms:
 //   [rank3]:  rank3]  [rank 3]  [Rank 3]  (Rank3)  (Rank 3)  Rank 3:   torchrun, Megatron, DeepSpeed, user loggers
-//   Rank: 3  rank=3  rank : 3  (VllmWorker rank=3 pid=...)     key-value prefixes
+//   Rank: 3  rank=3  rank : 3  (VllmWorker rank=3 pid=...)     key-value prefixes (not local_rank: 3)
 //   (Worker_TP3 pid=...)  (Worker_DP0_TP1_EP5 pid=...)           vLLM V1 workers (EP, else TP with PP/DP 0)
 //   [default3]:                                                 torchrun --tee (local rank)
 //   [1,3]<stdout>:                                              Open MPI / the DeepSpeed MPI launcher
@@ -30,8 +30,9 @@ inline std::int64_t number(std::string_view h, size_t& i) {
     return i > start ? v : -1;
 }
 
-// After "rank" at h[i..]: N] N) N: N>, " N]" " N)", or [ ]*[:=][ ]*N.
-inline std::int64_t after_rank(std::string_view h, size_t i) {
+// After "rank" at h[i..]: N] N) N: N>, " N]" " N)", or [ ]*[:=][ ]*N (`keyed`: only where
+// "rank" starts a key, not in local_rank / global_rank).
+inline std::int64_t after_rank(std::string_view h, size_t i, bool keyed) {
     size_t d = i;
     std::int64_t v = number(h, d);
     if (v >= 0) return d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>') ? v : -1;
@@ -42,7 +43,7 @@ inline std::int64_t after_rank(std::string_view h, size_t i) {
         v = number(h, d);
         if (v >= 0 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':')) return v;
     }
-    if (j < h.size() && (h[j] == ':' || h[j] == '=')) {
+    if (keyed && j < h.size() && (h[j] == ':' || h[j] == '=')) {
         ++j;
         while (j < h.size() && h[j] == ' ') ++j;
         d = j;
@@ -80,7 +81,8 @@ inline std::int64_t rank_prefix(std::string_view s) {
     for (size_t pos = 0; (pos = h.find("ank", pos)) != std::string_view::npos; pos += 3) {
         if (pos == 0 || (h[pos - 1] != 'r' && h[pos - 1] != 'R')) continue;
         if (pos >= 2 && alnum(h[pos - 2])) continue;  // "Frank", "cranked"
-        std::int64_t v = after_rank(h, pos + 3);
+        const bool keyed = pos < 2 || h[pos - 2] != '_';
+        std::int64_t v = after_rank(h, pos + 3, keyed);
         if (v >= 0) return v;
     }
     if (auto w = h.find("(Worker_"); w != std::string_view::npos) {

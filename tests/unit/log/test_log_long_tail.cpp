@@ -74,6 +74,7 @@ TEST_CASE("rank from launcher and worker prefixes") {
                               c{"[default6]:torch.OutOfMemoryError: CUDA out of memory.", 6},
                               c{"[1,4]<stderr>:RuntimeError: CUDA out of memory.", 4},
                               c{"  rank      : 5 (local_rank: 5)", 5},
+                              c{"failed (exitcode: -9) local_rank: 2 (pid: 4102)", -1},
                               c{"(VllmWorkerProcess pid=2421) ERROR 10-14", -1}, c{"Frank3] says hi", -1},
                               c{"comm 0x55 rank 3 nranks 8", -1}, c{"(Worker_PP1_TP0 pid=1) ERROR", -1},
                               c{"plain line", -1}}) {
