@@ -11,6 +11,7 @@
 #include "engine/core/vocabulary.h"
 #include "engine/rules/rule_loader.h"
 #include "engine/report/log_verdicts.h"
+#include "parsers/config/device_catalog.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/signature_examples.h"
 
@@ -35,12 +36,20 @@ int run_signature_tests(const std::vector<std::string>& extra_dirs, bool only_ex
 
 }  // namespace
 
+std::int64_t device_capacity(const std::string& device) {
+    if (device.empty()) return 0;
+    auto d = lookup_device(device);
+    if (!d) throw usage_error("unknown device '" + device + "' (see knowledge/devices.yaml)");
+    return d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
+}
+
 void add_log_command(CLI::App& app, int& exit_code) {
     struct opts {
         std::vector<std::string> files;
         std::vector<std::string> sig_dirs;
         output_format fmt = output_format::text;
         unsigned jobs = 0;
+        std::string device;
     };
     auto o = std::make_shared<opts>();
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
@@ -49,6 +58,9 @@ void add_log_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
     cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
+    cmd->add_option("--device", o->device,
+                    "Device (catalog name, e.g. h100-80gb, 910b3): its capacity for the forecast "
+                    "(default: what the log states)");
     add_format_option(cmd, o->fmt);
 
     struct test_opts {
@@ -68,6 +80,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
         lo.threads = o->jobs;
+        lo.device_capacity_bytes = device_capacity(o->device);
         stderr_progress bar;
         if (bar.active())
             lo.progress = [&bar](const std::string& file, std::int64_t done, std::int64_t total) {

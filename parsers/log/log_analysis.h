@@ -24,6 +24,30 @@ struct memory_point {
     std::string statistic;  // allocated | reserved | max_allocated | max_reserved | active
     std::int64_t line = 0;
     std::string file;
+    std::optional<std::int64_t> time_ms;  // the line's timestamp, when it has one
+};
+
+// The forecast from a log that has not failed (yet): the steady per-step growth of one rank
+// extrapolated to the device capacity and to the 0.95 budget (parsers/log/memory_forecast.h).
+struct memory_forecast {
+    bool available = false;
+    std::string reason;               // why there is none ("flat memory: ...", "capacity unknown: ...")
+    std::optional<std::int64_t> rank;
+    std::string statistic;            // what the readings measure (max_reserved, allocated, ...)
+    std::int64_t capacity_bytes = 0;
+    std::string capacity_from;        // device | log_percent | oom_message | ""
+    double budget_fraction = 0.95;
+    // the fitted line over the steady part (after the warm-up)
+    double growth_bytes_per_step = 0, r2 = 0;
+    std::int64_t from_step = 0, last_step = 0, points = 0;
+    std::int64_t last_bytes = 0;  // the line's value at the last step
+    // steps where the line reaches capacity and the budget; intervals from the slope's and
+    // the level's uncertainty (two standard errors; hi absent when growth may be zero)
+    double capacity_step = 0, budget_step = 0;
+    double capacity_lo = 0, budget_lo = 0;
+    std::optional<double> capacity_hi, budget_hi;
+    // from the readings' timestamps (seconds per step over the steady part)
+    std::optional<double> seconds_per_step, eta_seconds, budget_eta_seconds;
 };
 
 struct log_file_info {
@@ -97,6 +121,11 @@ struct log_analysis {
     std::optional<bool> series_monotonic;
     bool leak_signal = false;
     std::int64_t alloc_retry_lines = 0;  // "N CUDA memory allocation retries", cache flushes
+    // Device capacity the log states: memory readings with a percentage of capacity (torchtitan
+    // "memory: 51.30GiB(84.15%)"), the median over the readings that print one.
+    std::optional<std::int64_t> capacity_from_log_bytes;
+    // The rank whose memory reaches capacity first; absent without any memory series.
+    std::optional<memory_forecast> forecast;
 
     std::vector<log_evidence> evidence;
     std::vector<log_file_info> files;

@@ -8,7 +8,9 @@
 #include <re2/re2.h>
 
 #include "parsers/log/log_scanner.h"
+#include "parsers/log/log_time.h"
 #include "parsers/log/memory_fit.h"
+#include "parsers/log/memory_forecast.h"
 
 namespace oomdx::log_detail {
 
@@ -61,6 +63,59 @@ std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) co
         if (!t.empty()) return t;
     }
     return {};
+}
+
+std::vector<memory_point> scanner::series_points(const series_state& st) const {
+    std::vector<memory_point> out = st.points;
+    // the newest reading, unless the decimated sample already holds it
+    if (st.last_sig < 0 || (!out.empty() && out.back().line == st.last.line)) return out;
+    const signature& s = m_sigs.all()[st.last_sig];
+    std::string buf, held = st.last_in_ring ? ring_text(st.last_sig, st.last.rank, st.last.line)
+                                            : std::string(st.last.text.view());
+    std::string_view text = plain_text(held, buf);
+    if (!verify_sig(s, text)) return out;
+    auto f = extract_fields(s, text, {"memory", "step"});
+    auto* mem = find_field(f, "memory");
+    if (!mem) return out;
+    memory_point p;
+    p.bytes = mem->num;
+    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+    p.line = st.last.line;
+    p.file = m_files[st.last.file];
+    auto* stp = find_field(f, "step");
+    p.step = stp ? stp->num : (out.empty() ? st.count : out.back().step + 1);
+    p.time_ms = log_line_time_ms(text);
+    if (out.empty() || p.step > out.back().step) out.push_back(std::move(p));
+    return out;
+}
+
+// Every rank's series extrapolated; the rank that reaches capacity first is the forecast.
+// Capacity: the device given, else the log's percentages, else the OOM message's figure.
+void scanner::forecast(log_analysis& a, const event* failure) {
+    std::vector<double> caps;
+    for (const auto& [key, st] : m_series) caps.insert(caps.end(), st.capacity.begin(), st.capacity.end());
+    if (!caps.empty()) {
+        std::nth_element(caps.begin(), caps.begin() + static_cast<std::ptrdiff_t>(caps.size() / 2), caps.end());
+        a.capacity_from_log_bytes = std::llround(caps[caps.size() / 2]);
+    }
+    std::int64_t capacity = 0;
+    std::string from;
+    if (m_device_capacity > 0) capacity = m_device_capacity, from = "device";
+    else if (a.capacity_from_log_bytes) capacity = *a.capacity_from_log_bytes, from = "log_percent";
+    else if (a.capacity_bytes) capacity = *a.capacity_bytes, from = "oom_message";
+    std::optional<memory_forecast> best;
+    for (const auto& [key, st] : m_series) {
+        std::vector<memory_point> pts;
+        for (auto& p : series_points(st))
+            if (!failure || p.file != m_files[failure->file] || p.line < failure->line) pts.push_back(std::move(p));
+        if (pts.size() < 2) continue;
+        memory_forecast f = forecast_memory(pts, capacity, from, st.rank >= 0 ? std::optional(st.rank) : std::nullopt);
+        const bool better = !best || (f.available && !best->available) ||
+                            (f.available && best->available && f.capacity_step < best->capacity_step) ||
+                            (!f.available && !best->available && f.points > best->points);
+        if (better) best = std::move(f);
+    }
+    a.forecast = std::move(best);
 }
 
 log_analysis scanner::finish() {
@@ -301,30 +356,7 @@ log_analysis scanner::finish() {
             chosen = &st;
     }
     if (chosen) {
-        // the newest reading, unless the decimated sample already holds it
-        if (chosen->last_sig >= 0 &&
-            (chosen->points.empty() || chosen->points.back().line != chosen->last.line)) {
-            const signature& s = all[chosen->last_sig];
-            std::string buf, held = chosen->last_in_ring
-                                        ? ring_text(chosen->last_sig, chosen->last.rank, chosen->last.line)
-                                        : std::string(chosen->last.text.view());
-            std::string_view text = plain_text(held, buf);
-            if (verify_sig(s, text)) {
-                auto f = extract_fields(s, text);
-                if (auto* mem = find_field(f, "memory")) {
-                    memory_point p;
-                    p.bytes = mem->num;
-                    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
-                    p.line = chosen->last.line;
-                    p.file = m_files[chosen->last.file];
-                    auto* stp = find_field(f, "step");
-                    p.step = stp ? stp->num
-                                 : (chosen->points.empty() ? chosen->count : chosen->points.back().step + 1);
-                    chosen->points.push_back(std::move(p));
-                }
-            }
-        }
-        for (const auto& p : chosen->points)
+        for (const auto& p : series_points(*chosen))
             if (!failure || p.line < failure->line) a.memory_series.push_back(p);
         if (chosen->rank >= 0) a.memory_series_rank = chosen->rank;
     }
@@ -348,6 +380,8 @@ log_analysis scanner::finish() {
             a.steady_growth_bytes = f.steady.slope * (xs.back() - xs[f.steady_from]);
         }
     }
+
+    forecast(a, failure);
 
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;

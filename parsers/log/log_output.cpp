@@ -37,7 +37,63 @@ const log_evidence* find_role(const log_analysis& a, const char* role) {
     return nullptr;
 }
 
+std::string steps(double v) { return std::to_string(std::llround(v)); }
+
+std::string duration(double seconds) {
+    if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+    if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
+    if (seconds < 2 * 86400) return fmt::format("{:.1f} h", seconds / 3600);
+    return fmt::format("{:.1f} days", seconds / 86400);
+}
+
 }  // namespace
+
+nlohmann::json forecast_json(const memory_forecast& f) {
+    using nlohmann::json;
+    auto num = [](const std::optional<double>& v) { return v ? json(std::llround(*v)) : json(nullptr); };
+    json j;
+    j["available"] = f.available;
+    j["reason"] = f.reason.empty() ? json(nullptr) : json(f.reason);
+    j["rank"] = f.rank ? json(*f.rank) : json(nullptr);
+    j["statistic"] = f.statistic.empty() ? json(nullptr) : json(f.statistic);
+    j["capacity_bytes"] = f.capacity_bytes > 0 ? json(f.capacity_bytes) : json(nullptr);
+    j["capacity_from"] = f.capacity_from.empty() ? json(nullptr) : json(f.capacity_from);
+    j["budget_fraction"] = f.budget_fraction;
+    j["growth_bytes_per_step"] = f.points > 0 ? json(std::llround(f.growth_bytes_per_step)) : json(nullptr);
+    j["r2"] = std::round(f.r2 * 1000) / 1000;
+    j["basis"] = {{"points", f.points}, {"from_step", f.from_step}, {"to_step", f.last_step},
+                  {"steps", f.last_step - f.from_step}};
+    if (f.available) {
+        j["capacity_step"] = std::llround(f.capacity_step);
+        j["budget_step"] = std::llround(f.budget_step);
+        j["interval_steps"] = {std::llround(f.capacity_lo), num(f.capacity_hi)};
+        j["budget_interval_steps"] = {std::llround(f.budget_lo), num(f.budget_hi)};
+    } else {
+        j["capacity_step"] = j["budget_step"] = nullptr;
+        j["interval_steps"] = j["budget_interval_steps"] = nullptr;
+    }
+    j["seconds_per_step"] = f.seconds_per_step ? json(std::round(*f.seconds_per_step * 1000) / 1000) : json(nullptr);
+    j["eta_seconds"] = num(f.eta_seconds);
+    j["budget_eta_seconds"] = num(f.budget_eta_seconds);
+    return j;
+}
+
+std::string forecast_line(const memory_forecast& f) {
+    const std::string who = f.rank ? fmt::format("rank {}", *f.rank) : std::string("the log");
+    if (!f.available) return fmt::format("forecast: none for {} - {}", who, f.reason);
+    std::string eta;
+    if (f.budget_eta_seconds && f.eta_seconds)
+        eta = fmt::format(", in about {} / {}", duration(*f.budget_eta_seconds), duration(*f.eta_seconds));
+    return fmt::format(
+        "forecast: {} reaches {:.0f}% of {} ({}) at step ~{} [{}, {}] and capacity at step ~{} [{}, {}]{} "
+        "({} per step since step {}, R2 {:.2f}, {} readings, capacity from {})",
+        who, f.budget_fraction * 100, format_bytes(f.capacity_bytes),
+        format_bytes(static_cast<std::int64_t>(f.budget_fraction * static_cast<double>(f.capacity_bytes))),
+        steps(f.budget_step), steps(f.budget_lo), f.budget_hi ? steps(*f.budget_hi) : "-", steps(f.capacity_step),
+        steps(f.capacity_lo), f.capacity_hi ? steps(*f.capacity_hi) : "-", eta,
+        format_bytes(static_cast<std::int64_t>(f.growth_bytes_per_step)), f.from_step, f.r2, f.points,
+        f.capacity_from == "log_percent" ? "the log's percentages" : f.capacity_from == "oom_message" ? "the OOM message" : "the device");
+}
 
 nlohmann::json to_json(const log_analysis& a) {
     using nlohmann::json;
@@ -118,6 +174,8 @@ nlohmann::json to_json(const log_analysis& a) {
         j["memory_steady"] = nullptr;
     }
     j["memory_series_monotonic"] = a.series_monotonic ? json(*a.series_monotonic) : json(nullptr);
+    j["capacity_from_log_bytes"] = opt(a.capacity_from_log_bytes);
+    j["forecast"] = a.forecast ? forecast_json(*a.forecast) : json(nullptr);
     j["leak_signal"] = a.leak_signal;
     j["alloc_retry_lines"] = a.alloc_retry_lines;
     json w = json::array();
@@ -197,6 +255,7 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
                                format_bytes(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)),
                                a.memory_series[a.steady_from].step);
         out += "\n";
+        if (a.forecast) out += li + forecast_line(*a.forecast) + "\n";
         if (a.leak_signal)
             out += li + bold(fmt::format("Leak signal: memory grew steadily after the warm-up before a {} OOM.", a.timing)) + "\n";
     }
@@ -212,6 +271,24 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     for (const auto& w : a.warnings) out += "\n" + li + "warning: " + w;
     if (!a.warnings.empty()) out += "\n";
     return out;
+}
+
+void emit_forecast_facts(const memory_forecast& f, fact_sink& sink, const provenance& p) {
+    sink.emit("log.forecast.available", value(f.available), p);
+    if (f.rank) sink.emit("log.forecast.rank", value(*f.rank), p);
+    if (f.points > 0) {
+        sink.emit("log.forecast.growth_bytes_per_step", value(static_cast<std::int64_t>(std::llround(f.growth_bytes_per_step))), p);
+        sink.emit("log.forecast.r2", value(f.r2), p);
+    }
+    if (!f.available) return;
+    sink.emit("log.forecast.capacity_bytes", value(f.capacity_bytes), p);
+    sink.emit("log.forecast.capacity_from", value(f.capacity_from), p);
+    sink.emit("log.forecast.capacity_step", value(static_cast<std::int64_t>(std::llround(f.capacity_step))), p);
+    sink.emit("log.forecast.budget_step", value(static_cast<std::int64_t>(std::llround(f.budget_step))), p);
+    sink.emit("log.forecast.steps_to_capacity", value(static_cast<std::int64_t>(std::llround(f.capacity_step - static_cast<double>(f.last_step)))), p);
+    sink.emit("log.forecast.steps_to_budget", value(static_cast<std::int64_t>(std::llround(f.budget_step - static_cast<double>(f.last_step)))), p);
+    if (f.eta_seconds) sink.emit("log.forecast.eta_seconds", value(*f.eta_seconds), p);
+    if (f.budget_eta_seconds) sink.emit("log.forecast.budget_eta_seconds", value(*f.budget_eta_seconds), p);
 }
 
 void emit_facts(const log_analysis& a, fact_sink& sink) {
@@ -292,6 +369,8 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
             sink.emit("log.memory_steady_growth_r2", value(a.steady_r2.value_or(0)), mp);
         }
     }
+    if (a.capacity_from_log_bytes) sink.emit("log.capacity_bytes", value(*a.capacity_from_log_bytes), p);
+    if (a.forecast) emit_forecast_facts(*a.forecast, sink, a.memory_series.empty() ? p : prov(a, a.memory_series.back().line, "", a.memory_series.back().file));
     if (a.alloc_retry_lines > 0) {
         const log_evidence* e = find_role(a, "pressure");
         sink.emit("log.alloc_retry_lines", value(a.alloc_retry_lines),

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/core/bytes.h"
+#include "parsers/log/log_time.h"
 #include "parsers/log/rank_prefix.h"
 
 namespace oomdx::log_detail {
@@ -472,14 +473,19 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     const signature& s = m_sigs.all()[sig];
     seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
-    auto f = extract_fields(s, seg, {"memory", "step"});  // the other fields are not needed per point
+    // the other fields are not needed per point; the percentage of capacity only a few times
+    const bool pct = st.capacity.size() < 3;
+    auto f = pct ? extract_fields(s, seg, {"memory", "step", "memory_pct"}) : extract_fields(s, seg, {"memory", "step"});
     auto* mem = find_field(f, "memory");
     if (!mem) return;
+    if (auto* pc = find_field(f, "memory_pct"); pc && pc->num > 0)
+        st.capacity.push_back(static_cast<double>(mem->num) / (static_cast<double>(pc->num) / 10000.0));
     memory_point p;
     p.bytes = mem->num;
     p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
     p.line = line;
     p.file = m_files[m_file];
+    p.time_ms = log_line_time_ms(seg);
     if (auto* stp = find_field(f, "step")) p.step = stp->num;
     else p.step = latest_step(rank).value_or(n + 1);
     st.points.push_back(std::move(p));

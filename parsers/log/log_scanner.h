@@ -120,11 +120,14 @@ struct series_state {
     int last_sig = -1;
     progress_entry last;
     bool last_in_ring = false;
+    std::vector<double> capacity;  // capacity from the first readings that print a percentage
 };
 
 class scanner {
 public:
     explicit scanner(const signature_set& sigs);
+    // Device capacity for the forecast (e.g. from --device); 0: from the log, if it says.
+    void set_device_capacity(std::int64_t bytes) { m_device_capacity = bytes; }
 
     void begin_file(const std::string& name);
     // `stable`: where the same bytes lie in memory that stays readable until end_file (the
@@ -175,10 +178,14 @@ private:
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
 
     void own_held_texts();
+    // The series' sampled points plus its newest reading (parsed from the held line), in order.
+    std::vector<memory_point> series_points(const series_state& st) const;
+    void forecast(log_analysis& a, const event* failure);
 
     void hold(held_text& h, std::string_view text);
 
     const signature_set& m_sigs;
+    std::int64_t m_device_capacity = 0;
     const char* m_seg_stable = nullptr;  // the current segment in stable memory, if known
     std::vector<int> m_hits;
     std::vector<char> m_mark;
