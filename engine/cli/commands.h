@@ -45,6 +45,7 @@ void add_preflight_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_log_command(CLI::App& app, int& exit_code);
+void add_watch_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 void add_facts_command(CLI::App& app, int& exit_code);
 void add_capture_command(CLI::App& app, int& exit_code);

@@ -20,7 +20,8 @@ constexpr size_t k_progress_text = 512;
 constexpr size_t k_series_points = 512;
 constexpr size_t k_series_max = 1024;
 constexpr size_t k_pid_max = 4096;
-constexpr int k_context_phase = 100;  // phase priority of evaluation, checkpoint, model loading
+constexpr int k_context_phase = 100;
+constexpr size_t k_max_counters = 256;  // distinct bar totals kept apart (bounded for days of logs)  // phase priority of evaluation, checkpoint, model loading
 
 re2::StringPiece sp(std::string_view s) { return {s.data(), s.size()}; }
 
@@ -417,6 +418,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
                 }
         }
     }
+    if (total >= 0 && m_progress.size() >= k_max_counters && !m_progress.count({sig, total})) total = -1;
     progress_rings& pr = m_progress[{sig, total}];
     if (pr.file != m_file) {
         pr.file = m_file;

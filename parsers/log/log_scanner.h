@@ -138,7 +138,10 @@ public:
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
                        const char* stable = nullptr, std::int64_t rank = -2);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
+    // The analysis of what was read so far; the state is kept, so it can be called again after
+    // more lines (`oomdx watch`).
     log_analysis finish();
+    std::int64_t oom_lines() const { return m_oom_lines; }
     // The text of a progress line still held in the rings (empty when it was overwritten).
     std::string ring_text(int sig, std::int64_t rank, std::int64_t line) const;
 
