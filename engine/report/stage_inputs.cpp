@@ -4,6 +4,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/pipeline.h"
+#include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -23,12 +24,6 @@ provenance user_provenance(std::string excerpt) {
     p.producer = "user";
     p.excerpt = std::move(excerpt);
     return p;
-}
-
-// The log analyzer's framework names that select an adapter of the same name.
-bool is_adapter_framework(const std::string& name) {
-    return name == "hf_trainer" || name == "megatron" || name == "deepspeed" || name == "mindspeed" ||
-           name == "torchtitan";
 }
 
 void derive_world_size(pipeline_state& s) {
@@ -54,32 +49,32 @@ void derive_world_size(pipeline_state& s) {
 void derive_framework(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     const auto& log = s.rep.log;
-    if (!facts.has("job.framework") && log && log->framework != "unknown" && is_adapter_framework(log->framework)) {
-        const fact* fw = facts.get("log.framework");
-        std::string name = log->framework;
-        if (name == "torchtitan" && log->device_kind == "npu") name = "torchtitan_npu";
-        facts.emit("job.framework", value(name), fw ? fw->prov : oomdx_provenance());
-    }
     if (!s.req.framework.empty() && !facts.has("job.framework"))
         facts.emit("job.framework", value(s.req.framework), user_provenance("--framework " + s.req.framework));
+    if (!facts.has("job.framework") && log && log->framework != "unknown")
+        if (auto name = framework_for_log(log->framework, log->device_kind)) {
+            const fact* fw = facts.get("log.framework");
+            facts.emit("job.framework", value(*name), fw ? fw->prov : oomdx_provenance());
+        }
+    if (const auto fw = facts.string("job.framework"))
+        if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
 }
 
 void derive_device(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     // Device capacity from the OOM message when no catalog device was named.
     if (!facts.has("device.capacity_bytes") && facts.has("oom.capacity_bytes")) {
-        const fact* c = facts.get("oom.capacity_bytes");
-        facts.emit("device.capacity_bytes", c->val, c->prov);
-        facts.emit("device.capacity_source", value("oom_message"), c->prov);
+        const fact c = *facts.get("oom.capacity_bytes");  // a copy: emitting may move the store's facts
+        facts.emit("device.capacity_bytes", c.val, c.prov);
+        facts.emit("device.capacity_source", value("oom_message"), c.prov);
     }
     std::string kind = "unknown";
     if (const fact* d = facts.get("device.kind")) kind = d->val.as_string();
     else if (const fact* o = facts.get("oom.device_kind"); o && o->val.is_string() &&
              (o->val.as_string() == "cuda" || o->val.as_string() == "npu" || o->val.as_string() == "hip"))
         kind = o->val.as_string();
-    else if (const fact* fw = facts.get("job.framework"); fw && (fw->val.as_string() == "torchtitan_npu" ||
-                                                                 fw->val.as_string() == "mindspeed"))
-        kind = "npu";
+    else if (const fact* fk = facts.get("framework.device_kind"))
+        kind = fk->val.as_string();
     facts.emit("job.device_kind", value(kind), oomdx_provenance());
 }
 

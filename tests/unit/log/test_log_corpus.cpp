@@ -89,7 +89,7 @@ TEST_CASE("corpus: dev.yaml source accuracy, sizes, rank and step") {
         if (e["phase"] && e["phase"].IsScalar() && want != "none") {
             std::string ph = e["phase"].as<std::string>();
             ph = ph.substr(0, ph.find(" ("));
-            if (ph == "init" || ph == "init/model load" || ph == "model load") ph = "model_load";
+            if (ph == "init/model load" || ph == "model load") ph = "model_load";
             if (ph == "data loading") ph = "data_loading";
             if (ph == "optimizer step") ph = "optimizer_step";
             if (ph == "checkpoint save") ph = "checkpoint_save";
