@@ -43,6 +43,7 @@ std::int64_t device_capacity(const std::string& device);
 void add_diagnose_command(CLI::App& app, int& exit_code);
 void add_preflight_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_log_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/report/render_diff.h"
 #include "parsers/log/log_analyzer.h"
 
 namespace oomdx {
@@ -35,6 +36,7 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"confirm", {"to confirm", "如何确认"}},
         {"anchored", {"anchored on the measurement", "按实测校准"}},
         {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
+        {"baseline", {"AGAINST THE BASELINE CONFIG", "与基线配置对比"}},
     };
     return p;
 }
@@ -174,6 +176,11 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                        format_bytes(e.peak_bytes), e.peak_phase, e.worst_stage));
     w.line(fmt::format("expected reserved {} (compare with max_memory_reserved); device use {}",
                        format_bytes(e.reserved_peak_bytes), format_bytes(e.device_peak_bytes)));
+    if (e.high_bytes > e.low_bytes) {
+        w.line(fmt::format("device use interval {} .. {} (builds differ or evidence disagrees):", format_bytes(e.low_bytes),
+                           format_bytes(e.high_bytes)));
+        for (const auto& why : e.interval_reasons) w.bullet(why, 2);
+    }
     if (e.capacity_bytes > 0)
         w.line(fmt::format("capacity {}, budget (x0.95) {}: {} by {}", format_bytes(e.capacity_bytes),
                            format_bytes(e.budget_bytes), e.fits ? "fits" : "DOES NOT FIT",
@@ -261,6 +268,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (r.baseline_diff) {
+        w.heading("baseline");
+        w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);
+    }
     if (!r.consistency.empty()) {
         w.heading("consistency");
         for (const auto& c : r.consistency)
@@ -402,6 +413,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
+    j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
     j["consistency"] = json::array();
     for (const auto& c : r.consistency)
         j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},
