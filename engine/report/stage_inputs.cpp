@@ -4,6 +4,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/pipeline.h"
+#include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
@@ -86,6 +87,9 @@ void stage_inputs(pipeline_state& s) {
     if (!req.logs.empty()) {
         log_options lo;
         lo.progress = req.log_progress;
+        if (!req.device.empty())  // the forecast's capacity; an unknown device is reported by load_job_inputs
+            if (const auto d = lookup_device(req.device))
+                lo.device_capacity_bytes = d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
         rep.log = analyze_logs(req.logs, lo);
         for (const auto& f : rep.log->files) rep.inputs.push_back(fmt::format("log {} ({} lines)", f.path, f.lines));
     }
