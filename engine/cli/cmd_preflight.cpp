@@ -42,37 +42,29 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
     add_format_option(cmd, opts->fmt, true);
     cmd->callback([opts, &exit_code] {
-        if (!opts->req.plan) {
-            // The rule-driven preflight report: the same rule packs as diagnose (Steps 1 and 4).
-            const preflight_request& q = opts->req;
-            diagnosis_request dr;
-            dr.preflight = true;
-            dr.config = q.config;
-            dr.framework = q.framework;
-            dr.model = q.model;
-            dr.device = q.device;
-            dr.world_size = q.world_size;
-            dr.sets = q.sets;
-            dr.logs = opts->logs;
-            const diagnosis_report rep = run_diagnosis(dr);
-            print_diagnosis(rep, opts->fmt, opts->explain, "en");
-            exit_code = rep.exit_code;
-            return;
-        }
-        if (opts->fmt == output_format::html)
-            throw usage_error("--plan prints a ranked table in text, markdown or JSON; use --format text|json (HTML is for the preflight report without --plan)");
-        opts->req.plan_opts.search.top = opts->top;
+        // One pipeline with diagnose (engine/report/pipeline.h): Steps 1 and 4, and the plan.
+        const preflight_request& q = opts->req;
+        diagnosis_request dr;
+        dr.preflight = true;
+        dr.config = q.config;
+        dr.framework = q.framework;
+        dr.model = q.model;
+        dr.device = q.device;
+        dr.world_size = q.world_size;
+        dr.sets = q.sets;
+        dr.logs = opts->logs;
+        dr.plan = q.plan;
+        dr.plan_opts = q.plan_opts;
+        dr.plan_opts.search.top = opts->top;
         stderr_progress bar;
         if (bar.active())
-            opts->req.plan_opts.search.progress = [&bar](std::int64_t n) {
+            dr.plan_opts.search.progress = [&bar](std::int64_t n) {
                 bar.update(fmt::format("oomdx: plan search, {} candidates evaluated", n));
             };
-        const preflight_result r = run_preflight(opts->req);
-        if (opts->fmt == output_format::json)
-            fmt::print("{}\n", preflight_json(r).dump(2));
-        else
-            fmt::print("{}", render_preflight_text(r));
-        exit_code = r.exit_code;
+        const diagnosis_report rep = run_diagnosis(dr);
+        dr.plan_opts.search.progress = nullptr;
+        print_diagnosis(rep, opts->fmt, opts->explain, "en");
+        exit_code = rep.exit_code;
     });
 }
 

@@ -14,7 +14,7 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
         const char* name;
         void (*run)(pipeline_state&);
     } stages[] = {{"inputs", stage_inputs}, {"facts", stage_facts}, {"estimate", stage_estimate},
-                  {"baseline", stage_baseline}, {"rules", stage_rules}, {"plan", stage_plan},
+                  {"baseline", stage_baseline}, {"plan", stage_plan}, {"rules", stage_rules},
                   {"report", stage_report}};
     for (const auto& st : stages) {
         const auto t0 = std::chrono::steady_clock::now();

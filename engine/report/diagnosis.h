@@ -12,6 +12,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/estimator/config_diff.h"
 #include "engine/estimator/estimate.h"
+#include "engine/estimator/plan.h"
 #include "engine/rules/inference.h"
 #include "parsers/log/log_analysis.h"
 #include "parsers/snapshot/compare.h"
@@ -30,6 +31,8 @@ struct diagnosis_request {
     std::vector<std::string> snapshots;  // files or directories
     std::vector<std::string> rule_dirs;  // extra rule packs (added to the shipped ones)
     std::string baseline_config;         // a config that ran fine: say what moved the peak
+    bool plan = false;                   // always search a plan (preflight --plan), not only when it does not fit
+    plan_request plan_opts;
     bool preflight = false;
     std::string lang = "en";             // en | zh
     // Progress of reading large logs: file, bytes done, total (empty: silent).
@@ -97,6 +100,14 @@ struct report_anchor {
     std::string why;
 };
 
+// A recommendation the rules made that the job cannot take as written (its framework has no
+// setting for it, or the layout it gives fails the input checks).
+struct report_not_offered {
+    std::string action;
+    std::string rule_id;
+    std::string why;
+};
+
 struct report_step {
     std::string step;
     std::string title;
@@ -115,11 +126,15 @@ struct diagnosis_report {
     std::optional<snap::trend_result> trend;
     std::optional<snap::diff_result> diff;
     std::optional<config_diff> baseline_diff;  // --baseline-config against the job's config
+    std::optional<plan_answer> plan;           // when the configuration does not fit (or --plan)
+    std::optional<fit_limits> limits;          // preflight: largest micro-batch and sequence that fit
+    bool straddles_budget = false;             // the estimate's interval straddles the budget
     fact_store facts;
     inference_result inference;
     std::vector<report_step> route;
     std::vector<report_finding> findings;
     std::vector<report_recommendation> recommendations;
+    std::vector<report_not_offered> not_offered;
     std::vector<report_consistency> consistency;
     std::optional<report_anchor> anchor;
     std::vector<std::string> next_steps;

@@ -3,8 +3,8 @@
 //   facts    emit them as facts and derive the job.* facts (world size, framework, device kind)
 //   estimate the static estimate (estimate.* facts)
 //   baseline with --baseline-config: what the job's config changed against one that ran (baseline.*)
+//   plan     a combination of overrides that fits, when the configuration does not (plan.* facts)
 //   rules    forward chaining through the evidence step and Steps 0-4
-//   plan     a combination of overrides that fits, when the configuration does not
 //   report   headline, ranked recommendations rendered in the job's syntax and re-estimated
 // Each stage reads and writes the pipeline_state; diagnosis.cpp runs them and records timings.
 #pragma once

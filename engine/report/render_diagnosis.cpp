@@ -37,6 +37,7 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"anchored", {"anchored on the measurement", "按实测校准"}},
         {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
         {"baseline", {"AGAINST THE BASELINE CONFIG", "与基线配置对比"}},
+        {"plan", {"A PLAN THAT FITS", "可行方案"}},
     };
     return p;
 }
@@ -268,6 +269,9 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0)
+        w.line(fmt::format("largest that fit: micro-batch {} at sequence length {}; sequence length {} at micro-batch {}",
+                           r.limits->max_micro_batch, r.limits->seq_len, r.limits->max_seq_len, r.limits->micro_batch));
     if (r.baseline_diff) {
         w.heading("baseline");
         w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);
@@ -297,8 +301,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& rec : r.recommendations) {
         w.line(fmt::format("{}. [{}] {}{}", rec.rank, rec.confidence, rec.action, rec.text.empty() ? "" : " - " + rec.text));
         if (!rec.rendered.empty()) {
-            if (!o.markdown) w.line(fmt::format("in {} syntax:", rec.framework), 2);
-            else w.line(fmt::format("In {} syntax:", rec.framework));
+            const std::string how = rec.framework == "canonical" ? "as canonical keys (no framework known)"
+                                                                 : fmt::format("in {} syntax", rec.framework);
+            if (!o.markdown) w.line(how + ":", 2);
+            else w.line(std::string(1, static_cast<char>(std::toupper(how[0]))) + how.substr(1) + ":");
             w.code(rec.rendered, 3);
         }
         if (rec.expected_device_peak_bytes)
@@ -307,16 +313,34 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                                rec.expected_fits && *rec.expected_fits ? "fits" : "still over the budget",
                                rec.expected_note.empty() ? "" : " (" + rec.expected_note + ")"),
                    2);
+        else if (!rec.expected_note.empty())
+            w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
         if (rec.anchored_device_peak_bytes && r.anchor)
             w.line(fmt::format("{} ({}): device {} - {}{}", w.t("anchored"), r.anchor->source,
                                format_bytes(*rec.anchored_device_peak_bytes),
                                rec.anchored_fits && *rec.anchored_fits ? "fits" : "over the budget",
                                r.anchor->used ? " (the figure to trust here)" : ""),
                    2);
-        else if (!rec.expected_note.empty())
-            w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
         if (!rec.rationale.empty()) w.line(fmt::format("{}: {}", w.t("why"), rec.rationale), 2);
         if (!rec.confirm.empty()) w.line(fmt::format("{}: {}", w.t("confirm"), rec.confirm), 2);
+    }
+    for (const auto& n : r.not_offered)
+        w.line(fmt::format("not offered: {} ({}): {}", n.action, n.rule_id, n.why));
+    if (r.plan) {
+        w.heading("plan");
+        const plan_answer& p = *r.plan;
+        std::string block = render_plan_text(p, o.explain ? 5 : 3);
+        if (r.anchor && p.fits)
+            block += fmt::format("anchored on the measurement ({}): device {} - {}\n", r.anchor->source,
+                                 format_bytes(p.expected_device_peak_bytes + r.anchor->offset_bytes),
+                                 p.expected_device_peak_bytes + r.anchor->offset_bytes <= p.budget_bytes ? "fits" : "over the budget");
+        std::size_t start = 0;
+        while (start < block.size()) {
+            const std::size_t end = block.find('\n', start);
+            w.line(block.substr(start, end == std::string::npos ? std::string::npos : end - start));
+            if (end == std::string::npos) break;
+            start = end + 1;
+        }
     }
     if (!r.next_steps.empty()) {
         w.heading("next");
@@ -414,6 +438,17 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
     j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
+    j["plan"] = r.plan ? plan_json(*r.plan) : json(nullptr);
+    j["not_offered"] = json::array();
+    for (const auto& n : r.not_offered) j["not_offered"].push_back({{"action", n.action}, {"rule", n.rule_id}, {"why", n.why}});
+    if (r.mode == "preflight") {
+        j["fits"] = r.facts.string("diagnosis.budget_verdict").value_or("") != "exceeds";
+        j["verdict_basis"] = "high end of the interval (estimate.high_bytes), or the figure anchored on a measurement";
+        j["straddles_budget"] = r.straddles_budget;
+        if (r.limits && r.limits->max_micro_batch >= 0)
+            j["max_fitting"] = {{"micro_batch", r.limits->max_micro_batch}, {"at_seq_len", r.limits->seq_len},
+                                {"seq_len", r.limits->max_seq_len}, {"at_micro_batch", r.limits->micro_batch}};
+    }
     j["consistency"] = json::array();
     for (const auto& c : r.consistency)
         j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},

@@ -1,8 +1,57 @@
-// Stage `plan`: when the configuration does not fit, a combination of overrides that does.
+// Stage `plan` (after `estimate`, before `rules`): when the configuration does not fit (the high
+// end of the estimate's interval in preflight, the point estimate in diagnose) or --plan asks,
+// the cheapest overrides that fit, or the smallest world size at which some do (make_plan); in
+// preflight also the largest micro-batch and sequence that fit. The answer becomes plan.* facts
+// the rules reason with, and a section of the report.
+#include <fmt/format.h>
+
+#include "engine/core/errors.h"
 #include "engine/report/pipeline.h"
 
 namespace oomdx {
 
-void stage_plan(pipeline_state&) {}
+namespace {
+
+void emit_plan_facts(const plan_answer& p, fact_store& facts) {
+    provenance pr;
+    pr.producer = "planner";
+    pr.excerpt = fmt::format("plan search: {} candidates over {} world size(s)", p.evaluated, p.worlds_searched.size());
+    facts.emit("plan.fits", value(p.fits), pr);
+    facts.emit("plan.base_world_size", value(p.base_world_size), pr);
+    if (!p.fits) return;
+    facts.emit("plan.world_size", value(p.world_size), pr);
+    facts.emit("plan.needs_more_devices", value(p.world_size > p.base_world_size), pr);
+    facts.emit("plan.expected_device_peak_bytes", value(p.expected_device_peak_bytes), pr);
+    std::string ov;
+    for (const auto& o : p.overrides) ov += (ov.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
+    facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
+    facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
+    if (p.at_current_size.searched) {
+        facts.emit("plan.offload_fits_at_current_size", value(p.at_current_size.fits), pr);
+        if (p.at_current_size.expected_device_peak_bytes > 0)
+            facts.emit("plan.offload_device_peak_bytes", value(p.at_current_size.expected_device_peak_bytes), pr);
+    }
+}
+
+}  // namespace
+
+void stage_plan(pipeline_state& s) {
+    diagnosis_report& rep = s.rep;
+    if (!rep.estimate || rep.estimate->capacity_bytes <= 0 || !s.job) return;
+    const estimate_result& e = *rep.estimate;
+    const bool preflight = rep.mode == "preflight";
+    if (preflight) {
+        rep.limits = max_fitting(from_facts(rep.facts), true);
+        rep.straddles_budget = e.low_bytes <= e.budget_bytes && e.high_bytes > e.budget_bytes;
+    }
+    const std::int64_t judged = preflight ? std::max(e.high_bytes, e.device_peak_bytes) : e.device_peak_bytes;
+    if (!s.req.plan && judged <= e.budget_bytes) return;
+    try {
+        rep.plan = make_plan(rep.facts, s.job->syntax, s.req.plan_opts);
+    } catch (const usage_error&) {
+        return;  // no capacity or no model: the report says so elsewhere
+    }
+    emit_plan_facts(*rep.plan, rep.facts);
+}
 
 }  // namespace oomdx

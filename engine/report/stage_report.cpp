@@ -9,6 +9,7 @@
 #include "engine/report/report_evidence.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
+#include "parsers/config/job_validate.h"
 
 namespace oomdx {
 
@@ -33,6 +34,22 @@ bool changes_estimate(const std::string& framework, const std::string& key) {
     const framework_semantics* s = find_semantics(framework);
     if (!s || s->estimate_ignores.empty()) s = find_semantics("torchtitan");
     return !s || !s->ignores_for_estimate(key);
+}
+
+// Canonical `key = value` lines (allocator and other environment variables as exports), for a job
+// whose framework is not known.
+std::vector<std::string> canonical_lines(const override_syntax& syntax, const std::vector<canonical_override>& ovs) {
+    std::vector<std::string> out;
+    std::vector<canonical_override> env;
+    for (const auto& o : ovs) {
+        if (o.key.rfind("env.", 0) == 0) env.push_back(o);
+        else out.push_back(fmt::format("{} = {}", o.key, o.val.is_string() ? o.val.as_string() : o.val.to_string()));
+    }
+    if (!env.empty()) {
+        const auto lines = render_overrides(syntax, env);  // the variable this device and PyTorch read
+        out.insert(out.end(), lines.begin(), lines.end());
+    }
+    return out;
 }
 
 void headline(diagnosis_report& rep) {
@@ -65,7 +82,9 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = rep.estimate->peak_bytes;
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
-        rr.expected_note = "does not change the tensor peak; it changes where the memory goes or why it fails";
+        rr.expected_note = config.empty()
+                               ? "a change in code or libraries that the estimate does not apply: the figure is the job as it is"
+                               : "does not change the tensor peak; it changes where the memory goes or why it fails";
     }
 }
 
@@ -94,6 +113,9 @@ void stage_report(pipeline_state& s) {
                                     [](const recommendation& r) { return r.action == "capture_snapshot"; }),
                      ranked.end());
     }
+    // Without a config or a framework the overrides are given as canonical keys, not in a guessed syntax.
+    const bool known_framework = facts.has("job.framework");
+    if (!known_framework) rep.framework = "canonical";
     int rank = 0;
     for (const auto& r : ranked) {
         report_recommendation rr;
@@ -105,7 +127,7 @@ void stage_report(pipeline_state& s) {
         rr.rationale = r.rationale;
         rr.confidence = r.confidence;
         rr.confirm = r.confirm;
-        rr.framework = adapter.name();
+        rr.framework = known_framework ? adapter.name() : "canonical";
         for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
         std::vector<canonical_override> config_overrides, code_overrides;
         for (const auto& o : r.overrides) {
@@ -113,9 +135,24 @@ void stage_report(pipeline_state& s) {
             if (o.key.rfind("code.", 0) == 0) code_overrides.push_back({o.key, o.val});
             else config_overrides.push_back({o.key, o.val});
         }
+        // Only advice the job can take: what its framework can express, in a layout the checks accept.
+        if (!config_overrides.empty() && known_framework) {
+            if (const expressibility ex = can_express(s.job->syntax, config_overrides); !ex.ok) {
+                rep.not_offered.push_back({r.action, r.rule_id, ex.why});
+                --rank;
+                continue;
+            }
+        }
+        if (!config_overrides.empty() && rep.estimate)
+            if (const auto problem = override_problem(facts, config_overrides)) {
+                rep.not_offered.push_back({r.action, r.rule_id, *problem});
+                --rank;
+                continue;
+            }
         if (!config_overrides.empty()) {
             try {
-                rr.rendered = render_overrides(s.job->syntax, config_overrides);  // the job's own syntax
+                rr.rendered = known_framework ? render_overrides(s.job->syntax, config_overrides)  // the job's own syntax
+                                              : canonical_lines(s.job->syntax, config_overrides);
             } catch (const std::exception&) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }

@@ -4,7 +4,7 @@ import json
 import sys
 
 root = sys.argv[1].rstrip("/") + "/" if len(sys.argv) > 1 else None
-VOLATILE = {"version", "seconds", "candidates_per_second", "stage_seconds"}
+VOLATILE = {"version", "seconds", "search_seconds", "candidates_per_second", "stage_seconds"}
 
 
 def clean(x):
