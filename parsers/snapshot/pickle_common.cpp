@@ -183,11 +183,16 @@ void validate_sizes(const snapshot& s) {
     for (std::size_t d = 0; d < s.device_traces.size(); ++d) {
         std::int64_t trace_total = 0;
         const auto& t = s.device_traces[d];
+        const auto& frees = t.device_frees();
+        std::size_t next_free = 0;
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
             const auto ew = [d, k] { return fmt::format("device_traces[{}][{}]", d, k); };
             check_size(s, e.size, ew, "size");
-            if (e.device_free >= 0) check_size(s, e.device_free, ew, "device_free");  // -1: absent
+            if (next_free < frees.size() && frees[next_free].first == k) {
+                const std::int64_t device_free = frees[next_free++].second;
+                if (device_free >= 0) check_size(s, device_free, ew, "device_free");  // -1: absent
+            }
             if (e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
                 e.kind == action_kind::segment_map)
                 check_total(s, trace_total, e.size, "trace allocations");

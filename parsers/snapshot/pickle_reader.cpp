@@ -60,19 +60,44 @@ struct node {
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 
-// The memo in chunks of 256K slots (4 MiB; no reallocation copies). Chunks are
-// block_pool::array_block blocks, zero-filled, and zero reads as vt::unset.
+// The memo in chunks of 1M slots of 4 bytes (4 MiB; no reallocation copies): zero-filled
+// block_pool::array_block blocks, and zero reads as unset. A slot is a tag and a payload: a
+// string, frame or frame-list id, or the index of a value kept whole in a side array (a
+// container being built, a number, an id that does not fit in 28 bits).
 class memo_table {
-    static constexpr std::size_t k_shift = 18;
+    static constexpr std::size_t k_shift = 20;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
-    static_assert(k_chunk * sizeof(val) <= block_pool::k_block);
+    static_assert(k_chunk * sizeof(std::uint32_t) <= block_pool::k_block);
 
 public:
+    enum tag : std::uint32_t { t_unset, t_consumed, t_str, t_frame, t_frames, t_boxed };
+    static constexpr unsigned k_tag_shift = 28;
+    static constexpr std::uint32_t k_payload = (std::uint32_t(1) << k_tag_shift) - 1;
+    static tag tag_of(std::uint32_t raw) { return static_cast<tag>(raw >> k_tag_shift); }
+    static std::uint32_t payload(std::uint32_t raw) { return raw & k_payload; }
+    static constexpr std::uint32_t make(tag t, std::uint32_t x) { return (std::uint32_t(t) << k_tag_shift) | x; }
+
     std::size_t size() const { return m_size; }
-    val& operator[](std::size_t i) { return static_cast<val*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)]; }
+    std::uint32_t raw(std::size_t i) const { return slot(i); }
+    val get(std::size_t i) const {
+        const std::uint32_t r = slot(i);
+        switch (tag_of(r)) {
+        case t_unset: return val{};
+        case t_consumed: return val{vt::consumed};
+        case t_str: return val{vt::str, payload(r), 0};
+        case t_frame: return val{vt::frame, payload(r), 0};
+        case t_frames: return val{vt::frames, payload(r), 0};
+        default: return m_boxed[payload(r)];
+        }
+    }
+    void set(std::size_t i, const val& v) {
+        std::uint32_t& s = slot(i);
+        if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
+        s = encode(v);
+    }
     bool try_append(const val& v) {
         if (m_size >= m_chunks.size() * k_chunk) return false;
-        (*this)[m_size++] = v;
+        slot(m_size++) = encode(v);
         return true;
     }
     void resize(std::size_t n) {
@@ -81,8 +106,35 @@ public:
     }
 
 private:
-    std::vector<block_pool::block_ptr> m_chunks;  // val is an aggregate: zero bytes are valid vals
+    std::uint32_t& slot(std::size_t i) const {
+        return static_cast<std::uint32_t*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)];
+    }
+    std::uint32_t encode(const val& v) {
+        if (v.a <= k_payload) {
+            switch (v.t) {
+            case vt::unset: return make(t_unset, 0);
+            case vt::consumed: return make(t_consumed, 0);
+            case vt::str: return make(t_str, v.a);
+            case vt::frame: return make(t_frame, v.a);
+            case vt::frames: return make(t_frames, v.a);
+            default: break;
+            }
+        }
+        std::uint32_t b;
+        if (!m_box_free.empty()) {
+            b = m_box_free.back();
+            m_box_free.pop_back();
+            m_boxed[b] = v;
+        } else {
+            b = static_cast<std::uint32_t>(m_boxed.size());
+            m_boxed.push_back(v);
+        }
+        return make(t_boxed, b);
+    }
+    std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
+    std::vector<val> m_boxed;
+    std::vector<std::uint32_t> m_box_free;
 };
 
 // Frame lists by the bytes of their items (BINGET / LONG_BINGET of memoized frames): a trace
@@ -257,11 +309,7 @@ private:
             node& n = m_nodes[id];
             if (n.kind == nk::free || n.gen != static_cast<std::uint32_t>(pv.i) || n.refs > 0)
                 continue;
-            if (n.memo >= 0) {
-                val* slot = memo_slot(n.memo);
-                if (slot && slot->t == vt::node && slot->a == id && slot->i == n.gen)
-                    *slot = n.resolved ? n.res : val{vt::consumed};
-            }
+            if (n.memo >= 0) memo_settle(n.memo, pv, n.resolved ? n.res : val{vt::consumed});
             n.kind = nk::free;
             n.resolved = n.consumed = n.visiting = false;
             n.refs = 0;
@@ -277,10 +325,16 @@ private:
     }
 
     // ---- memo ---------------------------------------------------------------------------
-    val* memo_slot(std::int64_t idx) {
-        if (idx < static_cast<std::int64_t>(m_memo.size())) return &m_memo[idx];
+    // A memo slot that still holds node `nv` takes the node's settled value.
+    void memo_settle(std::int64_t idx, const val& nv, const val& settled) {
+        if (idx < static_cast<std::int64_t>(m_memo.size())) {
+            const val cur = m_memo.get(static_cast<std::size_t>(idx));
+            if (cur.t == vt::node && cur.a == nv.a && cur.i == nv.i) m_memo.set(static_cast<std::size_t>(idx), settled);
+            return;
+        }
         auto it = m_sparse.find(idx);
-        return it == m_sparse.end() ? nullptr : &it->second;
+        if (it != m_sparse.end() && it->second.t == vt::node && it->second.a == nv.a && it->second.i == nv.i)
+            it->second = settled;
     }
     [[gnu::always_inline]] void memo_put(std::uint64_t idx, const val& v) {
         if (idx == m_memo.size() && idx < static_cast<std::uint64_t>(m_lim.max_memo) &&
@@ -296,13 +350,12 @@ private:
             fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
                  std::to_string(m_lim.max_memo) + " (limit snapshot_memo)");
         if (idx < m_memo.size()) {
-            val& slot = m_memo[idx];
-            if (slot.t == vt::unset) ++m_memo_count;
+            if (m_memo.raw(idx) == 0) ++m_memo_count;
             else m_raw_frames.clear();  // a slot that cached frame lists may refer to changed
-            slot = v;
+            m_memo.set(idx, v);
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
-            m_memo[idx] = v;
+            m_memo.set(idx, v);
             ++m_memo_count;
         } else {
             if (m_sparse.emplace(idx, v).second) ++m_memo_count;
@@ -312,23 +365,32 @@ private:
     }
     [[gnu::always_inline]] val memo_get(std::uint64_t idx) {
         if (idx < m_memo.size()) [[likely]] {
-            const val& v = m_memo[idx];
-            if (v.t != vt::unset && v.t != vt::consumed) [[likely]] return v;
+            const std::uint32_t r = m_memo.raw(idx);
+            switch (memo_table::tag_of(r)) {
+            case memo_table::t_str: return val{vt::str, memo_table::payload(r), 0};
+            case memo_table::t_frame: return val{vt::frame, memo_table::payload(r), 0};
+            case memo_table::t_frames: return val{vt::frames, memo_table::payload(r), 0};
+            default: break;
+            }
         }
         return memo_get_slow(idx);
     }
     [[gnu::noinline]] val memo_get_slow(std::uint64_t idx) {
-        val* s = idx < static_cast<std::uint64_t>(m_lim.max_memo)
-                     ? memo_slot(static_cast<std::int64_t>(idx))
-                     : nullptr;
-        if (!s || s->t == vt::unset)
+        val v;
+        if (idx < m_memo.size()) {
+            v = m_memo.get(idx);
+        } else if (idx < static_cast<std::uint64_t>(m_lim.max_memo)) {
+            auto it = m_sparse.find(static_cast<std::int64_t>(idx));
+            if (it != m_sparse.end()) v = it->second;
+        }
+        if (v.t == vt::unset)
             fail("memo index " + std::to_string(idx) + " was never stored (memo holds " +
                  std::to_string(m_memo_count) + " entries)");
-        if (s->t == vt::consumed)
+        if (v.t == vt::consumed)
             fail("memo index " + std::to_string(idx) +
                  " refers to a record that was already consumed (shared records are not "
                  "supported)");
-        return *s;
+        return v;
     }
 
     // ---- values -------------------------------------------------------------------------
@@ -368,7 +430,7 @@ private:
         }
         append_node(list, v);
     }
-    trace_entry take_record(const val& v) {
+    trace_event take_record(const val& v) {
         if (v.a >= m_records.size() || !m_record_live[v.a])
             fail("a trace entry was used twice");
         m_record_live[v.a] = 0;
@@ -427,7 +489,7 @@ private:
         if (c < 0) c = static_cast<std::int8_t>(parse_action(m_pool.view(sid)));
         return static_cast<action_kind>(c);
     }
-    trace_entry to_entry(const node& n);
+    trace_event to_entry(const node& n);
     static constexpr std::uint32_t k_no_str = ~std::uint32_t(0);
     std::uint32_t context_of(std::uint32_t cc, std::uint32_t um) {
         std::uint64_t key = (std::uint64_t(cc) << 32) | um;
@@ -450,211 +512,314 @@ private:
     nlohmann::json to_json(const val& v, std::int64_t depth);
     void build_top(const val& top);
 
-    // Fast path for a trace entry dict whose keys are memoized known strings and whose values
-    // are numbers, strings or fresh frame lists: EMPTY_DICT MEMOIZE MARK (key value)+
-    // SETITEMS. Scans first without side effects, then commits; anything unexpected takes the
-    // general path. `p` points after the EMPTY_DICT opcode.
+    // ---- fast paths ------------------------------------------------------------------------
+    // Python's pickler writes a trace entry as EMPTY_DICT MEMOIZE MARK (key value)+ SETITEMS,
+    // keys and enum-like values as BINGETs of memoized strings, a fresh frames list per
+    // allocation (MEMOIZE, then BINGETs of shared frame dicts, new frame dicts inline), and it
+    // starts a new FRAME at any object boundary. The fast paths decode exactly that shape
+    // straight into the model: they scan first without side effects on the memo or the stack,
+    // then commit; anything else returns false and takes the general path, which reports
+    // errors. Interning during a scan is harmless: the general path interns the same values
+    // in the same order.
+
+    // Skips FRAME opcodes; false at the end of the input or on a FRAME longer than the rest.
+    [[gnu::always_inline]] bool skip_frames(const std::uint8_t*& q) const {
+        while (q < m_end && *q == 0x95) [[unlikely]] {
+            if (m_end - q < 9) return false;
+            const std::uint64_t len = u64(q + 1);
+            q += 9;
+            if (len > static_cast<std::uint64_t>(m_end - q)) return false;
+        }
+        return q < m_end;
+    }
+    // BINGET / LONG_BINGET of a slot stored before the scan began: its raw memo slot.
+    [[gnu::always_inline]] bool memo_ref(const std::uint8_t*& q, std::size_t memo_size, std::uint32_t& raw) const {
+        std::uint64_t idx;
+        if (*q == 'h') {
+            if (m_end - q < 2) return false;
+            idx = q[1];
+            q += 2;
+        } else if (*q == 'j') {
+            if (m_end - q < 5) return false;
+            idx = u32(q + 1);
+            q += 5;
+        } else {
+            return false;
+        }
+        if (idx >= memo_size) return false;
+        raw = m_memo.raw(idx);
+        return true;
+    }
+    // SHORT_BINUNICODE or BINUNICODE followed by MEMOIZE: the string's id, its memo value queued.
+    [[gnu::always_inline]] bool fresh_str(const std::uint8_t*& q, std::uint32_t& id) {
+        std::size_t n, h;
+        if (*q == 0x8c) {
+            if (m_end - q < 2) return false;
+            n = q[1];
+            h = 2;
+        } else if (*q == 'X') {
+            if (m_end - q < 5) return false;
+            n = u32(q + 1);
+            h = 5;
+            if (n > static_cast<std::uint64_t>(m_lim.max_string)) return false;
+        } else {
+            return false;
+        }
+        if (static_cast<std::size_t>(m_end - q) < h + n + 1 || q[h + n] != 0x94 || m_npend == k_max_pend) return false;
+        id = intern_cached(reinterpret_cast<const char*>(q + h), n);
+        m_pend[m_npend++] = val{vt::str, id, 0};
+        q += h + n + 1;
+        return true;
+    }
+    // Interns through a small direct-mapped cache: a trace writes the same fresh strings
+    // ("N/A", user metadata) for millions of entries.
+    std::uint32_t intern_cached(const char* p, std::size_t n) {
+        const std::size_t h = (n * 31 + (n ? std::uint8_t(p[0]) * 7 + std::uint8_t(p[n - 1]) : 0)) & (k_str_cache - 1);
+        str_cache_entry& c = m_str_cache[h];
+        if (c.text && c.n == n && std::memcmp(c.text, p, n) == 0) return c.id;
+        const std::uint32_t id = intern_utf8({p, n});
+        const std::string_view stored = m_pool.view(id);
+        if (stored.size() == n) c = str_cache_entry{stored.data(), static_cast<std::uint32_t>(n), id};
+        return id;
+    }
+    // A new frame dict inline: EMPTY_DICT MEMOIZE MARK, name/filename/line keys (memoized
+    // strings) with fresh or memoized strings and an int, SETITEMS. `q` points at EMPTY_DICT.
+    bool fresh_frame(const std::uint8_t*& q, std::size_t memo_size, frame_id& out) {
+        if (m_end - q < 3 || q[1] != 0x94 || m_npend == k_max_pend) return false;
+        q += 2;
+        const std::size_t slot = m_npend++;  // the dict's memo value, known at the end
+        if (!skip_frames(q) || *q != '(') return false;
+        ++q;
+        std::uint32_t fn = k_no_str, nm = k_no_str;
+        std::int64_t line = 0;
+        for (int items = 0;; ++items) {
+            if (!skip_frames(q)) return false;
+            if (*q == 'u') break;
+            std::uint32_t kr;
+            if (items == 3 || !memo_ref(q, memo_size, kr) || memo_table::tag_of(kr) != memo_table::t_str ||
+                !skip_frames(q))
+                return false;
+            const std::uint32_t key = memo_table::payload(kr);
+            if (key == k_line) {
+                if (!small_int(q, line)) return false;
+                continue;
+            }
+            if (key != k_name && key != k_filename) return false;
+            std::uint32_t id, vr;
+            if (*q == 'h' || *q == 'j') {
+                if (!memo_ref(q, memo_size, vr) || memo_table::tag_of(vr) != memo_table::t_str) return false;
+                id = memo_table::payload(vr);
+            } else if (!fresh_str(q, id)) {
+                return false;
+            }
+            (key == k_name ? nm : fn) = id;
+        }
+        ++q;  // SETITEMS
+        if (fn == k_no_str || nm == k_no_str) return false;
+        out = m_frames.intern_frame(fn, nm, line);
+        m_pend[slot] = val{vt::frame, static_cast<std::uint32_t>(out), 0};
+        return true;
+    }
+    // BININT1, BININT2, BININT or LONG1 of 1-8 bytes.
+    [[gnu::always_inline]] bool small_int(const std::uint8_t*& q, std::int64_t& v) const {
+        switch (*q) {
+        case 'K':
+            if (m_end - q < 2) return false;
+            v = q[1];
+            q += 2;
+            return true;
+        case 'M':
+            if (m_end - q < 3) return false;
+            v = q[1] | (q[2] << 8);
+            q += 3;
+            return true;
+        case 'J':
+            if (m_end - q < 5) return false;
+            v = static_cast<std::int32_t>(u32(q + 1));
+            q += 5;
+            return true;
+        case 0x8a: {
+            if (m_end - q < 10) return false;  // the general path near the end of the input
+            const std::size_t n = q[1];
+            if (n == 0 || n > 8) return false;
+            std::uint64_t x;
+            std::memcpy(&x, q + 2, 8);
+            if (n < 8) {
+                x &= (std::uint64_t(1) << (8 * n)) - 1;
+                if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
+            }
+            v = static_cast<std::int64_t>(x);
+            q += 2 + n;
+            return true;
+        }
+        default: return false;
+        }
+    }
+
+    // A frames list as a record's value: a BINGET of a settled list, or a fresh list
+    // (EMPTY_LIST MEMOIZE, then nothing, one item and APPEND, or MARK items APPENDS) of
+    // memoized or inline frame dicts. Sets m_list (the items, or the cached list id).
+    bool frames_value(const std::uint8_t*& q, std::size_t memo_size, frames_id& id) {
+        if (*q == 'h' || *q == 'j') {
+            std::uint32_t r;
+            if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_frames) return false;
+            id = static_cast<frames_id>(memo_table::payload(r));
+            return true;
+        }
+        if (*q != ']' || m_end - q < 2 || q[1] != 0x94 || m_list.pend >= 0 || m_npend == k_max_pend) return false;
+        q += 2;
+        m_list.pend = static_cast<int>(m_npend++);
+        m_list.end = 0;
+        m_list.cached = -1;
+        m_list.raw = nullptr;
+        if (!skip_frames(q)) return false;
+        if (*q == '(') {
+            ++q;
+            // The item bytes first: a list of BINGETs seen before needs no lookups.
+            const std::uint8_t* r = q;
+            std::size_t items = 0;
+            for (;;) {
+                if (m_end - r < 5) return false;
+                if (*r == 'j') r += 5;
+                else if (*r == 'h') r += 2;
+                else break;
+                ++items;
+            }
+            if (*r == 'e' && items > 0) {
+                m_list.raw = q;
+                m_list.raw_len = static_cast<std::size_t>(r - q);
+                m_list.hash = hash_bytes(q, m_list.raw_len);
+                if (std::int64_t c = m_raw_frames.find(q, m_list.raw_len, m_list.hash); c >= 0) {
+                    m_list.cached = static_cast<frames_id>(c);
+                    m_nobj += items;
+                    q = r + 1;
+                    return after_list(q);
+                }
+            }
+            for (;;) {
+                if (!skip_frames(q)) return false;
+                if (*q == 'e') break;
+                if (!frame_item(q, memo_size)) return false;
+            }
+            ++q;
+            if (m_list.end == 0) return false;
+            return after_list(q);
+        }
+        if (*q == 'h' || *q == 'j' || *q == '}') {  // one item: APPEND
+            if (!frame_item(q, memo_size) || !skip_frames(q) || *q != 'a') return false;
+            ++q;
+            return after_list(q);
+        }
+        return true;  // an empty list
+    }
+    bool frame_item(const std::uint8_t*& q, std::size_t memo_size) {
+        if (m_list.end >= m_fids.size()) return false;
+        frame_id f;
+        if (*q == '}') {
+            if (!fresh_frame(q, memo_size, f)) return false;
+        } else {
+            std::uint32_t r;
+            if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_frame) return false;
+            f = static_cast<frame_id>(memo_table::payload(r));
+        }
+        m_fids[m_list.end++] = f;
+        ++m_nobj;
+        return true;
+    }
+    // After a list: another batch (MARK ... APPENDS) or APPEND would add to it.
+    bool after_list(const std::uint8_t*& q) const {
+        const std::uint8_t* r = q;
+        return !(skip_frames(r) && (*r == '(' || *r == 'a'));
+    }
+
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
-        const std::uint8_t* const end = m_end;
         __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
-        if (end - q < 6 || q[0] != 0x94 || q[1] != '(') return false;
-        q += 2;
+        if (m_end - q < 6 || q[0] != 0x94) return false;
+        ++q;
+        if (!skip_frames(q) || *q != '(') return false;
+        ++q;
         const std::size_t memo_size = m_memo.size();
-        auto memo_ref = [&](const std::uint8_t*& r, val& out) __attribute__((always_inline)) {
-            std::uint64_t idx;
-            if (*r == 'h') {
-                if (end - r < 2) return false;
-                idx = r[1];
-                r += 2;
-            } else if (*r == 'j') {
-                if (end - r < 5) return false;
-                idx = u32(r + 1);
-                r += 5;
-            } else {
-                return false;
-            }
-            if (idx >= memo_size) return false;
-            out = m_memo[idx];
-            return true;
-        };
-        // Decoded into a local entry while scanning; memo slots the dict's values would take
-        // (fresh strings, fresh lists) are recorded and only stored on commit.
-        trace_entry e;
+        trace_event e;
         std::uint32_t cc = k_no_str, um = k_no_str;
-        std::uint32_t str_memo[8];  // fresh strings, in file order
-        std::size_t nstr = 0;
-        std::size_t frames_begin = 0, frames_end = 0;
-        int frames_slot = -1;  // position among the memo puts of the fresh frames list
-        const std::uint8_t* raw_begin = nullptr;  // the list's item bytes
-        std::size_t raw_len = 0;
-        std::uint64_t raw_hash = 0;
-        frames_id cached_frames = -1;
-        int nputs = 0;
+        m_npend = 0;
+        m_nobj = 1;
+        m_list.pend = -1;
         bool have_action = false;
-        frame_id* const fids = m_fids.data();
-        const std::size_t fcap = m_fids.size();
-        std::size_t nf = 0, nkeys = 0;
-        while (q < end && *q != 'u') {
-            val k;
-            if (!memo_ref(q, k) || k.t != vt::str || k.a >= k_key_count) return false;
-            if (nkeys++ == 0 && k.a != k_action) return false;
-            if (q >= end) return false;
-            val v;
-            switch (*q) {
-            case 'K':
-                if (end - q < 2) return false;
-                v = val{vt::integer, 0, q[1]};
-                q += 2;
-                break;
-            case 'M':
-                if (end - q < 3) return false;
-                v = val{vt::integer, 0, q[1] | (q[2] << 8)};
-                q += 3;
-                break;
-            case 'J':
-                if (end - q < 5) return false;
-                v = val{vt::integer, 0, static_cast<std::int32_t>(u32(q + 1))};
-                q += 5;
-                break;
-            case 0x8a: {
-                if (end - q < 10) return false;  // slow path near the end of the input
-                const std::size_t n = q[1];
-                if (n == 0 || n > 8) return false;
-                std::uint64_t x;
-                std::memcpy(&x, q + 2, 8);
-                if (n < 8) {
-                    x &= (std::uint64_t(1) << (8 * n)) - 1;
-                    if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
+        std::size_t nkeys = 0;
+        for (;;) {
+            if (!skip_frames(q)) return false;
+            if (*q == 'u') break;
+            std::uint32_t kr;
+            if (!memo_ref(q, memo_size, kr) || memo_table::tag_of(kr) != memo_table::t_str) return false;
+            const std::uint32_t key = memo_table::payload(kr);
+            if (key >= k_key_count || (nkeys++ == 0 && key != k_action) || nkeys > 64 || !skip_frames(q))
+                return false;
+            m_nobj += 2;
+            if (key == k_frames) {
+                if (!frames_value(q, memo_size, e.frames)) return false;
+                continue;
+            }
+            std::int64_t iv = 0;
+            std::uint32_t sid = k_no_str;
+            if (*q == 'h' || *q == 'j') {
+                std::uint32_t r;
+                if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_str) return false;
+                sid = memo_table::payload(r);
+            } else if (*q == 0x8c || *q == 'X') {
+                if (!fresh_str(q, sid)) return false;
+            } else if (!small_int(q, iv)) {
+                if ((*q == 0x88 || *q == 0x89 || *q == 'N') && key != k_action && key != k_addr &&
+                    key != k_size && key != k_stream && key != k_time_us && key != k_device_free &&
+                    key != k_compile_context && key != k_user_metadata) {
+                    ++q;  // a bool or None under a key the record does not read
+                    continue;
                 }
-                v = val{vt::integer, 0, static_cast<std::int64_t>(x)};
-                q += 2 + n;
-                break;
-            }
-            case 0x88: v = val{vt::boolean, 0, 1}; ++q; break;
-            case 0x89: v = val{vt::boolean, 0, 0}; ++q; break;
-            case 'N': v = val{vt::none}; ++q; break;
-            case 'h':
-            case 'j':
-                if (!memo_ref(q, v)) return false;
-                if (v.t != vt::str && v.t != vt::frames && v.t != vt::integer) return false;
-                break;
-            case 0x8c: {  // a fresh short string, memoized
-                if (end - q < 3 || nstr == 8) return false;
-                const std::size_t n = q[1];
-                if (static_cast<std::size_t>(end - q) < 3 + n || q[2 + n] != 0x94) return false;
-                v = val{vt::str, intern_utf8({reinterpret_cast<const char*>(q + 2), n}), 0};
-                str_memo[nstr++] = v.a;
-                ++nputs;
-                q += 3 + n;
-                break;
-            }
-            case ']': {  // a fresh list: empty, or of already-seen frames
-                if (k.a != k_frames || frames_slot >= 0) return false;
-                if (end - q < 2 || q[1] != 0x94) return false;
-                q += 2;
-                frames_begin = nf;
-                if (q < end && *q == '(') {
-                    ++q;
-                    // The item bytes first: a list seen before needs no lookups.
-                    const std::uint8_t* r = q;
-                    std::size_t items = 0;
-                    for (;;) {
-                        if (end - r < 5) return false;
-                        if (*r == 'j') r += 5;
-                        else if (*r == 'h') r += 2;
-                        else break;
-                        ++items;
-                    }
-                    if (*r != 'e' || items == 0) return false;
-                    raw_begin = q;
-                    raw_len = static_cast<std::size_t>(r - q);
-                    raw_hash = hash_bytes(q, raw_len);
-                    if (std::int64_t id = m_raw_frames.find(q, raw_len, raw_hash); id >= 0) {
-                        cached_frames = static_cast<frames_id>(id);
-                        nf += items;
-                        q = r + 1;
-                        frames_end = nf;
-                        frames_slot = nputs++;
-                        v = val{vt::frames, 0, 0};
-                        break;
-                    }
-                    for (;;) {
-                        if (end - q < 5 || nf >= fcap) return false;
-                        std::uint64_t idx;
-                        if (*q == 'j') {
-                            idx = u32(q + 1);
-                            q += 5;
-                        } else if (*q == 'h') {
-                            idx = q[1];
-                            q += 2;
-                        } else {
-                            break;
-                        }
-                        if (idx >= memo_size) return false;
-                        const val& f = m_memo[idx];
-                        if (f.t != vt::frame) return false;
-                        fids[nf++] = static_cast<frame_id>(f.a);
-                    }
-                    if (*q != 'e' || nf == frames_begin) return false;
-                    ++q;
-                }
-                frames_end = nf;
-                frames_slot = nputs++;
-                v = val{vt::frames, 0, 0};
-                break;
-            }
-            default:
                 return false;
             }
-            switch (k.a) {
+            const bool is_str = sid != k_no_str;
+            switch (key) {
             case k_action:
-                if (v.t != vt::str) return false;
-                e.action = text_ref(m_pool.view(v.a).data());
-                e.kind = action_of(v.a);
+                if (!is_str) return false;
+                e.action = m_pool.view(sid);
+                e.kind = action_of(sid);
                 have_action = true;
                 break;
-            case k_addr: if (v.t != vt::integer) return false; e.addr = v.i; break;
-            case k_size: if (v.t != vt::integer) return false; e.size = v.i; break;
-            case k_stream: if (v.t != vt::integer) return false; e.stream = v.i; break;
-            case k_time_us: if (v.t != vt::integer) return false; e.time_us = v.i; break;
-            case k_device_free: if (v.t != vt::integer) return false; e.device_free = v.i; break;
-            case k_frames:
-                if (v.t != vt::frames) return false;
-                e.frames = static_cast<frames_id>(v.a);
-                break;
-            case k_compile_context: if (v.t != vt::str) return false; cc = v.a; break;
-            case k_user_metadata: if (v.t != vt::str) return false; um = v.a; break;
+            case k_addr: if (is_str) return false; e.addr = iv; break;
+            case k_size: if (is_str) return false; e.size = iv; break;
+            case k_stream: if (is_str) return false; e.stream = iv; break;
+            case k_time_us: if (is_str) return false; e.time_us = iv; break;
+            case k_device_free: if (is_str) return false; e.device_free = iv; break;
+            case k_compile_context: if (!is_str) return false; cc = sid; break;
+            case k_user_metadata: if (!is_str) return false; um = sid; break;
             default: break;
             }
-            if (nkeys > 64) return false;
         }
-        if (q >= end || !have_action) return false;
         ++q;  // SETITEMS
-        if (q < end && (*q == '(' || *q == 's')) return false;  // more items may follow
+        if (!have_action) return false;
+        {
+            const std::uint8_t* r = q;  // another batch of items for the same dict
+            if (skip_frames(r) && (*r == '(' || *r == 's')) return false;
+        }
 
         // Commit: the dict's memo slot, then its fresh values' slots in file order.
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
-        std::size_t si = 0;
-        for (int put = 0; put < nputs; ++put) {
-            val mv;
-            if (put == frames_slot) {
-                frames_id id = cached_frames;
+        for (std::size_t i = 0; i < m_npend; ++i) {
+            if (static_cast<int>(i) == m_list.pend) {
+                frames_id id = m_list.cached;
                 if (id < 0) {
-                    id = m_frames.intern_list(fids + frames_begin, frames_end - frames_begin);
-                    if (raw_begin) m_raw_frames.insert(raw_begin, raw_len, raw_hash, id);
+                    id = m_frames.intern_list(m_fids.data(), m_list.end);
+                    if (m_list.raw) m_raw_frames.insert(m_list.raw, m_list.raw_len, m_list.hash, id);
                 }
-                mv = val{vt::frames, static_cast<std::uint32_t>(id), 0};
-                e.frames = static_cast<frames_id>(mv.a);
-            } else {
-                mv = val{vt::str, str_memo[si++], 0};
+                e.frames = id;
+                m_pend[i] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
             }
-            memo_put(static_cast<std::uint64_t>(m_memo_count), mv);
+            memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
         }
         if (cc != k_no_str) m_has_cc = true;
         if (um != k_no_str) m_has_um = true;
         if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
-        count(static_cast<std::int64_t>(nkeys * 2 + nf + 1));
+        count(static_cast<std::int64_t>(m_nobj));
         std::uint32_t slot;
         if (!m_record_free.empty()) {
             slot = m_record_free.back();
@@ -671,46 +836,47 @@ private:
         return true;
     }
 
-    // Fast path for the commonest shape in a snapshot, a fresh list of already-seen frames:
-    // EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET frame)+ APPENDS, not followed by another
-    // batch. Decoded straight into an interned frame list; anything else takes the general
-    // path. `p` points after the EMPTY_LIST opcode.
+    // A fresh list of frames outside a record (a block's or a segment's): the same shapes as
+    // in frames_value. `p` points after the EMPTY_LIST opcode.
     bool fast_frames_list(const std::uint8_t*& p) {
-        const std::uint8_t* q = p;
-        if (m_end - q < 2 || q[0] != 0x94 || q[1] != '(') return false;
-        q += 2;
-        m_scratch.clear();
-        const std::size_t memo_size = m_memo.size();
-        for (;;) {
-            if (q >= m_end) return false;
-            std::uint64_t idx;
-            if (*q == 'h') {
-                if (m_end - q < 2) return false;
-                idx = q[1];
-                q += 2;
-            } else if (*q == 'j') {
-                if (m_end - q < 5) return false;
-                idx = u32(q + 1);
-                q += 5;
-            } else {
-                break;
-            }
-            if (idx >= memo_size) return false;
-            const val& v = m_memo[idx];
-            if (v.t != vt::frame) return false;
-            m_scratch.push_back(static_cast<frame_id>(v.a));
+        const std::uint8_t* q = p - 1;
+        m_npend = 0;
+        m_nobj = 1;
+        m_list.pend = -1;
+        frames_id id = 0;
+        if (!frames_value(q, m_memo.size(), id) || m_list.pend < 0) return false;
+        if (m_list.end == 0 && m_list.cached < 0) return false;  // empty: the general path
+        id = m_list.cached;
+        if (id < 0) {
+            id = m_frames.intern_list(m_fids.data(), m_list.end);
+            if (m_list.raw) m_raw_frames.insert(m_list.raw, m_list.raw_len, m_list.hash, id);
         }
-        if (m_scratch.empty() || *q != 'e') return false;
-        ++q;
-        if (q < m_end && (*q == '(' || *q == 'a')) return false;  // more items may follow
-        val fv{vt::frames,
-               static_cast<std::uint32_t>(m_frames.intern_list(m_scratch.data(), m_scratch.size())), 0};
-        count(static_cast<std::int64_t>(m_scratch.size()) + 1);
-        memo_put(static_cast<std::uint64_t>(m_memo_count), fv);
-        push(fv);
+        m_pend[m_list.pend] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
+        for (std::size_t i = 0; i < m_npend; ++i) memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
+        count(static_cast<std::int64_t>(m_nobj));
+        push(m_pend[m_list.pend]);
         p = q;
         return true;
     }
+
+    static constexpr std::size_t k_max_pend = 256;   // memo values one record may queue
+    static constexpr std::size_t k_str_cache = 64;
+    struct str_cache_entry {
+        const char* text = nullptr;
+        std::uint32_t n = 0, id = 0;
+    };
+    struct list_scan {
+        int pend = -1;                     // its memo value's position in m_pend; -1: none
+        std::size_t end = 0;               // its frame ids: m_fids[0, end)
+        frames_id cached = -1;             // found in m_raw_frames
+        const std::uint8_t* raw = nullptr; // its item bytes, when all are BINGETs
+        std::size_t raw_len = 0;
+        std::uint64_t hash = 0;
+    };
+    val m_pend[k_max_pend];
+    std::size_t m_npend = 0, m_nobj = 0;
+    list_scan m_list;
+    str_cache_entry m_str_cache[k_str_cache];
 
     const std::uint8_t* m_begin;
     const std::uint8_t* m_end;
@@ -734,7 +900,7 @@ private:
     std::unordered_map<std::int64_t, val> m_sparse;
     std::int64_t m_memo_count = 0;
     std::vector<std::int8_t> m_action_cache;
-    std::vector<trace_entry> m_records;
+    std::vector<trace_event> m_records;
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
@@ -823,8 +989,8 @@ generic:
     list.items.push_back(v);
 }
 
-trace_entry reader::to_entry(const node& n) {
-    trace_entry e;
+trace_event reader::to_entry(const node& n) {
+    trace_event e;
     std::uint32_t cc = k_no_str, um = k_no_str;
     for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
         const val& k = n.items[i];
@@ -833,7 +999,7 @@ trace_entry reader::to_entry(const node& n) {
         switch (k.a) {
         case k_action:
             if (x.t != vt::str) fail("trace entry 'action' is not a string");
-            e.action = text_ref(m_pool.view(x.a).data());
+            e.action = m_pool.view(x.a);
             e.kind = action_of(x.a);
             break;
         case k_addr: e.addr = as_int(x, k.a); break;

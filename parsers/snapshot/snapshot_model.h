@@ -61,7 +61,7 @@ struct segment {
     std::vector<block> blocks;
 };
 
-// Known trace actions; anything else is action_kind::other (see trace_entry::action).
+// Known trace actions; anything else is action_kind::other (see trace_list::action).
 enum class action_kind : std::uint8_t {
     alloc, free_requested, free_completed, segment_alloc, segment_free, segment_map,
     segment_unmap, snapshot, oom, user_defined, annotate, workspace_snapshot, other
@@ -90,20 +90,58 @@ struct entry_context {
     std::string_view user_metadata;    // "" when absent
 };
 
-// 56 bytes: a 400 MB trace holds about 2 million of these.
+// 32 bytes: a 400 MB trace holds about 3 million of these. What few entries carry besides
+// (the stream, device_free, the text of an unknown action) is kept by the trace_list.
 struct trace_entry {
     std::int64_t addr = 0;          // 0 for oom (which has device_free instead)
     std::int64_t size = 0;          // oom: requested bytes; snapshot: total active
-    std::int64_t stream = 0;
     std::int64_t time_us = -1;      // -1 when absent (pre-2.2, NPU)
-    std::int64_t device_free = -1;  // oom only, -1 when absent
-    text_ref action;                // the action string as written
     frames_id frames = 0;
     std::uint32_t context : 24 = 0;  // index into snapshot::entry_contexts; 0 = none
     action_kind kind : 8 = action_kind::other;
 };
+static_assert(sizeof(trace_entry) == 32);
 
-using trace_list = chunked_list<trace_entry>;
+// One trace entry with everything it was written with: what readers and tests append.
+struct trace_event : trace_entry {
+    std::int64_t stream = 0;
+    std::int64_t device_free = -1;  // oom only, -1 when absent
+    std::string_view action;        // as written (NUL-terminated); empty for a known kind: action_name(kind)
+};
+
+// A device's trace: compact entries in fixed chunks, plus the values most entries do not
+// carry, by entry index: the stream as runs of equal values, device_free, the text of actions
+// that are not one of action_kind.
+class trace_list {
+public:
+    using value_type = trace_entry;
+    using const_iterator = chunked_list<trace_entry>::const_iterator;
+
+    std::size_t size() const { return m_entries.size(); }
+    bool empty() const { return m_entries.empty(); }
+    const trace_entry& operator[](std::size_t i) const { return m_entries[i]; }
+    const trace_entry& front() const { return m_entries.front(); }
+    const trace_entry& back() const { return m_entries.back(); }
+    const_iterator begin() const { return m_entries.begin(); }
+    const_iterator end() const { return m_entries.end(); }
+
+    // `e.action` must outlive the list (a snapshot's interned string or a literal).
+    void push_back(const trace_event& e);
+    void clear() { *this = trace_list(); }
+    std::int64_t stream(std::size_t i) const;
+    std::int64_t device_free(std::size_t i) const;  // -1 when absent
+    std::string_view action(std::size_t i) const;   // as written
+    trace_event event(std::size_t i) const;
+
+    // Entries that carry device_free, in index order: (index, value).
+    const std::vector<std::pair<std::uint64_t, std::int64_t>>& device_frees() const { return m_device_free; }
+
+private:
+    chunked_list<trace_entry> m_entries;
+    std::vector<std::pair<std::uint64_t, std::int64_t>> m_streams;  // (first index, stream)
+    std::vector<std::pair<std::uint64_t, std::int64_t>> m_device_free;
+    std::vector<std::pair<std::uint64_t, const char*>> m_actions;
+};
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
 struct annotation {
