@@ -137,61 +137,6 @@ private:
     std::vector<std::uint32_t> m_box_free;
 };
 
-// Frame lists by the bytes of their items (BINGET / LONG_BINGET of memoized frames): a trace
-// has millions of fresh lists but a few thousand distinct ones, so a list seen before skips
-// the memo lookups and interning. Valid while no memo slot is overwritten (clear() then).
-class raw_frames_cache {
-public:
-    // The list's id, or -1.
-    std::int64_t find(const std::uint8_t* p, std::size_t n, std::uint64_t h) const {
-        if (m_count == 0) return -1;
-        const std::size_t mask = m_tab.size() - 1;
-        for (std::size_t i = h & mask; m_tab[i].len; i = (i + 1) & mask) {
-            const entry& e = m_tab[i];
-            if (e.h == h && e.len == n && std::memcmp(m_bytes.data() + e.off, p, n) == 0) return e.id;
-        }
-        return -1;
-    }
-    void insert(const std::uint8_t* p, std::size_t n, std::uint64_t h, frames_id id) {
-        if (n == 0 || n > (1u << 20) || m_bytes.size() + n > k_max_bytes) return;  // bounded: 16 MiB
-        if ((m_count + 1) * 2 > m_tab.size()) grow();
-        const std::size_t mask = m_tab.size() - 1;
-        std::size_t i = h & mask;
-        while (m_tab[i].len) i = (i + 1) & mask;
-        m_tab[i] = entry{h, static_cast<std::uint32_t>(m_bytes.size()), static_cast<std::uint32_t>(n), id};
-        m_bytes.append(reinterpret_cast<const char*>(p), n);
-        ++m_count;
-    }
-    void clear() {
-        if (m_count == 0) return;
-        m_tab.assign(m_tab.size(), entry{});
-        m_bytes.clear();
-        m_count = 0;
-    }
-
-private:
-    static constexpr std::size_t k_max_bytes = std::size_t(16) << 20;
-    struct entry {
-        std::uint64_t h = 0;
-        std::uint32_t off = 0, len = 0;  // len 0: empty slot
-        frames_id id = 0;
-    };
-    void grow() {
-        std::vector<entry> old(std::max<std::size_t>(1024, m_tab.size() * 2));
-        old.swap(m_tab);
-        const std::size_t mask = m_tab.size() - 1;
-        for (const entry& e : old) {
-            if (!e.len) continue;
-            std::size_t i = e.h & mask;
-            while (m_tab[i].len) i = (i + 1) & mask;
-            m_tab[i] = e;
-        }
-    }
-    std::vector<entry> m_tab;
-    std::string m_bytes;
-    std::size_t m_count = 0;
-};
-
 class reader {
 public:
     reader(std::string_view data, const std::string& name, const load_limits& lim,
@@ -329,7 +274,10 @@ private:
     void memo_settle(std::int64_t idx, const val& nv, const val& settled) {
         if (idx < static_cast<std::int64_t>(m_memo.size())) {
             const val cur = m_memo.get(static_cast<std::size_t>(idx));
-            if (cur.t == vt::node && cur.a == nv.a && cur.i == nv.i) m_memo.set(static_cast<std::size_t>(idx), settled);
+            if (cur.t == vt::node && cur.a == nv.a && cur.i == nv.i) {
+                m_memo.set(static_cast<std::size_t>(idx), settled);
+                sync_low(static_cast<std::size_t>(idx));
+            }
             return;
         }
         auto it = m_sparse.find(idx);
@@ -340,6 +288,7 @@ private:
         if (idx == m_memo.size() && idx < static_cast<std::uint64_t>(m_lim.max_memo) &&
             m_memo.try_append(v)) [[likely]] {
             ++m_memo_count;
+            if (idx < 256) [[unlikely]] sync_low(idx);
             if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
             return;
         }
@@ -351,7 +300,6 @@ private:
                  std::to_string(m_lim.max_memo) + " (limit snapshot_memo)");
         if (idx < m_memo.size()) {
             if (m_memo.raw(idx) == 0) ++m_memo_count;
-            else m_raw_frames.clear();  // a slot that cached frame lists may refer to changed
             m_memo.set(idx, v);
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
@@ -361,7 +309,11 @@ private:
             if (m_sparse.emplace(idx, v).second) ++m_memo_count;
             else m_sparse[idx] = v;
         }
+        if (idx < 256) sync_low(idx);
         if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
+    }
+    void sync_low(std::size_t idx) {
+        if (idx < 256) m_low_memo[idx] = idx < m_memo.size() ? m_memo.raw(idx) : 0;
     }
     [[gnu::always_inline]] val memo_get(std::uint64_t idx) {
         if (idx < m_memo.size()) [[likely]] {
@@ -520,54 +472,49 @@ private:
     // straight into the model: they scan first without side effects on the memo or the stack,
     // then commit; anything else returns false and takes the general path, which reports
     // errors. Interning during a scan is harmless: the general path interns the same values
-    // in the same order.
+    // in the same order. They stop 16 bytes before the end of the input, so that a key or a
+    // number can be read without a bounds check; only strings check their length.
+    static constexpr std::ptrdiff_t k_slack = 16;
 
-    // Skips FRAME opcodes; false at the end of the input or on a FRAME longer than the rest.
-    [[gnu::always_inline]] bool skip_frames(const std::uint8_t*& q) const {
-        while (q < m_end && *q == 0x95) [[unlikely]] {
-            if (m_end - q < 9) return false;
+    // Skips FRAME opcodes; false near the end of the input or on a FRAME longer than the rest.
+    [[gnu::noinline]] bool skip_frames(const std::uint8_t*& q) const {
+        while (m_end - q >= k_slack && *q == 0x95) {
             const std::uint64_t len = u64(q + 1);
             q += 9;
             if (len > static_cast<std::uint64_t>(m_end - q)) return false;
         }
-        return q < m_end;
+        return m_end - q >= k_slack;
     }
-    // BINGET / LONG_BINGET of a slot stored before the scan began: its raw memo slot.
-    [[gnu::always_inline]] bool memo_ref(const std::uint8_t*& q, std::size_t memo_size, std::uint32_t& raw) const {
+    // The raw memo slot of BINGET / LONG_BINGET at q (q before the slack), or 0 when it is not
+    // one or names a slot stored after the scan began.
+    [[gnu::always_inline]] std::uint32_t memo_ref(const std::uint8_t*& q, std::size_t memo_size) const {
         std::uint64_t idx;
         if (*q == 'h') {
-            if (m_end - q < 2) return false;
             idx = q[1];
             q += 2;
-        } else if (*q == 'j') {
-            if (m_end - q < 5) return false;
-            idx = u32(q + 1);
-            q += 5;
-        } else {
-            return false;
+            return idx < memo_size ? m_low_memo[idx] : 0;
         }
-        if (idx >= memo_size) return false;
-        raw = m_memo.raw(idx);
-        return true;
+        if (*q != 'j') return 0;
+        idx = u32(q + 1);
+        q += 5;
+        return idx < memo_size ? m_memo.raw(idx) : 0;
     }
-    // SHORT_BINUNICODE or BINUNICODE followed by MEMOIZE: the string's id, its memo value queued.
-    [[gnu::always_inline]] bool fresh_str(const std::uint8_t*& q, std::uint32_t& id) {
+    static bool is(std::uint32_t raw, memo_table::tag t) { return memo_table::tag_of(raw) == t; }
+    // SHORT_BINUNICODE or BINUNICODE followed by MEMOIZE: the string's id; its memo value is
+    // queued in m_pend.
+    [[gnu::always_inline]] bool fresh_str(const std::uint8_t*& q, std::size_t& npend, std::uint32_t& id) {
         std::size_t n, h;
         if (*q == 0x8c) {
-            if (m_end - q < 2) return false;
             n = q[1];
             h = 2;
-        } else if (*q == 'X') {
-            if (m_end - q < 5) return false;
+        } else {
             n = u32(q + 1);
             h = 5;
             if (n > static_cast<std::uint64_t>(m_lim.max_string)) return false;
-        } else {
-            return false;
         }
-        if (static_cast<std::size_t>(m_end - q) < h + n + 1 || q[h + n] != 0x94 || m_npend == k_max_pend) return false;
+        if (static_cast<std::size_t>(m_end - q) < h + n + 1 || q[h + n] != 0x94 || npend == k_max_pend) return false;
         id = intern_cached(reinterpret_cast<const char*>(q + h), n);
-        m_pend[m_npend++] = val{vt::str, id, 0};
+        m_pend[npend++] = val{vt::str, id, 0};
         q += h + n + 1;
         return true;
     }
@@ -582,64 +529,13 @@ private:
         if (stored.size() == n) c = str_cache_entry{stored.data(), static_cast<std::uint32_t>(n), id};
         return id;
     }
-    // A new frame dict inline: EMPTY_DICT MEMOIZE MARK, name/filename/line keys (memoized
-    // strings) with fresh or memoized strings and an int, SETITEMS. `q` points at EMPTY_DICT.
-    bool fresh_frame(const std::uint8_t*& q, std::size_t memo_size, frame_id& out) {
-        if (m_end - q < 3 || q[1] != 0x94 || m_npend == k_max_pend) return false;
-        q += 2;
-        const std::size_t slot = m_npend++;  // the dict's memo value, known at the end
-        if (!skip_frames(q) || *q != '(') return false;
-        ++q;
-        std::uint32_t fn = k_no_str, nm = k_no_str;
-        std::int64_t line = 0;
-        for (int items = 0;; ++items) {
-            if (!skip_frames(q)) return false;
-            if (*q == 'u') break;
-            std::uint32_t kr;
-            if (items == 3 || !memo_ref(q, memo_size, kr) || memo_table::tag_of(kr) != memo_table::t_str ||
-                !skip_frames(q))
-                return false;
-            const std::uint32_t key = memo_table::payload(kr);
-            if (key == k_line) {
-                if (!small_int(q, line)) return false;
-                continue;
-            }
-            if (key != k_name && key != k_filename) return false;
-            std::uint32_t id, vr;
-            if (*q == 'h' || *q == 'j') {
-                if (!memo_ref(q, memo_size, vr) || memo_table::tag_of(vr) != memo_table::t_str) return false;
-                id = memo_table::payload(vr);
-            } else if (!fresh_str(q, id)) {
-                return false;
-            }
-            (key == k_name ? nm : fn) = id;
-        }
-        ++q;  // SETITEMS
-        if (fn == k_no_str || nm == k_no_str) return false;
-        out = m_frames.intern_frame(fn, nm, line);
-        m_pend[slot] = val{vt::frame, static_cast<std::uint32_t>(out), 0};
-        return true;
-    }
-    // BININT1, BININT2, BININT or LONG1 of 1-8 bytes.
-    [[gnu::always_inline]] bool small_int(const std::uint8_t*& q, std::int64_t& v) const {
+    // BININT1, BININT2, BININT or LONG1 of 1-8 bytes (q before the slack).
+    [[gnu::always_inline]] static bool small_int(const std::uint8_t*& q, std::int64_t& v) {
         switch (*q) {
-        case 'K':
-            if (m_end - q < 2) return false;
-            v = q[1];
-            q += 2;
-            return true;
-        case 'M':
-            if (m_end - q < 3) return false;
-            v = q[1] | (q[2] << 8);
-            q += 3;
-            return true;
-        case 'J':
-            if (m_end - q < 5) return false;
-            v = static_cast<std::int32_t>(u32(q + 1));
-            q += 5;
-            return true;
+        case 'K': v = q[1]; q += 2; return true;
+        case 'M': v = q[1] | (q[2] << 8); q += 3; return true;
+        case 'J': v = static_cast<std::int32_t>(u32(q + 1)); q += 5; return true;
         case 0x8a: {
-            if (m_end - q < 10) return false;  // the general path near the end of the input
             const std::size_t n = q[1];
             if (n == 0 || n > 8) return false;
             std::uint64_t x;
@@ -655,127 +551,177 @@ private:
         default: return false;
         }
     }
+    // A new frame dict inline: EMPTY_DICT MEMOIZE MARK, name/filename/line keys (memoized
+    // strings) with fresh or memoized strings and an int, SETITEMS. `q` points at EMPTY_DICT.
+    [[gnu::noinline]] bool fresh_frame(const std::uint8_t*& q, std::size_t memo_size, std::size_t& npend, frame_id& out) {
+        if (q[1] != 0x94 || npend == k_max_pend) return false;
+        q += 2;
+        const std::size_t slot = npend++;  // the dict's memo value, known at the end
+        if (!skip_frames(q) || *q != '(') return false;
+        ++q;
+        std::uint32_t fn = k_no_str, nm = k_no_str;
+        std::int64_t line = 0;
+        for (int items = 0;; ++items) {
+            if (!skip_frames(q)) return false;
+            if (*q == 'u') break;
+            const std::uint32_t kr = memo_ref(q, memo_size);
+            if (items == 3 || !is(kr, memo_table::t_str) || !skip_frames(q)) return false;
+            const std::uint32_t key = memo_table::payload(kr);
+            if (key == k_line) {
+                if (!small_int(q, line)) return false;
+                continue;
+            }
+            if (key != k_name && key != k_filename) return false;
+            std::uint32_t id;
+            if (*q == 'h' || *q == 'j') {
+                const std::uint32_t vr = memo_ref(q, memo_size);
+                if (!is(vr, memo_table::t_str)) return false;
+                id = memo_table::payload(vr);
+            } else if (*q != 0x8c && *q != 'X') {
+                return false;
+            } else if (!fresh_str(q, npend, id)) {
+                return false;
+            }
+            (key == k_name ? nm : fn) = id;
+        }
+        ++q;  // SETITEMS
+        if (fn == k_no_str || nm == k_no_str) return false;
+        out = m_frames.intern_frame(fn, nm, line);
+        m_pend[slot] = val{vt::frame, static_cast<std::uint32_t>(out), 0};
+        return true;
+    }
 
+    // The items of a fresh frames list after its MARK, up to APPENDS: BINGETs of frame dicts
+    // (the hot loop), new frame dicts inline, FRAMEs. The ids go to m_fids[0, n).
+    bool list_items(const std::uint8_t*& qref, std::size_t memo_size, std::size_t& npend, std::size_t& nref) {
+        frame_id* const out = m_fids.data();
+        const std::size_t cap = m_fids.size();
+        const std::uint8_t* const lim = m_end - k_slack;
+        const std::uint32_t* const low = m_low_memo;
+        const std::uint8_t* q = qref;  // locals: stores through `out` cannot alias them
+        std::size_t n = nref;
+        bool ok = false;
+        for (;;) {
+            while (q < lim && n < cap) {
+                std::uint32_t r;
+                if (*q == 'h') {
+                    r = q[1] < memo_size ? low[q[1]] : 0;
+                    q += 2;
+                } else if (*q == 'j') {
+                    const std::uint32_t idx = u32(q + 1);
+                    r = idx < memo_size ? m_memo.raw(idx) : 0;
+                    q += 5;
+                } else {
+                    break;
+                }
+                if (!is(r, memo_table::t_frame)) goto done;
+                out[n++] = static_cast<frame_id>(memo_table::payload(r));
+            }
+            if (q >= lim || n >= cap) break;
+            if (*q == 'e') {
+                ok = n > 0;
+                break;
+            }
+            if (*q == '}') {
+                frame_id f;
+                if (!fresh_frame(q, memo_size, npend, f)) break;
+                out[n++] = f;
+            } else if (*q != 0x95 || !skip_frames(q)) {
+                break;
+            }
+        }
+    done:
+        qref = q;
+        nref = n;
+        return ok;
+    }
     // A frames list as a record's value: a BINGET of a settled list, or a fresh list
-    // (EMPTY_LIST MEMOIZE, then nothing, one item and APPEND, or MARK items APPENDS) of
-    // memoized or inline frame dicts. Sets m_list (the items, or the cached list id).
-    bool frames_value(const std::uint8_t*& q, std::size_t memo_size, frames_id& id) {
+    // (EMPTY_LIST MEMOIZE, then nothing, one item and APPEND, or MARK items APPENDS). A fresh
+    // list's memo value is queued at m_pend[lpend] and its items are m_fids[0, n).
+    bool frames_value(const std::uint8_t*& q, std::size_t memo_size, std::size_t& npend, int& lpend,
+                      std::size_t& n, frames_id& id) {
         if (*q == 'h' || *q == 'j') {
-            std::uint32_t r;
-            if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_frames) return false;
+            const std::uint32_t r = memo_ref(q, memo_size);
+            if (!is(r, memo_table::t_frames)) return false;
             id = static_cast<frames_id>(memo_table::payload(r));
             return true;
         }
-        if (*q != ']' || m_end - q < 2 || q[1] != 0x94 || m_list.pend >= 0 || m_npend == k_max_pend) return false;
+        if (*q != ']' || q[1] != 0x94 || lpend >= 0 || npend == k_max_pend) return false;
         q += 2;
-        m_list.pend = static_cast<int>(m_npend++);
-        m_list.end = 0;
-        m_list.cached = -1;
-        m_list.raw = nullptr;
-        if (!skip_frames(q)) return false;
+        lpend = static_cast<int>(npend++);
+        n = 0;
+        if (*q == 0x95 && !skip_frames(q)) return false;
         if (*q == '(') {
             ++q;
-            // The item bytes first: a list of BINGETs seen before needs no lookups.
-            const std::uint8_t* r = q;
-            std::size_t items = 0;
-            for (;;) {
-                if (m_end - r < 5) return false;
-                if (*r == 'j') r += 5;
-                else if (*r == 'h') r += 2;
-                else break;
-                ++items;
+            if (!list_items(q, memo_size, npend, n)) return false;
+            ++q;  // APPENDS
+        } else if (*q == 'h' || *q == 'j' || *q == '}') {  // one item, then APPEND
+            if (*q == '}') {
+                frame_id f;
+                if (!fresh_frame(q, memo_size, npend, f)) return false;
+                m_fids[n++] = f;
+            } else {
+                const std::uint32_t fr = memo_ref(q, memo_size);
+                if (!is(fr, memo_table::t_frame)) return false;
+                m_fids[n++] = static_cast<frame_id>(memo_table::payload(fr));
             }
-            if (*r == 'e' && items > 0) {
-                m_list.raw = q;
-                m_list.raw_len = static_cast<std::size_t>(r - q);
-                m_list.hash = hash_bytes(q, m_list.raw_len);
-                if (std::int64_t c = m_raw_frames.find(q, m_list.raw_len, m_list.hash); c >= 0) {
-                    m_list.cached = static_cast<frames_id>(c);
-                    m_nobj += items;
-                    q = r + 1;
-                    return after_list(q);
-                }
-            }
-            for (;;) {
-                if (!skip_frames(q)) return false;
-                if (*q == 'e') break;
-                if (!frame_item(q, memo_size)) return false;
-            }
+            if (!skip_frames(q) || *q != 'a') return false;
             ++q;
-            if (m_list.end == 0) return false;
-            return after_list(q);
-        }
-        if (*q == 'h' || *q == 'j' || *q == '}') {  // one item: APPEND
-            if (!frame_item(q, memo_size) || !skip_frames(q) || *q != 'a') return false;
-            ++q;
-            return after_list(q);
-        }
-        return true;  // an empty list
-    }
-    bool frame_item(const std::uint8_t*& q, std::size_t memo_size) {
-        if (m_list.end >= m_fids.size()) return false;
-        frame_id f;
-        if (*q == '}') {
-            if (!fresh_frame(q, memo_size, f)) return false;
         } else {
-            std::uint32_t r;
-            if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_frame) return false;
-            f = static_cast<frame_id>(memo_table::payload(r));
+            return true;  // an empty list
         }
-        m_fids[m_list.end++] = f;
-        ++m_nobj;
-        return true;
-    }
-    // After a list: another batch (MARK ... APPENDS) or APPEND would add to it.
-    bool after_list(const std::uint8_t*& q) const {
+        // Another batch (MARK ... APPENDS) or an APPEND would add to the list.
         const std::uint8_t* r = q;
-        return !(skip_frames(r) && (*r == '(' || *r == 'a'));
+        return skip_frames(r) && *r != '(' && *r != 'a';
     }
 
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
+        const std::uint8_t* const lim = m_end - k_slack;
         __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
-        if (m_end - q < 6 || q[0] != 0x94) return false;
+        if (q >= lim || q[0] != 0x94) return false;
         ++q;
-        if (!skip_frames(q) || *q != '(') return false;
+        if (*q == 0x95 && !skip_frames(q)) return false;
+        if (*q != '(') return false;
         ++q;
         const std::size_t memo_size = m_memo.size();
         trace_event e;
         std::uint32_t cc = k_no_str, um = k_no_str;
-        m_npend = 0;
-        m_nobj = 1;
-        m_list.pend = -1;
-        bool have_action = false;
-        std::size_t nkeys = 0;
+        std::size_t npend = 0, nframes = 0, nkeys = 0;
+        int lpend = -1;
         for (;;) {
-            if (!skip_frames(q)) return false;
+            if (q >= lim) return false;
             if (*q == 'u') break;
-            std::uint32_t kr;
-            if (!memo_ref(q, memo_size, kr) || memo_table::tag_of(kr) != memo_table::t_str) return false;
+            if (*q == 0x95) {
+                if (!skip_frames(q)) return false;
+                continue;
+            }
+            const std::uint32_t kr = memo_ref(q, memo_size);
+            if (!is(kr, memo_table::t_str)) return false;
             const std::uint32_t key = memo_table::payload(kr);
-            if (key >= k_key_count || (nkeys++ == 0 && key != k_action) || nkeys > 64 || !skip_frames(q))
-                return false;
-            m_nobj += 2;
+            if (key >= k_key_count || (nkeys++ == 0 && key != k_action) || nkeys > 64) return false;
+            if (*q == 0x95 && !skip_frames(q)) return false;
+            if (q >= lim) return false;
             if (key == k_frames) {
-                if (!frames_value(q, memo_size, e.frames)) return false;
+                if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
                 continue;
             }
             std::int64_t iv = 0;
             std::uint32_t sid = k_no_str;
-            if (*q == 'h' || *q == 'j') {
-                std::uint32_t r;
-                if (!memo_ref(q, memo_size, r) || memo_table::tag_of(r) != memo_table::t_str) return false;
+            const std::uint8_t c = *q;
+            if (c == 'h' || c == 'j') {
+                const std::uint32_t r = memo_ref(q, memo_size);
+                if (!is(r, memo_table::t_str)) return false;
                 sid = memo_table::payload(r);
-            } else if (*q == 0x8c || *q == 'X') {
-                if (!fresh_str(q, sid)) return false;
+            } else if (c == 0x8c || c == 'X') {
+                if (!fresh_str(q, npend, sid)) return false;
             } else if (!small_int(q, iv)) {
-                if ((*q == 0x88 || *q == 0x89 || *q == 'N') && key != k_action && key != k_addr &&
-                    key != k_size && key != k_stream && key != k_time_us && key != k_device_free &&
-                    key != k_compile_context && key != k_user_metadata) {
-                    ++q;  // a bool or None under a key the record does not read
-                    continue;
+                if (c != 0x88 && c != 0x89 && c != 'N') return false;
+                switch (key) {  // a bool or None under a key the record does not read
+                case k_action: case k_addr: case k_size: case k_stream: case k_time_us:
+                case k_device_free: case k_compile_context: case k_user_metadata: return false;
+                default: ++q; continue;
                 }
-                return false;
             }
             const bool is_str = sid != k_no_str;
             switch (key) {
@@ -783,7 +729,6 @@ private:
                 if (!is_str) return false;
                 e.action = m_pool.view(sid);
                 e.kind = action_of(sid);
-                have_action = true;
                 break;
             case k_addr: if (is_str) return false; e.addr = iv; break;
             case k_size: if (is_str) return false; e.size = iv; break;
@@ -796,30 +741,26 @@ private:
             }
         }
         ++q;  // SETITEMS
-        if (!have_action) return false;
+        if (nkeys == 0) return false;
         {
             const std::uint8_t* r = q;  // another batch of items for the same dict
-            if (skip_frames(r) && (*r == '(' || *r == 's')) return false;
+            if (*r == 0x95 && !skip_frames(r)) return false;
+            if (r < m_end && (*r == '(' || *r == 's')) return false;
         }
 
         // Commit: the dict's memo slot, then its fresh values' slots in file order.
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
-        for (std::size_t i = 0; i < m_npend; ++i) {
-            if (static_cast<int>(i) == m_list.pend) {
-                frames_id id = m_list.cached;
-                if (id < 0) {
-                    id = m_frames.intern_list(m_fids.data(), m_list.end);
-                    if (m_list.raw) m_raw_frames.insert(m_list.raw, m_list.raw_len, m_list.hash, id);
-                }
-                e.frames = id;
-                m_pend[i] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
+        for (std::size_t i = 0; i < npend; ++i) {
+            if (static_cast<int>(i) == lpend) {
+                e.frames = m_frames.intern_list(m_fids.data(), nframes);
+                m_pend[i] = val{vt::frames, static_cast<std::uint32_t>(e.frames), 0};
             }
             memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
         }
         if (cc != k_no_str) m_has_cc = true;
         if (um != k_no_str) m_has_um = true;
         if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
-        count(static_cast<std::int64_t>(m_nobj));
+        count(static_cast<std::int64_t>(nkeys * 2 + nframes + npend + 1));
         std::uint32_t slot;
         if (!m_record_free.empty()) {
             slot = m_record_free.back();
@@ -840,21 +781,16 @@ private:
     // in frames_value. `p` points after the EMPTY_LIST opcode.
     bool fast_frames_list(const std::uint8_t*& p) {
         const std::uint8_t* q = p - 1;
-        m_npend = 0;
-        m_nobj = 1;
-        m_list.pend = -1;
+        if (m_end - q < k_slack) return false;
+        std::size_t npend = 0, n = 0;
+        int lpend = -1;
         frames_id id = 0;
-        if (!frames_value(q, m_memo.size(), id) || m_list.pend < 0) return false;
-        if (m_list.end == 0 && m_list.cached < 0) return false;  // empty: the general path
-        id = m_list.cached;
-        if (id < 0) {
-            id = m_frames.intern_list(m_fids.data(), m_list.end);
-            if (m_list.raw) m_raw_frames.insert(m_list.raw, m_list.raw_len, m_list.hash, id);
-        }
-        m_pend[m_list.pend] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
-        for (std::size_t i = 0; i < m_npend; ++i) memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
-        count(static_cast<std::int64_t>(m_nobj));
-        push(m_pend[m_list.pend]);
+        if (!frames_value(q, m_memo.size(), npend, lpend, n, id) || lpend < 0 || n == 0) return false;
+        id = m_frames.intern_list(m_fids.data(), n);
+        m_pend[lpend] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
+        for (std::size_t i = 0; i < npend; ++i) memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
+        count(static_cast<std::int64_t>(n + npend));
+        push(m_pend[lpend]);
         p = q;
         return true;
     }
@@ -865,18 +801,9 @@ private:
         const char* text = nullptr;
         std::uint32_t n = 0, id = 0;
     };
-    struct list_scan {
-        int pend = -1;                     // its memo value's position in m_pend; -1: none
-        std::size_t end = 0;               // its frame ids: m_fids[0, end)
-        frames_id cached = -1;             // found in m_raw_frames
-        const std::uint8_t* raw = nullptr; // its item bytes, when all are BINGETs
-        std::size_t raw_len = 0;
-        std::uint64_t hash = 0;
-    };
     val m_pend[k_max_pend];
-    std::size_t m_npend = 0, m_nobj = 0;
-    list_scan m_list;
     str_cache_entry m_str_cache[k_str_cache];
+    std::uint32_t m_low_memo[256] = {};  // raw memo slots 0-255 (BINGET), 0 while unset
 
     const std::uint8_t* m_begin;
     const std::uint8_t* m_end;
@@ -904,7 +831,6 @@ private:
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
-    raw_frames_cache m_raw_frames;
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     std::uint64_t m_last_context_key = ~std::uint64_t(0);
     std::uint32_t m_last_context = 0;
@@ -1266,7 +1192,7 @@ void reader::run() {
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
-    const std::size_t release_step = std::size_t(8) << 20;
+    const std::size_t release_step = std::size_t(2) << 20;
     std::size_t next_release = release_step;
     for (;;) {
         m_op = static_cast<std::size_t>(p - m_begin);

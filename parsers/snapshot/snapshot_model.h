@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parsers/snapshot/chunked_list.h"
+#include "parsers/snapshot/frame_lists.h"
 
 namespace oomdx::snap {
 
@@ -26,9 +27,6 @@ struct frame {
     std::string_view name;
     std::int64_t line = 0;
 };
-
-using frame_id = std::int32_t;   // index into snapshot::frames
-using frames_id = std::int32_t;  // index of a frame list; 0 is always the empty list
 
 // Block states as written by producers; the documented alias "active_awaiting_free" reads as
 // pending_free.
@@ -210,11 +208,8 @@ struct snapshot {
 
     // Frames: unique frames and content-deduplicated frame lists.
     std::vector<frame> frames;
-    std::span<const frame_id> frame_list(frames_id id) const {
-        return {list_items.data() + list_offsets[id],
-                list_items.data() + list_offsets[id + 1]};
-    }
-    std::size_t frame_list_count() const { return list_offsets.size() - 1; }
+    std::span<const frame_id> frame_list(frames_id id) const { return lists[id]; }
+    std::size_t frame_list_count() const { return lists.size(); }
     // First frame of a list, or nullptr when the list is empty.
     const frame* top_frame(frames_id id) const {
         auto l = frame_list(id);
@@ -224,10 +219,8 @@ struct snapshot {
     // Devices that appear in segments or traces (sorted, unique).
     std::vector<std::int64_t> devices() const;
 
-    // Storage of the frame lists (filled by the loaders): list i is
-    // list_items[list_offsets[i] .. list_offsets[i+1]).
-    std::vector<frame_id> list_items;
-    std::vector<std::uint32_t> list_offsets{0, 0};  // list 0 = empty
+    // Storage of the frame lists (filled by the loaders through frame_interner).
+    frame_lists lists;
     string_pool& strings() { return *m_strings; }
 
 private:

@@ -48,7 +48,6 @@ int main(int argc, char** argv) {
                            {"actions", actions},
                            {"frames", s.frames.size()},
                            {"frame_lists", s.frame_list_count()},
-                           {"frame_list_items", s.list_items.size()},
                            {"strings", s.strings().size()},
                            {"string_bytes", s.strings().bytes()}});
         } catch (const oomdx::input_error& e) {

@@ -29,13 +29,13 @@ public:
 
     // A frame list, innermost frame first.
     frames_id stack(std::initializer_list<fr> frames) {
+        std::vector<frame_id> ids;
         for (const auto& f : frames) {
             frame x{str(f.filename), str(f.name), f.line};
             s.frames.push_back(x);
-            s.list_items.push_back(static_cast<frame_id>(s.frames.size() - 1));
+            ids.push_back(static_cast<frame_id>(s.frames.size() - 1));
         }
-        s.list_offsets.push_back(static_cast<std::uint32_t>(s.list_items.size()));
-        return static_cast<frames_id>(s.list_offsets.size() - 2);
+        return s.lists.add(ids.data(), ids.size());
     }
 
     segment& seg(std::int64_t device, std::int64_t address, const char* type = "large") {
