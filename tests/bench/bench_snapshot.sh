@@ -56,8 +56,8 @@ for spec in "${shapes[@]}"; do
     if [ -n "${BENCH_SHAPES:-}" ] && [[ " $BENCH_SHAPES " != *" $name "* ]]; then continue; fi
     f="$tmp/$name.pickle"
     # shellcheck disable=SC2086
-    [ -s "$f" ] || python3 "$gen" "$f" $opts 2>"$tmp/gen.log"
-    events=$(grep -o '[0-9]* events' "$tmp/gen.log" 2>/dev/null | cut -d' ' -f1 || true)
+    [ -s "$f" ] && [ -s "$f.log" ] || python3 "$gen" "$f" $opts 2>"$f.log"
+    events=$(grep -o '[0-9]* events' "$f.log" | cut -d' ' -f1)
     rm -f "$tmp/ours" "$tmp/py"
     for _ in $(seq "$runs"); do
         measure "$tmp/ours" "$bin" snapshot "$f" --format json
@@ -74,6 +74,6 @@ pw, prss, pc = best(py)
 print(f"{name:<18} {int(size) / 2**20:7.0f} {events:>9} | {ow:8.2f} {pw:8.2f} 1/{pw / max(ow, 1e-9):<5.1f} | "
       f"{orss / 1024:8.0f} {prss / 1024:8.0f} 1/{prss / max(orss, 1):<5.1f} | 1/{pc / max(oc, 1e-9):.1f}")
 PY
-    [ -n "${BENCH_KEEP:-}" ] || rm -f "$f"
+    [ -n "${BENCH_KEEP:-}" ] || rm -f "$f" "$f.log"
 done
 echo "time and RSS columns: pickle.load / oomdx (1/20 means oomdx takes 1/20 of pickle.load); cpu: user+sys"
