@@ -23,6 +23,14 @@ public:
         const std::uint64_t p = m_pos[id];
         return {m_blocks[p >> 32].get() + (p & 0xffffffffu), m_len[id]};
     }
+    // Starts loading a list into the cache (its items may be compared soon).
+    void prefetch(frames_id id) const {
+        if (static_cast<std::size_t>(id) >= m_len.size() || m_len[id] == 0) return;
+        const std::uint64_t p = m_pos[id];
+        const char* b = reinterpret_cast<const char*>(m_blocks[p >> 32].get() + (p & 0xffffffffu));
+        const char* e = b + m_len[id] * sizeof(frame_id);
+        for (; b < e; b += 64) __builtin_prefetch(b);
+    }
     // Appends a list (no deduplication: see frame_interner) and returns its id.
     frames_id add(const frame_id* ids, std::size_t n);
 

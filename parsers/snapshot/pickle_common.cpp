@@ -75,13 +75,20 @@ frames_id frame_interner::intern_list(const frame_id* ids, std::size_t n) {
         const frames_id cand = m_next[m_prev];
         if (cand > 0) {
             const auto l = m_snap.lists[cand];
-            if (l.size() == n && std::memcmp(l.data(), ids, n * sizeof(frame_id)) == 0) return m_prev = cand;
+            if (l.size() == n && std::memcmp(l.data(), ids, n * sizeof(frame_id)) == 0) return follow(cand);
         }
     }
     const frames_id id = lookup(ids, n);
     if (static_cast<std::size_t>(m_prev) >= m_next.size()) m_next.resize(m_prev + 1024, 0);
     m_next[m_prev] = id;
-    return m_prev = id;
+    return follow(id);
+}
+
+// `id` is the previous list now; the list that followed it last time is fetched ahead.
+frames_id frame_interner::follow(frames_id id) {
+    m_prev = id;
+    if (static_cast<std::size_t>(id) < m_next.size() && m_next[id] > 0) m_snap.lists.prefetch(m_next[id]);
+    return id;
 }
 
 frames_id frame_interner::lookup(const frame_id* ids, std::size_t n) {

@@ -52,6 +52,7 @@ private:
     };
     void grow();
     frames_id lookup(const frame_id* ids, std::size_t n);
+    frames_id follow(frames_id id);
     snapshot& m_snap;
     std::unordered_map<key, frame_id, key_hash> m_frames;
     std::vector<slot> m_table;

@@ -10,6 +10,7 @@
 #include "parsers/snapshot/pickle_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -148,7 +149,9 @@ public:
           m_out(out),
           m_pool(out.strings()),
           m_frames(out),
-          m_release(release) {}
+          m_release(release) {
+        std::memset(m_key_at, k_not_key, sizeof m_key_at);
+    }
 
     void run();
 
@@ -313,7 +316,12 @@ private:
         if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
     }
     void sync_low(std::size_t idx) {
-        if (idx < 256) m_low_memo[idx] = idx < m_memo.size() ? m_memo.raw(idx) : 0;
+        if (idx >= 256) return;
+        const std::uint32_t r = idx < m_memo.size() ? m_memo.raw(idx) : 0;
+        m_low_memo[idx] = r;
+        m_key_at[idx] = memo_table::tag_of(r) == memo_table::t_str && memo_table::payload(r) < k_key_count
+                            ? static_cast<std::uint8_t>(memo_table::payload(r))
+                            : k_not_key;
     }
     [[gnu::always_inline]] val memo_get(std::uint64_t idx) {
         if (idx < m_memo.size()) [[likely]] {
@@ -602,10 +610,12 @@ private:
         std::size_t n = nref;
         bool ok = false;
         for (;;) {
-            while (q < lim && n < cap) {
+            // Every item takes 2 bytes or more: `stop` keeps n below cap and q before the slack.
+            const std::uint8_t* const stop = q + std::min<std::ptrdiff_t>(lim - q, 2 * static_cast<std::ptrdiff_t>(cap - n));
+            while (q < stop) {
                 std::uint32_t r;
-                if (*q == 'h') {
-                    r = q[1] < memo_size ? low[q[1]] : 0;
+                if (*q == 'h') {  // slots 0-255 not stored yet read 0 (unset)
+                    r = low[q[1]];
                     q += 2;
                 } else if (*q == 'j') {
                     const std::uint32_t idx = u32(q + 1);
@@ -675,6 +685,24 @@ private:
         return skip_frames(r) && *r != '(' && *r != 'a';
     }
 
+    // What a trace entry does with the value of each known key.
+    enum class field : std::uint8_t {
+        ignored, action, addr, size, stream, time_us, device_free, frames, compile_context, user_metadata
+    };
+    static constexpr std::array<field, k_key_count> k_fields = [] {
+        std::array<field, k_key_count> f{};
+        f[k_action] = field::action;
+        f[k_addr] = field::addr;
+        f[k_size] = field::size;
+        f[k_stream] = field::stream;
+        f[k_time_us] = field::time_us;
+        f[k_device_free] = field::device_free;
+        f[k_frames] = field::frames;
+        f[k_compile_context] = field::compile_context;
+        f[k_user_metadata] = field::user_metadata;
+        return f;
+    }();
+
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
         const std::uint8_t* const lim = m_end - k_slack;
@@ -691,53 +719,78 @@ private:
         int lpend = -1;
         for (;;) {
             if (q >= lim) return false;
-            if (*q == 'u') break;
-            if (*q == 0x95) {
+            std::uint32_t key;
+            if (*q == 'h') {
+                key = m_key_at[q[1]];
+                q += 2;
+            } else if (*q == 'u') {
+                break;
+            } else if (*q == 'j') {
+                const std::uint32_t kr = memo_ref(q, memo_size);
+                key = is(kr, memo_table::t_str) && memo_table::payload(kr) < k_key_count ? memo_table::payload(kr) : k_not_key;
+            } else if (*q == 0x95) {
                 if (!skip_frames(q)) return false;
                 continue;
+            } else {
+                return false;
             }
-            const std::uint32_t kr = memo_ref(q, memo_size);
-            if (!is(kr, memo_table::t_str)) return false;
-            const std::uint32_t key = memo_table::payload(kr);
-            if (key >= k_key_count || (nkeys++ == 0 && key != k_action) || nkeys > 64) return false;
+            if (key == k_not_key || (nkeys++ == 0 && key != k_action) || nkeys > 64) return false;
             if (*q == 0x95 && !skip_frames(q)) return false;
             if (q >= lim) return false;
-            if (key == k_frames) {
-                if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
+            const field f = k_fields[key];
+            std::int64_t iv;
+            switch (*q) {
+            case 'K': iv = q[1]; q += 2; break;
+            case 'M': iv = q[1] | (q[2] << 8); q += 3; break;
+            case 'J': iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;
+            case 0x8a:
+                if (!small_int(q, iv)) return false;
+                break;
+            case 'h':
+            case 'j':
+            case 0x8c:
+            case 'X':
+            case ']': {
+                if (f == field::frames) {
+                    if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
+                    continue;
+                }
+                std::uint32_t sid;
+                if (*q == 'h' || *q == 'j') {
+                    const std::uint32_t r = memo_ref(q, memo_size);
+                    if (!is(r, memo_table::t_str)) return false;
+                    sid = memo_table::payload(r);
+                } else if (*q == ']' || !fresh_str(q, npend, sid)) {
+                    return false;
+                }
+                switch (f) {
+                case field::action:
+                    e.action = m_pool.view(sid);
+                    e.kind = action_of(sid);
+                    break;
+                case field::compile_context: cc = sid; break;
+                case field::user_metadata: um = sid; break;
+                case field::ignored: break;
+                default: return false;  // a string where a number belongs
+                }
                 continue;
             }
-            std::int64_t iv = 0;
-            std::uint32_t sid = k_no_str;
-            const std::uint8_t c = *q;
-            if (c == 'h' || c == 'j') {
-                const std::uint32_t r = memo_ref(q, memo_size);
-                if (!is(r, memo_table::t_str)) return false;
-                sid = memo_table::payload(r);
-            } else if (c == 0x8c || c == 'X') {
-                if (!fresh_str(q, npend, sid)) return false;
-            } else if (!small_int(q, iv)) {
-                if (c != 0x88 && c != 0x89 && c != 'N') return false;
-                switch (key) {  // a bool or None under a key the record does not read
-                case k_action: case k_addr: case k_size: case k_stream: case k_time_us:
-                case k_device_free: case k_compile_context: case k_user_metadata: return false;
-                default: ++q; continue;
-                }
+            case 0x88:
+            case 0x89:
+            case 'N':
+                if (f != field::ignored) return false;
+                ++q;  // a bool or None under a key the record does not read
+                continue;
+            default: return false;
             }
-            const bool is_str = sid != k_no_str;
-            switch (key) {
-            case k_action:
-                if (!is_str) return false;
-                e.action = m_pool.view(sid);
-                e.kind = action_of(sid);
-                break;
-            case k_addr: if (is_str) return false; e.addr = iv; break;
-            case k_size: if (is_str) return false; e.size = iv; break;
-            case k_stream: if (is_str) return false; e.stream = iv; break;
-            case k_time_us: if (is_str) return false; e.time_us = iv; break;
-            case k_device_free: if (is_str) return false; e.device_free = iv; break;
-            case k_compile_context: if (!is_str) return false; cc = sid; break;
-            case k_user_metadata: if (!is_str) return false; um = sid; break;
-            default: break;
+            switch (f) {  // a number
+            case field::addr: e.addr = iv; break;
+            case field::size: e.size = iv; break;
+            case field::stream: e.stream = iv; break;
+            case field::time_us: e.time_us = iv; break;
+            case field::device_free: e.device_free = iv; break;
+            case field::ignored: break;
+            default: return false;
             }
         }
         ++q;  // SETITEMS
@@ -804,6 +857,8 @@ private:
     val m_pend[k_max_pend];
     str_cache_entry m_str_cache[k_str_cache];
     std::uint32_t m_low_memo[256] = {};  // raw memo slots 0-255 (BINGET), 0 while unset
+    static constexpr std::uint8_t k_not_key = 0xff;
+    std::uint8_t m_key_at[256];  // the known key a BINGET of slots 0-255 names, or k_not_key
 
     const std::uint8_t* m_begin;
     const std::uint8_t* m_end;

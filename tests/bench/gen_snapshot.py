@@ -54,7 +54,6 @@ def fresh(s):
 class stacks:
     """`count` distinct call stacks of `depth` frames, innermost first; frame dicts shared."""
 
-    KINDS = ("parameter", "activation", "gradient", "optimizer", "temporary")
     INNER = {  # the user frame that gives a stack its category
         "parameter": ("reset_parameters", "/home/user/project/model/layers.py"),
         "activation": ("forward", "/home/user/project/model/layers.py"),
@@ -91,23 +90,6 @@ class stacks:
         self.variants = max(2, variants)
         self.cpp = cpp
         self.frames = {}  # (name, filename, line) -> the one shared frame dict
-        kinds = self.KINDS if count >= len(self.KINDS) else ("activation",)
-        # Shares of the distinct stacks per kind; activations take the rest.
-        share = {"parameter": 0.1, "gradient": 0.1, "optimizer": 0.05, "temporary": 0.25}
-        self.pool = {}
-        left = count
-        for k in kinds:
-            if k == "activation":
-                continue
-            n = max(1, int(count * share[k]))
-            self.pool[k] = n
-            left -= n
-        self.pool["activation"] = max(1, left)
-        self.base = {}
-        first = 0
-        for k in kinds:
-            self.base[k] = first
-            first += self.pool[k]
         self.cache = {}
 
     def frame(self, name, filename, line):
@@ -139,11 +121,8 @@ class stacks:
         outer = [self.frame(*o) for o in self.OUTER[len(self.OUTER) - nouter:]]
         return [self.frame(name, filename, 40 + rest * 7)] + mids + outer
 
-    def frames_for(self, kind, i):
-        """The frame dicts of the i-th stack of a kind (i taken modulo the kind's pool)."""
-        if kind not in self.pool:
-            kind = "activation"
-        j = self.base[kind] + i % self.pool[kind]
+    def frames_for(self, kind, j):
+        """The frame dicts of stack j (its kind is a function of j)."""
         got = self.cache.get(j)
         if got is not None:
             return got
@@ -190,6 +169,7 @@ class job:
         self.a = a
         self.rng = random.Random(a.seed)
         self.st = stacks(a.stacks, a.depth, a.cpp, a.variants)
+        self.it = 0
         self.empty = []       # the one shared empty frames list
         self.trace = []
         self.time_us = 1757253256033154
@@ -230,8 +210,8 @@ class job:
                                                [r.randint(1, 512) * 1024], "temporary"))
 
     # ---- events ----------------------------------------------------------------------------
-    def full(self):
-        return len(self.trace) >= self.a.events
+    def full(self):  # with --oom the last event is the oom
+        return len(self.trace) >= self.a.events - (1 if self.a.oom else 0)
 
     def entry(self, action, addr, size, frames):
         e = {ACTION: action, ADDR if action != "oom" else DEVICE_FREE: addr, SIZE: size,
@@ -248,10 +228,21 @@ class job:
     def addr(self, slot):
         return slot["seg"]["address"] + slot["offset"]
 
-    def alloc(self, slot, stack_i):
+    # Call sites: each slot is allocated from up to 4 places (forward, backward, optimizer step,
+    # first use). The job has `--stacks` distinct stacks; a site's stack varies with the
+    # iteration with a period of stacks // sites iterations, so the allocation sequence of a
+    # step repeats, as a training loop's does.
+    def stack_of(self, slot, phase):
+        sites = 4 * len(self.slots)
+        c = 4 * slot["n"] + phase
+        s = self.a.stacks
+        j = (self.it % (s // sites)) * sites + c if s >= sites else c % s
+        return self.slots[(j % sites) // 4]["kind"], j
+
+    def alloc(self, slot, phase):
         if self.full():
             return
-        frames = list(self.st.frames_for(slot["kind"], stack_i))  # a fresh list per traceback
+        frames = list(self.st.frames_for(*self.stack_of(slot, phase)))  # a fresh list per traceback
         seg = slot["seg"]
         if seg["address"] is None:
             seg["address"] = self.next_addr
@@ -275,30 +266,29 @@ class job:
 
     def run(self):
         a = self.a
-        it = 0
-        n = len(self.slots)
+        self.it = 0
         self.compiled = False
+        fwd, bwd, opt, init = 0, 1, 2, 3
         while not self.full():
-            base = it * n
             self.metadata = "forward" if a.user_metadata else ""
-            self.compiled = a.compile_context and it % 2 == 1
+            self.compiled = a.compile_context and self.it % 2 == 1
             for layer in range(a.layers):
                 for s in self.acts[layer]:
-                    self.alloc(s, base + s["n"])
+                    self.alloc(s, fwd)
                 for s in self.temps[layer]:
-                    self.alloc(s, base + s["n"])
+                    self.alloc(s, fwd)
                     self.free(s)
-                if it == 0:
+                if self.it == 0:
                     for s in self.params[layer]:
-                        self.alloc(s, s["n"])
+                        self.alloc(s, init)
             self.metadata = "backward" if a.user_metadata else ""
             self.compiled = False
             for layer in reversed(range(a.layers)):
                 for s in self.temps[layer][:2]:
-                    self.alloc(s, base + s["n"] + 7)
+                    self.alloc(s, bwd)
                 for s in self.grads[layer]:
                     if s["live"] is None:
-                        self.alloc(s, base + s["n"])
+                        self.alloc(s, bwd)
                 for s in reversed(self.acts[layer]):
                     self.free(s)
                 for s in self.temps[layer][:2]:
@@ -307,14 +297,13 @@ class job:
             for layer in range(a.layers):
                 for s in self.states[layer]:
                     if s["live"] is None:
-                        self.alloc(s, s["n"])
+                        self.alloc(s, init)
                 s = self.temps[layer][0]
-                self.alloc(s, base + s["n"] + 3)
+                self.alloc(s, opt)
                 self.free(s)
-            it += 1
-        if a.oom:  # replace the last event: the next activation does not fit
-            self.trace.pop()
-            self.entry("oom", 512 * MIB, 80 * 1024 * MIB, list(self.st.frames_for("activation", 0)))
+            self.it += 1
+        if a.oom:  # the next activation does not fit: 2 GiB requested, 512 MiB free on the device
+            self.entry("oom", 512 * MIB, 2048 * MIB, list(self.st.frames_for(*self.stack_of(self.acts[0][0], fwd))))
 
     # ---- the snapshot dict -------------------------------------------------------------------
     def snapshot(self):
