@@ -64,6 +64,16 @@ vocabulary vocabulary::load_dir(const std::string& dir) {
             if (n["values"])
                 for (const auto& x : n["values"]) d.values.push_back(x.as<std::string>());
             if (n["override"]) d.is_override = n["override"].as<bool>();
+            if (const YAML::Node ph = n["phrases"]) {
+                if (!ph.IsMap()) throw input_error::at_line(file, line, "phrases is a map of value: text");
+                for (const auto& kv : ph) {
+                    const std::string val = kv.first.as<std::string>();
+                    if (!d.values.empty() && std::find(d.values.begin(), d.values.end(), val) == d.values.end())
+                        throw input_error::at_line(file, kv.first.Mark().line + 1,
+                                                   fmt::format("phrase for '{}', which is not a value of '{}'", val, d.name));
+                    d.phrases[val] = kv.second.as<std::string>();
+                }
+            }
             if (v.find(d.name) && v.find(d.name)->name == d.name)
                 throw input_error::at_line(file, line, fmt::format("fact '{}' declared twice", d.name));
             v.add(std::move(d));

@@ -22,6 +22,7 @@ struct fact_decl {
     std::string unit;
     std::string desc;
     std::vector<std::string> values;  // allowed strings, empty = any
+    std::map<std::string, std::string> phrases;  // value -> how a sentence says it ({fact|phrase})
     bool is_override = false;
     std::string file;
     int line = 0;

@@ -122,7 +122,10 @@ estimate_input from_facts(const fact_store& facts) {
     reader r{facts, in};
 
     // framework
-    const std::string fw = lower(r.str("job.framework", "torchtitan", "framework unknown; torchtitan semantics"));
+    // The framework's estimator conventions (its adapter's semantics), else its name.
+    const std::string fw = facts.has("framework.estimator")
+                               ? lower(r.str("framework.estimator", "torchtitan", nullptr))
+                               : lower(r.str("job.framework", "torchtitan", "framework unknown; torchtitan semantics"));
     if (fw == "megatron" || fw == "mindspeed")
         in.framework = train_framework::megatron;
     else if (fw == "deepspeed")

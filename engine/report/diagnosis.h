@@ -1,6 +1,6 @@
-// `oomdx diagnose` and the rule half of `oomdx preflight`: gather facts from every input given,
-// estimate, run the rule packs (Steps 0-4), re-estimate each recommendation, and build the
-// report model that the renderers print.
+// `oomdx diagnose` and `oomdx preflight`: one pipeline of named stages (engine/report/pipeline.h)
+// gathers facts from every input given, estimates, runs the rule packs (Steps 0-4), plans,
+// re-estimates each recommendation, and builds the report model that the renderers print.
 #pragma once
 
 #include <cstdint>
@@ -61,11 +61,38 @@ struct report_recommendation {
     std::string framework;
     std::string text;
     std::string rationale;
+    std::string confidence = "medium";  // high | medium | low: how well the evidence supports it
+    std::string confirm;                // what would confirm it or rule it out
     std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
     std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
     std::optional<bool> expected_fits;
+    std::optional<std::int64_t> anchored_device_peak_bytes;  // expected device peak anchored on a measurement
+    std::optional<bool> anchored_fits;
     std::string expected_note;  // why no figure, or what the figure assumes
     std::vector<report_evidence> evidence;
+};
+
+// One measured figure against the estimate of the same statistic (rules/consistency.yaml).
+struct report_consistency {
+    std::string id;         // progress, oom_needed, oom_reserved, snapshot_peak
+    std::string statistic;  // allocated | reserved | live_peak
+    std::int64_t measured_bytes = 0;
+    std::int64_t estimated_bytes = 0;
+    double ratio = 0;
+    std::string source;     // file:line of the measurement, or the snapshot
+    std::string verdict;    // agree | measured_higher | measured_lower
+    bool anchor = false;    // a peak the expected figures may be anchored on
+};
+
+// The measurement the expected figures are anchored on: expected after = the estimate's figure
+// after the change + (measured - estimated), i.e. the measured peak minus the estimated saving.
+struct report_anchor {
+    std::string id;
+    std::string source;
+    std::string statistic;
+    std::int64_t offset_bytes = 0;  // measured - estimated
+    bool used = false;              // the report's verdicts use the anchored figures (the estimate disagrees)
+    std::string why;
 };
 
 struct report_step {
@@ -90,9 +117,13 @@ struct diagnosis_report {
     std::vector<report_step> route;
     std::vector<report_finding> findings;
     std::vector<report_recommendation> recommendations;
+    std::vector<report_consistency> consistency;
+    std::optional<report_anchor> anchor;
     std::vector<std::string> next_steps;
     std::vector<std::string> uncertain;
+    std::vector<std::pair<std::string, std::string>> contradictions;  // rule pairs (a pack defect; tests require none)
     int exit_code = 0;  // preflight: 1 when the estimate does not fit
+    std::vector<std::pair<std::string, double>> stage_seconds;  // pipeline stages, in order
 
     explicit diagnosis_report(const vocabulary* v) : facts(v) {}
 };

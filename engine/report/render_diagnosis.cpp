@@ -32,6 +32,9 @@ const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
         {"expected", {"expected after", "预期"}},
         {"evidence", {"evidence", "证据"}},
         {"why", {"why", "原因"}},
+        {"confirm", {"to confirm", "如何确认"}},
+        {"anchored", {"anchored on the measurement", "按实测校准"}},
+        {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
     };
     return p;
 }
@@ -258,6 +261,14 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (!r.consistency.empty()) {
+        w.heading("consistency");
+        for (const auto& c : r.consistency)
+            w.bullet(fmt::format("{}: measured {} {} ({}) vs estimated {} - {:.2f}x, {}", c.id, format_bytes(c.measured_bytes),
+                                 c.statistic, c.source.empty() ? "-" : c.source, format_bytes(c.estimated_bytes), c.ratio,
+                                 c.verdict == "agree" ? "agrees" : c.verdict == "measured_higher" ? "measured higher" : "measured lower"));
+        if (r.anchor) w.line(fmt::format("expected figures: {}", r.anchor->why));
+    }
     if (!r.snapshots.empty()) render_snapshots(w, r);
     w.heading("findings");
     if (r.findings.empty()) w.line("none");
@@ -273,7 +284,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     w.heading("recs");
     if (r.recommendations.empty()) w.line("none");
     for (const auto& rec : r.recommendations) {
-        w.line(fmt::format("{}. {}{}", rec.rank, rec.action, rec.text.empty() ? "" : " - " + rec.text));
+        w.line(fmt::format("{}. [{}] {}{}", rec.rank, rec.confidence, rec.action, rec.text.empty() ? "" : " - " + rec.text));
         if (!rec.rendered.empty()) {
             if (!o.markdown) w.line(fmt::format("in {} syntax:", rec.framework), 2);
             else w.line(fmt::format("In {} syntax:", rec.framework));
@@ -285,9 +296,16 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                                rec.expected_fits && *rec.expected_fits ? "fits" : "still over the budget",
                                rec.expected_note.empty() ? "" : " (" + rec.expected_note + ")"),
                    2);
+        if (rec.anchored_device_peak_bytes && r.anchor)
+            w.line(fmt::format("{} ({}): device {} - {}{}", w.t("anchored"), r.anchor->source,
+                               format_bytes(*rec.anchored_device_peak_bytes),
+                               rec.anchored_fits && *rec.anchored_fits ? "fits" : "over the budget",
+                               r.anchor->used ? " (the figure to trust here)" : ""),
+                   2);
         else if (!rec.expected_note.empty())
             w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
         if (!rec.rationale.empty()) w.line(fmt::format("{}: {}", w.t("why"), rec.rationale), 2);
+        if (!rec.confirm.empty()) w.line(fmt::format("{}: {}", w.t("confirm"), rec.confirm), 2);
     }
     if (!r.next_steps.empty()) {
         w.heading("next");
@@ -378,9 +396,23 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"expected_peak_bytes", rec.expected_peak_bytes ? json(*rec.expected_peak_bytes) : json(nullptr)},
              {"expected_device_peak_bytes", rec.expected_device_peak_bytes ? json(*rec.expected_device_peak_bytes) : json(nullptr)},
              {"expected_fits", rec.expected_fits ? json(*rec.expected_fits) : json(nullptr)},
+             {"anchored_device_peak_bytes", rec.anchored_device_peak_bytes ? json(*rec.anchored_device_peak_bytes) : json(nullptr)},
+             {"anchored_fits", rec.anchored_fits ? json(*rec.anchored_fits) : json(nullptr)},
              {"expected_note", rec.expected_note},
+             {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
+    j["consistency"] = json::array();
+    for (const auto& c : r.consistency)
+        j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},
+                                    {"estimated_bytes", c.estimated_bytes}, {"ratio", c.ratio}, {"source", c.source},
+                                    {"verdict", c.verdict}, {"anchor", c.anchor}});
+    if (r.anchor)
+        j["anchor"] = {{"comparison", r.anchor->id}, {"source", r.anchor->source}, {"statistic", r.anchor->statistic},
+                       {"offset_bytes", r.anchor->offset_bytes}, {"uses", r.anchor->used ? "anchored" : "estimate"},
+                       {"why", r.anchor->why}};
+    else
+        j["anchor"] = nullptr;
     j["next_steps"] = r.next_steps;
     j["uncertain"] = r.uncertain;
     if (explain) {
@@ -395,6 +427,9 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         for (const auto& n : r.inference.near_misses)
             nm.push_back({{"rule", n.rule_id}, {"step", n.step}, {"reason", n.reason}});
         j["explain"] = {{"trace", trace}, {"why_not", nm}};
+        json contra = json::array();
+        for (const auto& [a, b] : r.contradictions) contra.push_back({a, b});
+        j["explain"]["contradictions"] = contra;
         json facts = json::array();
         for (const fact* f : r.facts.current()) {
             json v;

@@ -655,7 +655,7 @@ private:
 
     node_ptr parse_call(const std::string& fn, int start) {
         static const std::set<std::string> known = {"exists", "min", "max", "abs", "floor",
-                                                     "ceil", "round", "int", "len", "str", "coalesce"};
+                                                     "ceil", "round", "int", "len", "str", "coalesce", "if"};
         if (!known.count(fn)) {
             error(start, fmt::format("unknown function '{}'", fn));
             return nullptr;
@@ -695,6 +695,18 @@ private:
         const size_t argc = n->kids.size();
         const bool one = fn == "exists" || fn == "abs" || fn == "floor" || fn == "ceil" ||
                          fn == "round" || fn == "int" || fn == "len" || fn == "str";
+        if (fn == "if") {
+            if (argc != 3) {
+                error(start, "if() takes three arguments: if(condition, then, else)");
+                return nullptr;
+            }
+            require_type(*n->kids[0], expr_type::boolean, "if");
+            if (!compatible(n->kids[1]->type, n->kids[2]->type))
+                error(n->kids[2]->offset, "if() needs a then and an else of one type");
+            n->type = n->kids[1]->type;
+            set_text(*n, start);
+            return n;
+        }
         if ((one && argc != 1) || (!one && argc < 1)) {
             error(start, fmt::format("{}() takes {} argument{}", fn, one ? "one" : "at least one",
                                      one ? "" : "s"));
@@ -856,6 +868,8 @@ value call(const expr_node& n, const fact_store& facts) {
     const std::string& fn = n.name;
     if (fn == "exists") return value(facts.get(n.kids[0]->name) != nullptr &&
                                      !facts.get(n.kids[0]->name)->val.is_null());
+    if (fn == "if")  // the else branch also when the condition is unknown
+        return evaluate(*n.kids[evaluate_condition(*n.kids[0], facts) == truth::true_ ? 1 : 2], facts).val;
     std::vector<value> args;
     for (const auto& k : n.kids) args.push_back(evaluate(*k, facts).val);
     if (fn == "coalesce") {

@@ -18,7 +18,9 @@ bool inference_result::fired(const std::string& rule_id) const {
 
 std::vector<recommendation> inference_result::ranked() const {
     std::vector<recommendation> out = recommendations;
-    std::stable_sort(out.begin(), out.end(), [](const recommendation& a, const recommendation& b) {
+    auto tier = [](const std::string& c) { return c == "high" ? 0 : c == "low" ? 2 : 1; };
+    std::stable_sort(out.begin(), out.end(), [&](const recommendation& a, const recommendation& b) {
+        if (tier(a.confidence) != tier(b.confidence)) return tier(a.confidence) < tier(b.confidence);
         return a.priority < b.priority;
     });
     std::vector<recommendation> unique;
@@ -72,10 +74,41 @@ bool step_less(const rule_set& rs, const rule_def& a, const rule_def& b) {
     return a.id < b.id;
 }
 
+// Macros and lists of the rule set, for the templates rendered when a rule fires.
+class template_names {
+public:
+    template_names(const rule_set& rs, const vocabulary* vocab) : m_rs(rs) {
+        m_names.vocab = vocab;
+        m_names.macro = [this](const std::string& name) -> const expr_node* {
+            auto hit = m_macros.find(name);
+            if (hit != m_macros.end()) return hit->second.get();
+            auto text = m_rs.macro_text.find(name);
+            if (text == m_rs.macro_text.end() || m_busy.count(name)) return nullptr;
+            m_busy.insert(name);
+            parsed_expr e = parse_expression(text->second, m_names);
+            m_busy.erase(name);
+            return (m_macros[name] = e.ok() ? std::move(e.root) : nullptr).get();
+        };
+        m_names.list = [this](const std::string& name) -> const std::vector<value>* {
+            auto it = m_rs.lists.find(name);
+            return it == m_rs.lists.end() ? nullptr : &it->second;
+        };
+    }
+    const name_resolver& get() const { return m_names; }
+
+private:
+    const rule_set& m_rs;
+    name_resolver m_names;
+    std::map<std::string, std::unique_ptr<expr_node>> m_macros;
+    std::set<std::string> m_busy;
+};
+
 }  // namespace
 
 inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
     inference_result res;
+    template_names names(rs, facts.vocab());
+    auto render = [&](const std::string& t) { return render_template(t, facts, &names.get()); };
     std::set<std::string> active;
     const std::set<std::string> only(opts.only_steps.begin(), opts.only_steps.end());
     auto allowed = [&](const std::string& step) { return only.empty() || only.count(step) > 0; };
@@ -145,9 +178,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
         auto evidence_of = [&](const std::string& tmpl) {
             std::vector<int> ev = fi.fact_ids;
             std::vector<template_error> errs;
-            name_resolver nr;
-            nr.vocab = facts.vocab();
-            for (const auto& n : check_template(tmpl, nr, errs))
+            for (const auto& n : check_template(tmpl, names.get(), errs))
                 if (const fact* f = facts.get(n)) ev.push_back(f->id);
             std::sort(ev.begin(), ev.end());
             ev.erase(std::unique(ev.begin(), ev.end()), ev.end());
@@ -159,34 +190,62 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             f.rule_id = r.id;
             f.step = r.step;
             f.severity = r.severity;
-            f.text = render_template(r.finding, facts);
+            f.text = render(r.finding);
             f.rationale = r.rationale;
             f.evidence = evidence_of(r.finding);
             f.firing = fi.seq;
             res.findings.push_back(std::move(f));
         }
         for (const auto& d : r.recommendations) {
+            // A confidence expression that gives "none": the evidence does not support this one here.
+            std::string confidence = "medium";
+            if (d.confidence.expr || d.confidence.literal.is_string()) {
+                const value c = eval_action(d.confidence, facts);
+                if (c.is_string() && (c.as_string() == "high" || c.as_string() == "medium" || c.as_string() == "low" ||
+                                      c.as_string() == "none"))
+                    confidence = c.as_string();
+            }
+            if (confidence == "none") continue;
             recommendation rec;
+            rec.confidence = confidence;
             rec.rule_id = r.id;
             rec.action = d.action;
             rec.priority = d.priority;
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
-            rec.text = render_template(d.text, facts);
+            rec.text = render(d.text);
             rec.rationale = d.rationale.empty() ? r.rationale : d.rationale;
+            rec.confirm = render(d.confirm);
             rec.evidence = evidence_of(d.text);
             rec.firing = fi.seq;
             res.recommendations.push_back(std::move(rec));
         }
         for (const auto& rt : r.routes) {
             if (!allowed(rt.to)) continue;
-            res.route.push_back({rt.to, r.id, render_template(rt.why.empty() ? r.desc : rt.why, facts), fi.seq});
+            res.route.push_back({rt.to, r.id, render(rt.why.empty() ? r.desc : rt.why), fi.seq});
             active.insert(rt.to);
         }
-        for (const auto& t : r.next_steps) res.next_steps.push_back(render_template(t, facts));
-        for (const auto& t : r.uncertain) res.uncertain.push_back(render_template(t, facts));
+        for (const auto& t : r.next_steps) res.next_steps.push_back(render(t));
+        for (const auto& t : r.uncertain) res.uncertain.push_back(render(t));
     }
     for (const auto& s : rs.steps)
         if (active.count(s.id)) res.steps_run.push_back(s.id);
+    // Contradictions among the claims of the rules that fired (each pair once).
+    std::vector<const rule_def*> fired_rules;
+    for (const auto& f : res.firings)
+        if (const rule_def* r = rs.rule(f.rule_id); r && !r->claims.empty() &&
+            std::find(fired_rules.begin(), fired_rules.end(), r) == fired_rules.end())
+            fired_rules.push_back(r);
+    for (size_t i = 0; i < fired_rules.size(); ++i)
+        for (size_t j = i + 1; j < fired_rules.size(); ++j) {
+            bool clash = false;
+            for (const auto& a : fired_rules[i]->claims) {
+                auto it = rs.contradicts.find(a);
+                if (it == rs.contradicts.end()) continue;
+                for (const auto& b : fired_rules[j]->claims)
+                    clash = clash || std::find(it->second.begin(), it->second.end(), b) != it->second.end();
+            }
+            if (clash) res.contradictions.push_back({fired_rules[i]->id, fired_rules[j]->id});
+        }
     // WHY NOT for every enabled rule that did not fire.
     for (const auto& rp : rs.rules) {
         const rule_def& r = *rp;

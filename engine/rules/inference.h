@@ -46,6 +46,8 @@ struct recommendation {
     std::vector<override_value> overrides;
     std::string text;
     std::string rationale;
+    std::string confidence = "medium";  // high | medium | low
+    std::string confirm;                // what would confirm it or rule it out
     std::vector<int> evidence;
     int firing = 0;
 };
@@ -79,10 +81,12 @@ struct inference_result {
     std::vector<near_miss> near_misses;            // rules that did not fire, with the first failing clause
     std::vector<std::string> next_steps;
     std::vector<std::string> uncertain;
+    // Pairs of fired rules whose findings claim conclusions declared to contradict each other.
+    std::vector<std::pair<std::string, std::string>> contradictions;
 
     bool fired(const std::string& rule_id) const;
-    // Recommendations sorted by (priority, firing order), duplicates of the same action and
-    // overrides removed.
+    // Recommendations sorted by (confidence, priority, firing order): the method's priority order
+    // among what the evidence supports equally well; duplicates of the same action and overrides removed.
     std::vector<recommendation> ranked() const;
 };
 

@@ -237,6 +237,15 @@ private:
                 diag(rule_error_code::duplicate_id, s.where, fmt::format("step '{}' declared twice", s.id));
             else
                 m_out.rules.steps.push_back(s);
+        } else if (n["claim"]) {
+            const std::string name = n["claim"].as<std::string>("");
+            check_keys(it, {"claim", "desc", "contradicts"}, fmt::format("claim '{}'", name));
+            m_claims.insert(name);
+            for (const auto& x : n["contradicts"]) {
+                const std::string other = x.as<std::string>("");
+                m_out.rules.contradicts[name].push_back(other);
+                m_out.rules.contradicts[other].push_back(name);
+            }
         } else if (n["group"]) {
             check_keys(it, {"group", "desc"}, "group");
             m_out.declared_groups.push_back(n["group"].as<std::string>(""));
@@ -257,6 +266,7 @@ private:
             else if (!m_lists.count(name) && replace)
                 diag(rule_error_code::unknown_macro, ctx(it.file, n),
                      fmt::format("list '{}' has 'override: true' but no earlier pack declares it", name));
+            m_out.rules.lists[name] = items;
             m_lists[name] = std::move(items);
             m_list_where[name] = ctx(it.file, n);
         } else if (n["macro"]) {
@@ -291,7 +301,7 @@ private:
             // accepted; this engine reads version 0.1 packs
         } else {
             diag(rule_error_code::unknown_key, ctx(it.file, n),
-                 "item kind not recognised: expected rule, macro, list, step or group");
+                 "item kind not recognised: expected rule, macro, list, step, group or claim");
         }
     }
 
@@ -344,7 +354,8 @@ private:
             return nullptr;
         }
         m.busy = true;
-        parsed_expr e = compile_condition(m.file, m.cond, fmt::format("macro '{}'", name), m.where);
+        // A macro is a condition or a named value (a threshold such as `0.85` or `2 GiB`).
+        parsed_expr e = compile_condition(m.file, m.cond, fmt::format("macro '{}'", name), m.where, false);
         m.busy = false;
         if (!e.ok()) {
             m.failed = true;
@@ -366,7 +377,7 @@ private:
     }
 
     parsed_expr compile_condition(const std::string& file, const YAML::Node& node, const std::string& item,
-                                  source_context item_where) {
+                                  source_context item_where, bool require_bool = true) {
         parsed_expr e;
         if (!node.IsScalar()) {
             diag(rule_error_code::bad_value, ctx(file, node), "a condition must be a string", item, item_where);
@@ -377,7 +388,7 @@ private:
         for (const auto& err : e.errors)
             diag(classify(err), locate(file, node, err.offset), err.message, item, item_where);
         if (e.root && !e.errors.empty()) e.root.reset();
-        if (e.root && e.root->type != expr_type::boolean && e.root->type != expr_type::any) {
+        if (require_bool && e.root && e.root->type != expr_type::boolean && e.root->type != expr_type::any) {
             diag(rule_error_code::type_mismatch, locate(file, node, 0),
                  fmt::format("a condition must be true or false, but this is a {}", expr_type_name(e.root->type)),
                  item, item_where);
@@ -449,7 +460,7 @@ private:
         const source_context iw = r->where;
         check_keys(it, {"rule", "desc", "step", "salience", "exclusive_group", "condition", "exceptions",
                         "asserts", "finding", "severity", "rationale", "recommend", "route", "next_steps",
-                        "uncertain", "tags", "status", "enabled", "references", "notes", "override"},
+                        "uncertain", "tags", "status", "enabled", "references", "notes", "override", "claims"},
                    item);
         const bool replace = is_override(it, item);
         if (replace && !m_rule_ids.count(r->id)) {
@@ -581,7 +592,8 @@ private:
                 }
                 for (const auto& kv : x) {
                     const std::string k = kv.first.as<std::string>();
-                    if (k != "action" && k != "priority" && k != "set" && k != "text" && k != "rationale")
+                    if (k != "action" && k != "priority" && k != "set" && k != "text" && k != "rationale" &&
+                        k != "confidence" && k != "confirm")
                         diag(rule_error_code::unknown_key, ctx(it.file, kv.first), fmt::format("unknown key '{}'", k), item, iw);
                 }
                 d.action = x["action"].as<std::string>("");
@@ -598,6 +610,19 @@ private:
                     check_text(it.file, x["text"], item, iw);
                 }
                 if (x["rationale"]) d.rationale = x["rationale"].as<std::string>("");
+                if (x["confirm"]) {
+                    d.confirm = x["confirm"].as<std::string>("");
+                    check_text(it.file, x["confirm"], item, iw);
+                }
+                if (const YAML::Node c = x["confidence"]) {
+                    if (parse_action_value(it.file, c, d.confidence, item, iw) && !d.confidence.expr) {
+                        const value& lit = d.confidence.literal;
+                        if (!lit.is_string() ||
+                            (lit.as_string() != "high" && lit.as_string() != "medium" && lit.as_string() != "low"))
+                            diag(rule_error_code::bad_value, ctx(it.file, c),
+                                 "confidence is high, medium, low, or an expression giving one of them", item, iw);
+                    }
+                }
                 if (const YAML::Node set = x["set"]) {
                     if (!set.IsMap()) {
                         diag(rule_error_code::bad_value, ctx(it.file, set), "set is a map of canonical key: value", item, iw);
@@ -649,6 +674,18 @@ private:
         }
         if (const YAML::Node t = n["tags"])
             for (const auto& x : t) r->tags.push_back(x.as<std::string>(""));
+        if (const YAML::Node c = n["claims"]) {
+            std::vector<YAML::Node> list;
+            if (c.IsSequence()) for (const auto& x : c) list.push_back(x);
+            else list.push_back(c);
+            for (const auto& x : list) {
+                const std::string claim = x.as<std::string>("");
+                if (!m_claims.count(claim))
+                    diag(rule_error_code::unknown_macro, ctx(it.file, x),
+                         fmt::format("claim '{}' is not declared (- claim: {})", claim, claim), item, iw);
+                r->claims.push_back(claim);
+            }
+        }
         if (!cond_ok) return;
         r->file_order = static_cast<int>(m_out.rules.rules.size());
         m_out.rules.rules.push_back(std::move(r));
@@ -663,6 +700,7 @@ private:
     std::map<std::string, source_context> m_list_where;
     std::set<std::string> m_lists_used;
     std::map<std::string, std::string> m_rule_ids;
+    std::set<std::string> m_claims;
 };
 
 }  // namespace

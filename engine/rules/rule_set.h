@@ -35,6 +35,8 @@ struct recommendation_def {
     std::vector<std::pair<std::string, action_value>> overrides;  // canonical key -> value
     std::string text;       // template
     std::string rationale;  // human-written reason
+    action_value confidence;  // high | medium | low (literal or "= expression"); default medium
+    std::string confirm;    // template: what would confirm it or rule it out
     source_context where;
 };
 
@@ -64,6 +66,7 @@ struct rule_def {
     std::vector<std::string> next_steps;  // templates
     std::vector<std::string> uncertain;   // templates
     std::vector<std::string> tags;
+    std::vector<std::string> claims;  // conclusions the finding states (checked against contradictions)
     std::string status = "stable";
     bool enabled = true;
     int file_order = 0;  // global load order
@@ -74,6 +77,8 @@ struct rule_set {
     std::vector<step_def> steps;  // sorted by order
     std::vector<std::unique_ptr<rule_def>> rules;
     std::map<std::string, std::string> macro_text;
+    std::map<std::string, std::vector<value>> lists;
+    std::map<std::string, std::vector<std::string>> contradicts;  // claim -> claims it cannot stand beside
     std::vector<std::string> files;  // rule files loaded
 
     const step_def* step(const std::string& id) const;

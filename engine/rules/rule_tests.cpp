@@ -216,6 +216,32 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 std::vector<std::string> prefix(got.begin(), got.begin() + std::min(got.size(), want.size()));
                 if (want != prefix) fail("expect_actions", join(want), join(got));
             }
+            // {rule: level} (its first recommendation) or {rule: {action: level, ...}}.
+            for (const auto& kv : c["expect_confidence"]) {
+                const std::string id = kv.first.as<std::string>();
+                std::vector<std::pair<std::string, std::string>> wants;
+                if (kv.second.IsMap())
+                    for (const auto& a : kv.second) wants.push_back({a.first.as<std::string>(), a.second.as<std::string>()});
+                else
+                    wants.push_back({"", kv.second.as<std::string>()});
+                for (const auto& [action, want] : wants) {
+                    std::string got = "(no recommendation)";
+                    for (const auto& r : res.recommendations)
+                        if (r.rule_id == id && (action.empty() || r.action == action)) {
+                            got = r.confidence;
+                            break;
+                        }
+                    if (got != want) fail("expect_confidence " + id + (action.empty() ? "" : " " + action), want, got);
+                }
+            }
+            for (const auto& x : c["expect_not_actions"]) {
+                const std::string a = x.as<std::string>();
+                for (const auto& r : res.recommendations)
+                    if (r.action == a) fail("expect_not_actions", "no " + a, "recommended by " + r.rule_id);
+            }
+            // Every case: the findings that fired together never contradict each other.
+            for (const auto& [a, b] : res.contradictions)
+                fail("consistency", "no contradicting findings", fmt::format("{} contradicts {}", a, b));
             if (todo) {
                 ++rep.todo;
             } else if (fails.empty()) {

@@ -62,6 +62,14 @@ std::vector<placeholder> scan(const std::string& t, std::vector<template_error>*
 
 std::string apply_filter(const value& v, const std::string& filter, const fact_decl* decl) {
     if (v.is_null()) return "unknown";
+    if (filter == "phrase") {
+        const std::string key = v.is_string() ? v.as_string() : v.to_string();
+        if (decl) {
+            auto it = decl->phrases.find(key);
+            if (it != decl->phrases.end()) return it->second;
+        }
+        return key;
+    }
     if (filter.empty() || filter == "raw") {
         if (filter == "raw") return v.is_string() ? v.as_string() : v.to_string();
         return render_value(v, decl);
@@ -77,7 +85,8 @@ std::string apply_filter(const value& v, const std::string& filter, const fact_d
 }
 
 bool known_filter(const std::string& f) {
-    return f.empty() || f == "bytes" || f == "pct" || f == "int" || f == "num" || f == "raw" || f == "gib";
+    return f.empty() || f == "bytes" || f == "pct" || f == "int" || f == "num" || f == "raw" || f == "gib" ||
+           f == "phrase";
 }
 
 }  // namespace
@@ -94,6 +103,14 @@ std::vector<std::string> check_template(const std::string& tmpl, const name_reso
         for (const auto& err : e.errors)
             errors.push_back({static_cast<int>(p.start) + 1 + err.offset, err.message});
         for (const auto& f : e.facts) facts.push_back(f);
+        if (p.filter == "phrase" && e.root && e.root->op == expr_op::fact && resolver.vocab) {
+            const fact_decl* d = resolver.vocab->find(e.root->name);
+            if (d && !d->values.empty())
+                for (const auto& v : d->values)
+                    if (!d->phrases.count(v))
+                        errors.push_back({static_cast<int>(p.start),
+                                          fmt::format("'{}' has no phrase for its value '{}' (knowledge/facts)", d->name, v)});
+        }
         if (!p.is_expr && e.root && e.root->op != expr_op::fact)
             errors.push_back({static_cast<int>(p.start),
                               fmt::format("'{}' is not a fact name; write '{{= ...}}' for an expression", p.body)});
@@ -101,10 +118,11 @@ std::vector<std::string> check_template(const std::string& tmpl, const name_reso
     return facts;
 }
 
-std::string render_template(const std::string& tmpl, const fact_store& facts) {
+std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names) {
     std::string out;
     size_t pos = 0;
     name_resolver r;
+    if (names) r = *names;
     r.vocab = facts.vocab();
     for (const auto& p : scan(tmpl, nullptr)) {
         out += tmpl.substr(pos, p.start - pos);

@@ -20,6 +20,7 @@ struct template_error {
 // Checks names and expressions at load time; returns the facts the template reads.
 std::vector<std::string> check_template(const std::string& tmpl, const name_resolver& resolver,
                                         std::vector<template_error>& errors);
-std::string render_template(const std::string& tmpl, const fact_store& facts);
+// `names` resolves macros and lists named in the template (the rule set's); null: facts only.
+std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names = nullptr);
 
 }  // namespace oomdx

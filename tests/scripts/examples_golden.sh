@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Golden test of every example: its text report must equal expected.txt, its exit code
-# expected.rc, and its JSON report must parse with the documented schema.
+# expected.rc, its JSON report must equal expected.json (keys sorted; the version, timings and
+# the checkout path masked) and follow the documented schema; no two findings may contradict each
+# other, and no sentence may show a template slip ("{...}", " ? ", "unknown" figures in a template).
 # OOMDX_UPDATE_GOLDEN=1 rewrites the expected files.
 set -u
 oomdx="$1"
@@ -21,7 +23,7 @@ for dir in "$root"/examples/*/; do
   if [ "${OOMDX_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$out" > "$dir/expected.txt"
     echo "$rc" > "$dir/expected.rc"
-    (cd "$dir" && "$oomdx" "${args[@]}" --format json > expected.json 2>/dev/null)
+    (cd "$dir" && "$oomdx" "${args[@]}" --format json 2>/dev/null) | python3 "$root/tests/scripts/normalize_json.py" "$root_abs" > "$dir/expected.json"
     continue
   fi
   if ! diff -u "$dir/expected.txt" <(printf '%s\n' "$out") > /tmp/oomdx_golden_$$.diff; then
@@ -34,6 +36,26 @@ for dir in "$root"/examples/*/; do
     fail=$((fail + 1))
   fi
   json=$(cd "$dir" && "$oomdx" "${args[@]}" --format json 2>/dev/null)
+  if ! diff -u "$dir/expected.json" <(printf '%s' "$json" | python3 "$root/tests/scripts/normalize_json.py" "$root_abs") > /tmp/oomdx_golden_$$.diff; then
+    echo "FAIL $name: JSON report differs from expected.json"
+    head -40 /tmp/oomdx_golden_$$.diff
+    fail=$((fail + 1))
+  fi
+  explained=$(cd "$dir" && "$oomdx" "${args[@]}" --format json --explain 2>/dev/null)
+  if ! printf '%s' "$explained" | python3 -c '
+import json, re, sys
+j = json.load(sys.stdin)
+bad = ["contradiction: %s vs %s" % tuple(c) for c in j["explain"].get("contradictions", [])]
+texts = [j["headline"]] + [f["text"] for f in j["findings"]] + [r["text"] for r in j["recommendations"]] \
+        + [r.get("confirm", "") for r in j["recommendations"]] + j["next_steps"] + j["uncertain"] + [s["why"] for s in j["route"]]
+for t in texts:
+    if re.search(r"[{}]| \? |\(\?\)|happened (init|early|late|mid) in", t): bad.append("template slip: " + t[:160])
+for b in bad: print(b)
+sys.exit(1 if bad else 0)
+'; then
+    echo "FAIL $name: contradictions or template slips (above)"
+    fail=$((fail + 1))
+  fi
   if ! printf '%s' "$json" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)

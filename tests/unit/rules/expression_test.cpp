@@ -97,6 +97,9 @@ TEST_CASE("functions") {
     CHECK(f.val("min(a, 2, 9)") == value(2));
     CHECK(f.val("abs(-3)") == value(3));
     CHECK(f.val("len(\"abc\")") == value(3));
+    CHECK(f.val("if(a > 5, \"high\", \"low\")") == value("high"));
+    CHECK(f.val("if(a > 9, \"high\", \"low\")") == value("low"));
+    CHECK(f.val("if(b > 9, \"high\", \"low\")") == value("low"));  // unknown condition: the else branch
 }
 
 TEST_CASE("type errors are found while parsing") {

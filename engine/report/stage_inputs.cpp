@@ -1,0 +1,136 @@
+// Stages `inputs` and `facts`: read every input given and turn it into facts with provenance,
+// then derive the job.* facts the rules route on (world size, framework, device kind).
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/report/pipeline.h"
+#include "parsers/config/framework_semantics.h"
+#include "parsers/config/launch_line.h"
+#include "parsers/log/log_analyzer.h"
+#include "parsers/snapshot/analysis_batch.h"
+
+namespace oomdx {
+
+namespace {
+
+provenance oomdx_provenance() {
+    provenance p;
+    p.producer = "oomdx";
+    return p;
+}
+
+provenance user_provenance(std::string excerpt) {
+    provenance p;
+    p.producer = "user";
+    p.excerpt = std::move(excerpt);
+    return p;
+}
+
+void derive_world_size(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    const auto& log = s.rep.log;
+    if (s.req.world_size > 0) {
+        facts.emit("job.world_size", value(s.req.world_size), user_provenance(fmt::format("--world-size {}", s.req.world_size)));
+    } else if (!facts.has("job.world_size") && log && log->world_size) {
+        const fact* ws = facts.get("log.world_size");
+        facts.emit("job.world_size", value(*log->world_size), ws ? ws->prov : oomdx_provenance());
+    } else if (!facts.has("job.world_size") && log && !log->launch_line.empty()) {
+        if (auto ws = launch_world_size(log->launch_line)) {
+            provenance p;
+            p.producer = "log";
+            p.file = log->launch_file;
+            p.line = log->launch_line_no;
+            p.excerpt = log->launch_line;
+            facts.emit("job.world_size", value(*ws), p);
+        }
+    }
+}
+
+void derive_framework(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    const auto& log = s.rep.log;
+    if (!s.req.framework.empty() && !facts.has("job.framework"))
+        facts.emit("job.framework", value(s.req.framework), user_provenance("--framework " + s.req.framework));
+    if (!facts.has("job.framework") && log && log->framework != "unknown")
+        if (auto name = framework_for_log(log->framework, log->device_kind)) {
+            const fact* fw = facts.get("log.framework");
+            facts.emit("job.framework", value(*name), fw ? fw->prov : oomdx_provenance());
+        }
+    if (const auto fw = facts.string("job.framework"))
+        if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
+}
+
+void derive_device(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    // Device capacity from the OOM message when no catalog device was named.
+    if (!facts.has("device.capacity_bytes") && facts.has("oom.capacity_bytes")) {
+        const fact c = *facts.get("oom.capacity_bytes");  // a copy: emitting may move the store's facts
+        facts.emit("device.capacity_bytes", c.val, c.prov);
+        facts.emit("device.capacity_source", value("oom_message"), c.prov);
+    }
+    std::string kind = "unknown";
+    if (const fact* d = facts.get("device.kind")) kind = d->val.as_string();
+    else if (const fact* o = facts.get("oom.device_kind"); o && o->val.is_string() &&
+             (o->val.as_string() == "cuda" || o->val.as_string() == "npu" || o->val.as_string() == "hip"))
+        kind = o->val.as_string();
+    else if (const fact* fk = facts.get("framework.device_kind"))
+        kind = fk->val.as_string();
+    facts.emit("job.device_kind", value(kind), oomdx_provenance());
+}
+
+}  // namespace
+
+void stage_inputs(pipeline_state& s) {
+    const diagnosis_request& req = s.req;
+    diagnosis_report& rep = s.rep;
+    if (!req.logs.empty()) {
+        log_options lo;
+        lo.progress = req.log_progress;
+        rep.log = analyze_logs(req.logs, lo);
+        for (const auto& f : rep.log->files) rep.inputs.push_back(fmt::format("log {} ({} lines)", f.path, f.lines));
+    }
+    job_inputs_options jo;
+    jo.config = req.config;
+    jo.framework = req.framework;
+    jo.model = req.model;
+    jo.device = req.device;
+    jo.sets = req.sets;
+    if (rep.log && !rep.log->launch_line.empty()) jo.launch_args = launch_overrides(rep.log->launch_line);
+    s.job = load_job_inputs(jo);
+    if (!req.config.empty()) rep.inputs.push_back(fmt::format("config {}", req.config));
+    if (s.job->model) rep.inputs.push_back(fmt::format("model {}", s.job->model->name));
+    if (s.job->device)
+        rep.inputs.push_back(fmt::format("device {} ({})", s.job->device->name, format_bytes(s.job->device->capacity_bytes)));
+    if (!req.snapshots.empty()) {
+        const auto files = snap::expand_snapshot_inputs(req.snapshots);
+        snap::analysis_options ao;
+        if (s.job->device) ao.device_capacity_bytes = s.job->device->capacity_bytes;
+        else if (rep.log && rep.log->capacity_bytes) ao.device_capacity_bytes = *rep.log->capacity_bytes;
+        rep.snapshots = snap::analyze_files(files, ao);
+        if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
+        if (rep.snapshots.size() == 2) rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
+        for (const auto& a : rep.snapshots) rep.inputs.push_back(fmt::format("snapshot {}", a.file));
+    }
+}
+
+void stage_facts(pipeline_state& s) {
+    const diagnosis_request& req = s.req;
+    diagnosis_report& rep = s.rep;
+    fact_store& facts = rep.facts;
+    facts.emit("job.mode", value(rep.mode), oomdx_provenance());
+    if (rep.log) emit_facts(*rep.log, facts);
+    facts.emit("job.has_log", value(!req.logs.empty()), oomdx_provenance());
+    emit_facts(*s.job, facts);
+    derive_world_size(s);
+    derive_framework(s);
+    derive_device(s);
+    facts.emit("job.has_config", value(!req.config.empty() || !req.sets.empty()), oomdx_provenance());
+    facts.emit("job.has_model", value(facts.has("model.hidden_size")), oomdx_provenance());
+    if (!rep.snapshots.empty()) {
+        snap::emit_facts(rep.snapshots, facts, rep.snapshots.size() >= 3);
+        if (rep.diff) snap::emit_facts(*rep.diff, facts);
+    }
+    facts.emit("job.has_snapshot", value(!req.snapshots.empty()), oomdx_provenance());
+}
+
+}  // namespace oomdx

@@ -1,0 +1,142 @@
+// Stage `report`: the headline, and the ranked recommendations rendered in the job's own syntax
+// and re-estimated with their overrides applied.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/report/pipeline.h"
+#include "engine/report/report_consistency.h"
+#include "engine/report/report_evidence.h"
+#include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
+
+namespace oomdx {
+
+namespace {
+
+int severity_rank(const std::string& s) {
+    if (s == "critical") return 0;
+    if (s == "high") return 1;
+    if (s == "medium") return 2;
+    if (s == "low") return 3;
+    return 4;
+}
+
+std::string adapter_name(const std::string& framework) {
+    if (framework.empty() || framework == "unknown") return "torchtitan";
+    return framework;
+}
+
+// Keys whose change moves memory around or changes why it fails, not the tensor peak: the
+// framework's `estimate_ignores` (knowledge/frameworks), torchtitan's when the framework has none.
+bool changes_estimate(const std::string& framework, const std::string& key) {
+    const framework_semantics* s = find_semantics(framework);
+    if (!s || s->estimate_ignores.empty()) s = find_semantics("torchtitan");
+    return !s || !s->ignores_for_estimate(key);
+}
+
+void headline(diagnosis_report& rep) {
+    const report_finding* best = nullptr;
+    for (const auto& f : rep.findings)
+        if (!best || severity_rank(f.severity) < severity_rank(best->severity)) best = &f;
+    if (best) rep.headline = best->text;
+    else if (rep.mode == "preflight" && rep.estimate)
+        rep.headline = rep.estimate->fits ? "The configuration is expected to fit." : "The configuration is not expected to fit.";
+    else
+        rep.headline = "No out-of-memory error was found and no rule applied.";
+}
+
+void expected_after(const fact_store& facts, const diagnosis_report& rep, const std::vector<canonical_override>& config,
+                    report_recommendation& rr) {
+    const std::string fw = facts.string("job.framework").value_or("torchtitan");
+    if (!rep.estimate) {
+        rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
+        return;
+    }
+    bool affects = false;
+    for (const auto& o : config) affects = affects || changes_estimate(fw, o.key);
+    if (affects) {
+        estimate_result after = estimate_with(facts, config);
+        rr.expected_peak_bytes = after.peak_bytes;
+        rr.expected_device_peak_bytes = after.device_peak_bytes;
+        rr.expected_fits = after.fits;
+    } else {
+        rr.expected_peak_bytes = rep.estimate->peak_bytes;
+        rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
+        rr.expected_fits = rep.estimate->fits;
+        rr.expected_note = "does not change the tensor peak; it changes where the memory goes or why it fails";
+    }
+}
+
+}  // namespace
+
+void stage_report(pipeline_state& s) {
+    diagnosis_report& rep = s.rep;
+    fact_store& facts = rep.facts;
+    headline(rep);
+    collect_consistency(rep);
+    const std::string fw = facts.string("job.framework").value_or("torchtitan");
+    rep.framework = fw;
+    const framework_adapter& adapter = framework_adapter::get(adapter_name(fw));
+    // Capturing a snapshot is a next step beside real recommendations, not one of them, unless
+    // nothing else is supported.
+    std::vector<recommendation> ranked = rep.inference.ranked();
+    const bool others = std::any_of(ranked.begin(), ranked.end(), [](const recommendation& r) {
+        return r.action != "capture_snapshot";
+    });
+    std::vector<std::string> capture_steps;
+    if (others) {
+        for (const auto& r : ranked)
+            if (r.action == "capture_snapshot")
+                capture_steps.push_back(r.text + (r.confirm.empty() ? "" : " " + r.confirm));
+        ranked.erase(std::remove_if(ranked.begin(), ranked.end(),
+                                    [](const recommendation& r) { return r.action == "capture_snapshot"; }),
+                     ranked.end());
+    }
+    int rank = 0;
+    for (const auto& r : ranked) {
+        report_recommendation rr;
+        rr.rank = ++rank;
+        rr.action = r.action;
+        rr.rule_id = r.rule_id;
+        rr.overrides = r.overrides;
+        rr.text = r.text;
+        rr.rationale = r.rationale;
+        rr.confidence = r.confidence;
+        rr.confirm = r.confirm;
+        rr.framework = adapter.name();
+        for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
+        std::vector<canonical_override> config_overrides, code_overrides;
+        for (const auto& o : r.overrides) {
+            if (o.val.is_null()) continue;
+            if (o.key.rfind("code.", 0) == 0) code_overrides.push_back({o.key, o.val});
+            else config_overrides.push_back({o.key, o.val});
+        }
+        if (!config_overrides.empty()) {
+            try {
+                rr.rendered = adapter.render_lines(config_overrides);
+            } catch (const std::exception&) {
+                for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
+            }
+        }
+        for (const auto& o : code_overrides)
+            rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
+        expected_after(facts, rep, config_overrides, rr);
+        if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
+            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
+            rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;
+        }
+        rep.recommendations.push_back(std::move(rr));
+    }
+    rep.next_steps = capture_steps;
+    for (const auto& n : rep.inference.next_steps)
+        if (std::find(rep.next_steps.begin(), rep.next_steps.end(), n) == rep.next_steps.end()) rep.next_steps.push_back(n);
+    rep.contradictions = rep.inference.contradictions;
+    rep.uncertain = rep.inference.uncertain;
+    if (rep.estimate && !rep.estimate->complete)
+        for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
+    // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
+    if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
+}
+
+}  // namespace oomdx

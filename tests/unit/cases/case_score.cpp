@@ -1,0 +1,122 @@
+#include "case_score.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "engine/report/diagnosis.h"
+
+namespace fs = std::filesystem;
+
+namespace oomdx::cases {
+
+bool case_result::hit(size_t k) const {
+    for (size_t i = 0; i < ranked.size() && i < k; ++i)
+        if (std::find(fix.begin(), fix.end(), ranked[i]) != fix.end()) return true;
+    return false;
+}
+
+case_result run_case(const test_case& tc, const std::string& scratch_dir) {
+    case_result r;
+    r.id = tc.id;
+    r.kind = tc.kind;
+    r.fix = tc.fix;
+    const fs::path log = fs::path(scratch_dir) / (tc.id + ".log");
+    {
+        std::ofstream out(log, std::ios::binary);
+        out << tc.log;
+    }
+    diagnosis_request req;
+    req.logs = {log.string()};
+    req.device = tc.device;
+    req.model = tc.model;
+    req.framework = tc.framework;
+    req.world_size = tc.world_size;
+    req.sets = tc.set_args();
+    try {
+        const diagnosis_report rep = run_diagnosis(req);
+        std::vector<const report_recommendation*> recs;
+        for (const auto& rec : rep.recommendations) recs.push_back(&rec);
+        std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+        for (const auto* rec : recs)
+            if (std::find(r.ranked.begin(), r.ranked.end(), rec->action) == r.ranked.end()) r.ranked.push_back(rec->action);
+    } catch (const std::exception& e) {
+        r.error = e.what();
+    }
+    fs::remove(log);
+    return r;
+}
+
+void tally::add(const case_result& r) {
+    ++cases;
+    top1 += r.hit(1);
+    top3 += r.hit(3);
+}
+
+score score_of(const std::vector<case_result>& results) {
+    score s;
+    for (const auto& r : results) {
+        s.all.add(r);
+        s.by_kind[r.kind].add(r);
+    }
+    return s;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, size_t n = std::string::npos) {
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < n; ++i) out += (i ? "," : "") + v[i];
+    return out.empty() ? "-" : out;
+}
+
+int pct(int x, int n) { return n ? (200 * x + n) / (2 * n) : 0; }
+
+std::string tally_text(const tally& t) {
+    return fmt::format("cases: {}, top-1: {} ({}%), top-3: {} ({}%)", t.cases, t.top1, pct(t.top1, t.cases), t.top3,
+                       pct(t.top3, t.cases));
+}
+
+}  // namespace
+
+std::string result_line(const case_result& r) {
+    const std::string top = r.error.empty() ? join(r.ranked, 3) : "ERROR: " + r.error;
+    return fmt::format("{:<48} {:<17} fix={:<34} top3={:<60} hit@1={} hit@3={}", r.id, r.kind, join(r.fix), top,
+                       r.hit(1) ? 1 : 0, r.hit(3) ? 1 : 0);
+}
+
+std::string totals_text(const score& s) {
+    std::string out = tally_text(s.all) + "\n";
+    for (const auto& [kind, t] : s.by_kind) out += fmt::format("  {:<17} {}\n", kind, tally_text(t));
+    return out;
+}
+
+std::string report_text(const std::vector<case_result>& results) {
+    std::string out;
+    for (const auto& r : results) out += result_line(r) + "\n";
+    return out + totals_text(score_of(results));
+}
+
+floor_counts read_floor(const std::string& path) {
+    floor_counts f;
+    try {
+        const YAML::Node n = YAML::LoadFile(path);
+        if (!n.IsMap() || !n["top1"] || !n["top3"]) throw std::runtime_error(path + ": needs top1 and top3");
+        for (const auto& kv : n) {
+            const std::string k = kv.first.as<std::string>();
+            if (k != "top1" && k != "top3") throw std::runtime_error(path + ": unknown key '" + k + "'");
+        }
+        f.top1 = n["top1"].as<int>();
+        f.top3 = n["top3"].as<int>();
+    } catch (const YAML::Exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    return f;
+}
+
+}  // namespace oomdx::cases
