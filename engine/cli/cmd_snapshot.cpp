@@ -1,6 +1,8 @@
 // `oomdx snapshot FILE|DIR...`, `oomdx snapshot diff A B`, `oomdx snapshot trend A B C...`.
 #include <cstdio>
+#include <future>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
 #include "engine/report/render_html.h"
+#include "engine/report/snapshot_verdicts.h"
 
 namespace oomdx::cli {
 
@@ -23,6 +26,7 @@ struct snapshot_opts {
     std::string categories;
     std::string capacity;
     unsigned jobs = 0;
+    std::vector<std::string> rule_dirs;
 };
 
 void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
@@ -34,11 +38,18 @@ void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
     cmd->add_option("--capacity", o.capacity,
                     "Device memory capacity (e.g. 80GiB) to measure memory outside PyTorch at an OOM");
     cmd->add_option("-j,--jobs", o.jobs, "Files analyzed in parallel (default: all cores)");
+    cmd->add_option("--rules", o.rule_dirs,
+                    "Site rule packs loaded after the shipped ones (thresholds of rules/evidence_snapshot.yaml "
+                    "replaced with 'override: true')");
 }
 
 struct prepared {
     std::unique_ptr<snap::category_rules> rules;
     snap::analysis_options opt;
+    // The packs whose evidence step decides, loaded on another thread while the files are read.
+    std::optional<load_result> packs;
+    std::shared_future<const rule_set*> verdict_rules;
+    const rule_set& verdicts() const { return *verdict_rules.get(); }
 };
 
 prepared prepare(const snapshot_opts& o) {
@@ -55,8 +66,13 @@ prepared prepare(const snapshot_opts& o) {
     return p;
 }
 
-std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
-                                             unsigned jobs) {
+void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
+    p.verdict_rules = std::async(std::launch::async, [&p, dirs] { return &rules_with(dirs, p.packs); }).share();
+}
+
+// Analyzes the files (measurements), then runs the evidence step on each for the verdicts.
+std::vector<snap::snapshot_analysis> measure_all(const std::vector<std::string>& files, const prepared& p,
+                                                 unsigned jobs) {
     std::function<void(std::size_t, std::size_t)> progress;
     if (stderr_is_tty() && files.size() > 1)
         progress = [](std::size_t done, std::size_t total) {
@@ -78,6 +94,13 @@ std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& fil
     return snap::analyze_files(files, p.opt, jobs, progress);
 }
 
+std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
+                                             unsigned jobs) {
+    auto all = measure_all(files, p, jobs);
+    apply_snapshot_verdicts(all, p.verdicts());
+    return all;
+}
+
 void print(const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     if (!s.empty() && s.back() != '\n') std::fputc('\n', stdout);
@@ -86,6 +109,7 @@ void print(const std::string& s) {
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
         throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");
@@ -101,6 +125,7 @@ void run_analyze(const snapshot_opts& o) {
         return;
     }
     snap::rank_table ranks = snap::compare_ranks(all);
+    apply_snapshot_verdicts(ranks, p.verdicts());
     if (o.format == output_format::json) {
         nlohmann::json j;
         j["schema"] = "oomdx.snapshot/1";
@@ -138,6 +163,7 @@ void run_analyze(const snapshot_opts& o) {
 void run_diff(const snapshot_opts& o) {
     if (o.inputs.size() != 2) throw usage_error("oomdx snapshot diff A B: exactly two snapshots");
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() != 2) throw usage_error("snapshot diff: exactly two snapshot files");
     auto all = run_all(files, p, o.jobs);
@@ -148,10 +174,12 @@ void run_diff(const snapshot_opts& o) {
 
 void run_trend(const snapshot_opts& o) {
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() < 3) throw usage_error("oomdx snapshot trend A B C...: three or more snapshots, in step order");
     auto all = run_all(files, p, o.jobs);
     auto t = snap::trend(all);
+    apply_snapshot_verdicts(t, p.verdicts());
     if (o.format == output_format::json) print(snap::to_json(t).dump(2));
     else print(snap::render_text(t, o.format == output_format::markdown, use_color(), o.top));
 }

@@ -4,6 +4,7 @@
 #include "engine/core/errors.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_evidence.h"
+#include "engine/report/snapshot_verdicts.h"
 
 namespace oomdx {
 
@@ -23,6 +24,9 @@ void stage_rules(pipeline_state& s) {
         s.rules = &s.extra->rules;
     }
     rep.inference = run_inference(*s.rules, rep.facts);
+    // The snapshot sections show each file's verdicts, decided by the same packs.
+    apply_snapshot_verdicts(rep.snapshots, *s.rules);
+    if (rep.trend) apply_snapshot_verdicts(*rep.trend, *s.rules);
 
     for (const auto& r : rep.inference.route) {
         report_step st;

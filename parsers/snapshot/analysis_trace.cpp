@@ -384,6 +384,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 cat_live[c] += e.size;
                 ++cat_blocks[c];
                 recorded_live += e.size;
+                if (c == cat_gradient) ++x.gradient_allocs;
                 if (fwd_cat(c)) {
                     fwd_live += e.size;
                     x.forward_live_max = std::max(x.forward_live_max, fwd_live);

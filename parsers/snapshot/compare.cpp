@@ -173,7 +173,6 @@ trend_result trend(const std::vector<snapshot_analysis>& v) {
     }
     std::int64_t tol = tolerance(t.live.front());
     t.growth_bytes = t.live.back() - t.live.front();
-    t.monotonic_growth = monotonic(t.live, tol);
     for (auto& [k, s] : cats) {
         s.growth = s.bytes.back() - s.bytes.front();
         s.monotonic = monotonic(s.bytes, tol);
@@ -197,29 +196,27 @@ trend_result trend(const std::vector<snapshot_analysis>& v) {
         }
     if (!t.sites.empty()) t.growing_site = t.sites.front().key;
 
-    // The method (Step 3.5): monotonic growth with a growing category = leak; growth that
-    // stops = warm-up; no growth = not a leak (memory is simply not enough).
-    std::int64_t last_step = n >= 2 ? t.live[n - 1] - t.live[n - 2] : 0;
-    bool still_growing = last_step > tol / 4;
-    if (t.growth_bytes <= tol) {
-        t.verdict = "no_growth";
-        t.explanation = fmt::format("live memory changes by {} across {} snapshots: no leak; if it OOMs, memory is "
-                                    "simply not enough (estimate and reduce)",
-                                    format_bytes(t.growth_bytes), n);
-    } else if ((t.monotonic_growth || !t.growing_category.empty() || !t.growing_site.empty()) && still_growing) {
-        t.verdict = "leak";
-        t.explanation = fmt::format(
+    // Leak, warm-up or no growth (method Step 3.5) is the rules' verdict (snapshot.trend.verdict).
+    t.last_step_bytes = n >= 2 ? t.live[n - 1] - t.live[n - 2] : 0;
+    for (std::size_t i = 1; i < n; ++i) t.largest_drop_bytes = std::max(t.largest_drop_bytes, t.live[i - 1] - t.live[i]);
+    return t;
+}
+
+std::string trend_explanation(const trend_result& t) {
+    if (t.verdict == "no_growth")
+        return fmt::format("live memory changes by {} across {} snapshots: no leak; if it OOMs, memory is "
+                           "simply not enough (estimate and reduce)",
+                           format_bytes(t.growth_bytes), t.live.size());
+    if (t.verdict == "leak")
+        return fmt::format(
             "live memory grows in every interval by {} in total{}{}: a leak; review the code of the growing site",
-            format_bytes(t.growth_bytes),
-            t.growing_category.empty() ? "" : "; growing category " + t.growing_category,
+            format_bytes(t.growth_bytes), t.growing_category.empty() ? "" : "; growing category " + t.growing_category,
             t.growing_site.empty() ? "" : "; growing site " + t.growing_site);
-    } else {
-        t.verdict = "warmup";
-        t.explanation = fmt::format(
+    if (t.verdict == "warmup")
+        return fmt::format(
             "live memory grew by {} and then stopped growing: warm-up (optimizer state, caches), not a leak",
             format_bytes(t.growth_bytes));
-    }
-    return t;
+    return {};
 }
 
 void emit_facts(const trend_result& t, fact_sink& sink) {
@@ -228,11 +225,12 @@ void emit_facts(const trend_result& t, fact_sink& sink) {
     p.file = t.files.empty() ? std::string() : t.files.back();
     p.excerpt = fmt::format("live bytes across snapshots: {}", fmt::join(t.live, ", "));
     sink.emit("snapshot.trend.snapshots", static_cast<std::int64_t>(t.files.size()), p);
-    sink.emit("snapshot.trend.monotonic_growth", t.monotonic_growth, p);
+    sink.emit("snapshot.trend.first_live_bytes", t.live.empty() ? std::int64_t(0) : t.live.front(), p);
     sink.emit("snapshot.trend.growth_bytes", t.growth_bytes, p);
+    sink.emit("snapshot.trend.last_step_bytes", t.last_step_bytes, p);
+    sink.emit("snapshot.trend.largest_drop_bytes", t.largest_drop_bytes, p);
     sink.emit("snapshot.trend.growing_category", t.growing_category, p);
     sink.emit("snapshot.trend.growing_site", t.growing_site, p);
-    sink.emit("snapshot.trend.verdict", t.verdict, p);
 }
 
 void emit_facts(const diff_result& d, fact_sink& sink) {
@@ -240,6 +238,7 @@ void emit_facts(const diff_result& d, fact_sink& sink) {
     p.producer = "snapshot";
     p.file = d.file_b;
     p.excerpt = fmt::format("live {} -> {}", d.live_a, d.live_b);
+    sink.emit("snapshot.diff.first_live_bytes", d.live_a, p);
     sink.emit("snapshot.diff.growth_bytes", d.live_b - d.live_a, p);
     std::string site;
     for (const auto& s : d.sites)
@@ -292,10 +291,9 @@ rank_table compare_ranks(const std::vector<snapshot_analysis>& v) {
             double dev = double(t.rows[i].peak - t.median_peak) / double(t.median_peak);
             if (std::abs(dev) > std::abs(t.outlier_deviation)) {
                 t.outlier_deviation = dev;
-                t.outlier = static_cast<int>(i);
+                t.farthest = static_cast<int>(i);
             }
         }
-        if (std::abs(t.outlier_deviation) < 0.10) t.outlier = -1;
     }
     return t;
 }
@@ -305,9 +303,12 @@ void emit_facts(const rank_table& t, fact_sink& sink) {
     p.producer = "snapshot";
     p.excerpt = fmt::format("{} ranks, median peak {}", t.rows.size(), t.median_peak);
     sink.emit("snapshot.rank_peak_spread", t.peak_spread, p);
-    if (t.outlier >= 0) {
-        p.file = t.rows[t.outlier].file;
-        sink.emit("snapshot.rank_outlier", t.rows[t.outlier].rank, p);
+    sink.emit("snapshot.ranks", static_cast<std::int64_t>(t.rows.size()), p);
+    sink.emit("snapshot.rank_median_peak_bytes", t.median_peak, p);
+    if (t.farthest >= 0) {
+        p.file = t.rows[t.farthest].file;
+        sink.emit("snapshot.rank_farthest", t.rows[t.farthest].rank, p);
+        sink.emit("snapshot.rank_farthest_deviation", t.outlier_deviation, p);
     }
 }
 

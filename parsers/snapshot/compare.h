@@ -47,8 +47,11 @@ struct trend_result {
     std::vector<std::string> files;
     std::int64_t device = 0;
     std::vector<std::int64_t> live, reserved, peak;
+    std::int64_t growth_bytes = 0;        // last live - first live
+    std::int64_t last_step_bytes = 0;     // last live - the one before
+    std::int64_t largest_drop_bytes = 0;  // largest decrease between consecutive snapshots
+    // Verdicts of the rules (engine/report/snapshot_verdicts.h); empty / false until applied.
     bool monotonic_growth = false;
-    std::int64_t growth_bytes = 0;
     std::string verdict;  // leak | warmup | no_growth
     std::string explanation;
     std::vector<trend_series> categories;  // all categories with any bytes
@@ -57,6 +60,8 @@ struct trend_result {
 };
 
 trend_result trend(const std::vector<snapshot_analysis>& v);
+// The explanation of t.verdict in words, from the measurements (after the verdict is set).
+std::string trend_explanation(const trend_result& t);
 void emit_facts(const trend_result& t, fact_sink& sink);
 void emit_facts(const diff_result& d, fact_sink& sink);
 
@@ -73,8 +78,9 @@ struct rank_row {
 struct rank_table {
     std::vector<rank_row> rows;  // sorted by rank
     std::int64_t median_peak = 0;
-    int outlier = -1;            // index into rows, -1 when all ranks are within 10% of the median
-    double outlier_deviation = 0;
+    int farthest = -1;           // index into rows of the peak farthest from the median
+    double outlier_deviation = 0;  // its (peak - median) / median
+    int outlier = -1;            // the rules' verdict: `farthest` when it is an outlier, else -1
     double peak_spread = 0;      // (max - min) / max
 };
 

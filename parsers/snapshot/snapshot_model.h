@@ -132,13 +132,31 @@ public:
     trace_event event(std::size_t i) const;
 
     // Entries that carry device_free, in index order: (index, value).
-    const std::vector<std::pair<std::uint64_t, std::int64_t>>& device_frees() const { return m_device_free; }
+    const std::vector<std::pair<std::uint64_t, std::int64_t>>& device_frees() const;
+
+    trace_list() = default;
+    trace_list(trace_list&&) noexcept = default;
+    trace_list& operator=(trace_list&&) noexcept = default;
+    trace_list(const trace_list& o) : m_entries(o.m_entries), m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr) {}
+    trace_list& operator=(const trace_list& o) {
+        if (this != &o) *this = trace_list(o);
+        return *this;
+    }
 
 private:
+    // Kept apart (and made on first use) so that an empty list stays small: the reader holds
+    // one per container it builds.
+    struct side {
+        std::vector<std::pair<std::uint64_t, std::int64_t>> streams;  // (first index, stream)
+        std::vector<std::pair<std::uint64_t, std::int64_t>> device_free;
+        std::vector<std::pair<std::uint64_t, const char*>> actions;
+    };
+    side& extras() {
+        if (!m_side) m_side = std::make_unique<side>();
+        return *m_side;
+    }
     chunked_list<trace_entry> m_entries;
-    std::vector<std::pair<std::uint64_t, std::int64_t>> m_streams;  // (first index, stream)
-    std::vector<std::pair<std::uint64_t, std::int64_t>> m_device_free;
-    std::vector<std::pair<std::uint64_t, const char*>> m_actions;
+    std::unique_ptr<side> m_side;
 };
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
