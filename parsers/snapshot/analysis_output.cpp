@@ -5,6 +5,7 @@
 
 #include "engine/core/bytes.h"
 #include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/compare.h"
 #include "parsers/snapshot/snapshot_analysis.h"
 
 namespace oomdx::snap {
@@ -14,6 +15,9 @@ namespace {
 using nlohmann::json;
 
 json opt_int(std::int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+constexpr std::size_t k_json_phases = 200;   // phases kept in the JSON (first and last halves)
+constexpr std::size_t k_json_actions = 256;  // distinct actions listed
 
 json sites_json(const std::vector<site_total>& v, std::size_t limit) {
     json a = json::array();
@@ -61,7 +65,7 @@ json device_json(const device_analysis& d, int top) {
     j["fragmentation_level"] = d.fragmentation_level;
     j["trace_entries"] = d.trace_entries;
     json acts = json::object();
-    for (const auto& [k, v] : d.actions) acts[k] = v;
+    for (std::size_t i = 0; i < d.actions.size() && i < k_json_actions; ++i) acts[d.actions[i].first] = d.actions[i].second;
     j["actions"] = acts;
     j["has_trace"] = d.has_trace;
     j["initial_active_bytes"] = d.initial_active_bytes;
@@ -93,12 +97,19 @@ json device_json(const device_analysis& d, int top) {
     j["top_sites"] = sites_json(d.sites, static_cast<std::size_t>(top));
     j["peak_categories"] = cats_json(d.peak_categories);
     j["peak_sites"] = sites_json(d.peak_sites, static_cast<std::size_t>(top));
+    // A long trace has thousands of phases: the first and the last k_json_phases / 2 are kept,
+    // so that a summary stays kilobytes whatever the trace (phases_total counts them all).
     json ph = json::array();
-    for (const auto& p : d.phases)
+    const std::size_t np = d.phases.size(), half = k_json_phases / 2;
+    for (std::size_t i = 0; i < np; ++i) {
+        if (np > k_json_phases && i >= half && i < np - half) continue;
+        const auto& p = d.phases[i];
         ph.push_back({{"kind", p.kind}, {"start_index", p.start_index}, {"end_index", p.end_index},
                       {"start_bytes", p.start_bytes}, {"end_bytes", p.end_bytes},
                       {"start_time_us", opt_int(p.start_time_us)}, {"end_time_us", opt_int(p.end_time_us)}});
+    }
     j["phases"] = ph;
+    j["phases_total"] = np;
     j["cycles"] = d.cycles;
     json tl = json::array();
     for (const auto& t : d.timeline)
@@ -124,6 +135,32 @@ json device_json(const device_analysis& d, int top) {
     j["patterns"] = pats;
     j["leak_suspected"] = d.leak_suspected;
     j["inconsistencies"] = d.inconsistencies;
+    const auto& m = d.measures;
+    j["measures"] = {{"growth_phases", m.growth_phases},
+                     {"release_phases", m.release_phases},
+                     {"last_phase", m.last_phase},
+                     {"gradient_allocs", m.gradient_allocs},
+                     {"steps_from_cycles", m.steps_from_cycles},
+                     {"retention_forward_sites", m.retention_forward_sites},
+                     {"retention_other_sites", m.retention_other_sites},
+                     {"retention_forward_bytes", m.retention_forward_bytes},
+                     {"retention_other_bytes", m.retention_other_bytes},
+                     {"retention_max_steps", m.retention_max_steps},
+                     {"optimizer_alloc_bytes", m.optimizer_alloc_bytes},
+                     {"optimizer_allocs", m.optimizer_allocs},
+                     {"optimizer_first_burst_bytes", m.optimizer_first_burst_bytes},
+                     {"growth_alloc_bytes", m.growth_alloc_bytes},
+                     {"growth_forward_bytes", m.growth_forward_bytes},
+                     {"range_bytes", m.range_bytes},
+                     {"forward_live_max_bytes", m.forward_live_max_bytes},
+                     {"peak_forward_bytes", m.peak_forward_bytes},
+                     {"fsdp_frames", m.fsdp_frames},
+                     {"ddp_frames", m.ddp_frames},
+                     {"bulk_free_blocks", m.bulk_free_blocks},
+                     {"bulk_free_bytes", m.bulk_free_bytes},
+                     {"bulk_free_steps", m.bulk_free_steps},
+                     {"bulk_free_index", m.bulk_free_index},
+                     {"oom_fragmented_events", m.oom_fragmented_events}};
     return j;
 }
 
@@ -132,6 +169,7 @@ json device_json(const device_analysis& d, int top) {
 nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
     json j;
     j["file"] = a.file;
+    j["rank"] = opt_int(a.rank);
     j["format"] = a.info.format;
     j["pickle_protocol"] = a.info.pickle_protocol;
     j["producer"] = a.info.producer;
@@ -146,6 +184,21 @@ nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
     for (const auto& d : a.devices) devs.push_back(device_json(d, top));
     j["devices"] = devs;
     j["warnings"] = a.warnings;
+    // What the cross-rank view reads of this file, in one place near the start of the document
+    // (keys are written in alphabetical order): a merge of thousands of summaries stops there.
+    const rank_row r = rank_row_of(a, a.rank);
+    j["cross_rank"] = {{"rank", opt_int(a.rank)},
+                       {"file", r.file},
+                       {"device", r.device},
+                       {"peak_bytes", r.peak},
+                       {"allocated_bytes", r.live},
+                       {"reserved_bytes", r.reserved},
+                       {"inactive_bytes", r.inactive},
+                       {"fragmentation_rate", r.fragmentation},
+                       {"oom_events", r.oom_events},
+                       {"first_oom_time_us", opt_int(r.first_oom_time_us)},
+                       {"top_site", r.top_site},
+                       {"top_category", r.top_category}};
     return j;
 }
 

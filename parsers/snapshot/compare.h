@@ -65,6 +65,7 @@ std::string trend_explanation(const trend_result& t);
 void emit_facts(const trend_result& t, fact_sink& sink);
 void emit_facts(const diff_result& d, fact_sink& sink);
 
+// One rank of the cross-rank view: what one file's summary (its oomdx.snapshot/1 JSON) holds.
 struct rank_row {
     std::string file;
     std::int64_t rank = 0;
@@ -72,7 +73,15 @@ struct rank_row {
     std::int64_t peak = 0, live = 0, reserved = 0, inactive = 0;
     double fragmentation = 0;
     std::int64_t oom_events = 0;
+    std::int64_t first_oom_time_us = -1;  // time of its first detailed OOM event, -1 unknown
     std::string top_site;
+    std::string top_category;             // category holding most of its live memory
+};
+
+struct site_ranks {
+    std::string site;
+    std::int64_t ranks = 0;  // ranks whose top site it is
+    std::int64_t bytes = 0;  // their bytes at it, summed
 };
 
 struct rank_table {
@@ -82,10 +91,26 @@ struct rank_table {
     double outlier_deviation = 0;  // its (peak - median) / median
     int outlier = -1;            // the rules' verdict: `farthest` when it is an outlier, else -1
     double peak_spread = 0;      // (max - min) / max
+    std::vector<std::int64_t> failed_ranks;  // ranks with an OOM event, ascending
+    std::int64_t first_failed_rank = -1;     // earliest first OOM (time_us), else lowest failed rank
+    std::string majority_category;           // the top category of most ranks
+    std::vector<std::int64_t> category_outliers;  // ranks whose top category is another one
+    std::vector<site_ranks> common_sites;    // top sites shared by two ranks or more, most ranks first
+    std::vector<std::int64_t> missing_ranks; // numbers between 0 and the highest rank without a row (first 1000)
+    std::int64_t missing_rank_count = 0;     // all of them
+    void add_missing(std::int64_t rank) {
+        if (missing_ranks.size() < 1000) missing_ranks.push_back(rank);
+        ++missing_rank_count;
+    }
 };
 
 rank_table compare_ranks(const std::vector<snapshot_analysis>& v);
-// Rank number from a file name ("rank3", "_3.pickle"); fallback when none.
+// The row of one analysis; `fallback_rank` when the analysis has none.
+rank_row rank_row_of(const snapshot_analysis& a, std::int64_t fallback_rank);
+// The cross-rank view of rows (any order; sorted by rank here).
+rank_table rank_table_of(std::vector<rank_row> rows);
+// Rank number from the file name ("rank3", "dev3", "_3.pickle"), else from a directory of the
+// path ("rank3/oom.pickle"); fallback when none.
 std::int64_t rank_from_name(const std::string& path, std::int64_t fallback);
 void emit_facts(const rank_table& t, fact_sink& sink);
 

@@ -185,6 +185,7 @@ struct device_analysis {
 
 struct snapshot_analysis {
     std::string file;
+    std::int64_t rank = -1;                  // from --rank, the file name or the path; -1: unknown
     snapshot_info info;
     std::string alloc_conf;                  // allocator_settings.PYTORCH_CUDA_ALLOC_CONF
     bool expandable_segments = false;
