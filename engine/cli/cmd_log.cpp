@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "engine/core/errors.h"
 #include "parsers/log/log_analyzer.h"
 
 namespace oomdx::cli {
@@ -15,12 +16,15 @@ void add_log_command(CLI::App& app, int& exit_code) {
     };
     auto o = std::make_shared<opts>();
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
-    cmd->add_option("files", o->files, "Log files (plain text or gzip)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("files", o->files, "Log files (plain text or gzip)")->check(CLI::ExistingFile);
+    add_log_merge_command(*cmd, exit_code);
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
     cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
     add_format_option(cmd, o->fmt);
-    cmd->callback([o, &exit_code] {
+    cmd->callback([cmd, o, &exit_code] {
+        if (!cmd->get_subcommands().empty()) return;  // log merge
+        if (o->files.empty()) throw usage_error("oomdx log FILE... (or: log merge SUMMARY.json...)");
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
         lo.threads = o->jobs;

@@ -151,5 +151,24 @@ done
 wait "$writer"
 check "merges during concurrent rewrites never read half a summary" test "$torn" -eq 0
 
+# Logs: four per-rank logs summarized by two "nodes" at once, then merged.
+mkdir -p "$work/logs0" "$work/logs1"
+lf="$root/tests/fixtures/logs"
+cp "$lf/torchtitan_leak.log" "$work/logs0/rank0.log"
+cp "$lf/megatron_old_format.log" "$work/logs0/rank1.log"
+cp "$lf/deepspeed_npu_crlf.log" "$work/logs1/rank2.log"
+cp "$lf/torchtitan_leak.log" "$work/logs1/rank3.log"
+logr=$(recipe log-summarize)
+for node in 0 1; do
+  OOMDX_SUMMARY_DIR="$work/logsum" OOMDX_LOG_GLOB="$work/logs$node/*.log" bash "$logr" > /dev/null &
+done
+wait
+"$oomdx" log merge "$work/logsum" --world-size 5 --format json > "$work/logs.json" 2>/dev/null
+check "log merge: 4 ranks, failures and the missing rank 4" python3 -c "
+import json; d = json.load(open('$work/logs.json')); r = d['ranks']
+assert [x['rank'] for x in r['rows']] == [0, 1, 2, 3], r['rows']
+assert r['failed_ranks'] and r['first_failed_rank'] is not None, r
+assert r['missing_ranks'] == [4], r['missing_ranks']"
+
 [ "$fail" -eq 0 ] && echo "scale: all checks passed"
 exit "$fail"
