@@ -35,6 +35,21 @@ std::string capture_code(const capture_options& o) {
     s += fmt::format("    {}.memory._dump_snapshot(path)\n", mod);
     s += "    return path\n";
     if (o.on_oom) {
+        // Each rank summarizes its own snapshot where it lives (docs/scale.md): thousands of ranks
+        // leave kilobyte summaries in one folder, merged by `oomdx snapshot merge`.
+        s += "\n\n# Summarize this rank's snapshot where it was written (docs/scale.md); merge all ranks with:\n";
+        s += "#   oomdx snapshot merge $OOMDX_SUMMARY_DIR --world-size N\n";
+        s += "OOMDX = os.environ.get(\"OOMDX\", \"oomdx\")\n";
+        s += "SUMMARY_DIR = os.environ.get(\"OOMDX_SUMMARY_DIR\", SNAPSHOT_DIR)\n\n\n";
+        s += "def summarize(path):\n";
+        s += "    import subprocess\n";
+        s += "    out = os.path.join(SUMMARY_DIR, os.path.basename(path) + \".json\")\n";
+        s += "    try:\n";
+        s += "        os.makedirs(SUMMARY_DIR, exist_ok=True)\n";
+        s += "        subprocess.run([OOMDX, \"snapshot\", path, \"--format\", \"json\", \"--rank\", str(RANK), \"--output\", out],\n";
+        s += "                       check=False, timeout=900)\n";
+        s += "    except (OSError, subprocess.SubprocessError) as e:  # the job's own error matters more\n";
+        s += "        print(f\"oomdx: no summary of {path}: {e}\")\n";
         if (npu) {
             s += "\n\n# torch_npu has no OOM observer hook: dump from the exception handler around the step.\n";
             s += "def run_step_with_oom_dump(step_fn, *args, **kwargs):\n";
@@ -42,12 +57,12 @@ std::string capture_code(const capture_options& o) {
             s += "        return step_fn(*args, **kwargs)\n";
             s += "    except RuntimeError as e:\n";
             s += "        if \"out of memory\" in str(e).lower():\n";
-            s += "            dump_snapshot(\"oom\")\n";
+            s += "            summarize(dump_snapshot(\"oom\"))\n";
             s += "        raise\n";
         } else {
             s += "\n\n# Dump automatically when the caching allocator runs out of memory.\n";
             s += "def _oom_observer(device, alloc, device_alloc, device_free):\n";
-            s += "    dump_snapshot(\"oom\")\n";
+            s += "    summarize(dump_snapshot(\"oom\"))\n";
             s += "\n\ntorch._C._cuda_attach_out_of_memory_observer(_oom_observer)\n";
         }
     }

@@ -55,6 +55,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
     cmd->add_option("files", o->files, "Log files (plain text or gzip); a file named 'test' is ./test")
         ->check(CLI::ExistingFile);
+    add_log_merge_command(*cmd, exit_code);
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
     cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
@@ -76,7 +77,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
 
     cmd->callback([cmd, o, &exit_code] {
         if (!cmd->get_subcommands().empty()) return;
-        if (o->files.empty()) throw usage_error("oomdx log FILE... (or: log test)");
+        if (o->files.empty()) throw usage_error("oomdx log FILE... (or: log test, log merge SUMMARY.json...)");
         log_options lo;
         lo.extra_signature_dirs = o->sig_dirs;
         lo.threads = o->jobs;

@@ -1,16 +1,21 @@
 // `oomdx snapshot FILE|DIR...`, `oomdx snapshot diff A B`, `oomdx snapshot trend A B C...`.
 #include <cstdio>
+#include <future>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
+#include "parsers/snapshot/summary.h"
 #include "engine/report/render_html.h"
+#include "engine/report/snapshot_verdicts.h"
 
 namespace oomdx::cli {
 
@@ -23,6 +28,11 @@ struct snapshot_opts {
     std::string categories;
     std::string capacity;
     unsigned jobs = 0;
+    std::vector<std::string> rule_dirs;
+    std::string output;          // write here (atomically) instead of stdout
+    std::int64_t rank = -1;      // --rank: the rank of a single file
+    std::int64_t world_size = 0; // merge: ranks expected
+    bool strict = false;         // merge: exit 2 when a summary is bad or missing
 };
 
 void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
@@ -34,11 +44,18 @@ void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
     cmd->add_option("--capacity", o.capacity,
                     "Device memory capacity (e.g. 80GiB) to measure memory outside PyTorch at an OOM");
     cmd->add_option("-j,--jobs", o.jobs, "Files analyzed in parallel (default: all cores)");
+    cmd->add_option("--rules", o.rule_dirs,
+                    "Site rule packs loaded after the shipped ones (thresholds of rules/evidence_snapshot.yaml "
+                    "replaced with 'override: true')");
 }
 
 struct prepared {
     std::unique_ptr<snap::category_rules> rules;
     snap::analysis_options opt;
+    // The packs whose evidence step decides, loaded on another thread while the files are read.
+    std::optional<load_result> packs;
+    std::shared_future<const rule_set*> verdict_rules;
+    const rule_set& verdicts() const { return *verdict_rules.get(); }
 };
 
 prepared prepare(const snapshot_opts& o) {
@@ -55,8 +72,13 @@ prepared prepare(const snapshot_opts& o) {
     return p;
 }
 
-std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
-                                             unsigned jobs) {
+void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
+    p.verdict_rules = std::async(std::launch::async, [&p, dirs] { return &rules_with(dirs, p.packs); }).share();
+}
+
+// Analyzes the files (measurements), then runs the evidence step on each for the verdicts.
+std::vector<snap::snapshot_analysis> measure_all(const std::vector<std::string>& files, const prepared& p,
+                                                 unsigned jobs) {
     std::function<void(std::size_t, std::size_t)> progress;
     if (stderr_is_tty() && files.size() > 1)
         progress = [](std::size_t done, std::size_t total) {
@@ -78,7 +100,21 @@ std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& fil
     return snap::analyze_files(files, p.opt, jobs, progress);
 }
 
+std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
+                                             unsigned jobs) {
+    auto all = measure_all(files, p, jobs);
+    apply_snapshot_verdicts(all, p.verdicts());
+    return all;
+}
+
+// To stdout, or with --output to a file written atomically (a summary in a shared folder is
+// never seen half-written).
+std::string g_output;
 void print(const std::string& s) {
+    if (!g_output.empty()) {
+        write_file_atomic(g_output, !s.empty() && s.back() != '\n' ? s + "\n" : s);
+        return;
+    }
     std::fwrite(s.data(), 1, s.size(), stdout);
     if (!s.empty() && s.back() != '\n') std::fputc('\n', stdout);
 }
@@ -86,10 +122,13 @@ void print(const std::string& s) {
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
         throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");
+    if (o.rank >= 0 && files.size() != 1) throw usage_error("--rank: one snapshot file");
     auto all = run_all(files, p, o.jobs);
+    if (o.rank >= 0) all[0].rank = o.rank;
     const bool md = o.format == output_format::markdown;
     if (o.format == output_format::html) {
         print(render_snapshot_html(all[0]));
@@ -101,6 +140,7 @@ void run_analyze(const snapshot_opts& o) {
         return;
     }
     snap::rank_table ranks = snap::compare_ranks(all);
+    apply_snapshot_verdicts(ranks, p.verdicts());
     if (o.format == output_format::json) {
         nlohmann::json j;
         j["schema"] = "oomdx.snapshot/1";
@@ -138,6 +178,7 @@ void run_analyze(const snapshot_opts& o) {
 void run_diff(const snapshot_opts& o) {
     if (o.inputs.size() != 2) throw usage_error("oomdx snapshot diff A B: exactly two snapshots");
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() != 2) throw usage_error("snapshot diff: exactly two snapshot files");
     auto all = run_all(files, p, o.jobs);
@@ -146,12 +187,55 @@ void run_diff(const snapshot_opts& o) {
     else print(snap::render_text(d, o.format == output_format::markdown, use_color(), o.top));
 }
 
+// The reduce step: per-file summaries (oomdx snapshot FILE --format json) into the cross-rank
+// view, one summary in memory at a time.
+int run_merge(const snapshot_opts& o) {
+    if (o.inputs.empty()) throw usage_error("oomdx snapshot merge SUMMARY.json... (files, directories, globs or @list.txt)");
+    auto files = snap::expand_summary_inputs(o.inputs);
+    if (files.empty()) throw usage_error("snapshot merge: no summary matches the inputs");
+    std::optional<load_result> packs;
+    const rule_set& rules = rules_with(o.rule_dirs, packs);
+    stderr_progress bar;
+    const std::size_t step = std::max<std::size_t>(1, files.size() / 10);
+    auto progress = [&](std::size_t done, std::size_t total) {
+        if (bar.active()) bar.update(fmt::format("oomdx: merged {}/{} summaries", done, total));
+        else if (total >= 1000 && (done % step == 0 || done == total))
+            fmt::print(stderr, "oomdx: merged {}/{} summaries\n", done, total);
+    };
+    snap::merge_result m = snap::merge_summaries(files, progress, o.world_size);
+    apply_snapshot_verdicts(m.table, rules);
+    for (std::size_t i = 0; i < m.bad.size() && i < 20; ++i)
+        fmt::print(stderr, "oomdx: warning: {}{}\n", m.bad[i].rank >= 0 ? fmt::format("rank {}: ", m.bad[i].rank) : "",
+                   m.bad[i].message);
+    if (m.bad.size() > 20) fmt::print(stderr, "oomdx: warning: {} more summaries not merged (see the report)\n", m.bad.size() - 20);
+    if (o.format == output_format::json) {
+        nlohmann::json bad = nlohmann::json::array();
+        for (const auto& b : m.bad)
+            bad.push_back({{"file", b.file}, {"rank", b.rank >= 0 ? nlohmann::json(b.rank) : nlohmann::json(nullptr)},
+                           {"error", b.message}});
+        nlohmann::json j;
+        j["schema"] = "oomdx.snapshot/1";
+        j["kind"] = "ranks";
+        j["ranks"] = snap::to_json(m.table);
+        j["merge"] = {{"inputs", m.inputs}, {"merged", m.table.rows.size()}, {"bad", bad}};
+        print(j.dump(2));
+    } else {
+        std::string out = snap::render_text(m.table, o.format == output_format::markdown, use_color());
+        out += fmt::format("\n{} summaries merged of {} inputs\n", m.table.rows.size(), m.inputs);
+        for (const auto& b : m.bad) out += fmt::format("  not merged: {}\n", b.message);
+        print(out);
+    }
+    return o.strict && (!m.bad.empty() || m.table.missing_rank_count > 0) ? 2 : 0;
+}
+
 void run_trend(const snapshot_opts& o) {
     prepared p = prepare(o);
+    load_verdict_rules(p, o.rule_dirs);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() < 3) throw usage_error("oomdx snapshot trend A B C...: three or more snapshots, in step order");
     auto all = run_all(files, p, o.jobs);
     auto t = snap::trend(all);
+    apply_snapshot_verdicts(t, p.verdicts());
     if (o.format == output_format::json) print(snap::to_json(t).dump(2));
     else print(snap::render_text(t, o.format == output_format::markdown, use_color(), o.top));
 }
@@ -165,6 +249,9 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
     auto ot = std::make_shared<snapshot_opts>();
     cmd->add_option("inputs", o->inputs, "Snapshot files, or a directory of per-rank snapshots");
     add_common(cmd, *o, true);
+    cmd->add_option("-o,--output", o->output, "Write the report to this file (atomically: temp file, then rename)");
+    cmd->add_option("--rank", o->rank, "Rank of the (single) snapshot file, when its name or path does not say")
+        ->check(CLI::Range(std::int64_t(0), std::int64_t(1) << 40));
     cmd->footer(
         "Sizes are bytes in JSON (schema oomdx.snapshot/1, see docs/snapshot-analysis.md).\n"
         "Several files or a directory: each is analyzed in parallel and a cross-rank table is shown.");
@@ -177,6 +264,20 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
         exit_code = 0;
     });
 
+    auto om = std::make_shared<snapshot_opts>();
+    auto* m = cmd->add_subcommand("merge", "Cross-rank view from per-file summaries (oomdx snapshot FILE --format json)");
+    m->add_option("inputs", om->inputs, "Summary files, directories of *.json, glob patterns or @list.txt")->required();
+    add_format_option(m, om->format, false);
+    m->add_option("--rules", om->rule_dirs, "Site rule packs loaded after the shipped ones");
+    m->add_option("--world-size", om->world_size, "Ranks expected (to list the missing ones above the highest)")
+        ->check(CLI::Range(std::int64_t(0), std::int64_t(1) << 40));
+    m->add_option("-o,--output", om->output, "Write the report to this file (atomically)");
+    m->add_flag("--strict", om->strict, "Exit 2 when a summary is bad or a rank is missing");
+    m->callback([om, &exit_code] {
+        g_output = om->output;
+        exit_code = run_merge(*om);
+    });
+
     auto* t = cmd->add_subcommand("trend", "Growth over three or more snapshots: leak vs warm-up");
     t->add_option("inputs", ot->inputs, "Snapshots in step order")->required();
     add_common(t, *ot);
@@ -187,6 +288,7 @@ void add_snapshot_command(CLI::App& app, int& exit_code) {
 
     cmd->callback([cmd, o, &exit_code] {
         if (!cmd->get_subcommands().empty()) return;
+        g_output = o->output;
         run_analyze(*o);
         exit_code = 0;
     });

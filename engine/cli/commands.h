@@ -47,6 +47,8 @@ void add_diff_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_log_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
+// `oomdx log merge`: per-rank log summaries into one cross-rank view (cmd_log_merge.cpp).
+void add_log_merge_command(CLI::App& log_cmd, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 void add_facts_command(CLI::App& app, int& exit_code);
 void add_capture_command(CLI::App& app, int& exit_code);

@@ -101,6 +101,7 @@ svg.chart .grid{stroke:#e6e9ee;stroke-width:1}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.85em;margin:2px 0 8px}
 .legend span.sw{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px;border-radius:2px}
 .caption{font-size:.85em;color:#66707d;margin:0 0 10px}
+.legend .lt{font-weight:600;margin-right:-8px}
 )";
 
 // ---------------------------------------------------------------------------------------------
@@ -117,6 +118,7 @@ struct bar_row {
     std::string label;
     std::vector<bar_seg> segs;
     std::string note;  // printed after the bar
+    std::string key;   // when set: the row is <g data-bar="key">, its legend data-for="key"
 };
 
 struct v_line {
@@ -131,6 +133,17 @@ std::string legend(const std::vector<bar_seg>& items) {
     for (const auto& it : items)
         s += fmt::format("<span><span class=\"sw\" style=\"background:{}\"></span>{} {}</span>", it.colour, esc(it.name),
                          esc(bytes(it.bytes)));
+    return s + "</div>\n";
+}
+
+// The legend of one bar: its title (what the bar shows) and exactly the segments it draws.
+std::string row_legend(const bar_row& r, const std::string& title) {
+    std::string s = fmt::format("<div class=\"legend\" data-for=\"{}\"><span class=\"lt\">{}:</span>", esc(r.key), esc(title));
+    for (const auto& it : r.segs) {
+        if (it.bytes <= 0) continue;
+        s += fmt::format("<span data-seg=\"{}\" data-bytes=\"{}\"><span class=\"sw\" style=\"background:{}\"></span>{} {}</span>",
+                         esc(it.name), it.bytes, it.colour, esc(it.name), esc(bytes(it.bytes)));
+    }
     return s + "</div>\n";
 }
 
@@ -166,16 +179,19 @@ std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line
         const double y = top + row_h * static_cast<double>(i);
         s += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", x0 - 8, y + row_h * 0.55,
                          esc_cut(r.label, 34));
+        if (!r.key.empty()) s += fmt::format("<g data-bar=\"{}\">", esc(r.key));
         double b = 0;
         for (const auto& seg : r.segs) {
             if (seg.bytes <= 0) continue;
             const double xa = xpos(b), xb = xpos(b + static_cast<double>(seg.bytes));
             s += fmt::format(
                 "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"#fff\" "
-                "stroke-width=\"0.5\"><title>{}: {}</title></rect>",
-                xa, y + 3, std::max(0.6, xb - xa), row_h - 8, seg.colour, esc(seg.name), esc(bytes(seg.bytes)));
+                "stroke-width=\"0.5\" data-seg=\"{}\" data-bytes=\"{}\"><title>{}: {}</title></rect>",
+                xa, y + 3, std::max(0.6, xb - xa), row_h - 8, seg.colour, esc(seg.name), seg.bytes, esc(seg.name),
+                esc(bytes(seg.bytes)));
             b += static_cast<double>(seg.bytes);
         }
+        if (!r.key.empty()) s += "</g>";
         if (r.segs.empty() || b <= 0)  // keep a visible mark for an empty row
             s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#bab0ac\"/>", x0, y + 3,
                              row_h - 8);
@@ -454,9 +470,9 @@ void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t ca
 }
 
 // Top sites as coloured bands of one bar, plus the remainder.
-bar_row site_band(const std::string& label, const std::vector<snap::site_total>& sites, std::int64_t total,
-                  std::vector<bar_seg>& leg) {
-    bar_row r{label, {}, bytes(total)};
+bar_row site_band(const std::string& label, const std::string& key, const std::vector<snap::site_total>& sites,
+                  std::int64_t total) {
+    bar_row r{label, {}, bytes(total), key};
     std::int64_t used = 0;
     for (std::size_t i = 0; i < sites.size() && i < 8; ++i) {
         if (sites[i].bytes <= 0) continue;
@@ -464,8 +480,32 @@ bar_row site_band(const std::string& label, const std::vector<snap::site_total>&
         used += sites[i].bytes;
     }
     if (total > used) r.segs.push_back({"other sites", total - used, "#d0d4da"});
-    if (leg.empty()) leg = r.segs;
     return r;
+}
+
+// Bars of different moments on one scale, each followed by its own legend.
+void bars_with_legends(doc& d, const std::vector<std::pair<bar_row, std::string>>& rows, const std::string& aria) {
+    std::vector<bar_row> bars;
+    for (const auto& r : rows) bars.push_back(r.first);
+    d.raw(bar_chart(bars, {}, aria));
+    for (const auto& r : rows) d.raw(row_legend(r.first, r.second));
+}
+
+// One OOM event in words: the request, where, and the memory at that moment.
+std::string oom_sentence(const snap::oom_event& o) {
+    std::string t = fmt::format("a request of {} failed", bytes(o.requested_bytes));
+    if (!o.site.empty()) t += " at " + o.site;
+    t += fmt::format(" with {} live of {} reserved", bytes(o.live_bytes), bytes(o.reserved_bytes));
+    if (o.largest_inactive_block_bytes >= 0 && o.inactive_bytes >= 0)
+        t += fmt::format("; the largest cached free block was {} of {} cached", bytes(o.largest_inactive_block_bytes),
+                         bytes(o.inactive_bytes));
+    if (o.device_free_bytes >= 0) t += fmt::format("; the device had {} free", bytes(o.device_free_bytes));
+    return t;
+}
+
+// What "live at the snapshot" is: the state the file was written in.
+std::string final_state(const snap::device_analysis& dev) {
+    return dev.oom_count > 0 ? "at the snapshot, after the OOM" : "at the snapshot";
 }
 
 void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t top) {
@@ -483,51 +523,60 @@ void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t
 }
 
 void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
-    std::vector<bar_row> rows;
+    std::vector<std::pair<bar_row, std::string>> rows;
+    const std::string when = final_state(dev);
     std::int64_t other = dev.reserved_bytes - dev.allocated_bytes - dev.pending_free_bytes - dev.inactive_bytes;
-    bar_row res{"reserved " + bytes(dev.reserved_bytes),
+    const std::string short_when = dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot";
+    bar_row res{"reserved, " + short_when,
                 {{"allocated (live)", dev.allocated_bytes, "#4e79a7"},
                  {"pending free", dev.pending_free_bytes, "#edc948"},
                  {"inactive (cached, reusable)", dev.inactive_bytes, "#bab0ac"}},
-                pct(dev.fragmentation_rate) + " not allocated"};
+                pct(dev.fragmentation_rate) + " not allocated", "final-reserved"};
     if (other > 0) res.segs.push_back({"unaccounted", other, "#ff9da7"});
-    rows.push_back(res);
+    rows.push_back({res, "reserved " + when + " (" + bytes(dev.reserved_bytes) + ")"});
     if (dev.inactive_bytes > 0)
-        rows.push_back({"inactive blocks",
-                        {{"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"},
-                         {"other inactive blocks", dev.inactive_bytes - dev.largest_inactive_block_bytes, "#d0d4da"}},
-                        fmt::format("{} free blocks, {} under 1 MiB", dev.free_blocks, dev.small_free_blocks)});
+        rows.push_back({{"cached, " + short_when,
+                         {{"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"},
+                          {"other inactive blocks", dev.inactive_bytes - dev.largest_inactive_block_bytes, "#d0d4da"}},
+                         fmt::format("{} free blocks, {} under 1 MiB", dev.free_blocks, dev.small_free_blocks),
+                         "final-cached"},
+                        "inactive (cached) blocks " + when + " (" + bytes(dev.inactive_bytes) + ")"});
     std::size_t n = 0;
     for (const auto& o : dev.ooms) {
         if (o.inactive_bytes < 0) continue;
         if (++n > 3) break;
-        rows.push_back({fmt::format("OOM #{} request", o.trace_index),
-                        {{"requested", o.requested_bytes, "#e15759"}},
-                        o.fragmentation ? "fragmentation: no free block large enough" : ""});
-        rows.push_back({fmt::format("OOM #{} free cached", o.trace_index),
-                        {{"largest inactive block", o.largest_inactive_block_bytes, "#59a14f"},
-                         {"other inactive", o.inactive_bytes - std::max<std::int64_t>(0, o.largest_inactive_block_bytes), "#d0d4da"}},
-                        bytes(o.inactive_bytes) + " inactive"});
+        const std::string at = fmt::format("at the OOM (event {})", o.trace_index);
+        rows.push_back({{fmt::format("request, OOM at {}", o.trace_index),
+                         {{"requested", o.requested_bytes, "#e15759"}},
+                         o.fragmentation ? "no free block large enough" : "",
+                         fmt::format("oom{}-request", o.trace_index)},
+                        "failed request " + at});
+        rows.push_back({{fmt::format("cached, OOM at {}", o.trace_index),
+                         {{"largest inactive block", o.largest_inactive_block_bytes, "#59a14f"},
+                          {"other inactive blocks", o.inactive_bytes - std::max<std::int64_t>(0, o.largest_inactive_block_bytes),
+                           "#d0d4da"}},
+                         bytes(o.inactive_bytes) + " inactive",
+                         fmt::format("oom{}-cached", o.trace_index)},
+                        "inactive (cached) blocks " + at + " (" + bytes(o.inactive_bytes) + ")"});
     }
     std::int64_t sum = 0;
     for (const auto& r : rows)
-        for (const auto& s : r.segs) sum += std::max<std::int64_t>(0, s.bytes);
+        for (const auto& sg : r.first.segs) sum += std::max<std::int64_t>(0, sg.bytes);
     if (sum <= 0) {
         d.p("No reserved memory in this snapshot: no fragmentation picture.", "caption");
         return;
     }
-    d.raw(bar_chart(rows, {}, "fragmentation summary"));
-    d.raw(legend({{"allocated (live)", dev.allocated_bytes, "#4e79a7"},
-                  {"pending free", dev.pending_free_bytes, "#edc948"},
-                  {"inactive", dev.inactive_bytes, "#bab0ac"},
-                  {"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"}}));
-    d.p(fmt::format("Fragmentation {} ({}). The analysis keeps totals, not the address layout of each segment, so "
-                    "this is a free-block summary rather than a segment map: reserved memory split into live, pending "
-                    "and cached bytes, and the largest cached block against the rest{}. Segments: {} ({} large, {} "
-                    "small, {} expandable).",
-                    pct(dev.fragmentation_rate), dev.fragmentation_level,
-                    dev.ooms.empty() ? "" : ", and at each OOM the failed request against the free cached blocks",
-                    dev.segments, dev.large_segments, dev.small_segments, dev.expandable_segments),
+    bars_with_legends(d, rows, "fragmentation summary");
+    d.p(fmt::format("{}Fragmentation {} ({}) {}. The analysis keeps totals, not the address layout of each "
+                    "segment, so this is a free-block summary rather than a segment map: reserved memory split into "
+                    "live, pending and cached bytes, and the largest cached block against the rest. Segments: {} ({} "
+                    "large, {} small, {} expandable).",
+                    dev.ooms.empty() ? ""
+                                     : "The bars compare two moments: the final state (when the snapshot was written, "
+                                       "after the OOM unwound) and each OOM event (from the free-block replay), where "
+                                       "the failed request stands next to the cached blocks of that moment. ",
+                    pct(dev.fragmentation_rate), dev.fragmentation_level, when, dev.segments, dev.large_segments,
+                    dev.small_segments, dev.expandable_segments),
         "caption");
 }
 
@@ -539,68 +588,89 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
     }
     const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
     const std::int64_t capacity = a.device_capacity_bytes;
-    d.kv_table({{"file", a.file},
-                {"format", fmt::format("{} {} ({}), producer {}", a.info.format,
-                                       a.info.pickle_protocol ? fmt::format("protocol {}", a.info.pickle_protocol) : "",
-                                       a.info.era, a.info.producer)},
-                {"device", fmt::format("{} (largest of {} device(s) with memory)", dev.device, a.devices.size())},
-                {"reserved", bytes(dev.reserved_bytes)},
-                {"live allocated", bytes(dev.allocated_bytes)},
-                {"pending free", bytes(dev.pending_free_bytes)},
-                {"inactive cached", bytes(dev.inactive_bytes)},
-                {"peak live", bytes(dev.peak_bytes) + (dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "")},
-                {"OOM events", std::to_string(dev.oom_count)},
-                {"allocator settings", a.alloc_conf.empty() ? "-" : a.alloc_conf},
-                {"expandable segments", a.expandable_segments ? "yes" : "no"}});
+    const std::string fin = " (" + final_state(dev) + ")";
+    std::vector<std::pair<std::string, std::string>> kv{
+        {"file", a.file},
+        {"format", fmt::format("{} {} ({}), producer {}", a.info.format,
+                               a.info.pickle_protocol ? fmt::format("protocol {}", a.info.pickle_protocol) : "",
+                               a.info.era, a.info.producer)},
+        {"device", fmt::format("{} (largest of {} device(s) with memory)", dev.device, a.devices.size())},
+        {"OOM events", std::to_string(dev.oom_count)}};
+    if (!dev.ooms.empty()) kv.push_back({"at the last OOM", oom_sentence(dev.ooms.back())});
+    kv.insert(kv.end(),
+              {{"reserved" + fin, bytes(dev.reserved_bytes)},
+               {"live allocated" + fin, bytes(dev.allocated_bytes)},
+               {"pending free" + fin, bytes(dev.pending_free_bytes)},
+               {"inactive cached" + fin, bytes(dev.inactive_bytes)},
+               {"peak live", bytes(dev.peak_bytes) + (dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "")},
+               {"allocator settings", a.alloc_conf.empty() ? "-" : a.alloc_conf},
+               {"expandable segments", a.expandable_segments ? "yes" : "no"}});
+    d.kv_table(kv);
 
     d.h(hl, "Live memory timeline");
     snapshot_timeline(d, dev, capacity);
 
+    const std::string when = final_state(dev);
+    const bool peak = dev.has_trace && dev.peak_bytes > 0;
+    const std::string at_peak = fmt::format("at the peak (event {})", dev.peak_index);
     d.h(hl, "Memory by category");
-    std::vector<bar_row> rows;
-    std::vector<bar_seg> leg;
-    auto cat_row = [&](const std::string& label, const std::vector<snap::category_total>& cats, std::int64_t total) {
-        bar_row r{label, {}, bytes(total)};
-        std::size_t i = 0;
-        for (const auto& c : cats) {
-            if (c.bytes <= 0) continue;
-            // Same colour for the same category in both rows.
-            auto it = std::find(a.category_names.begin(), a.category_names.end(), c.name);
-            const std::size_t ci = it == a.category_names.end() ? i : static_cast<std::size_t>(it - a.category_names.begin());
-            r.segs.push_back({c.name, c.bytes, colour(ci)});
-            ++i;
+    {
+        std::vector<std::pair<bar_row, std::string>> rows;
+        auto cat_row = [&](const std::string& label, const std::string& key, const std::vector<snap::category_total>& cats,
+                           std::int64_t total) {
+            bar_row r{label, {}, bytes(total), key};
+            std::size_t i = 0;
+            for (const auto& c : cats) {
+                if (c.bytes <= 0) continue;
+                // Same colour for the same category in every bar.
+                auto it = std::find(a.category_names.begin(), a.category_names.end(), c.name);
+                const std::size_t ci = it == a.category_names.end() ? i : static_cast<std::size_t>(it - a.category_names.begin());
+                r.segs.push_back({c.name, c.bytes, colour(ci)});
+                ++i;
+            }
+            return r;
+        };
+        if (peak && !dev.peak_categories.empty())
+            rows.push_back({cat_row(at_peak, "peak-categories", dev.peak_categories, dev.peak_bytes),
+                            "live " + at_peak + ", " + bytes(dev.peak_bytes)});
+        if (dev.allocated_bytes > 0)
+            rows.push_back({cat_row(dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot", "final-categories",
+                                    dev.categories, dev.allocated_bytes),
+                            "live " + when + ", " + bytes(dev.allocated_bytes)});
+        if (!rows.empty()) {
+            bars_with_legends(d, rows, "memory by category");
+            if (rows.size() > 1)
+                d.p(fmt::format("Two moments on one scale: the peak of the trace and the final state (when the snapshot "
+                                "was written{}). Each bar has its own legend.",
+                                dev.oom_count > 0 ? ", after the OOM unwound" : ""),
+                    "caption");
+        } else {
+            d.p("No live memory to categorize.", "caption");
         }
-        return r;
-    };
-    if (dev.allocated_bytes > 0) {
-        rows.push_back(cat_row("live at snapshot", dev.categories, dev.allocated_bytes));
-        leg = rows.back().segs;
-    }
-    if (dev.has_trace && !dev.peak_categories.empty() && dev.peak_bytes > 0)
-        rows.push_back(cat_row("at the peak", dev.peak_categories, dev.peak_bytes));
-    if (!rows.empty() && !leg.empty()) {
-        d.raw(bar_chart(rows, {}, "memory by category"));
-        d.raw(legend(leg));
-    } else {
-        d.p("No live memory to categorize.", "caption");
     }
 
     d.h(hl, "Top allocation sites");
     {
-        std::vector<bar_row> srows;
-        std::vector<bar_seg> sleg;
-        if (dev.allocated_bytes > 0 && !dev.sites.empty()) srows.push_back(site_band("live at snapshot", dev.sites, dev.allocated_bytes, sleg));
-        if (dev.has_trace && dev.peak_bytes > 0 && !dev.peak_sites.empty()) {
-            std::vector<bar_seg> unused;
-            srows.push_back(site_band("at the peak", dev.peak_sites, dev.peak_bytes, sleg.empty() ? sleg : unused));
+        std::vector<std::pair<bar_row, std::string>> rows;
+        if (peak && !dev.peak_sites.empty())
+            rows.push_back({site_band(at_peak, "peak-sites", dev.peak_sites, dev.peak_bytes), "sites live " + at_peak});
+        if (!dev.ooms.empty() && !dev.ooms.back().holders.empty()) {
+            const auto& o = dev.ooms.back();
+            const std::string at = fmt::format("at the OOM (event {})", o.trace_index);
+            rows.push_back({site_band(at, "oom-sites", o.holders, o.live_bytes), "sites live " + at});
         }
-        if (!srows.empty()) {
-            d.raw(bar_chart(srows, {}, "top allocation sites"));
-            d.raw(legend(sleg));
-            d.p("Each coloured band is one allocation site (first user frame); grey is the rest.", "caption");
+        if (dev.allocated_bytes > 0 && !dev.sites.empty())
+            rows.push_back({site_band(dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot", "final-sites", dev.sites,
+                                      dev.allocated_bytes),
+                            "sites live " + when});
+        if (!rows.empty()) {
+            bars_with_legends(d, rows, "top allocation sites");
+            d.p(std::string("Each coloured band is one allocation site (first user frame); grey is the rest.") +
+                    (rows.size() > 1 ? " The bars are different moments, each with its own legend." : ""),
+                "caption");
         }
-        sites_table(d, dev.has_trace && !dev.peak_sites.empty() ? dev.peak_sites : dev.sites, 10);
-        if (dev.has_trace && !dev.peak_sites.empty()) d.p("Table: sites live at the peak.", "muted");
+        sites_table(d, peak && !dev.peak_sites.empty() ? dev.peak_sites : dev.sites, 10);
+        d.p(peak && !dev.peak_sites.empty() ? "Table: sites live " + at_peak + "." : "Table: sites live " + when + ".", "muted");
     }
 
     d.h(hl, "Fragmentation");
@@ -892,19 +962,37 @@ void trend_section(doc& d, const snap::trend_result& t) {
     if (!t.growing_site.empty()) d.p("Growing site: " + t.growing_site);
 }
 
+// A snapshot with an OOM event is about the OOM: the request and the memory at that moment.
+// The state the file was written in (after the OOM unwound) follows as what it is.
+std::string snapshot_headline(const snap::device_analysis& dev) {
+    if (!dev.ooms.empty()) {
+        const auto& o = dev.ooms.back();
+        std::string t = fmt::format("Device {}: out of memory at trace event {}: {}.", dev.device, o.trace_index, oom_sentence(o));
+        if (dev.oom_count > 1) t += fmt::format(" ({} OOM events; the last detailed one is shown.)", dev.oom_count);
+        t += fmt::format(" When the snapshot was written, after the OOM: {} live of {} reserved.", bytes(dev.allocated_bytes),
+                         bytes(dev.reserved_bytes));
+        return t;
+    }
+    if (dev.oom_count > 0)
+        return fmt::format("Device {}: {} OOM event(s) in the trace; when the snapshot was written: {} live of {} reserved.",
+                           dev.device, dev.oom_count, bytes(dev.allocated_bytes), bytes(dev.reserved_bytes));
+    return fmt::format("Device {}: no OOM event; peak live {}{}; when the snapshot was written: {} live of {} reserved, "
+                       "fragmentation {} ({}){}",
+                       dev.device, bytes(dev.peak_bytes), dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "",
+                       bytes(dev.allocated_bytes), bytes(dev.reserved_bytes), pct(dev.fragmentation_rate),
+                       dev.fragmentation_level, dev.leak_suspected ? "; leak suspected" : "");
+}
+
 }  // namespace
 
 std::string render_snapshot_html(const snap::snapshot_analysis& a) {
     doc d;
     d.raw(page_head("oomdx snapshot: " + a.file));
     d.raw("<h1>oomdx snapshot analysis</h1>\n");
-    std::string head;
     if (a.primary >= 0 && !a.devices.empty()) {
         const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
-        head = fmt::format("Device {}: peak live {}, reserved {}, {} OOM event(s), fragmentation {} ({}){}", dev.device,
-                           bytes(dev.peak_bytes), bytes(dev.reserved_bytes), dev.oom_count, pct(dev.fragmentation_rate),
-                           dev.fragmentation_level, dev.leak_suspected ? "; leak suspected" : "");
-        d.raw(fmt::format("<div class=\"headline{}\">{}</div>\n", dev.oom_count > 0 || dev.leak_suspected ? " bad" : "", esc(head)));
+        d.raw(fmt::format("<div class=\"headline{}\" id=\"headline\">{}</div>\n", dev.oom_count > 0 || dev.leak_suspected ? " bad" : "",
+                          esc(snapshot_headline(dev))));
     }
     d.open_section("snapshot");
     d.h(2, a.file.empty() ? "Snapshot" : a.file);

@@ -66,26 +66,32 @@ void headline(diagnosis_report& rep) {
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
                     const std::vector<canonical_override>& config, report_recommendation& rr) {
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
-    if (!rep.estimate) {
+    bool affects = false, measures = !config.empty();
+    for (const auto& o : config) {
+        affects = affects || changes_estimate(fw, o.key);
+        measures = measures && o.key.rfind("profiling.", 0) == 0;
+    }
+    if (affects && !rep.estimate) {
         rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
         return;
     }
-    bool affects = false;
-    for (const auto& o : config) affects = affects || changes_estimate(fw, o.key);
     if (affects) {
         // What the framework reads back from the rendered lines (torchtitan offload moves params too).
         estimate_result after = estimate_with(facts, canonical_closure(syntax, config));
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
         rr.expected_fits = after.fits;
-    } else {
+        return;
+    }
+    if (rep.estimate) {
         rr.expected_peak_bytes = rep.estimate->peak_bytes;
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
-        rr.expected_note = config.empty()
-                               ? "a change in code or libraries that the estimate does not apply: the figure is the job as it is"
-                               : "does not change the tensor peak; it changes where the memory goes or why it fails";
     }
+    rr.expected_note = measures ? "a measurement: it leaves the device memory as it is (the history costs host memory)"
+                       : config.empty()
+                           ? "a change in code or libraries that the estimate does not apply: the figure is the job as it is"
+                           : "does not change the tensor peak; it changes where the memory goes or why it fails";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "engine/report/log_verdicts.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_evidence.h"
+#include "engine/report/snapshot_verdicts.h"
 
 namespace oomdx {
 
@@ -25,6 +26,9 @@ void stage_rules(pipeline_state& s) {
     }
     rep.inference = run_inference(*s.rules, rep.facts);
     if (rep.log) apply_log_verdicts(*rep.log, rep.facts);  // the evidence step's timing and leak signal
+    // The snapshot sections show each file's verdicts, decided by the same packs.
+    apply_snapshot_verdicts(rep.snapshots, *s.rules);
+    if (rep.trend) apply_snapshot_verdicts(*rep.trend, *s.rules);
 
     for (const auto& r : rep.inference.route) {
         report_step st;

@@ -47,7 +47,9 @@ std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& 
 
 snapshot_analysis analyze_file(const std::string& path, const analysis_options& opt) {
     snapshot s = load_snapshot(path, load_limits{}, opt.load_progress);
-    return analyze(s, opt);
+    snapshot_analysis a = analyze(s, opt);
+    a.rank = rank_from_name(path, -1);
+    return a;
 }
 
 std::vector<snapshot_analysis> analyze_files(const std::vector<std::string>& files,

@@ -133,13 +133,6 @@ std::vector<site_total> top_sites_of(const std::vector<std::int64_t>& bytes,
 
 }  // namespace detail
 
-const char* fragmentation_level(double rate) {
-    if (rate > 0.30) return "severe";
-    if (rate > 0.20) return "high";
-    if (rate > 0.10) return "slight";
-    return "normal";
-}
-
 namespace {
 
 using detail::attribution;
@@ -215,7 +208,6 @@ void overview(const std::vector<const segment*>& segs, attribution& attr, device
     d.fragmentation_rate =
         d.reserved_bytes > 0 ? 1.0 - double(d.allocated_bytes) / double(d.reserved_bytes) : 0;
     if (d.fragmentation_rate < 0) d.fragmentation_rate = 0;
-    d.fragmentation_level = fragmentation_level(d.fragmentation_rate);
     if (bad_total)
         d.inconsistencies.push_back(fmt::format(
             "{} segment(s) whose blocks do not add up to total_size", bad_total));
@@ -294,7 +286,7 @@ snapshot_analysis analyze(const snapshot& s, const analysis_options& opt) {
                                   o.inactive_bytes >= o.requested_bytes;
         }
         a.devices.push_back(std::move(d));
-        detail::detect_patterns(a, a.devices.back(), x, opt);
+        detail::describe_patterns(a, a.devices.back(), x, opt);
     }
     for (std::size_t i = 0; i < a.devices.size(); ++i) {
         const auto& d = a.devices[i];

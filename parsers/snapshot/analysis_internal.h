@@ -77,6 +77,7 @@ struct replay_extras {
     std::int64_t range_bytes = 0;   // max - min of the live curve
     std::int64_t forward_live_max = 0;  // most forward-pass bytes (activation, attention, loss, moe) live at once
     bool fsdp_frames = false, ddp_frames = false;
+    std::int64_t gradient_allocs = 0;  // allocations attributed to gradients
 };
 
 void replay_trace(const snapshot& s, const trace_list& trace,
@@ -87,8 +88,9 @@ void replay_trace(const snapshot& s, const trace_list& trace,
 void replay_free_blocks(const trace_list& trace,
                         const std::vector<const segment*>& segs, device_analysis& d);
 
-void detect_patterns(const snapshot_analysis& a, device_analysis& d, const replay_extras& x,
-                     const analysis_options& opt);
+// Fills d.measures and d.pattern_candidates (the rules decide which patterns apply).
+void describe_patterns(const snapshot_analysis& a, device_analysis& d, const replay_extras& x,
+                       const analysis_options& opt);
 
 std::vector<site_total> top_sites_of(const std::vector<std::int64_t>& bytes,
                                      const std::vector<std::int64_t>& blocks,

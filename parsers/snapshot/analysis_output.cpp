@@ -5,6 +5,7 @@
 
 #include "engine/core/bytes.h"
 #include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/compare.h"
 #include "parsers/snapshot/snapshot_analysis.h"
 
 namespace oomdx::snap {
@@ -14,6 +15,9 @@ namespace {
 using nlohmann::json;
 
 json opt_int(std::int64_t v) { return v < 0 ? json(nullptr) : json(v); }
+
+constexpr std::size_t k_json_phases = 200;   // phases kept in the JSON (first and last halves)
+constexpr std::size_t k_json_actions = 256;  // distinct actions listed
 
 json sites_json(const std::vector<site_total>& v, std::size_t limit) {
     json a = json::array();
@@ -61,7 +65,7 @@ json device_json(const device_analysis& d, int top) {
     j["fragmentation_level"] = d.fragmentation_level;
     j["trace_entries"] = d.trace_entries;
     json acts = json::object();
-    for (const auto& [k, v] : d.actions) acts[k] = v;
+    for (std::size_t i = 0; i < d.actions.size() && i < k_json_actions; ++i) acts[d.actions[i].first] = d.actions[i].second;
     j["actions"] = acts;
     j["has_trace"] = d.has_trace;
     j["initial_active_bytes"] = d.initial_active_bytes;
@@ -93,12 +97,19 @@ json device_json(const device_analysis& d, int top) {
     j["top_sites"] = sites_json(d.sites, static_cast<std::size_t>(top));
     j["peak_categories"] = cats_json(d.peak_categories);
     j["peak_sites"] = sites_json(d.peak_sites, static_cast<std::size_t>(top));
+    // A long trace has thousands of phases: the first and the last k_json_phases / 2 are kept,
+    // so that a summary stays kilobytes whatever the trace (phases_total counts them all).
     json ph = json::array();
-    for (const auto& p : d.phases)
+    const std::size_t np = d.phases.size(), half = k_json_phases / 2;
+    for (std::size_t i = 0; i < np; ++i) {
+        if (np > k_json_phases && i >= half && i < np - half) continue;
+        const auto& p = d.phases[i];
         ph.push_back({{"kind", p.kind}, {"start_index", p.start_index}, {"end_index", p.end_index},
                       {"start_bytes", p.start_bytes}, {"end_bytes", p.end_bytes},
                       {"start_time_us", opt_int(p.start_time_us)}, {"end_time_us", opt_int(p.end_time_us)}});
+    }
     j["phases"] = ph;
+    j["phases_total"] = np;
     j["cycles"] = d.cycles;
     json tl = json::array();
     for (const auto& t : d.timeline)
@@ -124,6 +135,32 @@ json device_json(const device_analysis& d, int top) {
     j["patterns"] = pats;
     j["leak_suspected"] = d.leak_suspected;
     j["inconsistencies"] = d.inconsistencies;
+    const auto& m = d.measures;
+    j["measures"] = {{"growth_phases", m.growth_phases},
+                     {"release_phases", m.release_phases},
+                     {"last_phase", m.last_phase},
+                     {"gradient_allocs", m.gradient_allocs},
+                     {"steps_from_cycles", m.steps_from_cycles},
+                     {"retention_forward_sites", m.retention_forward_sites},
+                     {"retention_other_sites", m.retention_other_sites},
+                     {"retention_forward_bytes", m.retention_forward_bytes},
+                     {"retention_other_bytes", m.retention_other_bytes},
+                     {"retention_max_steps", m.retention_max_steps},
+                     {"optimizer_alloc_bytes", m.optimizer_alloc_bytes},
+                     {"optimizer_allocs", m.optimizer_allocs},
+                     {"optimizer_first_burst_bytes", m.optimizer_first_burst_bytes},
+                     {"growth_alloc_bytes", m.growth_alloc_bytes},
+                     {"growth_forward_bytes", m.growth_forward_bytes},
+                     {"range_bytes", m.range_bytes},
+                     {"forward_live_max_bytes", m.forward_live_max_bytes},
+                     {"peak_forward_bytes", m.peak_forward_bytes},
+                     {"fsdp_frames", m.fsdp_frames},
+                     {"ddp_frames", m.ddp_frames},
+                     {"bulk_free_blocks", m.bulk_free_blocks},
+                     {"bulk_free_bytes", m.bulk_free_bytes},
+                     {"bulk_free_steps", m.bulk_free_steps},
+                     {"bulk_free_index", m.bulk_free_index},
+                     {"oom_fragmented_events", m.oom_fragmented_events}};
     return j;
 }
 
@@ -132,6 +169,7 @@ json device_json(const device_analysis& d, int top) {
 nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
     json j;
     j["file"] = a.file;
+    j["rank"] = opt_int(a.rank);
     j["format"] = a.info.format;
     j["pickle_protocol"] = a.info.pickle_protocol;
     j["producer"] = a.info.producer;
@@ -146,6 +184,21 @@ nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
     for (const auto& d : a.devices) devs.push_back(device_json(d, top));
     j["devices"] = devs;
     j["warnings"] = a.warnings;
+    // What the cross-rank view reads of this file, in one place near the start of the document
+    // (keys are written in alphabetical order): a merge of thousands of summaries stops there.
+    const rank_row r = rank_row_of(a, a.rank);
+    j["cross_rank"] = {{"rank", opt_int(a.rank)},
+                       {"file", r.file},
+                       {"device", r.device},
+                       {"peak_bytes", r.peak},
+                       {"allocated_bytes", r.live},
+                       {"reserved_bytes", r.reserved},
+                       {"inactive_bytes", r.inactive},
+                       {"fragmentation_rate", r.fragmentation},
+                       {"oom_events", r.oom_events},
+                       {"first_oom_time_us", opt_int(r.first_oom_time_us)},
+                       {"top_site", r.top_site},
+                       {"top_category", r.top_category}};
     return j;
 }
 
@@ -162,6 +215,13 @@ nlohmann::json to_json(const snapshot_analysis& a, int top) {
 void emit_facts(const snapshot_analysis& a, fact_sink& sink) { emit_analysis_facts(a, sink, 1); }
 
 void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64_t count) {
+    emit_device_facts(a, a.primary < 0 ? a.devices.size() : static_cast<std::size_t>(a.primary), sink, count);
+}
+
+// Measurements only: every verdict (levels, patterns, leak suspicion) is derived by the rule
+// pack rules/evidence_snapshot.yaml. Facts about an OOM event (snapshot.oom.*) describe the
+// last detailed OOM; the others, the final state (when the snapshot was written).
+void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink& sink, std::int64_t count) {
     provenance p;
     p.producer = "snapshot";
     p.file = a.file;
@@ -174,8 +234,9 @@ void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64
     emit("snapshot.devices", static_cast<std::int64_t>(a.devices.size()));
     if (!a.alloc_conf.empty()) emit("snapshot.alloc_conf", a.alloc_conf, "PYTORCH_CUDA_ALLOC_CONF: " + a.alloc_conf);
     emit("snapshot.expandable_segments", a.expandable_segments);
-    if (a.primary < 0) return;
-    const device_analysis& d = a.devices[a.primary];
+    if (a.device_capacity_bytes > 0) emit("snapshot.device_capacity_bytes", a.device_capacity_bytes, "--capacity");
+    if (device >= a.devices.size()) return;
+    const device_analysis& d = a.devices[device];
     std::string seg_ex = fmt::format("device {}: {} segments, {} blocks", d.device, d.segments, d.blocks);
     emit("snapshot.device", d.device, seg_ex);
     emit("snapshot.segments", d.segments, seg_ex);
@@ -192,7 +253,6 @@ void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64
     emit("snapshot.peak_from_trace", d.has_trace);
     emit("snapshot.fragmentation_rate", d.fragmentation_rate,
          fmt::format("1 - {}/{}", d.allocated_bytes, d.reserved_bytes));
-    emit("snapshot.fragmentation_level", d.fragmentation_level);
     emit("snapshot.largest_inactive_block_bytes", d.largest_inactive_block_bytes);
     emit("snapshot.small_free_block_share", d.small_free_block_share);
     auto share = [&](const char* cat) {
@@ -218,26 +278,60 @@ void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64
             emit("snapshot.top_category", top);
     }
     emit("snapshot.oom_events", d.oom_count);
-    bool frag_oom = false;
-    for (const auto& o : d.ooms) frag_oom = frag_oom || o.fragmentation;
     if (!d.ooms.empty()) {
         const auto& o = d.ooms.back();
         std::string ex = fmt::format("oom at trace entry {}: size {}, device_free {}", o.trace_index,
                                      o.requested_bytes, o.device_free_bytes);
+        // Kept under their first names for the packs that read them.
         emit("snapshot.oom_requested_bytes", o.requested_bytes, ex);
         if (o.device_free_bytes >= 0) emit("snapshot.oom_device_free_bytes", o.device_free_bytes, ex);
         if (o.largest_inactive_block_bytes >= 0)
             emit("snapshot.oom_largest_inactive_block_bytes", o.largest_inactive_block_bytes, ex);
+        emit("snapshot.oom.trace_index", o.trace_index, ex);
+        emit("snapshot.oom.requested_bytes", o.requested_bytes, ex);
+        if (o.device_free_bytes >= 0) emit("snapshot.oom.device_free_bytes", o.device_free_bytes, ex);
+        emit("snapshot.oom.live_bytes", o.live_bytes, ex);
+        emit("snapshot.oom.reserved_bytes", o.reserved_bytes, ex);
+        if (o.inactive_bytes >= 0) emit("snapshot.oom.inactive_bytes", o.inactive_bytes, ex);
+        if (o.largest_inactive_block_bytes >= 0)
+            emit("snapshot.oom.largest_inactive_block_bytes", o.largest_inactive_block_bytes, ex);
+        if (!o.site.empty()) emit("snapshot.oom.site", o.site, ex);
+        if (!o.category.empty()) emit("snapshot.oom.category", o.category, ex);
+        emit("snapshot.oom.fragmented_events", d.measures.oom_fragmented_events,
+             "OOM events whose request was larger than the largest cached block while the cache held as much");
     }
-    emit("snapshot.fragmentation_oom", frag_oom);
     if (d.non_pytorch_gap_bytes >= 0) emit("snapshot.non_pytorch_gap_bytes", d.non_pytorch_gap_bytes);
-    emit("snapshot.leak_suspected", d.leak_suspected);
-    for (const auto& pt : d.patterns) {
-        std::string ex = pt.summary.substr(0, 200);
-        provenance q = p;
-        q.excerpt = std::move(ex);
-        sink.emit("snapshot.pattern." + pt.name, true, std::move(q));
+    const pattern_measures& m = d.measures;
+    if (d.has_trace) {
+        const std::string ex = fmt::format("{} phases, {} cycles", d.phases.size(), d.cycles);
+        emit("snapshot.trace.growth_phases", m.growth_phases, ex);
+        emit("snapshot.trace.release_phases", m.release_phases, ex);
+        emit("snapshot.trace.cycles", d.cycles, ex);
+        if (!m.last_phase.empty()) emit("snapshot.trace.last_phase", m.last_phase, ex);
+        emit("snapshot.trace.gradient_allocs", m.gradient_allocs);
+        emit("snapshot.trace.steps_from_cycles", m.steps_from_cycles, ex);
+        emit("snapshot.trace.range_bytes", m.range_bytes);
+        emit("snapshot.trace.growth_alloc_bytes", m.growth_alloc_bytes);
+        emit("snapshot.trace.growth_forward_bytes", m.growth_forward_bytes);
+        emit("snapshot.trace.forward_live_max_bytes", m.forward_live_max_bytes);
+        emit("snapshot.peak.forward_bytes", m.peak_forward_bytes);
+        emit("snapshot.retention.forward_sites", m.retention_forward_sites);
+        emit("snapshot.retention.other_sites", m.retention_other_sites);
+        emit("snapshot.retention.forward_bytes", m.retention_forward_bytes);
+        emit("snapshot.retention.other_bytes", m.retention_other_bytes);
+        emit("snapshot.retention.max_steps", m.retention_max_steps);
+        emit("snapshot.optimizer.alloc_bytes", m.optimizer_alloc_bytes);
+        emit("snapshot.optimizer.allocs", m.optimizer_allocs);
+        emit("snapshot.optimizer.first_burst_bytes", m.optimizer_first_burst_bytes);
+        emit("snapshot.bulk_free.blocks", m.bulk_free_blocks,
+             m.bulk_free_index >= 0 ? fmt::format("frees without allocation from trace entry {}", m.bulk_free_index) : "");
+        emit("snapshot.bulk_free.bytes", m.bulk_free_bytes);
+        emit("snapshot.bulk_free.steps", m.bulk_free_steps);
+        emit("snapshot.end_live_recorded_bytes", d.end_live_recorded_bytes);
+        emit("snapshot.end_other_unknown_share", d.end_other_unknown_share);
     }
+    emit("snapshot.fsdp_frames", m.fsdp_frames);
+    emit("snapshot.ddp_frames", m.ddp_frames);
     if (!d.sites.empty()) {
         emit("snapshot.top_site", d.sites.front().site);
         emit("snapshot.top_site_bytes", d.sites.front().bytes);

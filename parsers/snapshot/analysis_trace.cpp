@@ -160,13 +160,15 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     std::array<std::int64_t, 13> kind_count{};
     std::map<std::string_view, std::int64_t> other_actions;
     std::vector<std::string_view> first_seen;
-    for (const auto& e : trace) {
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        const trace_entry& e = trace[i];
         auto k = static_cast<std::size_t>(e.kind);
         if (k < kind_count.size()) {
             if (kind_count[k]++ == 0 && e.kind != action_kind::other) first_seen.push_back(action_name(e.kind));
         }
         if (e.kind == action_kind::other) {
-            if (other_actions[e.action]++ == 0) first_seen.push_back(e.action);
+            const std::string_view text = trace.action(i);
+            if (other_actions[text]++ == 0) first_seen.push_back(text);
         }
         if (e.time_us >= 0) d.has_time = true;
     }
@@ -382,6 +384,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 cat_live[c] += e.size;
                 ++cat_blocks[c];
                 recorded_live += e.size;
+                if (c == cat_gradient) ++x.gradient_allocs;
                 if (fwd_cat(c)) {
                     fwd_live += e.size;
                     x.forward_live_max = std::max(x.forward_live_max, fwd_live);
@@ -495,7 +498,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 oom_event o;
                 o.trace_index = i;
                 o.requested_bytes = e.size;
-                o.device_free_bytes = e.device_free;
+                o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
                 o.time_us = e.time_us;
                 o.live_bytes = l0 + dv[i];
                 o.reserved_bytes = std::max<std::int64_t>(reserved, 0);

@@ -13,7 +13,7 @@
 namespace oomdx::snap {
 
 namespace {
-constexpr std::size_t k_ready = 3;
+constexpr std::size_t k_ready = 2;
 constexpr std::size_t k_align = std::size_t(2) << 20;
 }  // namespace
 

@@ -1,7 +1,7 @@
 // Zero-filled 4 MiB blocks (2 MiB aligned, huge-page advised, already faulted in), prepared
 // ahead on a helper thread: a reader that grows big arrays does not stop for page faults.
 // The helper starts with the second block taken (small inputs never start it) and keeps at
-// most three blocks ready. Thread-safe; blocks are returned with give_back.
+// most two blocks ready. Thread-safe; blocks are returned with give_back.
 #pragma once
 
 #include <condition_variable>

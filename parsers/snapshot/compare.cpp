@@ -173,7 +173,6 @@ trend_result trend(const std::vector<snapshot_analysis>& v) {
     }
     std::int64_t tol = tolerance(t.live.front());
     t.growth_bytes = t.live.back() - t.live.front();
-    t.monotonic_growth = monotonic(t.live, tol);
     for (auto& [k, s] : cats) {
         s.growth = s.bytes.back() - s.bytes.front();
         s.monotonic = monotonic(s.bytes, tol);
@@ -197,29 +196,27 @@ trend_result trend(const std::vector<snapshot_analysis>& v) {
         }
     if (!t.sites.empty()) t.growing_site = t.sites.front().key;
 
-    // The method (Step 3.5): monotonic growth with a growing category = leak; growth that
-    // stops = warm-up; no growth = not a leak (memory is simply not enough).
-    std::int64_t last_step = n >= 2 ? t.live[n - 1] - t.live[n - 2] : 0;
-    bool still_growing = last_step > tol / 4;
-    if (t.growth_bytes <= tol) {
-        t.verdict = "no_growth";
-        t.explanation = fmt::format("live memory changes by {} across {} snapshots: no leak; if it OOMs, memory is "
-                                    "simply not enough (estimate and reduce)",
-                                    format_bytes(t.growth_bytes), n);
-    } else if ((t.monotonic_growth || !t.growing_category.empty() || !t.growing_site.empty()) && still_growing) {
-        t.verdict = "leak";
-        t.explanation = fmt::format(
+    // Leak, warm-up or no growth (method Step 3.5) is the rules' verdict (snapshot.trend.verdict).
+    t.last_step_bytes = n >= 2 ? t.live[n - 1] - t.live[n - 2] : 0;
+    for (std::size_t i = 1; i < n; ++i) t.largest_drop_bytes = std::max(t.largest_drop_bytes, t.live[i - 1] - t.live[i]);
+    return t;
+}
+
+std::string trend_explanation(const trend_result& t) {
+    if (t.verdict == "no_growth")
+        return fmt::format("live memory changes by {} across {} snapshots: no leak; if it OOMs, memory is "
+                           "simply not enough (estimate and reduce)",
+                           format_bytes(t.growth_bytes), t.live.size());
+    if (t.verdict == "leak")
+        return fmt::format(
             "live memory grows in every interval by {} in total{}{}: a leak; review the code of the growing site",
-            format_bytes(t.growth_bytes),
-            t.growing_category.empty() ? "" : "; growing category " + t.growing_category,
+            format_bytes(t.growth_bytes), t.growing_category.empty() ? "" : "; growing category " + t.growing_category,
             t.growing_site.empty() ? "" : "; growing site " + t.growing_site);
-    } else {
-        t.verdict = "warmup";
-        t.explanation = fmt::format(
+    if (t.verdict == "warmup")
+        return fmt::format(
             "live memory grew by {} and then stopped growing: warm-up (optimizer state, caches), not a leak",
             format_bytes(t.growth_bytes));
-    }
-    return t;
+    return {};
 }
 
 void emit_facts(const trend_result& t, fact_sink& sink) {
@@ -228,11 +225,12 @@ void emit_facts(const trend_result& t, fact_sink& sink) {
     p.file = t.files.empty() ? std::string() : t.files.back();
     p.excerpt = fmt::format("live bytes across snapshots: {}", fmt::join(t.live, ", "));
     sink.emit("snapshot.trend.snapshots", static_cast<std::int64_t>(t.files.size()), p);
-    sink.emit("snapshot.trend.monotonic_growth", t.monotonic_growth, p);
+    sink.emit("snapshot.trend.first_live_bytes", t.live.empty() ? std::int64_t(0) : t.live.front(), p);
     sink.emit("snapshot.trend.growth_bytes", t.growth_bytes, p);
+    sink.emit("snapshot.trend.last_step_bytes", t.last_step_bytes, p);
+    sink.emit("snapshot.trend.largest_drop_bytes", t.largest_drop_bytes, p);
     sink.emit("snapshot.trend.growing_category", t.growing_category, p);
     sink.emit("snapshot.trend.growing_site", t.growing_site, p);
-    sink.emit("snapshot.trend.verdict", t.verdict, p);
 }
 
 void emit_facts(const diff_result& d, fact_sink& sink) {
@@ -240,6 +238,7 @@ void emit_facts(const diff_result& d, fact_sink& sink) {
     p.producer = "snapshot";
     p.file = d.file_b;
     p.excerpt = fmt::format("live {} -> {}", d.live_a, d.live_b);
+    sink.emit("snapshot.diff.first_live_bytes", d.live_a, p);
     sink.emit("snapshot.diff.growth_bytes", d.live_b - d.live_a, p);
     std::string site;
     for (const auto& s : d.sites)
@@ -251,35 +250,53 @@ void emit_facts(const diff_result& d, fact_sink& sink) {
 }
 
 std::int64_t rank_from_name(const std::string& path, std::int64_t fallback) {
-    std::string name = path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1);
     static const std::regex rank_re(R"((?:rank|rk|dev|device|npu|gpu|cuda)[_-]?(\d{1,6}))", std::regex::icase);
+    static const std::regex tail_re(R"((\d{1,6})\.(?:pickle|pkl|json)$)");
+    const std::size_t slash = path.find_last_of("/\\");
+    const std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
     std::smatch m;
     if (std::regex_search(name, m, rank_re)) return std::stoll(m[1].str());
-    static const std::regex tail_re(R"((\d{1,6})\.(?:pickle|pkl|json)$)");
     if (std::regex_search(name, m, tail_re)) return std::stoll(m[1].str());
+    // The directories, innermost first ("rank3/oom.pickle", "node0/gpu3/snapshot.pickle").
+    for (std::size_t end = slash; end != std::string::npos && end > 0;) {
+        const std::size_t b = path.find_last_of("/\\", end - 1);
+        const std::string dir = path.substr(b == std::string::npos ? 0 : b + 1, end - (b == std::string::npos ? 0 : b + 1));
+        if (std::regex_search(dir, m, rank_re)) return std::stoll(m[1].str());
+        end = b;
+    }
     return fallback;
 }
 
-rank_table compare_ranks(const std::vector<snapshot_analysis>& v) {
-    rank_table t;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        const auto& a = v[i];
-        rank_row r;
-        r.file = a.file;
-        r.rank = rank_from_name(a.file, static_cast<std::int64_t>(i));
-        if (a.primary >= 0) {
-            const auto& d = a.devices[a.primary];
-            r.device = d.device;
-            r.peak = d.peak_bytes;
-            r.live = d.allocated_bytes;
-            r.reserved = d.reserved_bytes;
-            r.inactive = d.inactive_bytes;
-            r.fragmentation = d.fragmentation_rate;
-            r.oom_events = d.oom_count;
-            if (!d.sites.empty()) r.top_site = d.sites.front().site;
-        }
-        t.rows.push_back(std::move(r));
+rank_row rank_row_of(const snapshot_analysis& a, std::int64_t fallback_rank) {
+    rank_row r;
+    r.file = a.file;
+    r.rank = a.rank >= 0 ? a.rank : rank_from_name(a.file, fallback_rank);
+    if (a.primary >= 0) {
+        const auto& d = a.devices[a.primary];
+        r.device = d.device;
+        r.peak = d.peak_bytes;
+        r.live = d.allocated_bytes;
+        r.reserved = d.reserved_bytes;
+        r.inactive = d.inactive_bytes;
+        r.fragmentation = d.fragmentation_rate;
+        r.oom_events = d.oom_count;
+        if (!d.ooms.empty()) r.first_oom_time_us = d.ooms.front().time_us;
+        if (!d.sites.empty()) r.top_site = d.sites.front().site;
+        if (!d.categories.empty() && d.categories.front().bytes > 0) r.top_category = d.categories.front().name;
     }
+    return r;
+}
+
+rank_table compare_ranks(const std::vector<snapshot_analysis>& v) {
+    std::vector<rank_row> rows;
+    rows.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) rows.push_back(rank_row_of(v[i], static_cast<std::int64_t>(i)));
+    return rank_table_of(std::move(rows));
+}
+
+rank_table rank_table_of(std::vector<rank_row> rows) {
+    rank_table t;
+    t.rows = std::move(rows);
     std::stable_sort(t.rows.begin(), t.rows.end(), [](const rank_row& a, const rank_row& b) { return a.rank < b.rank; });
     if (t.rows.empty()) return t;
     std::vector<std::int64_t> peaks;
@@ -292,10 +309,55 @@ rank_table compare_ranks(const std::vector<snapshot_analysis>& v) {
             double dev = double(t.rows[i].peak - t.median_peak) / double(t.median_peak);
             if (std::abs(dev) > std::abs(t.outlier_deviation)) {
                 t.outlier_deviation = dev;
-                t.outlier = static_cast<int>(i);
+                t.farthest = static_cast<int>(i);
             }
         }
-        if (std::abs(t.outlier_deviation) < 0.10) t.outlier = -1;
+    }
+    // Failed ranks; the first to fail by the time of its first OOM (else the lowest rank).
+    const rank_row* first = nullptr;
+    for (const auto& r : t.rows) {
+        if (r.oom_events <= 0) continue;
+        t.failed_ranks.push_back(r.rank);
+        auto key = [](const rank_row* x) {
+            return std::make_pair(x->first_oom_time_us >= 0 ? x->first_oom_time_us : INT64_MAX, x->rank);
+        };
+        if (!first || key(&r) < key(first)) first = &r;
+    }
+    if (first) t.first_failed_rank = first->rank;
+    // Memory that differs in kind, not only in size: the ranks whose top category is not the
+    // one most ranks share (pipeline stages, expert imbalance).
+    std::map<std::string, std::int64_t> cats;
+    for (const auto& r : t.rows)
+        if (!r.top_category.empty()) ++cats[r.top_category];
+    std::int64_t best = 0;
+    for (const auto& [c, n] : cats)
+        if (n > best) {
+            best = n;
+            t.majority_category = c;
+        }
+    for (const auto& r : t.rows)
+        if (!r.top_category.empty() && r.top_category != t.majority_category) t.category_outliers.push_back(r.rank);
+    // The same site across ranks.
+    std::map<std::string, site_ranks> sites;
+    for (const auto& r : t.rows) {
+        if (r.top_site.empty()) continue;
+        auto& s = sites[r.top_site];
+        s.site = r.top_site;
+        ++s.ranks;
+        s.bytes += r.live;
+    }
+    for (auto& [k, s] : sites)
+        if (s.ranks >= 2) t.common_sites.push_back(s);
+    std::stable_sort(t.common_sites.begin(), t.common_sites.end(),
+                     [](const site_ranks& a, const site_ranks& b) { return a.ranks > b.ranks; });
+    // Missing numbers below the highest rank (a rank without a file or summary).
+    std::int64_t expect = 0;
+    for (const auto& r : t.rows) {
+        if (r.rank > expect) {
+            for (std::int64_t k = expect; k < r.rank && t.missing_ranks.size() < 1000; ++k) t.missing_ranks.push_back(k);
+            t.missing_rank_count += r.rank - expect;
+        }
+        expect = std::max(expect, r.rank + 1);
     }
     return t;
 }
@@ -305,9 +367,12 @@ void emit_facts(const rank_table& t, fact_sink& sink) {
     p.producer = "snapshot";
     p.excerpt = fmt::format("{} ranks, median peak {}", t.rows.size(), t.median_peak);
     sink.emit("snapshot.rank_peak_spread", t.peak_spread, p);
-    if (t.outlier >= 0) {
-        p.file = t.rows[t.outlier].file;
-        sink.emit("snapshot.rank_outlier", t.rows[t.outlier].rank, p);
+    sink.emit("snapshot.ranks", static_cast<std::int64_t>(t.rows.size()), p);
+    sink.emit("snapshot.rank_median_peak_bytes", t.median_peak, p);
+    if (t.farthest >= 0) {
+        p.file = t.rows[t.farthest].file;
+        sink.emit("snapshot.rank_farthest", t.rows[t.farthest].rank, p);
+        sink.emit("snapshot.rank_farthest_deviation", t.outlier_deviation, p);
     }
 }
 
@@ -378,12 +443,22 @@ nlohmann::json to_json(const rank_table& t) {
         rows.push_back({{"rank", r.rank}, {"file", r.file}, {"device", r.device}, {"peak_bytes", r.peak},
                         {"allocated_bytes", r.live}, {"reserved_bytes", r.reserved}, {"inactive_bytes", r.inactive},
                         {"fragmentation_rate", r.fragmentation}, {"oom_events", r.oom_events},
-                        {"top_site", r.top_site}});
+                        {"first_oom_time_us", r.first_oom_time_us >= 0 ? json(r.first_oom_time_us) : json(nullptr)},
+                        {"top_site", r.top_site}, {"top_category", r.top_category}});
+    json common = json::array();
+    for (const auto& s : t.common_sites) common.push_back({{"site", s.site}, {"ranks", s.ranks}, {"bytes", s.bytes}});
     return {{"rows", rows},
             {"median_peak_bytes", t.median_peak},
             {"peak_spread", t.peak_spread},
             {"outlier_rank", t.outlier >= 0 ? json(t.rows[t.outlier].rank) : json(nullptr)},
-            {"outlier_deviation", t.outlier >= 0 ? json(t.outlier_deviation) : json(nullptr)}};
+            {"outlier_deviation", t.outlier >= 0 ? json(t.outlier_deviation) : json(nullptr)},
+            {"failed_ranks", t.failed_ranks},
+            {"first_failed_rank", t.first_failed_rank >= 0 ? json(t.first_failed_rank) : json(nullptr)},
+            {"majority_category", t.majority_category},
+            {"category_outliers", t.category_outliers},
+            {"common_sites", common},
+            {"missing_ranks", t.missing_ranks},
+            {"missing_rank_count", t.missing_rank_count}};
 }
 
 namespace {
@@ -470,6 +545,23 @@ std::string render_text(const rank_table& t, bool markdown, bool color) {
     if (t.outlier >= 0)
         w.kv("outlier", fmt::format("rank {} ({:+.1f}% from the median peak)", t.rows[t.outlier].rank,
                                     t.outlier_deviation * 100.0));
+    auto ranks = [](const std::vector<std::int64_t>& v) {
+        std::string s;
+        for (std::size_t i = 0; i < v.size() && i < 32; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+        return s;
+    };
+    if (!t.failed_ranks.empty()) {
+        w.kv("ranks with an OOM", ranks(t.failed_ranks) + (t.failed_ranks.size() > 32 ? fmt::format(", ... ({} in all)", t.failed_ranks.size()) : ""));
+        w.kv("first to fail", fmt::format("rank {}", t.first_failed_rank));
+    }
+    if (!t.category_outliers.empty())
+        w.kv("other top category", fmt::format("ranks {}{} (most ranks: {})", ranks(t.category_outliers),
+                                               t.category_outliers.size() > 32 ? fmt::format(", ... ({} in all)", t.category_outliers.size()) : "",
+                                               t.majority_category));
+    for (std::size_t i = 0; i < t.common_sites.size() && i < 3; ++i)
+        w.kv(i == 0 ? "same top site" : "", fmt::format("{} on {} ranks", t.common_sites[i].site, t.common_sites[i].ranks));
+    if (t.missing_rank_count > 0)
+        w.kv("missing ranks", ranks(t.missing_ranks) + (t.missing_rank_count > 32 ? fmt::format(", ... ({} in all)", t.missing_rank_count) : ""));
     return w.str();
 }
 

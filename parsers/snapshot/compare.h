@@ -47,8 +47,11 @@ struct trend_result {
     std::vector<std::string> files;
     std::int64_t device = 0;
     std::vector<std::int64_t> live, reserved, peak;
+    std::int64_t growth_bytes = 0;        // last live - first live
+    std::int64_t last_step_bytes = 0;     // last live - the one before
+    std::int64_t largest_drop_bytes = 0;  // largest decrease between consecutive snapshots
+    // Verdicts of the rules (engine/report/snapshot_verdicts.h); empty / false until applied.
     bool monotonic_growth = false;
-    std::int64_t growth_bytes = 0;
     std::string verdict;  // leak | warmup | no_growth
     std::string explanation;
     std::vector<trend_series> categories;  // all categories with any bytes
@@ -57,9 +60,12 @@ struct trend_result {
 };
 
 trend_result trend(const std::vector<snapshot_analysis>& v);
+// The explanation of t.verdict in words, from the measurements (after the verdict is set).
+std::string trend_explanation(const trend_result& t);
 void emit_facts(const trend_result& t, fact_sink& sink);
 void emit_facts(const diff_result& d, fact_sink& sink);
 
+// One rank of the cross-rank view: what one file's summary (its oomdx.snapshot/1 JSON) holds.
 struct rank_row {
     std::string file;
     std::int64_t rank = 0;
@@ -67,19 +73,44 @@ struct rank_row {
     std::int64_t peak = 0, live = 0, reserved = 0, inactive = 0;
     double fragmentation = 0;
     std::int64_t oom_events = 0;
+    std::int64_t first_oom_time_us = -1;  // time of its first detailed OOM event, -1 unknown
     std::string top_site;
+    std::string top_category;             // category holding most of its live memory
+};
+
+struct site_ranks {
+    std::string site;
+    std::int64_t ranks = 0;  // ranks whose top site it is
+    std::int64_t bytes = 0;  // their bytes at it, summed
 };
 
 struct rank_table {
     std::vector<rank_row> rows;  // sorted by rank
     std::int64_t median_peak = 0;
-    int outlier = -1;            // index into rows, -1 when all ranks are within 10% of the median
-    double outlier_deviation = 0;
+    int farthest = -1;           // index into rows of the peak farthest from the median
+    double outlier_deviation = 0;  // its (peak - median) / median
+    int outlier = -1;            // the rules' verdict: `farthest` when it is an outlier, else -1
     double peak_spread = 0;      // (max - min) / max
+    std::vector<std::int64_t> failed_ranks;  // ranks with an OOM event, ascending
+    std::int64_t first_failed_rank = -1;     // earliest first OOM (time_us), else lowest failed rank
+    std::string majority_category;           // the top category of most ranks
+    std::vector<std::int64_t> category_outliers;  // ranks whose top category is another one
+    std::vector<site_ranks> common_sites;    // top sites shared by two ranks or more, most ranks first
+    std::vector<std::int64_t> missing_ranks; // numbers between 0 and the highest rank without a row (first 1000)
+    std::int64_t missing_rank_count = 0;     // all of them
+    void add_missing(std::int64_t rank) {
+        if (missing_ranks.size() < 1000) missing_ranks.push_back(rank);
+        ++missing_rank_count;
+    }
 };
 
 rank_table compare_ranks(const std::vector<snapshot_analysis>& v);
-// Rank number from a file name ("rank3", "_3.pickle"); fallback when none.
+// The row of one analysis; `fallback_rank` when the analysis has none.
+rank_row rank_row_of(const snapshot_analysis& a, std::int64_t fallback_rank);
+// The cross-rank view of rows (any order; sorted by rank here).
+rank_table rank_table_of(std::vector<rank_row> rows);
+// Rank number from the file name ("rank3", "dev3", "_3.pickle"), else from a directory of the
+// path ("rank3/oom.pickle"); fallback when none.
 std::int64_t rank_from_name(const std::string& path, std::int64_t fallback);
 void emit_facts(const rank_table& t, fact_sink& sink);
 

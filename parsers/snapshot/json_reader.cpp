@@ -60,7 +60,7 @@ public:
         case ctx::segments: c = ctx::segment; m_seg = segment{}; m_seg_has_addr.clear(); break;
         case ctx::blocks: c = ctx::block; m_block = block{}; m_block_req = -1; m_block_has_addr = false; break;
         case ctx::history: c = ctx::history_item; m_hist_index++; break;
-        case ctx::device: c = ctx::entry; m_entry = trace_entry{}; m_cc = m_um = no_str; break;
+        case ctx::device: c = ctx::entry; m_entry = trace_event{}; m_cc = m_um = no_str; break;
         case ctx::frames: c = ctx::frame; m_fn = m_nm = no_str; m_line = 0; break;
         case ctx::annotations: c = ctx::annotation; m_ann = annotation{}; break;
         case ctx::top:
@@ -324,7 +324,7 @@ private:
             case k_action: {
                 std::uint32_t id = as_str(v, "action");
                 if (id == no_str) fail("trace entry 'action' is not a string");
-                m_entry.action = text_ref(m_pool.view(id).data());
+                m_entry.action = m_pool.view(id);
                 m_entry.kind = parse_action(m_pool.view(id));
                 break;
             }
@@ -390,7 +390,7 @@ private:
     std::int64_t m_block_req = -1, m_hist_req = -1;
     int m_hist_index = -1;
     bool m_block_has_addr = false;
-    trace_entry m_entry;
+    trace_event m_entry;
     std::uint32_t m_cc = no_str, m_um = no_str;
     std::uint32_t m_fn = no_str, m_nm = no_str;
     std::int64_t m_line = 0;

@@ -55,41 +55,56 @@ std::uint64_t hash_bytes(const void* data, std::size_t n) {
     return h ^ (h >> 31);
 }
 
-static std::uint64_t hash_ids(const frame_id* ids, std::size_t n) { return hash_bytes(ids, n * sizeof(frame_id)) | 1; }
-
 void frame_interner::grow() {
-    std::size_t cap = m_table.empty() ? 1024 : m_table.size() * 2;
-    m_table.assign(cap, -1);
-    for (std::size_t id = 1; id < m_hashes.size(); ++id) {
-        std::size_t i = m_hashes[id] & (cap - 1);
-        while (m_table[i] >= 0) i = (i + 1) & (cap - 1);
-        m_table[i] = static_cast<std::int32_t>(id);
+    std::vector<slot> old(m_table.empty() ? 1024 : m_table.size() * 2);
+    old.swap(m_table);
+    const std::size_t mask = m_table.size() - 1;
+    for (const slot& e : old) {
+        if (e.id < 0) continue;
+        std::size_t i = e.hash & mask;
+        while (m_table[i].id >= 0) i = (i + 1) & mask;
+        m_table[i] = e;
     }
 }
 
 frames_id frame_interner::intern_list(const frame_id* ids, std::size_t n) {
     if (n == 0) return 0;
-    if (m_hashes.empty()) m_hashes.push_back(0);  // list 0 = empty
-    if ((m_hashes.size() + 1) * 2 > m_table.size()) grow();
-    const std::uint64_t h = hash_ids(ids, n);
+    // A trace repeats its sequence of stacks: the list that followed the previous one last
+    // time is tried before the table, whose probes miss the cache.
+    if (static_cast<std::size_t>(m_prev) < m_next.size()) {
+        const frames_id cand = m_next[m_prev];
+        if (cand > 0) {
+            const auto l = m_snap.lists[cand];
+            if (l.size() == n && std::memcmp(l.data(), ids, n * sizeof(frame_id)) == 0) return follow(cand);
+        }
+    }
+    const frames_id id = lookup(ids, n);
+    if (static_cast<std::size_t>(m_prev) >= m_next.size()) m_next.resize(m_prev + 1024, 0);
+    m_next[m_prev] = id;
+    return follow(id);
+}
+
+// `id` is the previous list now; the list that followed it last time is fetched ahead.
+frames_id frame_interner::follow(frames_id id) {
+    m_prev = id;
+    if (static_cast<std::size_t>(id) < m_next.size() && m_next[id] > 0) m_snap.lists.prefetch(m_next[id]);
+    return id;
+}
+
+frames_id frame_interner::lookup(const frame_id* ids, std::size_t n) {
+    if ((m_count + 1) * 2 > m_table.size()) grow();
+    const std::uint64_t h = hash_bytes(ids, n * sizeof(frame_id));
     const std::size_t mask = m_table.size() - 1;
     std::size_t i = h & mask;
-    auto& items = m_snap.list_items;
-    auto& offs = m_snap.list_offsets;
-    while (m_table[i] >= 0) {
-        auto id = m_table[i];
-        if (m_hashes[id] == h) {
-            std::uint32_t b = offs[id], e = offs[id + 1];
-            if (e - b == n && std::memcmp(items.data() + b, ids, n * sizeof(frame_id)) == 0)
-                return id;
-        }
-        i = (i + 1) & mask;
+    for (; m_table[i].id >= 0; i = (i + 1) & mask) {
+        const slot& e = m_table[i];
+        if (e.hash == h && e.len == n &&
+            std::memcmp(m_snap.lists[e.id].data(), ids, n * sizeof(frame_id)) == 0)
+            return e.id;
     }
-    auto id = static_cast<frames_id>(offs.size() - 1);
-    items.insert(items.end(), ids, ids + n);
-    offs.push_back(static_cast<std::uint32_t>(items.size()));
-    m_hashes.push_back(h);
-    m_table[i] = id;
+    const frames_id id = m_snap.lists.add(ids, n);
+    m_table[i] = slot{h, id, static_cast<std::uint32_t>(n)};
+    ++m_count;
     return id;
 }
 
@@ -183,11 +198,16 @@ void validate_sizes(const snapshot& s) {
     for (std::size_t d = 0; d < s.device_traces.size(); ++d) {
         std::int64_t trace_total = 0;
         const auto& t = s.device_traces[d];
+        const auto& frees = t.device_frees();
+        std::size_t next_free = 0;
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
             const auto ew = [d, k] { return fmt::format("device_traces[{}][{}]", d, k); };
             check_size(s, e.size, ew, "size");
-            if (e.device_free >= 0) check_size(s, e.device_free, ew, "device_free");  // -1: absent
+            if (next_free < frees.size() && frees[next_free].first == k) {
+                const std::int64_t device_free = frees[next_free++].second;
+                if (device_free >= 0) check_size(s, device_free, ew, "device_free");  // -1: absent
+            }
             if (e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
                 e.kind == action_kind::segment_map)
                 check_total(s, trace_total, e.size, "trace allocations");

@@ -43,11 +43,22 @@ private:
             return static_cast<std::size_t>(h ^ (h >> 33));
         }
     };
+    // Open addressing over list ids: the hash and length sit in the slot, so a lookup reads
+    // the slot and, on a match, the list itself.
+    struct slot {
+        std::uint64_t hash = 0;
+        std::int32_t id = -1;
+        std::uint32_t len = 0;
+    };
     void grow();
+    frames_id lookup(const frame_id* ids, std::size_t n);
+    frames_id follow(frames_id id);
     snapshot& m_snap;
     std::unordered_map<key, frame_id, key_hash> m_frames;
-    std::vector<std::int32_t> m_table;   // open addressing: frames_id or -1
-    std::vector<std::uint64_t> m_hashes;  // hash per frames_id
+    std::vector<slot> m_table;
+    std::size_t m_count = 0;
+    std::vector<frames_id> m_next;  // per list: the list interned after it last time
+    frames_id m_prev = 0;
 };
 
 block_state parse_block_state(std::string_view s);

@@ -10,6 +10,7 @@
 #include "parsers/snapshot/pickle_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -60,19 +61,44 @@ struct node {
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 
-// The memo in chunks of 256K slots (4 MiB; no reallocation copies). Chunks are
-// block_pool::array_block blocks, zero-filled, and zero reads as vt::unset.
+// The memo in chunks of 1M slots of 4 bytes (4 MiB; no reallocation copies): zero-filled
+// block_pool::array_block blocks, and zero reads as unset. A slot is a tag and a payload: a
+// string, frame or frame-list id, or the index of a value kept whole in a side array (a
+// container being built, a number, an id that does not fit in 28 bits).
 class memo_table {
-    static constexpr std::size_t k_shift = 18;
+    static constexpr std::size_t k_shift = 20;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
-    static_assert(k_chunk * sizeof(val) <= block_pool::k_block);
+    static_assert(k_chunk * sizeof(std::uint32_t) <= block_pool::k_block);
 
 public:
+    enum tag : std::uint32_t { t_unset, t_consumed, t_str, t_frame, t_frames, t_boxed };
+    static constexpr unsigned k_tag_shift = 28;
+    static constexpr std::uint32_t k_payload = (std::uint32_t(1) << k_tag_shift) - 1;
+    static tag tag_of(std::uint32_t raw) { return static_cast<tag>(raw >> k_tag_shift); }
+    static std::uint32_t payload(std::uint32_t raw) { return raw & k_payload; }
+    static constexpr std::uint32_t make(tag t, std::uint32_t x) { return (std::uint32_t(t) << k_tag_shift) | x; }
+
     std::size_t size() const { return m_size; }
-    val& operator[](std::size_t i) { return static_cast<val*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)]; }
+    std::uint32_t raw(std::size_t i) const { return slot(i); }
+    val get(std::size_t i) const {
+        const std::uint32_t r = slot(i);
+        switch (tag_of(r)) {
+        case t_unset: return val{};
+        case t_consumed: return val{vt::consumed};
+        case t_str: return val{vt::str, payload(r), 0};
+        case t_frame: return val{vt::frame, payload(r), 0};
+        case t_frames: return val{vt::frames, payload(r), 0};
+        default: return m_boxed[payload(r)];
+        }
+    }
+    void set(std::size_t i, const val& v) {
+        std::uint32_t& s = slot(i);
+        if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
+        s = encode(v);
+    }
     bool try_append(const val& v) {
         if (m_size >= m_chunks.size() * k_chunk) return false;
-        (*this)[m_size++] = v;
+        slot(m_size++) = encode(v);
         return true;
     }
     void resize(std::size_t n) {
@@ -81,63 +107,35 @@ public:
     }
 
 private:
-    std::vector<block_pool::block_ptr> m_chunks;  // val is an aggregate: zero bytes are valid vals
+    std::uint32_t& slot(std::size_t i) const {
+        return static_cast<std::uint32_t*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)];
+    }
+    std::uint32_t encode(const val& v) {
+        if (v.a <= k_payload) {
+            switch (v.t) {
+            case vt::unset: return make(t_unset, 0);
+            case vt::consumed: return make(t_consumed, 0);
+            case vt::str: return make(t_str, v.a);
+            case vt::frame: return make(t_frame, v.a);
+            case vt::frames: return make(t_frames, v.a);
+            default: break;
+            }
+        }
+        std::uint32_t b;
+        if (!m_box_free.empty()) {
+            b = m_box_free.back();
+            m_box_free.pop_back();
+            m_boxed[b] = v;
+        } else {
+            b = static_cast<std::uint32_t>(m_boxed.size());
+            m_boxed.push_back(v);
+        }
+        return make(t_boxed, b);
+    }
+    std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
-};
-
-// Frame lists by the bytes of their items (BINGET / LONG_BINGET of memoized frames): a trace
-// has millions of fresh lists but a few thousand distinct ones, so a list seen before skips
-// the memo lookups and interning. Valid while no memo slot is overwritten (clear() then).
-class raw_frames_cache {
-public:
-    // The list's id, or -1.
-    std::int64_t find(const std::uint8_t* p, std::size_t n, std::uint64_t h) const {
-        if (m_count == 0) return -1;
-        const std::size_t mask = m_tab.size() - 1;
-        for (std::size_t i = h & mask; m_tab[i].len; i = (i + 1) & mask) {
-            const entry& e = m_tab[i];
-            if (e.h == h && e.len == n && std::memcmp(m_bytes.data() + e.off, p, n) == 0) return e.id;
-        }
-        return -1;
-    }
-    void insert(const std::uint8_t* p, std::size_t n, std::uint64_t h, frames_id id) {
-        if (n == 0 || n > (1u << 20) || m_bytes.size() + n > k_max_bytes) return;  // bounded: 16 MiB
-        if ((m_count + 1) * 2 > m_tab.size()) grow();
-        const std::size_t mask = m_tab.size() - 1;
-        std::size_t i = h & mask;
-        while (m_tab[i].len) i = (i + 1) & mask;
-        m_tab[i] = entry{h, static_cast<std::uint32_t>(m_bytes.size()), static_cast<std::uint32_t>(n), id};
-        m_bytes.append(reinterpret_cast<const char*>(p), n);
-        ++m_count;
-    }
-    void clear() {
-        if (m_count == 0) return;
-        m_tab.assign(m_tab.size(), entry{});
-        m_bytes.clear();
-        m_count = 0;
-    }
-
-private:
-    static constexpr std::size_t k_max_bytes = std::size_t(16) << 20;
-    struct entry {
-        std::uint64_t h = 0;
-        std::uint32_t off = 0, len = 0;  // len 0: empty slot
-        frames_id id = 0;
-    };
-    void grow() {
-        std::vector<entry> old(std::max<std::size_t>(1024, m_tab.size() * 2));
-        old.swap(m_tab);
-        const std::size_t mask = m_tab.size() - 1;
-        for (const entry& e : old) {
-            if (!e.len) continue;
-            std::size_t i = e.h & mask;
-            while (m_tab[i].len) i = (i + 1) & mask;
-            m_tab[i] = e;
-        }
-    }
-    std::vector<entry> m_tab;
-    std::string m_bytes;
-    std::size_t m_count = 0;
+    std::vector<val> m_boxed;
+    std::vector<std::uint32_t> m_box_free;
 };
 
 class reader {
@@ -151,7 +149,9 @@ public:
           m_out(out),
           m_pool(out.strings()),
           m_frames(out),
-          m_release(release) {}
+          m_release(release) {
+        std::memset(m_key_at, k_not_key, sizeof m_key_at);
+    }
 
     void run();
 
@@ -257,11 +257,7 @@ private:
             node& n = m_nodes[id];
             if (n.kind == nk::free || n.gen != static_cast<std::uint32_t>(pv.i) || n.refs > 0)
                 continue;
-            if (n.memo >= 0) {
-                val* slot = memo_slot(n.memo);
-                if (slot && slot->t == vt::node && slot->a == id && slot->i == n.gen)
-                    *slot = n.resolved ? n.res : val{vt::consumed};
-            }
+            if (n.memo >= 0) memo_settle(n.memo, pv, n.resolved ? n.res : val{vt::consumed});
             n.kind = nk::free;
             n.resolved = n.consumed = n.visiting = false;
             n.refs = 0;
@@ -277,15 +273,25 @@ private:
     }
 
     // ---- memo ---------------------------------------------------------------------------
-    val* memo_slot(std::int64_t idx) {
-        if (idx < static_cast<std::int64_t>(m_memo.size())) return &m_memo[idx];
+    // A memo slot that still holds node `nv` takes the node's settled value.
+    void memo_settle(std::int64_t idx, const val& nv, const val& settled) {
+        if (idx < static_cast<std::int64_t>(m_memo.size())) {
+            const val cur = m_memo.get(static_cast<std::size_t>(idx));
+            if (cur.t == vt::node && cur.a == nv.a && cur.i == nv.i) {
+                m_memo.set(static_cast<std::size_t>(idx), settled);
+                sync_low(static_cast<std::size_t>(idx));
+            }
+            return;
+        }
         auto it = m_sparse.find(idx);
-        return it == m_sparse.end() ? nullptr : &it->second;
+        if (it != m_sparse.end() && it->second.t == vt::node && it->second.a == nv.a && it->second.i == nv.i)
+            it->second = settled;
     }
     [[gnu::always_inline]] void memo_put(std::uint64_t idx, const val& v) {
         if (idx == m_memo.size() && idx < static_cast<std::uint64_t>(m_lim.max_memo) &&
             m_memo.try_append(v)) [[likely]] {
             ++m_memo_count;
+            if (idx < 256) [[unlikely]] sync_low(idx);
             if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
             return;
         }
@@ -296,39 +302,55 @@ private:
             fail("limit exceeded: memo index " + std::to_string(idx) + " is above " +
                  std::to_string(m_lim.max_memo) + " (limit snapshot_memo)");
         if (idx < m_memo.size()) {
-            val& slot = m_memo[idx];
-            if (slot.t == vt::unset) ++m_memo_count;
-            else m_raw_frames.clear();  // a slot that cached frame lists may refer to changed
-            slot = v;
+            if (m_memo.raw(idx) == 0) ++m_memo_count;
+            m_memo.set(idx, v);
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
-            m_memo[idx] = v;
+            m_memo.set(idx, v);
             ++m_memo_count;
         } else {
             if (m_sparse.emplace(idx, v).second) ++m_memo_count;
             else m_sparse[idx] = v;
         }
+        if (idx < 256) sync_low(idx);
         if (v.t == vt::node) m_nodes[v.a].memo = static_cast<std::int64_t>(idx);
+    }
+    void sync_low(std::size_t idx) {
+        if (idx >= 256) return;
+        const std::uint32_t r = idx < m_memo.size() ? m_memo.raw(idx) : 0;
+        m_low_memo[idx] = r;
+        m_key_at[idx] = memo_table::tag_of(r) == memo_table::t_str && memo_table::payload(r) < k_key_count
+                            ? static_cast<std::uint8_t>(memo_table::payload(r))
+                            : k_not_key;
     }
     [[gnu::always_inline]] val memo_get(std::uint64_t idx) {
         if (idx < m_memo.size()) [[likely]] {
-            const val& v = m_memo[idx];
-            if (v.t != vt::unset && v.t != vt::consumed) [[likely]] return v;
+            const std::uint32_t r = m_memo.raw(idx);
+            switch (memo_table::tag_of(r)) {
+            case memo_table::t_str: return val{vt::str, memo_table::payload(r), 0};
+            case memo_table::t_frame: return val{vt::frame, memo_table::payload(r), 0};
+            case memo_table::t_frames: return val{vt::frames, memo_table::payload(r), 0};
+            default: break;
+            }
         }
         return memo_get_slow(idx);
     }
     [[gnu::noinline]] val memo_get_slow(std::uint64_t idx) {
-        val* s = idx < static_cast<std::uint64_t>(m_lim.max_memo)
-                     ? memo_slot(static_cast<std::int64_t>(idx))
-                     : nullptr;
-        if (!s || s->t == vt::unset)
+        val v;
+        if (idx < m_memo.size()) {
+            v = m_memo.get(idx);
+        } else if (idx < static_cast<std::uint64_t>(m_lim.max_memo)) {
+            auto it = m_sparse.find(static_cast<std::int64_t>(idx));
+            if (it != m_sparse.end()) v = it->second;
+        }
+        if (v.t == vt::unset)
             fail("memo index " + std::to_string(idx) + " was never stored (memo holds " +
                  std::to_string(m_memo_count) + " entries)");
-        if (s->t == vt::consumed)
+        if (v.t == vt::consumed)
             fail("memo index " + std::to_string(idx) +
                  " refers to a record that was already consumed (shared records are not "
                  "supported)");
-        return *s;
+        return v;
     }
 
     // ---- values -------------------------------------------------------------------------
@@ -368,7 +390,7 @@ private:
         }
         append_node(list, v);
     }
-    trace_entry take_record(const val& v) {
+    trace_event take_record(const val& v) {
         if (v.a >= m_records.size() || !m_record_live[v.a])
             fail("a trace entry was used twice");
         m_record_live[v.a] = 0;
@@ -427,7 +449,7 @@ private:
         if (c < 0) c = static_cast<std::int8_t>(parse_action(m_pool.view(sid)));
         return static_cast<action_kind>(c);
     }
-    trace_entry to_entry(const node& n);
+    trace_event to_entry(const node& n);
     static constexpr std::uint32_t k_no_str = ~std::uint32_t(0);
     std::uint32_t context_of(std::uint32_t cc, std::uint32_t um) {
         std::uint64_t key = (std::uint64_t(cc) << 32) | um;
@@ -450,211 +472,348 @@ private:
     nlohmann::json to_json(const val& v, std::int64_t depth);
     void build_top(const val& top);
 
-    // Fast path for a trace entry dict whose keys are memoized known strings and whose values
-    // are numbers, strings or fresh frame lists: EMPTY_DICT MEMOIZE MARK (key value)+
-    // SETITEMS. Scans first without side effects, then commits; anything unexpected takes the
-    // general path. `p` points after the EMPTY_DICT opcode.
+    // ---- fast paths ------------------------------------------------------------------------
+    // Python's pickler writes a trace entry as EMPTY_DICT MEMOIZE MARK (key value)+ SETITEMS,
+    // keys and enum-like values as BINGETs of memoized strings, a fresh frames list per
+    // allocation (MEMOIZE, then BINGETs of shared frame dicts, new frame dicts inline), and it
+    // starts a new FRAME at any object boundary. The fast paths decode exactly that shape
+    // straight into the model: they scan first without side effects on the memo or the stack,
+    // then commit; anything else returns false and takes the general path, which reports
+    // errors. Interning during a scan is harmless: the general path interns the same values
+    // in the same order. They stop 16 bytes before the end of the input, so that a key or a
+    // number can be read without a bounds check; only strings check their length.
+    static constexpr std::ptrdiff_t k_slack = 16;
+
+    // Skips FRAME opcodes; false near the end of the input or on a FRAME longer than the rest.
+    [[gnu::noinline]] bool skip_frames(const std::uint8_t*& q) const {
+        while (m_end - q >= k_slack && *q == 0x95) {
+            const std::uint64_t len = u64(q + 1);
+            q += 9;
+            if (len > static_cast<std::uint64_t>(m_end - q)) return false;
+        }
+        return m_end - q >= k_slack;
+    }
+    // The raw memo slot of BINGET / LONG_BINGET at q (q before the slack), or 0 when it is not
+    // one or names a slot stored after the scan began.
+    [[gnu::always_inline]] std::uint32_t memo_ref(const std::uint8_t*& q, std::size_t memo_size) const {
+        std::uint64_t idx;
+        if (*q == 'h') {
+            idx = q[1];
+            q += 2;
+            return idx < memo_size ? m_low_memo[idx] : 0;
+        }
+        if (*q != 'j') return 0;
+        idx = u32(q + 1);
+        q += 5;
+        return idx < memo_size ? m_memo.raw(idx) : 0;
+    }
+    static bool is(std::uint32_t raw, memo_table::tag t) { return memo_table::tag_of(raw) == t; }
+    // SHORT_BINUNICODE or BINUNICODE followed by MEMOIZE: the string's id; its memo value is
+    // queued in m_pend.
+    [[gnu::always_inline]] bool fresh_str(const std::uint8_t*& q, std::size_t& npend, std::uint32_t& id) {
+        std::size_t n, h;
+        if (*q == 0x8c) {
+            n = q[1];
+            h = 2;
+        } else {
+            n = u32(q + 1);
+            h = 5;
+            if (n > static_cast<std::uint64_t>(m_lim.max_string)) return false;
+        }
+        if (static_cast<std::size_t>(m_end - q) < h + n + 1 || q[h + n] != 0x94 || npend == k_max_pend) return false;
+        id = intern_cached(reinterpret_cast<const char*>(q + h), n);
+        m_pend[npend++] = val{vt::str, id, 0};
+        q += h + n + 1;
+        return true;
+    }
+    // Interns through a small direct-mapped cache: a trace writes the same fresh strings
+    // ("N/A", user metadata) for millions of entries.
+    std::uint32_t intern_cached(const char* p, std::size_t n) {
+        const std::size_t h = (n * 31 + (n ? std::uint8_t(p[0]) * 7 + std::uint8_t(p[n - 1]) : 0)) & (k_str_cache - 1);
+        str_cache_entry& c = m_str_cache[h];
+        if (c.text && c.n == n && std::memcmp(c.text, p, n) == 0) return c.id;
+        const std::uint32_t id = intern_utf8({p, n});
+        const std::string_view stored = m_pool.view(id);
+        if (stored.size() == n) c = str_cache_entry{stored.data(), static_cast<std::uint32_t>(n), id};
+        return id;
+    }
+    // BININT1, BININT2, BININT or LONG1 of 1-8 bytes (q before the slack).
+    [[gnu::always_inline]] static bool small_int(const std::uint8_t*& q, std::int64_t& v) {
+        switch (*q) {
+        case 'K': v = q[1]; q += 2; return true;
+        case 'M': v = q[1] | (q[2] << 8); q += 3; return true;
+        case 'J': v = static_cast<std::int32_t>(u32(q + 1)); q += 5; return true;
+        case 0x8a: {
+            const std::size_t n = q[1];
+            if (n == 0 || n > 8) return false;
+            std::uint64_t x;
+            std::memcpy(&x, q + 2, 8);
+            if (n < 8) {
+                x &= (std::uint64_t(1) << (8 * n)) - 1;
+                if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
+            }
+            v = static_cast<std::int64_t>(x);
+            q += 2 + n;
+            return true;
+        }
+        default: return false;
+        }
+    }
+    // A new frame dict inline: EMPTY_DICT MEMOIZE MARK, name/filename/line keys (memoized
+    // strings) with fresh or memoized strings and an int, SETITEMS. `q` points at EMPTY_DICT.
+    [[gnu::noinline]] bool fresh_frame(const std::uint8_t*& q, std::size_t memo_size, std::size_t& npend, frame_id& out) {
+        if (q[1] != 0x94 || npend == k_max_pend) return false;
+        q += 2;
+        const std::size_t slot = npend++;  // the dict's memo value, known at the end
+        if (!skip_frames(q) || *q != '(') return false;
+        ++q;
+        std::uint32_t fn = k_no_str, nm = k_no_str;
+        std::int64_t line = 0;
+        for (int items = 0;; ++items) {
+            if (!skip_frames(q)) return false;
+            if (*q == 'u') break;
+            const std::uint32_t kr = memo_ref(q, memo_size);
+            if (items == 3 || !is(kr, memo_table::t_str) || !skip_frames(q)) return false;
+            const std::uint32_t key = memo_table::payload(kr);
+            if (key == k_line) {
+                if (!small_int(q, line)) return false;
+                continue;
+            }
+            if (key != k_name && key != k_filename) return false;
+            std::uint32_t id;
+            if (*q == 'h' || *q == 'j') {
+                const std::uint32_t vr = memo_ref(q, memo_size);
+                if (!is(vr, memo_table::t_str)) return false;
+                id = memo_table::payload(vr);
+            } else if (*q != 0x8c && *q != 'X') {
+                return false;
+            } else if (!fresh_str(q, npend, id)) {
+                return false;
+            }
+            (key == k_name ? nm : fn) = id;
+        }
+        ++q;  // SETITEMS
+        if (fn == k_no_str || nm == k_no_str) return false;
+        out = m_frames.intern_frame(fn, nm, line);
+        m_pend[slot] = val{vt::frame, static_cast<std::uint32_t>(out), 0};
+        return true;
+    }
+
+    // The items of a fresh frames list after its MARK, up to APPENDS: BINGETs of frame dicts
+    // (the hot loop), new frame dicts inline, FRAMEs. The ids go to m_fids[0, n).
+    bool list_items(const std::uint8_t*& qref, std::size_t memo_size, std::size_t& npend, std::size_t& nref) {
+        frame_id* const out = m_fids.data();
+        const std::size_t cap = m_fids.size();
+        const std::uint8_t* const lim = m_end - k_slack;
+        const std::uint32_t* const low = m_low_memo;
+        const std::uint8_t* q = qref;  // locals: stores through `out` cannot alias them
+        std::size_t n = nref;
+        bool ok = false;
+        for (;;) {
+            // Every item takes 2 bytes or more: `stop` keeps n below cap and q before the slack.
+            const std::uint8_t* const stop = q + std::min<std::ptrdiff_t>(lim - q, 2 * static_cast<std::ptrdiff_t>(cap - n));
+            while (q < stop) {
+                std::uint32_t r;
+                if (*q == 'h') {  // slots 0-255 not stored yet read 0 (unset)
+                    r = low[q[1]];
+                    q += 2;
+                } else if (*q == 'j') {
+                    const std::uint32_t idx = u32(q + 1);
+                    r = idx < memo_size ? m_memo.raw(idx) : 0;
+                    q += 5;
+                } else {
+                    break;
+                }
+                if (!is(r, memo_table::t_frame)) goto done;
+                out[n++] = static_cast<frame_id>(memo_table::payload(r));
+            }
+            if (q >= lim || n >= cap) break;
+            if (*q == 'e') {
+                ok = n > 0;
+                break;
+            }
+            if (*q == '}') {
+                frame_id f;
+                if (!fresh_frame(q, memo_size, npend, f)) break;
+                out[n++] = f;
+            } else if (*q != 0x95 || !skip_frames(q)) {
+                break;
+            }
+        }
+    done:
+        qref = q;
+        nref = n;
+        return ok;
+    }
+    // A frames list as a record's value: a BINGET of a settled list, or a fresh list
+    // (EMPTY_LIST MEMOIZE, then nothing, one item and APPEND, or MARK items APPENDS). A fresh
+    // list's memo value is queued at m_pend[lpend] and its items are m_fids[0, n).
+    bool frames_value(const std::uint8_t*& q, std::size_t memo_size, std::size_t& npend, int& lpend,
+                      std::size_t& n, frames_id& id) {
+        if (*q == 'h' || *q == 'j') {
+            const std::uint32_t r = memo_ref(q, memo_size);
+            if (!is(r, memo_table::t_frames)) return false;
+            id = static_cast<frames_id>(memo_table::payload(r));
+            return true;
+        }
+        if (*q != ']' || q[1] != 0x94 || lpend >= 0 || npend == k_max_pend) return false;
+        q += 2;
+        lpend = static_cast<int>(npend++);
+        n = 0;
+        if (*q == 0x95 && !skip_frames(q)) return false;
+        if (*q == '(') {
+            ++q;
+            if (!list_items(q, memo_size, npend, n)) return false;
+            ++q;  // APPENDS
+        } else if (*q == 'h' || *q == 'j' || *q == '}') {  // one item, then APPEND
+            if (*q == '}') {
+                frame_id f;
+                if (!fresh_frame(q, memo_size, npend, f)) return false;
+                m_fids[n++] = f;
+            } else {
+                const std::uint32_t fr = memo_ref(q, memo_size);
+                if (!is(fr, memo_table::t_frame)) return false;
+                m_fids[n++] = static_cast<frame_id>(memo_table::payload(fr));
+            }
+            if (!skip_frames(q) || *q != 'a') return false;
+            ++q;
+        } else {
+            return true;  // an empty list
+        }
+        // Another batch (MARK ... APPENDS) or an APPEND would add to the list.
+        const std::uint8_t* r = q;
+        return skip_frames(r) && *r != '(' && *r != 'a';
+    }
+
+    // What a trace entry does with the value of each known key.
+    enum class field : std::uint8_t {
+        ignored, action, addr, size, stream, time_us, device_free, frames, compile_context, user_metadata
+    };
+    static constexpr std::array<field, k_key_count> k_fields = [] {
+        std::array<field, k_key_count> f{};
+        f[k_action] = field::action;
+        f[k_addr] = field::addr;
+        f[k_size] = field::size;
+        f[k_stream] = field::stream;
+        f[k_time_us] = field::time_us;
+        f[k_device_free] = field::device_free;
+        f[k_frames] = field::frames;
+        f[k_compile_context] = field::compile_context;
+        f[k_user_metadata] = field::user_metadata;
+        return f;
+    }();
+
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
-        const std::uint8_t* const end = m_end;
+        const std::uint8_t* const lim = m_end - k_slack;
         __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
-        if (end - q < 6 || q[0] != 0x94 || q[1] != '(') return false;
-        q += 2;
+        if (q >= lim || q[0] != 0x94) return false;
+        ++q;
+        if (*q == 0x95 && !skip_frames(q)) return false;
+        if (*q != '(') return false;
+        ++q;
         const std::size_t memo_size = m_memo.size();
-        auto memo_ref = [&](const std::uint8_t*& r, val& out) __attribute__((always_inline)) {
-            std::uint64_t idx;
-            if (*r == 'h') {
-                if (end - r < 2) return false;
-                idx = r[1];
-                r += 2;
-            } else if (*r == 'j') {
-                if (end - r < 5) return false;
-                idx = u32(r + 1);
-                r += 5;
+        trace_event e;
+        std::uint32_t cc = k_no_str, um = k_no_str;
+        std::size_t npend = 0, nframes = 0, nkeys = 0;
+        int lpend = -1;
+        for (;;) {
+            if (q >= lim) return false;
+            std::uint32_t key;
+            if (*q == 'h') {
+                key = m_key_at[q[1]];
+                q += 2;
+            } else if (*q == 'u') {
+                break;
+            } else if (*q == 'j') {
+                const std::uint32_t kr = memo_ref(q, memo_size);
+                key = is(kr, memo_table::t_str) && memo_table::payload(kr) < k_key_count ? memo_table::payload(kr) : k_not_key;
+            } else if (*q == 0x95) {
+                if (!skip_frames(q)) return false;
+                continue;
             } else {
                 return false;
             }
-            if (idx >= memo_size) return false;
-            out = m_memo[idx];
-            return true;
-        };
-        // Decoded into a local entry while scanning; memo slots the dict's values would take
-        // (fresh strings, fresh lists) are recorded and only stored on commit.
-        trace_entry e;
-        std::uint32_t cc = k_no_str, um = k_no_str;
-        std::uint32_t str_memo[8];  // fresh strings, in file order
-        std::size_t nstr = 0;
-        std::size_t frames_begin = 0, frames_end = 0;
-        int frames_slot = -1;  // position among the memo puts of the fresh frames list
-        const std::uint8_t* raw_begin = nullptr;  // the list's item bytes
-        std::size_t raw_len = 0;
-        std::uint64_t raw_hash = 0;
-        frames_id cached_frames = -1;
-        int nputs = 0;
-        bool have_action = false;
-        frame_id* const fids = m_fids.data();
-        const std::size_t fcap = m_fids.size();
-        std::size_t nf = 0, nkeys = 0;
-        while (q < end && *q != 'u') {
-            val k;
-            if (!memo_ref(q, k) || k.t != vt::str || k.a >= k_key_count) return false;
-            if (nkeys++ == 0 && k.a != k_action) return false;
-            if (q >= end) return false;
-            val v;
+            if (key == k_not_key || (nkeys++ == 0 && key != k_action) || nkeys > 64) return false;
+            if (*q == 0x95 && !skip_frames(q)) return false;
+            if (q >= lim) return false;
+            const field f = k_fields[key];
+            std::int64_t iv;
             switch (*q) {
-            case 'K':
-                if (end - q < 2) return false;
-                v = val{vt::integer, 0, q[1]};
-                q += 2;
+            case 'K': iv = q[1]; q += 2; break;
+            case 'M': iv = q[1] | (q[2] << 8); q += 3; break;
+            case 'J': iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;
+            case 0x8a:
+                if (!small_int(q, iv)) return false;
                 break;
-            case 'M':
-                if (end - q < 3) return false;
-                v = val{vt::integer, 0, q[1] | (q[2] << 8)};
-                q += 3;
-                break;
-            case 'J':
-                if (end - q < 5) return false;
-                v = val{vt::integer, 0, static_cast<std::int32_t>(u32(q + 1))};
-                q += 5;
-                break;
-            case 0x8a: {
-                if (end - q < 10) return false;  // slow path near the end of the input
-                const std::size_t n = q[1];
-                if (n == 0 || n > 8) return false;
-                std::uint64_t x;
-                std::memcpy(&x, q + 2, 8);
-                if (n < 8) {
-                    x &= (std::uint64_t(1) << (8 * n)) - 1;
-                    if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
-                }
-                v = val{vt::integer, 0, static_cast<std::int64_t>(x)};
-                q += 2 + n;
-                break;
-            }
-            case 0x88: v = val{vt::boolean, 0, 1}; ++q; break;
-            case 0x89: v = val{vt::boolean, 0, 0}; ++q; break;
-            case 'N': v = val{vt::none}; ++q; break;
             case 'h':
             case 'j':
-                if (!memo_ref(q, v)) return false;
-                if (v.t != vt::str && v.t != vt::frames && v.t != vt::integer) return false;
-                break;
-            case 0x8c: {  // a fresh short string, memoized
-                if (end - q < 3 || nstr == 8) return false;
-                const std::size_t n = q[1];
-                if (static_cast<std::size_t>(end - q) < 3 + n || q[2 + n] != 0x94) return false;
-                v = val{vt::str, intern_utf8({reinterpret_cast<const char*>(q + 2), n}), 0};
-                str_memo[nstr++] = v.a;
-                ++nputs;
-                q += 3 + n;
-                break;
-            }
-            case ']': {  // a fresh list: empty, or of already-seen frames
-                if (k.a != k_frames || frames_slot >= 0) return false;
-                if (end - q < 2 || q[1] != 0x94) return false;
-                q += 2;
-                frames_begin = nf;
-                if (q < end && *q == '(') {
-                    ++q;
-                    // The item bytes first: a list seen before needs no lookups.
-                    const std::uint8_t* r = q;
-                    std::size_t items = 0;
-                    for (;;) {
-                        if (end - r < 5) return false;
-                        if (*r == 'j') r += 5;
-                        else if (*r == 'h') r += 2;
-                        else break;
-                        ++items;
-                    }
-                    if (*r != 'e' || items == 0) return false;
-                    raw_begin = q;
-                    raw_len = static_cast<std::size_t>(r - q);
-                    raw_hash = hash_bytes(q, raw_len);
-                    if (std::int64_t id = m_raw_frames.find(q, raw_len, raw_hash); id >= 0) {
-                        cached_frames = static_cast<frames_id>(id);
-                        nf += items;
-                        q = r + 1;
-                        frames_end = nf;
-                        frames_slot = nputs++;
-                        v = val{vt::frames, 0, 0};
-                        break;
-                    }
-                    for (;;) {
-                        if (end - q < 5 || nf >= fcap) return false;
-                        std::uint64_t idx;
-                        if (*q == 'j') {
-                            idx = u32(q + 1);
-                            q += 5;
-                        } else if (*q == 'h') {
-                            idx = q[1];
-                            q += 2;
-                        } else {
-                            break;
-                        }
-                        if (idx >= memo_size) return false;
-                        const val& f = m_memo[idx];
-                        if (f.t != vt::frame) return false;
-                        fids[nf++] = static_cast<frame_id>(f.a);
-                    }
-                    if (*q != 'e' || nf == frames_begin) return false;
-                    ++q;
+            case 0x8c:
+            case 'X':
+            case ']': {
+                if (f == field::frames) {
+                    if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
+                    continue;
                 }
-                frames_end = nf;
-                frames_slot = nputs++;
-                v = val{vt::frames, 0, 0};
-                break;
+                std::uint32_t sid;
+                if (*q == 'h' || *q == 'j') {
+                    const std::uint32_t r = memo_ref(q, memo_size);
+                    if (!is(r, memo_table::t_str)) return false;
+                    sid = memo_table::payload(r);
+                } else if (*q == ']' || !fresh_str(q, npend, sid)) {
+                    return false;
+                }
+                switch (f) {
+                case field::action:
+                    e.action = m_pool.view(sid);
+                    e.kind = action_of(sid);
+                    break;
+                case field::compile_context: cc = sid; break;
+                case field::user_metadata: um = sid; break;
+                case field::ignored: break;
+                default: return false;  // a string where a number belongs
+                }
+                continue;
             }
-            default:
-                return false;
+            case 0x88:
+            case 0x89:
+            case 'N':
+                if (f != field::ignored) return false;
+                ++q;  // a bool or None under a key the record does not read
+                continue;
+            default: return false;
             }
-            switch (k.a) {
-            case k_action:
-                if (v.t != vt::str) return false;
-                e.action = text_ref(m_pool.view(v.a).data());
-                e.kind = action_of(v.a);
-                have_action = true;
-                break;
-            case k_addr: if (v.t != vt::integer) return false; e.addr = v.i; break;
-            case k_size: if (v.t != vt::integer) return false; e.size = v.i; break;
-            case k_stream: if (v.t != vt::integer) return false; e.stream = v.i; break;
-            case k_time_us: if (v.t != vt::integer) return false; e.time_us = v.i; break;
-            case k_device_free: if (v.t != vt::integer) return false; e.device_free = v.i; break;
-            case k_frames:
-                if (v.t != vt::frames) return false;
-                e.frames = static_cast<frames_id>(v.a);
-                break;
-            case k_compile_context: if (v.t != vt::str) return false; cc = v.a; break;
-            case k_user_metadata: if (v.t != vt::str) return false; um = v.a; break;
-            default: break;
+            switch (f) {  // a number
+            case field::addr: e.addr = iv; break;
+            case field::size: e.size = iv; break;
+            case field::stream: e.stream = iv; break;
+            case field::time_us: e.time_us = iv; break;
+            case field::device_free: e.device_free = iv; break;
+            case field::ignored: break;
+            default: return false;
             }
-            if (nkeys > 64) return false;
         }
-        if (q >= end || !have_action) return false;
         ++q;  // SETITEMS
-        if (q < end && (*q == '(' || *q == 's')) return false;  // more items may follow
+        if (nkeys == 0) return false;
+        {
+            const std::uint8_t* r = q;  // another batch of items for the same dict
+            if (*r == 0x95 && !skip_frames(r)) return false;
+            if (r < m_end && (*r == '(' || *r == 's')) return false;
+        }
 
         // Commit: the dict's memo slot, then its fresh values' slots in file order.
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
-        std::size_t si = 0;
-        for (int put = 0; put < nputs; ++put) {
-            val mv;
-            if (put == frames_slot) {
-                frames_id id = cached_frames;
-                if (id < 0) {
-                    id = m_frames.intern_list(fids + frames_begin, frames_end - frames_begin);
-                    if (raw_begin) m_raw_frames.insert(raw_begin, raw_len, raw_hash, id);
-                }
-                mv = val{vt::frames, static_cast<std::uint32_t>(id), 0};
-                e.frames = static_cast<frames_id>(mv.a);
-            } else {
-                mv = val{vt::str, str_memo[si++], 0};
+        for (std::size_t i = 0; i < npend; ++i) {
+            if (static_cast<int>(i) == lpend) {
+                e.frames = m_frames.intern_list(m_fids.data(), nframes);
+                m_pend[i] = val{vt::frames, static_cast<std::uint32_t>(e.frames), 0};
             }
-            memo_put(static_cast<std::uint64_t>(m_memo_count), mv);
+            memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
         }
         if (cc != k_no_str) m_has_cc = true;
         if (um != k_no_str) m_has_um = true;
         if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
-        count(static_cast<std::int64_t>(nkeys * 2 + nf + 1));
+        count(static_cast<std::int64_t>(nkeys * 2 + nframes + npend + 1));
         std::uint32_t slot;
         if (!m_record_free.empty()) {
             slot = m_record_free.back();
@@ -671,46 +830,35 @@ private:
         return true;
     }
 
-    // Fast path for the commonest shape in a snapshot, a fresh list of already-seen frames:
-    // EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET frame)+ APPENDS, not followed by another
-    // batch. Decoded straight into an interned frame list; anything else takes the general
-    // path. `p` points after the EMPTY_LIST opcode.
+    // A fresh list of frames outside a record (a block's or a segment's): the same shapes as
+    // in frames_value. `p` points after the EMPTY_LIST opcode.
     bool fast_frames_list(const std::uint8_t*& p) {
-        const std::uint8_t* q = p;
-        if (m_end - q < 2 || q[0] != 0x94 || q[1] != '(') return false;
-        q += 2;
-        m_scratch.clear();
-        const std::size_t memo_size = m_memo.size();
-        for (;;) {
-            if (q >= m_end) return false;
-            std::uint64_t idx;
-            if (*q == 'h') {
-                if (m_end - q < 2) return false;
-                idx = q[1];
-                q += 2;
-            } else if (*q == 'j') {
-                if (m_end - q < 5) return false;
-                idx = u32(q + 1);
-                q += 5;
-            } else {
-                break;
-            }
-            if (idx >= memo_size) return false;
-            const val& v = m_memo[idx];
-            if (v.t != vt::frame) return false;
-            m_scratch.push_back(static_cast<frame_id>(v.a));
-        }
-        if (m_scratch.empty() || *q != 'e') return false;
-        ++q;
-        if (q < m_end && (*q == '(' || *q == 'a')) return false;  // more items may follow
-        val fv{vt::frames,
-               static_cast<std::uint32_t>(m_frames.intern_list(m_scratch.data(), m_scratch.size())), 0};
-        count(static_cast<std::int64_t>(m_scratch.size()) + 1);
-        memo_put(static_cast<std::uint64_t>(m_memo_count), fv);
-        push(fv);
+        const std::uint8_t* q = p - 1;
+        if (m_end - q < k_slack) return false;
+        std::size_t npend = 0, n = 0;
+        int lpend = -1;
+        frames_id id = 0;
+        if (!frames_value(q, m_memo.size(), npend, lpend, n, id) || lpend < 0 || n == 0) return false;
+        id = m_frames.intern_list(m_fids.data(), n);
+        m_pend[lpend] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
+        for (std::size_t i = 0; i < npend; ++i) memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
+        count(static_cast<std::int64_t>(n + npend));
+        push(m_pend[lpend]);
         p = q;
         return true;
     }
+
+    static constexpr std::size_t k_max_pend = 256;   // memo values one record may queue
+    static constexpr std::size_t k_str_cache = 64;
+    struct str_cache_entry {
+        const char* text = nullptr;
+        std::uint32_t n = 0, id = 0;
+    };
+    val m_pend[k_max_pend];
+    str_cache_entry m_str_cache[k_str_cache];
+    std::uint32_t m_low_memo[256] = {};  // raw memo slots 0-255 (BINGET), 0 while unset
+    static constexpr std::uint8_t k_not_key = 0xff;
+    std::uint8_t m_key_at[256];  // the known key a BINGET of slots 0-255 names, or k_not_key
 
     const std::uint8_t* m_begin;
     const std::uint8_t* m_end;
@@ -734,11 +882,10 @@ private:
     std::unordered_map<std::int64_t, val> m_sparse;
     std::int64_t m_memo_count = 0;
     std::vector<std::int8_t> m_action_cache;
-    std::vector<trace_entry> m_records;
+    std::vector<trace_event> m_records;
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
-    raw_frames_cache m_raw_frames;
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     std::uint64_t m_last_context_key = ~std::uint64_t(0);
     std::uint32_t m_last_context = 0;
@@ -823,8 +970,8 @@ generic:
     list.items.push_back(v);
 }
 
-trace_entry reader::to_entry(const node& n) {
-    trace_entry e;
+trace_event reader::to_entry(const node& n) {
+    trace_event e;
     std::uint32_t cc = k_no_str, um = k_no_str;
     for (std::size_t i = 0; i + 1 < n.items.size(); i += 2) {
         const val& k = n.items[i];
@@ -833,7 +980,7 @@ trace_entry reader::to_entry(const node& n) {
         switch (k.a) {
         case k_action:
             if (x.t != vt::str) fail("trace entry 'action' is not a string");
-            e.action = text_ref(m_pool.view(x.a).data());
+            e.action = m_pool.view(x.a);
             e.kind = action_of(x.a);
             break;
         case k_addr: e.addr = as_int(x, k.a); break;
@@ -1100,7 +1247,7 @@ void reader::run() {
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
-    const std::size_t release_step = std::size_t(8) << 20;
+    const std::size_t release_step = std::size_t(2) << 20;
     std::size_t next_release = release_step;
     for (;;) {
         m_op = static_cast<std::size_t>(p - m_begin);

@@ -44,7 +44,7 @@ void read_ahead::advance(std::size_t offset) {
 
 void read_ahead::run() {
     lower_this_thread_priority();
-    constexpr std::size_t step = std::size_t(4) << 20;
+    constexpr std::size_t step = std::size_t(2) << 20;
     std::size_t done = 0;
     for (;;) {
         std::size_t from = 0, to = 0;

@@ -95,6 +95,38 @@ struct pattern {
     std::vector<std::string> evidence;
 };
 
+// What a pattern would say, described from the measurements; the rule pack decides whether it
+// applies and with what confidence (rules/evidence_snapshot.yaml). `variant` tells texts of
+// the same pattern apart: growing_container "all_sites" | "other_sites" (when retained_graph
+// applies, its forward sites are not repeated); activation_sawtooth "" | "peak_elsewhere";
+// optimizer_first_step_spike "" | "no_trace".
+struct pattern_candidate {
+    pattern p;
+    std::string variant;
+};
+
+// Measurements behind the patterns (facts snapshot.trace.*, snapshot.retention.*, ...).
+// "Steps" are the growth/release cycles of the trace, or 16 slices of it with fewer than 3.
+struct pattern_measures {
+    std::int64_t growth_phases = 0, release_phases = 0;
+    std::string last_phase;             // growth | release | "" (no phase)
+    std::int64_t gradient_allocs = 0;   // allocations attributed to gradients: backward seen
+    bool steps_from_cycles = false;
+    // Sites whose blocks still live at the end of the trace were allocated in >= 3 different
+    // steps (and >= 3 blocks): forward-pass sites (activation, attention, loss, moe) and others.
+    std::int64_t retention_forward_sites = 0, retention_other_sites = 0;
+    std::int64_t retention_forward_bytes = 0, retention_other_bytes = 0;
+    std::int64_t retention_max_steps = 0;
+    std::int64_t optimizer_alloc_bytes = 0, optimizer_allocs = 0, optimizer_first_burst_bytes = 0;
+    std::int64_t growth_alloc_bytes = 0, growth_forward_bytes = 0;  // allocated during growth legs
+    std::int64_t range_bytes = 0;            // max - min of the live curve
+    std::int64_t forward_live_max_bytes = 0; // most forward-pass bytes live at once
+    std::int64_t peak_forward_bytes = 0;     // forward-pass bytes live at the peak
+    bool fsdp_frames = false, ddp_frames = false;
+    std::int64_t bulk_free_blocks = 0, bulk_free_bytes = 0, bulk_free_steps = 0, bulk_free_index = -1;
+    std::int64_t oom_fragmented_events = 0;  // request > largest cached block, cache >= request
+};
+
 struct device_analysis {
     std::int64_t device = 0;
     // Overview: exact byte sums over blocks of this device's segments.
@@ -115,7 +147,7 @@ struct device_analysis {
     std::int64_t free_blocks = 0;
     double small_free_block_share = 0;   // by count
     double fragmentation_rate = 0;       // 1 - allocated/reserved
-    std::string fragmentation_level;     // normal | slight | high | severe
+    std::string fragmentation_level;     // normal | slight | high | severe (a verdict of the rules)
     std::vector<std::string> inconsistencies;  // segment fields that disagree with block sums
 
     std::vector<category_total> categories;  // live memory by category, all categories
@@ -143,12 +175,17 @@ struct device_analysis {
     double end_other_unknown_share = 0;        // cannbot leak heuristic input
     std::int64_t non_pytorch_gap_bytes = -1;   // capacity - device_free - reserved at the OOM
 
+    // Verdicts, written by the rule pack's evidence step (engine/report/snapshot_verdicts.h):
+    // fragmentation_level above, the patterns that apply, leak_suspected.
+    pattern_measures measures;
+    std::vector<pattern_candidate> pattern_candidates;  // not in the JSON
     std::vector<pattern> patterns;
     bool leak_suspected = false;
 };
 
 struct snapshot_analysis {
     std::string file;
+    std::int64_t rank = -1;                  // from --rank, the file name or the path; -1: unknown
     snapshot_info info;
     std::string alloc_conf;                  // allocator_settings.PYTORCH_CUDA_ALLOC_CONF
     bool expandable_segments = false;
@@ -161,13 +198,12 @@ struct snapshot_analysis {
 
 snapshot_analysis analyze(const snapshot& s, const analysis_options& opt = {});
 
-// Facts for the rule engine (producer "snapshot"), from the primary device.
+// Facts for the rule engine (producer "snapshot"), from the primary device: measurements only.
 void emit_facts(const snapshot_analysis& a, fact_sink& sink);
+// The same for one device (index into a.devices), with snapshot.count = count.
+void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink& sink, std::int64_t count = 1);
 
 nlohmann::json to_json(const snapshot_analysis& a, int top = 10);
 std::string render_text(const snapshot_analysis& a, bool markdown, bool color, int top = 10);
-
-// The method's fragmentation levels (cannbot thresholds): >30% severe, >20% high, >10% slight.
-const char* fragmentation_level(double rate);
 
 }  // namespace oomdx::snap

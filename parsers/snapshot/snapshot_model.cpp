@@ -58,6 +58,56 @@ std::vector<std::int64_t> snapshot::devices() const {
 }
 
 namespace {
+template <class V>
+const V* find_at(const std::vector<std::pair<std::uint64_t, V>>& v, std::uint64_t i) {
+    auto it = std::lower_bound(v.begin(), v.end(), i, [](const auto& p, std::uint64_t x) { return p.first < x; });
+    return it != v.end() && it->first == i ? &it->second : nullptr;
+}
+}  // namespace
+
+void trace_list::push_back(const trace_event& e) {
+    const std::uint64_t i = m_entries.size();
+    m_entries.push_back(e);
+    const std::int64_t prev = m_side && !m_side->streams.empty() ? m_side->streams.back().second : 0;
+    if (e.stream != prev) extras().streams.emplace_back(i, e.stream);
+    if (e.device_free != -1) extras().device_free.emplace_back(i, e.device_free);
+    if (e.kind == action_kind::other || (!e.action.empty() && e.action != action_name(e.kind)))
+        extras().actions.emplace_back(i, e.action.empty() ? "" : e.action.data());
+}
+
+const std::vector<std::pair<std::uint64_t, std::int64_t>>& trace_list::device_frees() const {
+    static const std::vector<std::pair<std::uint64_t, std::int64_t>> none;
+    return m_side ? m_side->device_free : none;
+}
+
+std::int64_t trace_list::stream(std::size_t i) const {
+    if (!m_side) return 0;
+    const auto& v = m_side->streams;
+    auto it = std::upper_bound(v.begin(), v.end(), std::uint64_t(i),
+                               [](std::uint64_t x, const auto& p) { return x < p.first; });
+    return it == v.begin() ? 0 : std::prev(it)->second;
+}
+
+std::int64_t trace_list::device_free(std::size_t i) const {
+    const std::int64_t* v = m_side ? find_at(m_side->device_free, i) : nullptr;
+    return v ? *v : -1;
+}
+
+std::string_view trace_list::action(std::size_t i) const {
+    const char* const* v = m_side ? find_at(m_side->actions, i) : nullptr;
+    return v ? std::string_view(*v) : std::string_view(action_name(m_entries[i].kind));
+}
+
+trace_event trace_list::event(std::size_t i) const {
+    trace_event e;
+    static_cast<trace_entry&>(e) = m_entries[i];
+    e.stream = stream(i);
+    e.device_free = device_free(i);
+    e.action = action(i);
+    return e;
+}
+
+namespace {
 constexpr const char* k_action_names[] = {
     "alloc",         "free_requested", "free_completed", "segment_alloc", "segment_free",
     "segment_map",   "segment_unmap",  "snapshot",       "oom",           "user_defined",

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parsers/snapshot/chunked_list.h"
+#include "parsers/snapshot/frame_lists.h"
 
 namespace oomdx::snap {
 
@@ -26,9 +27,6 @@ struct frame {
     std::string_view name;
     std::int64_t line = 0;
 };
-
-using frame_id = std::int32_t;   // index into snapshot::frames
-using frames_id = std::int32_t;  // index of a frame list; 0 is always the empty list
 
 // Block states as written by producers; the documented alias "active_awaiting_free" reads as
 // pending_free.
@@ -61,7 +59,7 @@ struct segment {
     std::vector<block> blocks;
 };
 
-// Known trace actions; anything else is action_kind::other (see trace_entry::action).
+// Known trace actions; anything else is action_kind::other (see trace_list::action).
 enum class action_kind : std::uint8_t {
     alloc, free_requested, free_completed, segment_alloc, segment_free, segment_map,
     segment_unmap, snapshot, oom, user_defined, annotate, workspace_snapshot, other
@@ -90,20 +88,76 @@ struct entry_context {
     std::string_view user_metadata;    // "" when absent
 };
 
-// 56 bytes: a 400 MB trace holds about 2 million of these.
+// 32 bytes: a 400 MB trace holds about 3 million of these. What few entries carry besides
+// (the stream, device_free, the text of an unknown action) is kept by the trace_list.
 struct trace_entry {
     std::int64_t addr = 0;          // 0 for oom (which has device_free instead)
     std::int64_t size = 0;          // oom: requested bytes; snapshot: total active
-    std::int64_t stream = 0;
     std::int64_t time_us = -1;      // -1 when absent (pre-2.2, NPU)
-    std::int64_t device_free = -1;  // oom only, -1 when absent
-    text_ref action;                // the action string as written
     frames_id frames = 0;
     std::uint32_t context : 24 = 0;  // index into snapshot::entry_contexts; 0 = none
     action_kind kind : 8 = action_kind::other;
 };
+static_assert(sizeof(trace_entry) == 32);
 
-using trace_list = chunked_list<trace_entry>;
+// One trace entry with everything it was written with: what readers and tests append.
+struct trace_event : trace_entry {
+    std::int64_t stream = 0;
+    std::int64_t device_free = -1;  // oom only, -1 when absent
+    std::string_view action;        // as written (NUL-terminated); empty for a known kind: action_name(kind)
+};
+
+// A device's trace: compact entries in fixed chunks, plus the values most entries do not
+// carry, by entry index: the stream as runs of equal values, device_free, the text of actions
+// that are not one of action_kind.
+class trace_list {
+public:
+    using value_type = trace_entry;
+    using const_iterator = chunked_list<trace_entry>::const_iterator;
+
+    std::size_t size() const { return m_entries.size(); }
+    bool empty() const { return m_entries.empty(); }
+    const trace_entry& operator[](std::size_t i) const { return m_entries[i]; }
+    const trace_entry& front() const { return m_entries.front(); }
+    const trace_entry& back() const { return m_entries.back(); }
+    const_iterator begin() const { return m_entries.begin(); }
+    const_iterator end() const { return m_entries.end(); }
+
+    // `e.action` must outlive the list (a snapshot's interned string or a literal).
+    void push_back(const trace_event& e);
+    void clear() { *this = trace_list(); }
+    std::int64_t stream(std::size_t i) const;
+    std::int64_t device_free(std::size_t i) const;  // -1 when absent
+    std::string_view action(std::size_t i) const;   // as written
+    trace_event event(std::size_t i) const;
+
+    // Entries that carry device_free, in index order: (index, value).
+    const std::vector<std::pair<std::uint64_t, std::int64_t>>& device_frees() const;
+
+    trace_list() = default;
+    trace_list(trace_list&&) noexcept = default;
+    trace_list& operator=(trace_list&&) noexcept = default;
+    trace_list(const trace_list& o) : m_entries(o.m_entries), m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr) {}
+    trace_list& operator=(const trace_list& o) {
+        if (this != &o) *this = trace_list(o);
+        return *this;
+    }
+
+private:
+    // Kept apart (and made on first use) so that an empty list stays small: the reader holds
+    // one per container it builds.
+    struct side {
+        std::vector<std::pair<std::uint64_t, std::int64_t>> streams;  // (first index, stream)
+        std::vector<std::pair<std::uint64_t, std::int64_t>> device_free;
+        std::vector<std::pair<std::uint64_t, const char*>> actions;
+    };
+    side& extras() {
+        if (!m_side) m_side = std::make_unique<side>();
+        return *m_side;
+    }
+    chunked_list<trace_entry> m_entries;
+    std::unique_ptr<side> m_side;
+};
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
 struct annotation {
@@ -172,11 +226,8 @@ struct snapshot {
 
     // Frames: unique frames and content-deduplicated frame lists.
     std::vector<frame> frames;
-    std::span<const frame_id> frame_list(frames_id id) const {
-        return {list_items.data() + list_offsets[id],
-                list_items.data() + list_offsets[id + 1]};
-    }
-    std::size_t frame_list_count() const { return list_offsets.size() - 1; }
+    std::span<const frame_id> frame_list(frames_id id) const { return lists[id]; }
+    std::size_t frame_list_count() const { return lists.size(); }
     // First frame of a list, or nullptr when the list is empty.
     const frame* top_frame(frames_id id) const {
         auto l = frame_list(id);
@@ -186,10 +237,8 @@ struct snapshot {
     // Devices that appear in segments or traces (sorted, unique).
     std::vector<std::int64_t> devices() const;
 
-    // Storage of the frame lists (filled by the loaders): list i is
-    // list_items[list_offsets[i] .. list_offsets[i+1]).
-    std::vector<frame_id> list_items;
-    std::vector<std::uint32_t> list_offsets{0, 0};  // list 0 = empty
+    // Storage of the frame lists (filled by the loaders through frame_interner).
+    frame_lists lists;
     string_pool& strings() { return *m_strings; }
 
 private:

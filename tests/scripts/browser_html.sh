@@ -96,9 +96,26 @@ class P(HTMLParser):
         self.in_chart = False
         self.ids = set()
         self.external = []
+        self.items = []       # ("bar" | "legend", key, [(segment, bytes)]) in document order
+        self.bar = None
+        self.legend = None
+        self.unlabelled = 0   # legends that do not say which bar they describe
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "id" in a: self.ids.add(a["id"])
+        if tag == "g" and "data-bar" in a:
+            self.bar = ("bar", a["data-bar"], [])
+            self.items.append(self.bar)
+        elif tag == "rect" and self.bar is not None and "data-seg" in a:
+            self.bar[2].append((a["data-seg"], a.get("data-bytes")))
+        elif tag == "div" and "legend" in (a.get("class") or "").split():
+            if "data-for" in a:
+                self.legend = ("legend", a["data-for"], [])
+                self.items.append(self.legend)
+            else:
+                self.unlabelled += 1
+        elif tag == "span" and self.legend is not None and "data-seg" in a:
+            self.legend[2].append((a["data-seg"], a.get("data-bytes")))
         for k in ("src", "href"):
             v = a.get(k) or ""
             if v and not v.startswith("#") and not v.startswith("data:"): self.external.append(f"{tag} {k}={v}")
@@ -112,6 +129,8 @@ class P(HTMLParser):
         self.handle_starttag(tag, attrs)
     def handle_endtag(self, tag):
         if tag == "svg": self.in_chart = False
+        if tag == "g": self.bar = None
+        if tag == "div": self.legend = None
 p = P()
 p.feed(open(path, encoding="utf-8", errors="replace").read())
 errs = []
@@ -123,7 +142,22 @@ if kind == "diagnosis":
     for need in ("summary", "route", "findings", "recommendations"):
         if need not in p.ids: errs.append(f"section {need} missing")
 if kind == "snapshot" and "snapshot" not in p.ids: errs.append("snapshot section missing")
-print(f"{len(p.charts)} charts, {sum(p.charts)} shapes")
+# Each legend names its bar (data-for) and lists exactly that bar's segments, in order; every
+# tagged bar has its legend after it. A snapshot page has no legend without its bar.
+last_bar, legends = {}, 0
+for what, key, segs in p.items:
+    if what == "bar":
+        if key in last_bar and last_bar[key][1] is False: errs.append(f"bar {key} has no legend")
+        last_bar[key] = (segs, False)
+    else:
+        legends += 1
+        if key not in last_bar: errs.append(f"legend {key} comes before any bar {key}")
+        elif last_bar[key][0] != segs: errs.append(f"legend {key} lists {segs[:3]}... but its bar draws {last_bar[key][0][:3]}...")
+        else: last_bar[key] = (last_bar[key][0], True)
+for key, (segs, seen) in last_bar.items():
+    if not seen: errs.append(f"bar {key} has no legend")
+if kind == "snapshot" and p.unlabelled: errs.append(f"{p.unlabelled} legend(s) without the bar they describe")
+print(f"{len(p.charts)} charts, {sum(p.charts)} shapes, {legends} bar legends checked")
 if errs:
     print("; ".join(errs))
     sys.exit(1)

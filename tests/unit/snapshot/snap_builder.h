@@ -29,13 +29,13 @@ public:
 
     // A frame list, innermost frame first.
     frames_id stack(std::initializer_list<fr> frames) {
+        std::vector<frame_id> ids;
         for (const auto& f : frames) {
             frame x{str(f.filename), str(f.name), f.line};
             s.frames.push_back(x);
-            s.list_items.push_back(static_cast<frame_id>(s.frames.size() - 1));
+            ids.push_back(static_cast<frame_id>(s.frames.size() - 1));
         }
-        s.list_offsets.push_back(static_cast<std::uint32_t>(s.list_items.size()));
-        return static_cast<frames_id>(s.list_offsets.size() - 2);
+        return s.lists.add(ids.data(), ids.size());
     }
 
     segment& seg(std::int64_t device, std::int64_t address, const char* type = "large") {
@@ -70,9 +70,9 @@ public:
     void ev(std::int64_t device, action_kind k, std::int64_t addr, std::int64_t size, frames_id frames = 0,
             std::int64_t device_free = -1) {
         if (static_cast<std::size_t>(device) >= s.device_traces.size()) s.device_traces.resize(device + 1);
-        trace_entry e;
+        trace_event e;
         e.kind = k;
-        e.action = text_ref(str(action_name(k)).data());
+        e.action = str(action_name(k));
         e.addr = addr;
         e.size = size;
         e.frames = frames;
@@ -111,8 +111,8 @@ public:
         ev(0, action_kind::segment_alloc, base, std::max(size, bump - base));
         trace_list& t = s.device_traces[0];  // the segment_alloc goes first
         trace_list moved;
-        moved.push_back(t.back());
-        for (std::size_t i = 0; i + 1 < t.size(); ++i) moved.push_back(t[i]);
+        moved.push_back(t.event(t.size() - 1));
+        for (std::size_t i = 0; i + 1 < t.size(); ++i) moved.push_back(t.event(i));
         t = std::move(moved);
         segment& g = seg(0, base);
         std::int64_t at = base;

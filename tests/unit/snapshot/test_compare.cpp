@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/core/vocabulary.h"
+#include "engine/report/snapshot_verdicts.h"
 #include "parsers/snapshot/compare.h"
 
 using namespace oomdx;
@@ -66,10 +67,20 @@ TEST_CASE("diff: growth per site and category, sorted, flagged in bytes and bloc
     CHECK(expected);
 }
 
+// The trend measured, then judged by the rule packs.
+namespace {
+trend_result judged_trend(const std::vector<snapshot_analysis>& v) {
+    trend_result t = trend(v);
+    apply_snapshot_verdicts(t, shipped_rules());
+    return t;
+}
+}  // namespace
+
 TEST_CASE("trend: leak, warm-up, no growth") {
     std::vector<snapshot_analysis> leak = {make("s5", 200 * MiB, 10 * MiB, 10), make("s10", 200 * MiB, 30 * MiB, 30),
                                            make("s20", 200 * MiB, 70 * MiB, 70)};
-    auto t = trend(leak);
+    CHECK(trend(leak).verdict.empty());  // measured only
+    auto t = judged_trend(leak);
     CHECK(t.verdict == "leak");
     CHECK(t.monotonic_growth);
     CHECK(t.growth_bytes == 60 * MiB);
@@ -78,13 +89,13 @@ TEST_CASE("trend: leak, warm-up, no growth") {
 
     std::vector<snapshot_analysis> warm = {make("s1", 0, 0, 0), make("s5", 200 * MiB, 0, 0),
                                            make("s10", 200 * MiB, 0, 0), make("s20", 200 * MiB, 0, 0)};
-    auto w = trend(warm);
+    auto w = judged_trend(warm);
     CHECK(w.verdict == "warmup");
     CHECK(w.growth_bytes == 200 * MiB);
 
     std::vector<snapshot_analysis> flat = {make("s1", 200 * MiB, 0, 0), make("s5", 200 * MiB, 0, 0),
                                            make("s10", 200 * MiB, 0, 0)};
-    auto f = trend(flat);
+    auto f = judged_trend(flat);
     CHECK(f.verdict == "no_growth");
     CHECK_FALSE(f.monotonic_growth);
     CHECK(f.growing_site.empty());
@@ -96,7 +107,7 @@ TEST_CASE("trend: leak, warm-up, no growth") {
         CAPTURE(fa.name);
         CHECK_NOTHROW(vocab.check(fa.name, fa.val));
     }
-    CHECK(sink.facts.size() == 6);
+    CHECK(sink.facts.size() == 7);
     CHECK(to_json(t)["verdict"] == "leak");
     CHECK(render_text(t, true, false).find("leak") != std::string::npos);
 }
@@ -107,6 +118,9 @@ TEST_CASE("ranks: table, median, outlier") {
                                                  r == 2 ? 900 * MiB : 300 * MiB));
     std::swap(v[0], v[3]);
     auto t = compare_ranks(v);
+    CHECK(t.outlier == -1);  // measured only: the farthest rank ...
+    CHECK(t.rows[t.farthest].rank == 2);
+    apply_snapshot_verdicts(t, shipped_rules());  // ... is an outlier by the rules' threshold
     REQUIRE(t.rows.size() == 4);
     CHECK(t.rows[0].rank == 0);
     CHECK(t.rows[3].rank == 3);
@@ -119,6 +133,13 @@ TEST_CASE("ranks: table, median, outlier") {
     collect_sink sink;
     emit_facts(t, sink);
     for (const auto& fa : sink.facts) CHECK_NOTHROW(vocabulary::shipped().check(fa.name, fa.val));
+
+    // Within 10% of the median: no outlier.
+    std::vector<snapshot_analysis> close;
+    for (int r = 0; r < 3; ++r) close.push_back(make("r" + std::to_string(r) + ".pickle", 200 * MiB, 0, 0, r == 1 ? 320 * MiB : 300 * MiB));
+    auto c = compare_ranks(close);
+    apply_snapshot_verdicts(c, shipped_rules());
+    CHECK(c.outlier == -1);
 
     CHECK(rank_from_name("/x/oom_snapshot_rank12.pickle", 7) == 12);
     CHECK(rank_from_name("dev3.pkl", 7) == 3);

@@ -83,7 +83,7 @@ TEST_CASE("shared frames are interned once and frame lists are deduplicated") {
     CHECK(tr[0].time_us == -1);
     CHECK(tr[2].kind == snap::action_kind::alloc);
     CHECK(tr[4].kind == snap::action_kind::free_completed);
-    CHECK(tr[4].action == "free_completed");
+    CHECK(tr.action(4) == "free_completed");
     CHECK(s.frame_list(tr[2].frames).size() == 2);
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("newest CUDA fields: oom device_free, compile_context, user_metadata, 
     const auto& tr = s.device_traces.at(0);
     REQUIRE(tr.size() == 4);
     CHECK(tr[2].kind == snap::action_kind::oom);
-    CHECK(tr[2].device_free == 52428800);
+    CHECK(tr.device_free(2) == 52428800);
     CHECK(tr[2].size == 1073741824);
     CHECK(tr[0].time_us > 0);
     CHECK(tr[1].time_us > tr[0].time_us);
@@ -122,7 +122,7 @@ TEST_CASE("NPU: workspace_snapshot prepended, no time_us, non-zero default strea
     REQUIRE(tr.size() == 5);
     CHECK(tr[0].kind == snap::action_kind::workspace_snapshot);
     CHECK(tr[0].time_us == -1);
-    CHECK(tr[0].stream == 1276474240);
+    CHECK(tr.stream(0) == 1276474240);
     CHECK(s.segments[0].has_pool_id);
 }
 
@@ -130,8 +130,8 @@ TEST_CASE("protocol 2, 9-byte LONG1 and negative ints") {
     auto s = load_fixture("protocol2_long.pickle");
     CHECK(s.info.pickle_protocol == 2);
     CHECK(s.segments[0].stream == -1);  // MAX_UINT64 read as its int64 bit pattern
-    CHECK(s.device_traces[0][0].stream == -1);
-    CHECK(s.device_traces[0][1].stream == -5);
+    CHECK(s.device_traces[0].stream(0) == -1);
+    CHECK(s.device_traces[0].stream(1) == -5);
 }
 
 TEST_CASE("multi-device files with empty device lists in between") {

@@ -63,8 +63,8 @@ inline totals sum_up(const oomdx::snap::snapshot& s) {
     }
     for (const auto& tr : s.device_traces) {
         t.per_device.push_back(tr.size());
-        for (const auto& e : tr) {
-            std::string a(e.action.view());
+        for (std::size_t i = 0; i < tr.size(); ++i) {
+            std::string a(tr.action(i));
             t.actions[a] = t.actions.value(a, 0) + 1;
         }
     }
