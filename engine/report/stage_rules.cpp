@@ -22,12 +22,14 @@ void stage_rules(pipeline_state& s) {
         }
         s.rules = &s.extra->rules;
     }
-    rep.inference = run_inference(*s.rules, rep.facts);
+    inference_options io;
+    io.lang = s.req.lang;
+    rep.inference = run_inference(*s.rules, rep.facts, io);
 
     for (const auto& r : rep.inference.route) {
         report_step st;
         st.step = r.to;
-        if (const step_def* sd = s.rules->step(r.to)) st.title = sd->title;
+        if (const step_def* sd = s.rules->step(r.to)) st.title = s.rules->text(s.req.lang, "step." + sd->id + ".title", sd->title);
         st.why = r.why;
         st.from_rule = r.from_rule;
         rep.route.push_back(std::move(st));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/rules/rule_tests.h"
+#include "engine/rules/rule_translations.h"
 
 namespace oomdx {
 
@@ -44,6 +45,27 @@ lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const st
             if (r->enabled && !covered.count(r->id))
                 rep.diagnostics.push_back({rule_error_code::missing_test, r->where,
                                            fmt::format("rule '{}' is never expected to fire in a test case", r->id), "", {}});
+    }
+    // Every text a report shows has a current translation in every report language.
+    for (const auto& lang : report_languages()) {
+        static const translation_table none;
+        auto it = lr.rules.i18n.find(lang);
+        const translation_table& table = it == lr.rules.i18n.end() ? none : it->second;
+        std::set<std::string> expected;
+        auto check = [&](const std::vector<rule_text>& texts, const std::string& pack) {
+            for (const auto& t : texts) {
+                expected.insert(t.key);
+                check_translation(t, table, lang, translation_file(pack, lang), rep.diagnostics);
+            }
+        };
+        for (const auto& s : lr.rules.steps) check(step_texts(s), s.where.file);
+        for (const auto& r : lr.rules.rules) check(rule_texts(*r), r->where.file);
+        for (const auto& key : table.keys())
+            if (!expected.count(key)) {
+                const translation* t = table.find(key);
+                rep.diagnostics.push_back({rule_error_code::orphan_translation, {t->file, t->line, 1},
+                                           fmt::format("'{}' translates a text no rule or step has (remove it)", key), "", {}});
+            }
     }
     // No two rules share a condition.
     std::map<std::string, const rule_def*> by_cond;
