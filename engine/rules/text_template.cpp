@@ -128,8 +128,18 @@ std::vector<std::string> template_placeholders(const std::string& tmpl, bool* we
     const auto found = scan(tmpl, &errs);
     if (well_formed) *well_formed = errs.empty();
     for (const auto& p : found) {
-        std::string s = (p.is_expr ? "=" : "") + p.body + (p.filter.empty() ? "" : "|" + p.filter);
-        s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n'; }), s.end());
+        // String literals are text (a translation words them in its language): compared empty.
+        const std::string raw = (p.is_expr ? "=" : "") + p.body + (p.filter.empty() ? "" : "|" + p.filter);
+        std::string s;
+        char quote = 0;
+        for (char c : raw) {
+            if (quote) {
+                if (c == quote) quote = 0, s += c;
+                continue;
+            }
+            if (c == '\'' || c == '"') quote = c;
+            if (c != ' ' && c != '\t' && c != '\n') s += c;
+        }
         out.push_back(std::move(s));
     }
     return out;

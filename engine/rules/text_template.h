@@ -22,7 +22,8 @@ struct template_error {
 std::vector<std::string> check_template(const std::string& tmpl, const name_resolver& resolver,
                                         std::vector<template_error>& errors);
 // The placeholders of a template as written, white space removed ("{= a - b | bytes}" ->
-// "=a-b|bytes"), in order: a translation must use the same ones. `well_formed` (optional) is set
+// "=a-b|bytes"; string literals emptied: "= 'x' + a" -> "=''+a"), in order: a translation must
+// use the same ones. `well_formed` (optional) is set
 // false when a brace is not closed.
 std::vector<std::string> template_placeholders(const std::string& tmpl, bool* well_formed = nullptr);
 // `names` resolves macros and lists named in the template (the rule set's); null: facts only.
