@@ -61,6 +61,11 @@ std::string translation_table::pick(const std::string& key, const std::string& e
 
 std::optional<std::string> translation_table::translate_produced(const std::string& prefix,
                                                                  std::string_view english) const {
+    return translate_produced(prefix, english, 0);
+}
+
+std::optional<std::string> translation_table::translate_produced(const std::string& prefix, std::string_view english,
+                                                                 int depth) const {
     for (const auto& key : m_order) {
         if (key.rfind(prefix, 0) != 0) continue;
         const translation& t = m_map.at(key);
@@ -68,8 +73,9 @@ std::optional<std::string> translation_table::translate_produced(const std::stri
         auto args = match_message(t.en, english);
         if (!args) continue;
         for (auto& [name, v] : *args) {
-            auto term = m_terms.find(v);
-            if (term != m_terms.end()) v = term->second;
+            if (auto term = m_terms.find(v); term != m_terms.end()) v = term->second;
+            else if (depth < 1)  // an argument that is itself a sentence of the same kind
+                if (auto inner = translate_produced(prefix, v, depth + 1)) v = *inner;
         }
         return format_message(t.text, *args);
     }

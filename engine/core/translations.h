@@ -38,7 +38,8 @@ public:
     std::string pick(const std::string& key, const std::string& en) const;
     // A text a producer wrote in English from one of the templates under `prefix` (knowledge
     // files, in file order): the first whose English form matches the whole text, with the same
-    // arguments; an argument that is a known term (`term.*` entries) is translated too.
+    // arguments; an argument that is a known term (`term.*` entries) or itself such a sentence is
+    // translated too.
     std::optional<std::string> translate_produced(const std::string& prefix, std::string_view english) const;
     // translate_produced, or the English text when no template matches.
     std::string produced(const std::string& prefix, std::string_view english) const;
@@ -53,6 +54,8 @@ public:
     static const translation_table& shipped(const std::string& lang);
 
 private:
+    std::optional<std::string> translate_produced(const std::string& prefix, std::string_view english, int depth) const;
+
     std::map<std::string, translation> m_map;
     std::vector<std::string> m_order;
     std::map<std::string, std::string> m_terms;  // English term -> translation

@@ -11,10 +11,11 @@
 
 namespace oomdx {
 
-// `oomdx diagnose --format html` and `oomdx preflight --format html`.
+// `oomdx diagnose --format html` and `oomdx preflight --format html`, in the report's language
+// (`<html lang>`, a font stack that shows CJK).
 std::string render_diagnosis_html(const diagnosis_report& r);
 // `oomdx snapshot FILE --format html`.
-std::string render_snapshot_html(const snap::snapshot_analysis& a);
+std::string render_snapshot_html(const snap::snapshot_analysis& a, const std::string& lang = "en");
 
 // Text -> HTML text/attribute content: escapes & < > " ', replaces invalid UTF-8 and control
 // characters (other than tab and newline) with U+FFFD.

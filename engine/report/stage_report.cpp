@@ -7,6 +7,7 @@
 #include "engine/report/pipeline.h"
 #include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
+#include "engine/report/report_phrases.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
 
@@ -41,16 +42,16 @@ void headline(diagnosis_report& rep) {
         if (!best || severity_rank(f.severity) < severity_rank(best->severity)) best = &f;
     if (best) rep.headline = best->text;
     else if (rep.mode == "preflight" && rep.estimate)
-        rep.headline = rep.estimate->fits ? "The configuration is expected to fit." : "The configuration is not expected to fit.";
+        rep.headline = phrase(rep.lang, rep.estimate->fits ? "report.headline.fits" : "report.headline.does_not_fit");
     else
-        rep.headline = "No out-of-memory error was found and no rule applied.";
+        rep.headline = phrase(rep.lang, "report.headline.nothing");
 }
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const std::vector<canonical_override>& config,
                     report_recommendation& rr) {
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     if (!rep.estimate) {
-        rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
+        rr.expected_note = phrase(rep.lang, "report.note.no_estimate");
         return;
     }
     bool affects = false;
@@ -64,7 +65,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = rep.estimate->peak_bytes;
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
-        rr.expected_note = "does not change the tensor peak; it changes where the memory goes or why it fails";
+        rr.expected_note = phrase(rep.lang, "report.note.no_peak_change");
     }
 }
 
@@ -119,8 +120,12 @@ void stage_report(pipeline_state& s) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }
         }
-        for (const auto& o : code_overrides)
-            rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
+        for (const auto& o : code_overrides) {
+            std::string shown = o.val.is_string() ? o.val.as_string() : o.val.to_string();
+            for (const auto& [key, text] : r.code_texts)
+                if (key == o.key) shown = text;
+            rr.rendered.push_back(fmt::format("# code: {}", shown));
+        }
         expected_after(facts, rep, config_overrides, rr);
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
@@ -134,7 +139,9 @@ void stage_report(pipeline_state& s) {
     rep.contradictions = rep.inference.contradictions;
     rep.uncertain = rep.inference.uncertain;
     if (rep.estimate && !rep.estimate->complete)
-        for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
+        for (const auto& a : rep.estimate->assumptions)
+            rep.uncertain.push_back(
+                phrase(rep.lang, "report.uncertain.assumption", {{"assumption", translated(rep.lang, "estimate.assumption.", a)}}));
     // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
     if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
 }
