@@ -362,9 +362,11 @@ public:
         for (const auto& i : items) m_s += "<li>" + esc(i) + "</li>\n";
         m_s += ordered ? "</ol>\n" : "</ul>\n";
     }
-    void kv_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+    // `quoted`: the keys whose values are quoted from an input as they were (class "ev").
+    void kv_table(const std::vector<std::pair<std::string, std::string>>& rows, const std::string& quoted = "") {
         m_s += "<table>\n";
-        for (const auto& [k, v] : rows) m_s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
+        for (const auto& [k, v] : rows)
+            m_s += "<tr><th>" + esc(k) + (k == quoted ? "</th><td class=\"ev\">" : "</th><td>") + esc(v) + "</td></tr>\n";
         m_s += "</table>\n";
     }
     // "<table><tr><th>..." with the column names `html.col.<name>`; numeric columns right-aligned.
@@ -725,7 +727,7 @@ void oom_section(doc& d, const log_analysis& a) {
         if (a.all_ranks_failed) ranks += d.t(*a.all_ranks_failed ? "report.oom.all_ranks" : "report.oom.not_all_ranks");
         rows.push_back({d.t("html.kv.ranks_with_oom"), ranks});
     }
-    d.kv_table(rows);
+    d.kv_table(rows, d.t("html.kv.message"));
     if (!a.evidence.empty()) {
         d.h(3, d.t("html.heading.evidence_lines"));
         d.raw("<table>\n");
