@@ -1,6 +1,7 @@
 // `oomdx i18n lint`: the knowledge translations (knowledge/i18n/<lang>/*.yaml) against the English
 // texts they translate: the reports' fixed phrases (report_phrases.h), the vocabulary's phrases,
-// the actions' descriptions. Templates of producer sentences (log., estimate., snapshot., term.)
+// the actions' descriptions. Templates of producer sentences (log., estimate., snapshot., adapter.,
+// term.)
 // have no English source to compare with: the lint checks that each has a translation with the
 // same placeholders; whether they still match what the producers write is tested on the examples
 // (tests/scripts/examples_zh.sh) and the fixtures (tests/unit/i18n).

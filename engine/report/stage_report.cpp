@@ -119,6 +119,10 @@ void stage_report(pipeline_state& s) {
             } catch (const std::exception&) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }
+            // The adapter's comment lines ("# torchtitan has no setting for ...") in the report's language.
+            for (auto& line : rr.rendered)
+                if (line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#')
+                    line = translated(rep.lang, "adapter.", line);
         }
         for (const auto& o : code_overrides) {
             std::string shown = o.val.is_string() ? o.val.as_string() : o.val.to_string();
