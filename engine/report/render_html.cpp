@@ -562,9 +562,14 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
     const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
     const std::int64_t capacity = a.device_capacity_bytes;
     d.kv_table({{d.t("html.kv.file"), a.file},
-                {d.t("html.kv.format"), fmt::format("{} {} ({}), producer {}", a.info.format,
-                                                    a.info.pickle_protocol ? fmt::format("protocol {}", a.info.pickle_protocol) : "",
-                                                    a.info.era, a.info.producer)},
+                {d.t("html.kv.format"),
+                 d.t("html.snapshot.format",
+                     {{"format", a.info.format},
+                      {"protocol", a.info.pickle_protocol
+                                       ? d.t("html.snapshot.protocol", {{"n", std::to_string(a.info.pickle_protocol)}})
+                                       : ""},
+                      {"era", a.info.era},
+                      {"producer", a.info.producer}})},
                 {d.t("html.kv.device"), d.t("html.snapshot.device", {{"device", std::to_string(dev.device)},
                                                                      {"n", std::to_string(a.devices.size())}})},
                 {d.t("html.kv.reserved"), bytes(dev.reserved_bytes)},

@@ -268,6 +268,8 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"html.snapshot.empty", "Empty snapshot: no segments and no trace."},
     {"html.snapshot.warning", "warning: {warning}"},
     {"html.snapshot.warnings", "Warnings:"},
+    {"html.snapshot.format", "{format} {protocol} ({era}), producer {producer}"},
+    {"html.snapshot.protocol", "protocol {n}"},
     {"html.snapshot.device", "{device} (largest of {n} device(s) with memory)"},
     {"html.snapshot.at_trace_event", " at trace event {index}"},
     {"html.snapshot.no_trace", "No allocation trace in this snapshot (state only): no timeline; the bars below show the memory held when the snapshot was taken."},
