@@ -55,6 +55,8 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--world-size,-w", o->req.world_size, "Number of ranks");
     cmd->add_option("--snapshot,-s", o->req.snapshots, "Memory snapshot(s) or a directory of per-rank snapshots");
     cmd->add_option("--rules", o->req.rule_dirs, "Extra rule packs to load beside the shipped ones");
+    cmd->add_option("--baseline-config", o->req.baseline_config, "A config of the same job that ran fine: say what moved the peak")
+        ->check(CLI::ExistingFile);
     cmd->add_option("--lang", o->req.lang, "Report language: en or zh")->check(CLI::IsMember({"en", "zh"}));
     cmd->add_flag("--explain", o->explain, "Add the rule trace: how each finding was reached, why steps ran, why rules did not fire");
     add_format_option(cmd, o->format, true);

@@ -40,6 +40,7 @@ void print_diagnosis(const diagnosis_report& rep, output_format format, bool exp
 void add_diagnose_command(CLI::App& app, int& exit_code);
 void add_preflight_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_log_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);

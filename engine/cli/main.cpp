@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     oomdx::cli::add_diagnose_command(app, exit_code);
     oomdx::cli::add_preflight_command(app, exit_code);
     oomdx::cli::add_estimate_command(app, exit_code);
+    oomdx::cli::add_diff_command(app, exit_code);
     oomdx::cli::add_snapshot_command(app, exit_code);
     oomdx::cli::add_log_command(app, exit_code);
     oomdx::cli::add_facts_command(app, exit_code);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,30 @@ const char* ac_name(ac_kind a) {
         case ac_kind::selective_op: return "selective(op)";
         case ac_kind::selective_layer: return "selective(layer)";
         case ac_kind::full: return "full";
+    }
+    return "none";
+}
+
+const char* finetune_name(const finetune_spec& f) {
+    switch (f.kind) {
+        case finetune_kind::full: return "full";
+        case finetune_kind::freeze: return "freeze";
+        case finetune_kind::lora:
+            if (f.base_bits == 4) return f.dora ? "qdora-4bit" : "qlora-4bit";
+            if (f.base_bits == 8) return f.dora ? "qdora-8bit" : "qlora-8bit";
+            if (f.base_bits < 16) return "qlora";
+            return f.dora ? "dora" : "lora";
+    }
+    return "full";
+}
+
+const char* lowp_name(lowp_kind k) {
+    switch (k) {
+        case lowp_kind::none: return "none";
+        case lowp_kind::float8_tensorwise: return "float8 (tensorwise)";
+        case lowp_kind::float8_rowwise: return "float8 (rowwise)";
+        case lowp_kind::mxfp8: return "MXFP8";
+        case lowp_kind::nvfp4: return "NVFP4";
     }
     return "none";
 }
@@ -115,6 +140,40 @@ int dtype_bytes(const std::string& s) {
 
 std::int64_t clamp_degree(std::int64_t v) { return std::clamp<std::int64_t>(v, 1, std::int64_t(1) << 24); }
 
+// Adapter target names of PEFT / LLaMA-Factory (HF module names), torchtune, torchtitan and
+// LitGPT mapped to the layer's linear modules; "all" / "all-linear" is every linear.
+unsigned lora_targets(const std::string& spec, std::vector<std::string>& unknown) {
+    using namespace lora_target;
+    unsigned bits = 0;
+    std::string cur;
+    auto flush = [&] {
+        std::string n = lower(cur);
+        cur.clear();
+        n.erase(std::remove_if(n.begin(), n.end(), [](char ch) { return ch == ' ' || ch == '\'' || ch == '"' || ch == '[' || ch == ']'; }), n.end());
+        if (n.empty()) return;
+        if (n == "all" || n == "all-linear" || n == "all_linear") bits |= all;
+        else if (n == "q_proj" || n == "query" || n == "wq" || n == "q") bits |= q;
+        else if (n == "k_proj" || n == "key" || n == "wk" || n == "k") bits |= k;
+        else if (n == "v_proj" || n == "value" || n == "wv" || n == "v") bits |= v;
+        else if (n == "c_attn" || n == "query_key_value" || n == "qkv_proj" || n == "wqkv" || n == "attn" || n == "qkv") bits |= q | k | v;
+        else if (n == "o_proj" || n == "output_proj" || n == "out_proj" || n == "wo" || n == "projection" || n == "dense" || n == "o")
+            bits |= o;
+        else if (n == "gate_proj" || n == "w1" || n == "gate") bits |= gate;
+        else if (n == "up_proj" || n == "w3" || n == "c_fc" || n == "fc1" || n == "fc_1" || n == "dense_h_to_4h" || n == "up") bits |= up;
+        else if (n == "gate_up_proj") bits |= gate | up;
+        else if (n == "down_proj" || n == "w2" || n == "fc2" || n == "fc_2" || n == "dense_4h_to_h" || n == "down") bits |= down;
+        else if (n == "c_proj") bits |= o | down;
+        else if (n == "mlp") bits |= gate | up | down;
+        else unknown.push_back(n);
+    };
+    for (char ch : spec) {
+        if (ch == ',' || ch == ';') flush();
+        else cur += ch;
+    }
+    flush();
+    return bits;
+}
+
 }  // namespace
 
 estimate_input from_facts(const fact_store& facts) {
@@ -136,6 +195,10 @@ estimate_input from_facts(const fact_store& facts) {
         in.framework = train_framework::torchtune;
     else
         in.framework = train_framework::generic;
+    // the job's own framework name for conventions its estimator semantics do not carry
+    const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
+    in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
+    const bool llama_factory = job_fw == "llama_factory";
 
     // model
     estimate_model& m = in.model;
@@ -154,8 +217,15 @@ estimate_input from_facts(const fact_store& facts) {
     else
         m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert");
     {
+        // GPT-2, OPT and BERT train with dropout 0.1 in their published configs; modern LLMs with none
         const fact* d = facts.get("model.dropout");
-        m.dropout = d && d->val.is_numeric() ? d->val.as_number() : 0.0;
+        const bool classic = m.family == "gpt2" || m.family == "opt" || m.family == "bert";
+        m.dropout = d && d->val.is_numeric() ? d->val.as_number() : classic ? 0.1 : 0.0;
+        if (!(d && d->val.is_numeric()) && classic)
+            in.assumptions.push_back(fmt::format("model.dropout = 0.1 ({} config default)", m.family));
+        if (m.family == "bert")
+            in.assumptions.push_back("encoder (bidirectional attention) estimated like a decoder of the same shapes; "
+                                     "MLM logits counted for every position (BertForMaskedLM)");
     }
     m.experts = r.integer("model.num_experts", 0, nullptr);
     if (m.experts > 0) {
@@ -257,7 +327,11 @@ estimate_input from_facts(const fact_store& facts) {
         } else if (in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune) {
             in.micro_batch = 1;
             in.num_microbatches = local;
-            in.assumptions.push_back("parallelism.pipeline_parallel_microbatch_size = 1 (torchtitan default)");
+            in.pp_microbatch_assumed = true;
+            in.pp_alt_micro_batch = std::max<std::int64_t>(1, local / in.pp);
+            in.assumptions.push_back(fmt::format(
+                "parallelism.pipeline_parallel_microbatch_size = 1 (torchtitan default since 2025; before, the local batch "
+                "was split into PP-degree micro-batches of {} sequences)", in.pp_alt_micro_batch));
         } else if (auto ga = r.int_opt("training.gradient_accumulation_steps"); ga && *ga > 0) {
             in.num_microbatches = *ga;
         } else if (auto gb = r.int_opt("training.global_batch_size"); gb && *gb > 0) {
@@ -273,7 +347,9 @@ estimate_input from_facts(const fact_store& facts) {
     in.master_weights = r.boolean("optimizer.master_weights", true, nullptr);
 
     // activation checkpointing
-    const std::string ac = lower(r.str("activation_checkpoint.mode", "none", "activation checkpointing not set"));
+    const std::string ac = lower(r.str("activation_checkpoint.mode", llama_factory ? "full" : "none",
+                                       llama_factory ? "LLaMA-Factory enables gradient checkpointing unless disable_gradient_checkpointing"
+                                                     : "activation checkpointing not set"));
     if (ac == "full")
         in.ac = ac_kind::full;
     else if (ac == "selective") {
@@ -325,10 +401,73 @@ estimate_input from_facts(const fact_store& facts) {
     // kernels and loss
     in.compile = r.boolean("compile.enable", false, nullptr);
     in.float8 = r.boolean("quantize.linear.float8", false, nullptr);
+    {
+        // low-precision recipe: quantize.linear.recipe names it; the float8 switch alone means
+        // torchtitan's default tensorwise recipe
+        const std::string rec = lower(r.str("quantize.linear.recipe", "", nullptr));
+        if (rec.find("nvfp4") != std::string::npos) in.lowp = lowp_kind::nvfp4;
+        else if (rec.find("mx") != std::string::npos) in.lowp = lowp_kind::mxfp8;
+        else if (rec.find("rowwise") != std::string::npos) in.lowp = lowp_kind::float8_rowwise;
+        else if (rec.find("tensorwise") != std::string::npos || rec == "float8") in.lowp = lowp_kind::float8_tensorwise;
+        else if (r.boolean("quantize.linear.mx", false, nullptr)) in.lowp = lowp_kind::mxfp8;
+        else if (in.float8) in.lowp = lowp_kind::float8_tensorwise;
+        in.float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
+        in.fp8_all_gather = in.float8 && r.boolean("quantize.linear.float8_all_gather", false, nullptr);
+        if (auto f = r.bool_opt("quantize.linear.float8_force_recompute")) in.fp8_force_recompute = *f ? 1 : 0;
+        in.lowp_bf16_tail = std::clamp<std::int64_t>(r.integer("quantize.linear.bf16_tail_layers", 0, nullptr), 0, m.layers);
+        in.async_tp = in.tp > 1 && r.boolean("parallelism.async_tp", false, nullptr);
+    }
     const std::string attn = lower(r.str("model.attn_impl", "flash", nullptr));
     in.flash = attn != "eager";
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
+    in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
+
+    // fine-tuning (LoRA / QLoRA / DoRA / freeze) as the framework implements it
+    {
+        finetune_spec& ft = in.ft;
+        const std::string ftype =
+            lower(r.str("training.finetuning_type", llama_factory ? "lora" : "full", llama_factory ? "LLaMA-Factory default" : nullptr));
+        const auto bits = r.int_opt("training.quantization_bit");
+        if (ftype == "lora" || ftype == "qlora" || ftype == "dora" || ftype == "oft" || ftype == "qdora") {
+            ft.kind = finetune_kind::lora;
+            ft.dora = ftype == "dora" || ftype == "qdora" || r.boolean("training.use_dora", false, nullptr);
+            ft.base_bits = bits && *bits > 0 && *bits < 16 ? int(*bits) : (ftype == "qlora" || ftype == "qdora" ? 4 : 16);
+            if ((ftype == "qlora" || ftype == "qdora") && !bits) in.assumptions.push_back("training.quantization_bit = 4 (QLoRA)");
+        } else if (ftype == "freeze") {
+            ft.kind = finetune_kind::freeze;
+            ft.trainable_layers = std::max<std::int64_t>(
+                1, std::llabs(r.integer("training.freeze_trainable_layers", 2, "LLaMA-Factory default: the last 2 layers train")));
+        } else if (ftype != "full") {
+            in.assumptions.push_back(fmt::format("training.finetuning_type '{}' treated as full fine-tuning", ftype));
+        }
+        if (ft.kind == finetune_kind::lora) {
+            ft.lora_rank = std::clamp<std::int64_t>(r.integer("training.lora_rank", 8, "PEFT / LLaMA-Factory default rank"), 1, 1 << 20);
+            std::vector<std::string> unknown;
+            const std::string tspec = r.str("training.lora_target", "all", "adapters on every linear module (LLaMA-Factory default)");
+            ft.targets = lora_targets(tspec, unknown);
+            for (const auto& u : unknown) in.assumptions.push_back(fmt::format("LoRA target '{}' not recognised: ignored", u));
+            if (ft.targets == 0) ft.targets = lora_target::q | lora_target::v;
+            if (const fact* d = facts.get("training.lora_dropout"); d && d->val.is_numeric()) ft.lora_dropout = d->val.as_number() > 0;
+            ft.double_quant = r.boolean("training.double_quantization", true, nullptr);
+            const std::string qm = lower(r.str("training.quantization_method", in.framework == train_framework::torchtune ? "torchao" : "bitsandbytes", nullptr));
+            ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
+        }
+        if (ft.kind != finetune_kind::full) {
+            const bool pure_bf16 = r.boolean("training.pure_bf16", false, nullptr) || !in.master_weights;
+            const std::string prec = r.str_opt("training.mixed_precision_param").value_or("bfloat16");
+            // LLaMA-Factory loads in its compute dtype (bf16 where supported); others load in the
+            // job's parameter dtype
+            const std::string load = r.str("training.load_dtype", llama_factory ? "bfloat16" : prec,
+                                           llama_factory ? "frozen weights in bf16 (LLaMA-Factory infers the compute dtype)"
+                                                         : "frozen weights in the parameter dtype");
+            ft.load_bytes = dtype_bytes(load) >= 4 ? 4 : 2;
+            // LLaMA-Factory and PEFT (autocast_adapter_dtype) train adapters in fp32; torchtune
+            // and pure-bf16 runs keep them in bf16
+            ft.trainable_bytes = pure_bf16 || in.framework == train_framework::torchtune ? 2 : 4;
+            if (in.framework == train_framework::torchtitan && ft.kind == finetune_kind::freeze) ft.trainable_bytes = 4;
+        }
+    }
 
     // device
     in.device_id = r.str("device.id", "", nullptr);
@@ -403,16 +542,30 @@ estimate_result estimate(const estimate_input& in) {
         r.components.push_back({id, label, to_i(bytes), std::move(formula)});
     };
     const char* zero_txt[] = {"replicated", "ZeRO-1", "ZeRO-2", "FSDP/ZeRO-3"};
-    add("params", "parameters", st.params,
-        fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks", prank, in.tp,
-                    st.stage, in.ep, st.params / std::max(1.0, st.params_rank), zero_txt[in.zero_stage], shard_txt));
+    const bool ft = in.ft.kind != finetune_kind::full;
+    const std::string trank = num(st.trainable_rank);
+    if (!ft) {
+        add("params", "parameters", st.params,
+            fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks", prank, in.tp,
+                        st.stage, in.ep, st.params / std::max(1.0, st.params_rank), zero_txt[in.zero_stage], shard_txt));
+    } else {
+        const char* base = in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
+                           : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
+                           : in.ft.load_bytes >= 4 ? "fp32" : "bf16";
+        add("params", "parameters", st.params,
+            fmt::format("frozen {} params: {} ({} linear weights; embeddings, norms, head in {}) + {} trainable x {} B{}", prank,
+                        gib(st.frozen), base, in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
+                        in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : ""));
+    }
     add("grads", "gradients", grads,
-        grads > 0 ? fmt::format("{} params x {:.3g} B/param ({} at {})", prank, st.grads / std::max(1.0, st.params_rank),
+        grads > 0 ? fmt::format("{} {}params x {:.3g} B/param ({} at {})", ft ? trank : prank, ft ? "trainable " : "",
+                                st.grads / std::max(1.0, ft ? st.trainable_rank : st.params_rank),
                                 in.framework == train_framework::megatron ? "fp32 main-grad buffer" : "gradients",
                                 phase_name(st.phase))
                   : std::string("not live at this phase (freed after the step / fused into backward)"));
     add("optimizer", "optimizer states", st.optimizer,
-        fmt::format("{} x {:.3g} B/param ({}{}{})", prank, st.optimizer / std::max(1.0, st.params_rank), in.optimizer,
+        fmt::format("{} {}x {:.3g} B/param ({}{}{})", ft ? trank : prank, ft ? "trainable " : "",
+                    st.optimizer / std::max(1.0, ft ? st.trainable_rank : st.params_rank), in.optimizer,
                     in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : ""));
     add("master_weights", "fp32 master weights", st.master,
         st.master > 0 ? fmt::format("{} x 4 B / {}", prank, shard_txt)
@@ -420,29 +573,115 @@ estimate_result estimate(const estimate_input& in) {
                                             in.framework != train_framework::deepspeed && in.master_weights
                                         ? "0: the fp32 sharded parameters are the master copy"
                                         : "0: no separate master copy"));
-    add("activations", "activations", acts,
-        fmt::format("{:g} layer x micro-batch held x {} tokens x {:.1f} B/token/layer (AC {}, TP {}{}, CP {}, {})",
-                    st.inflight, num(b.tokens), st.activations / std::max(1.0, st.inflight * b.tokens), ac_name(in.ac),
-                    in.tp, in.sequence_parallel ? "+SP" : "", in.cp, in.flash ? "flash attention" : "eager attention"));
+    std::string act_txt = fmt::format("{:g} layer x micro-batch held x {} tokens x {:.1f} B/token/layer (AC {}, TP {}{}, CP {}, {}{}{})",
+                                      st.inflight, num(b.tokens),
+                                      (st.activations - st.lowp_saved) / std::max(1.0, st.inflight * b.tokens), ac_name(in.ac),
+                                      in.tp, in.sequence_parallel ? "+SP" : "", in.cp, in.flash ? "flash attention" : "eager attention",
+                                      in.compile ? ", compiled" : ", eager",
+                                      in.lowp != lowp_kind::none ? fmt::format(", {}", lowp_name(in.lowp)) : "");
+    if (st.lowp_saved > 0)
+        act_txt += fmt::format(" + {} {} weight copies kept for backward", gib(st.lowp_saved), lowp_name(in.lowp));
+    if (ft)
+        act_txt += in.ft.kind == finetune_kind::freeze ? "; frozen layers keep only checkpointed inputs"
+                   : in.compile                         ? "; frozen matmuls keep no inputs, adapters keep theirs"
+                                                        : "; eager frozen projections keep their inputs, adapters theirs";
+    add("activations", "activations", acts, act_txt);
     const double V = double(in.model.vocab);
     add("logits", "logits and loss", logits,
         logits > 0 ? fmt::format("{} tokens x {} vocab{} x {:.1f} B/element{}", num(b.tokens), num(V),
-                                 in.tp > 1 && in.loss_parallel ? fmt::format(" / TP {}", in.tp) : "",
-                                 in.chunked_loss ? k.logits_bytes_chunked
-                                 : in.framework == train_framework::megatron ? k.logits_bytes_megatron
-                                                                             : k.logits_bytes_unfused,
-                                 in.chunked_loss ? " (chunked loss)" : "")
+                                 in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron)
+                                     ? fmt::format(" / TP {}", in.tp) : "",
+                                 b.logits_bpe,
+                                 in.chunked_loss ? " (chunked / fused loss)"
+                                 : in.framework == train_framework::megatron ? " (bf16 logits + fused vocab-parallel CE)"
+                                 : in.tp > 1 && in.loss_parallel ? " (fp32 shards of the loss-parallel CE)"
+                                                                 : " (fp32 log-probs, incoming and input gradients)")
                    : std::string("0 at this phase / stage"));
     add("temporaries", "temporaries", temps,
-        fmt::format("{}workspaces{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
-                    st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : ""));
+        fmt::format("{}workspaces{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
+                    st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : "",
+                    in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
+                    in.lowp != lowp_kind::none ? ", low-precision casts" : ""));
     b.peak = st.peak;
     r.peak_bytes = to_i(st.peak);
     r.reserved_peak_bytes = to_i(b.reserved);
     r.device_peak_bytes = to_i(b.device);
-    add("overhead", "allocator cache + runtime", b.device - b.peak,
-        fmt::format("peak x {:.2f} (reserved vs allocated) + {} runtime outside the allocator ({})", b.reserved_factor,
-                    gib(b.runtime), in.npu ? "CANN, HCCL, driver" : "CUDA context, NCCL, libraries"));
+    {
+        std::string why;
+        if (in.framework == train_framework::megatron)
+            why = fmt::format("x {:.2f} Megatron buffer", k.reserved_factor_megatron);
+        else {
+            const est::stage_figures& last = b.stages.back();
+            why = fmt::format("{:+.0f}% segment rounding", 100.0 * k.allocator_rounding);
+            if (last.stranded_loss > 0 || last.layer_transient > 0)
+                why += fmt::format("; at the loss the cache also holds blocks the loss buffers cannot reuse: freed gradients "
+                                   "and bf16 logits {}, one layer's freed intermediates {} (the largest temporaries dominate)",
+                                   gib(last.stranded_loss), gib(k.stranded_layer_transients * last.layer_transient));
+        }
+        r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);
+        add("overhead", "allocator cache + runtime", b.device - b.peak,
+            fmt::format("{} + {} runtime outside the allocator ({}){}", r.reserved_note, gib(b.runtime),
+                        in.npu ? "CANN, HCCL, driver" : "CUDA context, NCCL, libraries",
+                        st.symm > 0 ? fmt::format(" + {} async-TP symmetric memory", gib(st.symm)) : ""));
+    }
+    r.trainable_params = to_i(b.trainable);
+    if (in.pp > 1) {
+        r.pp_microbatch_size = in.micro_batch;
+        r.pp_microbatches = in.num_microbatches;
+        r.pp_microbatch_note = in.pp_microbatch_assumed
+                                   ? fmt::format("assumed: torchtitan default pipeline_parallel_microbatch_size = 1; older "
+                                                 "torchtitan split the local batch into {} micro-batches of {} (high end)",
+                                                 in.pp, in.pp_alt_micro_batch)
+                                   : "from the config";
+    }
+    // interval where framework versions differ or evidence disagrees
+    {
+        estimate_input v = in;
+        est::breakdown lo, hi;
+        v.variant = -1;
+        const double dlo = est::compute(v, lo);
+        v.variant = 1;
+        const double dhi = est::compute(v, hi);
+        r.low_bytes = std::min(r.device_peak_bytes, to_i(dlo));
+        r.high_bytes = std::max(r.device_peak_bytes, to_i(dhi));
+        const bool fsdp = in.zero_stage >= 3 && b.shard_n > 1;
+        const bool tt = in.framework != train_framework::megatron && in.framework != train_framework::deepspeed;
+        if (in.tp > 1 && in.loss_parallel && tt && !in.chunked_loss)
+            r.interval_reasons.push_back(fmt::format(
+                "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
+                "version (DTensor loss_parallel: fp32 input, log-softmax and gradient shards)",
+                k.logits_bytes_unfused, k.logits_bytes_loss_parallel_high));
+        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss)
+            r.interval_reasons.push_back(fmt::format(
+                "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
+                "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
+        if (in.float8 && fsdp && in.ac != ac_kind::full && in.fp8_force_recompute != 1)
+            r.interval_reasons.push_back(
+                "float8 with FSDP: torch.compile may save the unsharded fp8 weights for backward unless "
+                "force_recompute_fp8_weight_in_bwd is set (torchao Float8LinearConfig); high end includes them");
+        if (in.lowp == lowp_kind::mxfp8 && fsdp && in.ac != ac_kind::full)
+            r.interval_reasons.push_back(
+                "MXFP8: torchtitan's MXFP8Linear keeps each converted linear's quantized dgrad weight until backward "
+                "(point estimate); builds that re-quantize in backward do not (low end)");
+        if (in.lowp == lowp_kind::nvfp4 && in.ac == ac_kind::selective_op)
+            r.interval_reasons.push_back(
+                "NVFP4 under op-level SAC: whether the fp4 copies of the GEMM inputs are kept is not documented "
+                "(low end without them)");
+        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full)
+            r.interval_reasons.push_back(
+                "eager frozen layers: the point estimate keeps the frozen projections' inputs, as the published LitGPT "
+                "LoRA measurements need; a build whose autograd drops them is the low end");
+        if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && in.ac != ac_kind::none)
+            r.interval_reasons.push_back(
+                "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
+                "gradient checkpointing those inputs stay for every layer (high end)");
+        if (in.pp > 1 && in.pp_alt_micro_batch > in.micro_batch)
+            r.interval_reasons.push_back(fmt::format(
+                "pipeline micro-batch size not given: torchtitan's default is 1 now, {} sequences before 2025 "
+                "(micro-batches = PP degree)", in.pp_alt_micro_batch));
+        if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
+            r.interval_reasons.push_back("version-dependent buffers");
+    }
     r.expert_bytes = st.expert_state;
     r.capacity_bytes = in.capacity_bytes;
     r.budget_bytes = to_i(double(in.capacity_bytes) * k.budget_fraction);
@@ -502,6 +741,9 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
     for (const auto& s : r.assumptions) a.emplace_back(s);
     e("estimate.assumptions", value(std::move(a)));
     e("estimate.param_count", r.param_count);
+    e("estimate.device_peak_low_bytes", r.low_bytes);
+    e("estimate.device_peak_high_bytes", r.high_bytes);
+    e("estimate.trainable_param_count", r.trainable_params);
 }
 
 nlohmann::json to_json(const estimate_result& r) {
@@ -529,6 +771,13 @@ nlohmann::json to_json(const estimate_result& r) {
     for (const auto& s : r.stages)
         st.push_back({{"stage", s.stage}, {"layers", s.layers}, {"inflight_layer_microbatches", s.inflight_layer_microbatches},
                       {"peak_bytes", s.peak_bytes}, {"peak_phase", s.peak_phase}});
+    j["low_bytes"] = r.low_bytes;
+    j["high_bytes"] = r.high_bytes;
+    j["interval_reasons"] = r.interval_reasons;
+    j["trainable_params"] = r.trainable_params;
+    j["reserved_model"] = r.reserved_note;
+    if (r.pp_microbatch_size > 0)
+        j["pipeline"] = {{"microbatch_size", r.pp_microbatch_size}, {"microbatches", r.pp_microbatches}, {"note", r.pp_microbatch_note}};
     auto& ov = j["overrides"] = nlohmann::json::array();
     for (const auto& o : r.overrides) {
         nlohmann::json v;
@@ -556,6 +805,15 @@ std::string render_text(const estimate_result& r) {
     s += fmt::format("  {:<22} {:>12}  {}\n", "+ runtime (not torch)", format_bytes(r.device_peak_bytes - r.reserved_peak_bytes),
                      "context, collective buffers");
     s += fmt::format("  {:<22} {:>12}\n", "= device peak", format_bytes(r.device_peak_bytes));
+    if (r.high_bytes > r.low_bytes) {
+        s += fmt::format("  {:<22} {:>12} .. {}  (builds differ / evidence disagrees)\n", "interval", format_bytes(r.low_bytes),
+                         format_bytes(r.high_bytes));
+        for (const auto& why : r.interval_reasons) s += "      - " + why + "\n";
+    }
+    if (!r.reserved_note.empty()) s += "  allocator model: " + r.reserved_note + "\n";
+    if (r.pp_microbatch_size > 0)
+        s += fmt::format("Pipeline micro-batch: {} sequence(s), {} micro-batches per step ({})\n", r.pp_microbatch_size,
+                         r.pp_microbatches, r.pp_microbatch_note);
     if (r.capacity_bytes > 0) {
         s += fmt::format("Capacity {}, budget (x 0.95) {}: {} with margin {} ({:+.1f}% of capacity)\n",
                          format_bytes(r.capacity_bytes), format_bytes(r.budget_bytes), r.fits ? "FITS" : "DOES NOT FIT",
@@ -569,12 +827,57 @@ std::string render_text(const estimate_result& r) {
         for (const auto& st : r.stages) s += fmt::format(" [{}: {} at {}]", st.stage, format_bytes(st.peak_bytes), st.peak_phase);
         s += "\n";
     }
-    s += fmt::format("Parameters in the model: {:.3f} B{}\n", double(r.param_count) / 1e9, r.complete ? "" : " (estimate incomplete)");
+    s += fmt::format("Parameters in the model: {:.3f} B{}", double(r.param_count) / 1e9, r.complete ? "" : " (estimate incomplete)");
+    if (r.trainable_params > 0 && r.trainable_params < r.param_count)
+        s += fmt::format(", trainable {:.2f} M ({:.3f}%)", double(r.trainable_params) / 1e6,
+                         100.0 * double(r.trainable_params) / double(std::max<std::int64_t>(1, r.param_count)));
+    s += "\n";
     if (!r.assumptions.empty()) {
         s += "Assumed:\n";
         for (const auto& a : r.assumptions) s += "  - " + a + "\n";
     }
     return s;
+}
+
+fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
+    fit_limits f;
+    f.seq_len = base.seq_len;
+    f.micro_batch = base.micro_batch;
+    if (base.capacity_bytes <= 0) return f;
+    const double budget = double(base.capacity_bytes) * estimator_k().budget_fraction;
+    est::breakdown b;
+    estimate_input in = base;
+    in.assumptions.clear();
+    auto fits = [&](std::int64_t mbs, std::int64_t seq) {
+        in.micro_batch = mbs;
+        in.seq_len = seq;
+        if (in.pp > 1) in.num_microbatches = std::max<std::int64_t>(1, base.num_microbatches * base.micro_batch / mbs);
+        in.variant = 0;
+        double d = est::compute(in, b);
+        if (by_high_end) {
+            in.variant = 1;
+            d = std::max(d, est::compute(in, b));
+        }
+        return d <= budget;
+    };
+    // largest value in [1, cap] for which fits() holds (monotone): doubling, then bisection
+    auto largest = [](std::int64_t cap, const std::function<bool(std::int64_t)>& ok) -> std::int64_t {
+        if (!ok(1)) return 0;
+        std::int64_t lo = 1, hi = 2;
+        while (hi <= cap && ok(hi)) {
+            lo = hi;
+            hi *= 2;
+        }
+        hi = std::min(hi, cap + 1);
+        while (hi - lo > 1) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? lo : hi) = mid;
+        }
+        return lo;
+    };
+    f.max_micro_batch = largest(std::int64_t(1) << 16, [&](std::int64_t m) { return fits(m, base.seq_len); });
+    f.max_seq_len = largest(std::int64_t(1) << 24, [&](std::int64_t s) { return fits(base.micro_batch, s); });
+    return f;
 }
 
 }  // namespace oomdx

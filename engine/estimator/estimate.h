@@ -33,6 +33,16 @@ using estimate_override = canonical_override;
 enum class train_framework { torchtitan, megatron, deepspeed, torchtune, generic };
 enum class ac_kind { none, selective_op, selective_layer, full };
 enum class pp_schedule_kind { gpipe, one_f_one_b, interleaved, zero_bubble };
+// Which parameters train: all (full), low-rank adapters on a frozen base (LoRA, QLoRA, DoRA),
+// or the last layers only (freeze tuning).
+enum class finetune_kind { full, lora, freeze };
+// Low-precision linear layers (torchao / torchtitan converters).
+enum class lowp_kind { none, float8_tensorwise, float8_rowwise, mxfp8, nvfp4 };
+// Linear modules of a layer an adapter can target (bit mask).
+namespace lora_target {
+inline constexpr unsigned q = 1, k = 2, v = 4, o = 8, gate = 16, up = 32, down = 64;
+inline constexpr unsigned all = 127;
+}  // namespace lora_target
 
 // Model shape the estimator needs (model.* facts).
 struct estimate_model {
@@ -43,6 +53,21 @@ struct estimate_model {
     std::int64_t experts = 0, top_k = 0, shared_experts = 0, expert_ffn = 0, first_dense = 0,
                  moe_freq = 1;
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
+};
+
+// Parameter-efficient fine-tuning as the frameworks implement it (docs/estimator.md).
+struct finetune_spec {
+    finetune_kind kind = finetune_kind::full;
+    std::int64_t lora_rank = 8;
+    unsigned targets = lora_target::all;  // modules carrying an adapter
+    bool dora = false;                    // + magnitude vector, base and adapter outputs kept
+    bool lora_dropout = false;            // dropout > 0: each adapter keeps its own masked input copy
+    int base_bits = 16;                   // frozen linear weights: 16 (load dtype), 8 (LLM.int8), 4 (NF4/FP4)
+    bool double_quant = true;             // 4-bit: quantized absmax constants (bitsandbytes, torchao NF4)
+    bool quant_keeps_input = true;        // bitsandbytes MatMul4Bit keeps its input for backward
+    int load_bytes = 2;                   // dtype of the frozen weights
+    int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
+    std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train
 };
 
 // Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.
@@ -66,6 +91,18 @@ struct estimate_input {
     bool params_offload = false;
     bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
     bool activation_offload = false;
+    // Added with issue 16 (all additive; defaults keep the earlier behaviour).
+    finetune_spec ft;
+    lowp_kind lowp = lowp_kind::none;     // float8 == (lowp is a float8 recipe)
+    bool fp8_all_gather = false;          // FSDP all-gathers float8 weights (1 B/param)
+    int fp8_force_recompute = -1;         // force_recompute_fp8_weight_in_bwd: -1 unknown, 0, 1
+    std::int64_t lowp_bf16_tail = 0;      // NVFP4 mixed recipe: last N layers stay bf16
+    bool async_tp = false;                // TP collectives in symmetric memory (outside the allocator)
+    bool hf_model = false;                // HF transformers modeling code (LLaMA-Factory, HF Trainer)
+    bool norm_upcast = true;              // the model's RMSNorm computes in fp32 (HF, torchtitan, torchtune)
+    bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
+    std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
+    int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;
     bool npu = false;
@@ -107,6 +144,15 @@ struct estimate_result {
     bool complete = true;
     std::vector<std::string> assumptions;
     std::vector<estimate_override> overrides;  // what-if overrides applied, if any
+    // Interval of the device peak where framework versions differ or evidence disagrees
+    // (low == high == device_peak_bytes when nothing is uncertain); reasons say why.
+    std::int64_t low_bytes = 0, high_bytes = 0;
+    std::vector<std::string> interval_reasons;
+    std::int64_t trainable_params = 0;      // parameters that receive gradients
+    std::int64_t pp_microbatch_size = 0;    // pipeline micro-batch used (0 without PP)
+    std::int64_t pp_microbatches = 0;
+    std::string pp_microbatch_note;         // "given" or the default assumed
+    std::string reserved_note;              // what the caching-allocator model added
 
     std::int64_t component(const std::string& id) const;
 };
@@ -126,7 +172,19 @@ nlohmann::json to_json(const estimate_result& r);
 // Human-readable breakdown table.
 std::string render_text(const estimate_result& r);
 
+// The largest micro-batch (at the given sequence length) and the longest sequence (at the
+// given micro-batch) whose device peak stays within the budget; 0 when even 1 does not fit,
+// -1 when capacity is unknown. `by_high_end` uses the high end of the interval.
+struct fit_limits {
+    std::int64_t max_micro_batch = -1;  // at in.seq_len
+    std::int64_t max_seq_len = -1;      // at in.micro_batch
+    std::int64_t seq_len = 0, micro_batch = 0;
+};
+fit_limits max_fitting(const estimate_input& in, bool by_high_end = true);
+
 const char* framework_name(train_framework f);
 const char* ac_name(ac_kind a);
+const char* finetune_name(const finetune_spec& f);  // full, lora, qlora-4bit, dora, freeze, ...
+const char* lowp_name(lowp_kind k);
 
 }  // namespace oomdx

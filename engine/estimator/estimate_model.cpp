@@ -11,6 +11,13 @@ namespace {
 
 bool is_mla(const estimate_model& m) { return m.kv_lora > 0; }
 
+// GPT-style blocks (LayerNorm with bias, biased linears, 2-matrix MLP).
+bool gpt_style(const estimate_model& m) {
+    const std::string& f = m.family;
+    return f == "gpt" || f == "gpt2" || f == "opt" || f == "bert" || f == "bloom" || f == "phi";
+}
+bool linear_bias(const estimate_model& m) { return gpt_style(m) || m.family == "qwen2"; }
+
 double attention_params(const estimate_model& m) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim);
     if (is_mla(m)) {
@@ -20,7 +27,7 @@ double attention_params(const estimate_model& m) {
         return q + kv + a * dv * h;
     }
     double p = h * a * d + 2.0 * h * g * d + a * d * h;
-    if (m.family == "gpt" || m.family == "gpt2") p += (a + 2.0 * g) * d + h;  // biases
+    if (linear_bias(m)) p += (a + 2.0 * g) * d + (gpt_style(m) ? h : 0.0);  // biases
     return p;
 }
 
@@ -29,6 +36,28 @@ double mla_latent_norms(const estimate_model& m) {
 }
 
 double mlp_matrices(const estimate_model& m) { return m.gated ? 3.0 : 2.0; }
+
+// Python RMSNorm (Llama-style code run eagerly) keeps an fp32 copy of its input.
+bool python_rmsnorm(const estimate_input& in) {
+    return in.norm_upcast && !in.compile && in.framework != train_framework::megatron && !gpt_style(in.model) &&
+           in.model.family != "falcon";
+}
+
+// Output width of each adapter target of a dense layer (in, out).
+struct mod { unsigned bit; double in, out; };
+int dense_modules(const estimate_model& m, mod* out) {
+    const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim),
+                 f = double(m.ffn);
+    int n = 0;
+    out[n++] = {lora_target::q, h, a * d};
+    out[n++] = {lora_target::k, h, g * d};
+    out[n++] = {lora_target::v, h, g * d};
+    out[n++] = {lora_target::o, a * d, h};
+    if (m.gated) out[n++] = {lora_target::gate, h, f};
+    out[n++] = {lora_target::up, h, f};
+    out[n++] = {lora_target::down, f, h};
+    return n;
+}
 
 }  // namespace
 
@@ -69,34 +98,91 @@ double total_params(const estimate_model& m) {
     return n;
 }
 
-// Bytes per token for one layer. Terms follow Korthikanti et al. (2022) Table 2 rebuilt from
-// shapes: GQA/MLA q,k,v, SwiGLU or GELU MLP, MoE dispatch, dropout masks, eager extras.
-layer_act layer_activation(const estimate_input& in, bool moe) {
+double linear_params(const estimate_model& m, bool moe) {
+    const layer_params p = moe ? moe_layer_params(m) : dense_layer_params(m);
+    return p.tp_sharded + p.routed;  // biases ride along (negligible)
+}
+
+double largest_linear(const estimate_model& m, bool moe) {
+    const double h = double(m.hidden);
+    const double f = moe ? double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn) : double(m.ffn);
+    return std::max({h * f, h * double(m.heads) * double(std::max<std::int64_t>(1, m.head_dim)), h * h});
+}
+
+double adapter_params(const estimate_input& in, bool moe) {
+    const finetune_spec& ft = in.ft;
+    if (ft.kind != finetune_kind::lora) return 0.0;
     const estimate_model& m = in.model;
+    const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
+    mod mods[8];
+    const int n = dense_modules(m, mods);
+    double p = 0;
+    const double h = double(m.hidden), fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn);
+    for (int i = 0; i < n; ++i) {
+        if (!(ft.targets & mods[i].bit)) continue;
+        const bool mlp = mods[i].bit & (lora_target::gate | lora_target::up | lora_target::down);
+        double count = 1, fin = mods[i].in, fout = mods[i].out;
+        if (mlp && moe) {  // every routed and shared expert carries its own adapter
+            count = double(m.experts + m.shared_experts);
+            fin = mods[i].bit == lora_target::down ? fe : h;
+            fout = mods[i].bit == lora_target::down ? h : fe;
+        }
+        p += count * (r * (fin + fout) + (ft.dora ? fout : 0.0));
+    }
+    return p;
+}
+
+// Bytes per token for one layer. Terms follow Korthikanti et al. (2022) Table 2 rebuilt from
+// shapes (GQA/MLA q,k,v, SwiGLU or GELU MLP, MoE dispatch, dropout masks, eager extras), then
+// what a frozen base does not save (autograd keeps a matmul's input only for its weight's
+// gradient), the adapters' own inputs, and what each AC mode and low-precision recipe keeps.
+layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, bool converted) {
+    const estimate_model& m = in.model;
+    const finetune_spec& ft = in.ft;
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim);
     const double t = double(std::max<std::int64_t>(1, in.tp));
     const bool sp = in.sequence_parallel || in.tp <= 1;
     const bool eager = !in.compile && in.framework != train_framework::megatron;
+    const bool upcast_norm = python_rmsnorm(in);
     const bool drop = m.dropout > 0.0;
+    const bool lora = ft.kind == finetune_kind::lora;
+    const bool frozen = lora || (ft.kind == finetune_kind::freeze && !trainable);
+    const unsigned tg = lora ? ft.targets : 0u;
+    const bool quant = lora && ft.base_bits < 16;
+    // bitsandbytes MatMul4Bit/8bitLt keep their input in ctx (not through saved-tensor hooks)
+    const bool keeps_input = quant && ft.quant_keeps_input && (in.ac == ac_kind::none || in.variant > 0);
+    // Eager frozen linears: the published LitGPT LoRA measurements need the inputs of the frozen
+    // projections kept (about 10 h per token and layer more than a frozen matmul needs); a
+    // compiled graph keeps only what backward reads. Low end of the interval: not kept.
+    const bool frozen_keeps = frozen && !in.compile && in.variant >= 0;
     double rep = 0, shard = 0;  // replicated outside TP regions / sharded by TP
+    double extra_transient = 0;   // eager intermediates that are never saved
 
-    // attention block
-    rep += eager ? 12.0 * h : 4.0 * h;  // two norm inputs; eager fp32 upcast keeps x.float() 4h + normed 2h each
-    rep += 2.0 * h;                     // input of the QKV projection
+    // norms: a Python RMSNorm keeps x.float() (4h) and, when its weight trains, the bf16
+    // normalized input (2h); fused/compiled norms keep the input (2h)
+    const double norm_each = upcast_norm ? (frozen ? 4.0 * h : 6.0 * h) : 2.0 * h;
+    rep += 2.0 * norm_each;
+    if (upcast_norm) extra_transient += 2.0 * 4.0 * h;  // fp32 normalized product
     double q_dim = a * d, k_dim = g * d, v_dim = g * d, o_dim = a * d;
     if (is_mla(m)) {
         q_dim = k_dim = a * double(m.qk_nope + m.qk_rope);
         v_dim = o_dim = a * double(m.v_head);
         rep += 4.0 * double(m.q_lora + m.kv_lora + m.qk_rope);  // latents and their norm inputs
     }
-    shard += 2.0 * (q_dim + k_dim + v_dim) + 2.0 * o_dim;
+    const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
+    // input of the q/k/v projections (the first norm's output)
+    const bool qkv_adapted = tg & (lora_target::q | lora_target::k | lora_target::v);
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += 2.0 * h;
+    shard += 2.0 * (q_dim + k_dim + v_dim) + 2.0 * o_dim;  // post-RoPE q, k, v and the attention output
+    if (eager) extra_transient += 8.0 * (q_dim + k_dim);   // RoPE in fp32 (complex) copies
     double quad = 0;  // per token, s^2 term
     if (in.flash)
         shard += 4.0 * a;  // fp32 log-sum-exp
     else
         quad = a * double(in.seq_len) * (drop ? 5.0 : 2.0);
     if (drop) rep += 2.0 * h;  // two dropout masks (1 byte each)
-    rep += 2.0 * h;            // MLP / router input
+    const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += 2.0 * h;  // MLP / router input
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
@@ -108,42 +194,77 @@ layer_act layer_activation(const estimate_input& in, bool moe) {
         mlp_shard += double(m.shared_experts) * (eager ? 8.0 : 6.0) * fe;
     } else {
         const double f = double(m.ffn);
-        mlp_shard += m.gated ? (eager ? 8.0 : 6.0) * f : 4.0 * f;
+        const bool down_in = !frozen || frozen_keeps || (tg & lora_target::down);  // input of the down projection
+        if (m.gated) {
+            // gate and up outputs (SiLU input, product operand), the SiLU output when eager
+            mlp_shard += (eager ? 6.0 : 4.0) * f + (down_in ? 2.0 * f : 0.0);
+            if (eager && !down_in) extra_transient += 2.0 * f;
+        } else {
+            mlp_shard += 2.0 * f + (down_in ? 2.0 * f : 0.0);  // GELU input, FC2 input
+        }
+    }
+    // adapters: own (dropped-out) inputs, the rank-r intermediate, DoRA's kept outputs
+    double adapters = 0;
+    if (keeps_input) {
+        // bitsandbytes: each quantized linear holds an input-sized buffer of its own until
+        // backward (LitGPT's QLoRA rows measure about one per quantized linear over LoRA)
+        mod mods[8];
+        const int n = dense_modules(m, mods);
+        for (int i = 0; i < n; ++i)
+            if (!moe || !(mods[i].bit & (lora_target::gate | lora_target::up | lora_target::down))) adapters += 2.0 * mods[i].in;
+    }
+    if (lora) {
+        mod mods[8];
+        const int n = dense_modules(m, mods);
+        for (int i = 0; i < n; ++i) {
+            if (!(tg & mods[i].bit)) continue;
+            if (moe && (mods[i].bit & (lora_target::gate | lora_target::up | lora_target::down))) continue;
+            adapters += 2.0 * r;
+            if (ft.lora_dropout) adapters += 3.0 * mods[i].in;  // masked copy (2) + mask (1)
+            if (ft.dora) adapters += 4.0 * mods[i].out;         // base and adapter outputs for the magnitude
+        }
     }
 
-    const double full_none = (sp ? (rep + mlp_rep) / t : rep + mlp_rep) + (shard + mlp_shard + quad) / t;
-    layer_act r;
-    r.working = full_none;
+    const double full_none = (sp ? (rep + mlp_rep) / t : rep + mlp_rep) + (shard + mlp_shard + quad + adapters) / t;
+    layer_act res;
+    res.working = full_none;
     const double input = sp ? 2.0 * h / t : 2.0 * h;
     switch (in.ac) {
-        case ac_kind::none: r.saved = full_none; break;
-        case ac_kind::full: r.saved = input; break;
+        case ac_kind::none: res.saved = full_none; break;
+        case ac_kind::full: res.saved = input; break;
         case ac_kind::selective_layer: {
             const double f = 1.0 / double(std::max(1, in.ac_every));
-            r.saved = (1.0 - f) * full_none + f * input;
+            res.saved = (1.0 - f) * full_none + f * input;
             break;
         }
         case ac_kind::selective_op:
             if (in.framework == train_framework::megatron || in.framework == train_framework::deepspeed) {
                 // core-attention recompute: drops the s^2 term only
-                r.saved = full_none - quad / t;
+                res.saved = full_none - quad / t;
             } else {
-                // torchtitan op-level SAC: layer input, every second matmul output, SDPA output
-                double saved_mm = 2.0 * (q_dim + v_dim) + 2.0 * o_dim;
-                // Float8 linears run as scaled matmuls, which the op-SAC save list does not keep:
-                // only the SDPA output survives (torchtitan's policy saves aten.mm outputs).
-                if (in.float8)
-                    saved_mm = 2.0 * o_dim;
-                else if (moe)
-                    saved_mm += 0.5 * (mlp_shard / t + mlp_rep / (sp ? t : 1.0)) * t;
-                else
-                    saved_mm += 2.0 * (double(m.ffn) + h);
-                r.saved = input + saved_mm / t;
+                // torchtitan op-level SAC: the layer input, every second matmul output (q, v, w1,
+                // w2), the SDPA output. Float8/MX linears still dispatch aten.mm under the SAC
+                // mode, so they save the same bf16 outputs; NVFP4's opaque GEMM is not matched:
+                // it keeps only the SDPA output and its own fp4 copies of the GEMM inputs.
+                double saved_mm = 2.0 * o_dim + 4.0 * a;
+                if (converted && in.lowp == lowp_kind::nvfp4) {
+                    const double fp4 = in.variant < 0 ? 0.0 : estimator_k().nvfp4_saved_bytes;
+                    saved_mm += fp4 * (h + o_dim + h + (moe ? 0.0 : double(m.ffn)));
+                } else {
+                    saved_mm += 2.0 * (q_dim + v_dim);
+                    if (moe)
+                        saved_mm += 0.5 * (mlp_shard / t + mlp_rep / (sp ? t : 1.0)) * t;
+                    else
+                        saved_mm += 2.0 * (double(m.ffn) + h);
+                }
+                res.saved = input + saved_mm / t;
             }
             break;
     }
-    if (in.activation_offload) r.saved = 0;
-    return r;
+    res.transient = std::max(0.0, full_none + extra_transient / t - res.saved);
+    if (in.ac != ac_kind::none) res.transient = std::max(0.0, full_none + extra_transient / t - input);
+    if (in.activation_offload) res.saved = 0;
+    return res;
 }
 
 namespace {
@@ -153,9 +274,9 @@ struct state_rates {
     bool grads_in_forward = false;
 };
 
-double optimizer_moment_bytes(const estimate_input& in) {
+double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool master) {
     const estimator_constants& k = estimator_k();
-    const double sb = in.master_weights || in.param_bytes >= 4 ? double(in.state_dtype_bytes) : double(in.param_bytes);
+    const double sb = master || param_bytes >= 4 ? double(in.state_dtype_bytes) : param_bytes;
     const std::string& o = in.optimizer;
     if (o == "sgd") return sb;
     if (o == "lion") return sb;
@@ -170,7 +291,7 @@ state_rates resolve_rates(const estimate_input& in) {
     const double pb = double(in.param_bytes);
     const bool mixed = pb < 4.0;
     const bool master = mixed && in.master_weights;
-    const double S = optimizer_moment_bytes(in);
+    const double S = optimizer_moment_bytes(in, pb, in.master_weights);
     switch (in.framework) {
         case train_framework::megatron:
             r.p_full = pb;
@@ -249,11 +370,41 @@ state_rates resolve_rates(const estimate_input& in) {
     return r;
 }
 
+// Fine-tuning: trainable parameters in their own dtype (grads and optimizer states for them
+// only); frozen weights stay in the load dtype, or 8/4-bit with their quantization constants.
+state_rates trainable_rates(const estimate_input& in) {
+    state_rates r;
+    const double tb = double(in.ft.trainable_bytes);
+    // torch optimizers keep moments in the parameter's dtype; DeepSpeed keeps fp32 master copies
+    const bool ds_master = tb < 4.0 && in.master_weights && in.framework == train_framework::deepspeed;
+    const double S = optimizer_moment_bytes(in, tb, ds_master);
+    const bool shard_p = in.zero_stage >= 3, shard_g = in.zero_stage >= 2, shard_o = in.zero_stage >= 1;
+    (shard_p ? r.p_shard : r.p_full) = tb;
+    (shard_g ? r.g_shard : r.g_full) = tb;
+    (shard_o ? r.o_shard : r.o_full) = S;
+    if (ds_master) (shard_o ? r.m_shard : r.m_full) = 4.0;
+    r.grads_in_forward = in.framework == train_framework::megatron || in.framework == train_framework::deepspeed;
+    if (in.optimizer_offload) r.m_full = r.m_shard = r.o_full = r.o_shard = 0;
+    return r;
+}
+
+// Bytes per parameter of a frozen linear weight.
+double frozen_linear_bytes(const finetune_spec& ft) {
+    switch (ft.base_bits) {
+        case 4:  // packed 4-bit + absmax per 64 (fp32, or 8-bit with an fp32 per 256 blocks)
+            return 0.5 + (ft.double_quant ? 1.0 / 64.0 + 4.0 / (64.0 * 256.0) : 4.0 / 64.0);
+        case 8:  // int8 + one fp32 scale per row (negligible)
+            return 1.0;
+        default: return double(ft.load_bytes);
+    }
+}
+
 }  // namespace
 
 double compute(const estimate_input& in, breakdown& out) {
     const estimator_constants& k = estimator_k();
     const estimate_model& m = in.model;
+    const finetune_spec& ft = in.ft;
     const std::int64_t p = std::max<std::int64_t>(1, in.pp);
     const std::int64_t v = in.schedule == pp_schedule_kind::interleaved ? std::max<std::int64_t>(1, in.vpp) : 1;
     const double t = double(std::max<std::int64_t>(1, in.tp));
@@ -261,6 +412,9 @@ double compute(const estimate_input& in, breakdown& out) {
     const double ep = double(std::max<std::int64_t>(1, in.ep)), etp = double(std::max<std::int64_t>(1, in.etp));
     const double h = double(m.hidden), V = double(m.vocab);
     const double pb = double(in.param_bytes);
+    const bool finetune = ft.kind != finetune_kind::full;
+    const bool lora = ft.kind == finetune_kind::lora;
+    const bool float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
 
     double shard_n = 1;
     const double dp_total = std::max(1.0, double(in.dp_shard) * double(std::max<std::int64_t>(1, in.dp_replicate)));
@@ -274,32 +428,77 @@ double compute(const estimate_input& in, breakdown& out) {
     out.expert_shard_n = expert_shard_n;
 
     const state_rates rates = resolve_rates(in);
+    const state_rates trates = trainable_rates(in);
     out.state_bytes_per_param = rates.p_full + rates.g_full + rates.m_full + rates.o_full +
                                 (rates.p_shard + rates.g_shard + rates.m_shard + rates.o_shard) / shard_n;
 
     const layer_params dl = dense_layer_params(m), ml = moe_layer_params(m);
+    const std::int64_t first_trainable = ft.kind == finetune_kind::freeze
+                                             ? std::max<std::int64_t>(0, m.layers - std::max<std::int64_t>(1, ft.trainable_layers))
+                                             : 0;
     const layer_act dact = layer_activation(in, false);
     const layer_act mact = m.experts > 0 ? layer_activation(in, true) : dact;
+    // freeze tuning: layers below the trainable ones keep only the checkpointed inputs (the
+    // embedding output requires grad under gradient checkpointing), or nothing without AC
+    layer_act frozen_act;
+    if (ft.kind == finetune_kind::freeze) {
+        frozen_act = layer_activation(in, false, false);
+        if (in.ac == ac_kind::none) frozen_act.saved = 0;
+    }
+    // NVFP4 mixed recipe: the last layers stay bf16
+    const layer_act tail_act = in.lowp == lowp_kind::nvfp4 && in.lowp_bf16_tail > 0 ? layer_activation(in, false, true, false) : dact;
+    const std::int64_t first_tail = m.layers - std::max<std::int64_t>(0, in.lowp_bf16_tail);
 
-    const double tokens = double(std::max<std::int64_t>(1, in.micro_batch)) * double(std::max<std::int64_t>(1, in.seq_len)) / c;
+    // pipeline micro-batch: the high end takes the older framework default when it was assumed
+    std::int64_t mbsz = std::max<std::int64_t>(1, in.micro_batch), nmb = std::max<std::int64_t>(1, in.num_microbatches);
+    if (in.variant > 0 && in.pp > 1 && in.pp_alt_micro_batch > mbsz) {
+        nmb = std::max<std::int64_t>(1, mbsz * nmb / in.pp_alt_micro_batch);
+        mbsz = in.pp_alt_micro_batch;
+    }
+    const double tokens = double(mbsz) * double(std::max<std::int64_t>(1, in.seq_len)) / c;
     out.tokens = tokens;
-    const double mb = double(std::max<std::int64_t>(1, in.num_microbatches));
+    const double mb = double(nmb);
 
     const bool fsdp = in.zero_stage >= 3 && shard_n > 1;
     const bool fsdp2 = fsdp && in.framework != train_framework::deepspeed && in.framework != train_framework::megatron;
+
+    // loss-phase bytes per token x vocab element and what the allocator strands before them
+    const bool vocab_parallel = in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron);
+    double bpe = k.logits_bytes_unfused, strand_bpe = 0;
+    // chunked loss: torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits; torchtitan's
+    // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
+    const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
+    if (in.chunked_loss)
+        bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
+    else if (in.framework == train_framework::megatron)
+        bpe = k.logits_bytes_megatron;
+    else if (in.variant < 0 && in.compile && in.framework == train_framework::torchtitan) {
+        // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
+        // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
+        bpe = k.logits_bytes_compiled;
+    } else {
+        // bf16 logits are freed once the fp32 copy exists; the fp32 buffers cannot reuse them
+        strand_bpe = 2.0;
+        if (vocab_parallel) bpe = in.variant < 0 ? k.logits_bytes_unfused : in.variant > 0 ? k.logits_bytes_loss_parallel_high
+                                                                                             : k.logits_bytes_loss_parallel;
+    }
+    out.logits_bpe = bpe;
 
     out.stages.resize(std::size_t(p));
     const std::int64_t base = m.layers / p, rem = m.layers % p;
     std::int64_t first = 0;
     out.worst = 0;
     out.peak = 0;
+    out.trainable = 0;
+    double worst_reserved = 0;
     for (std::int64_t s = 0; s < p; ++s) {
         stage_figures& st = out.stages[std::size_t(s)];
         st = stage_figures{};
         st.stage = int(s);
         const std::int64_t n = base + (s < rem ? 1 : 0);
         st.layers = n;
-        double tp_sh = 0, rep = 0, routed = 0, max_layer = 0;
+        double tp_sh = 0, rep = 0, routed = 0, max_layer = 0, lin = 0, max_lin = 0, adapters = 0, train_layer_params = 0;
+        std::int64_t frozen_layers = 0, tail_layers = 0;
         for (std::int64_t i = first; i < first + n; ++i) {
             const bool moe = is_moe_layer(m, i);
             const layer_params& lp = moe ? ml : dl;
@@ -308,6 +507,16 @@ double compute(const estimate_input& in, breakdown& out) {
             rep += lp.replicated;
             routed += lp.routed;
             max_layer = std::max(max_layer, lp.tp_sharded / t + lp.replicated + lp.routed / (ep * etp));
+            lin += (lp.tp_sharded / t + lp.routed / (ep * etp));
+            max_lin = std::max(max_lin, largest_linear(m, moe) / t);
+            if (lora) adapters += adapter_params(in, moe) / t;
+            if (ft.kind == finetune_kind::freeze) {
+                if (i >= first_trainable)
+                    train_layer_params += lp.tp_sharded / t + lp.replicated + lp.routed / (ep * etp);
+                else
+                    ++frozen_layers;
+            }
+            if (i >= first_tail && in.lowp == lowp_kind::nvfp4) ++tail_layers;
         }
         first += n;
         const bool last = s == p - 1;
@@ -331,12 +540,28 @@ double compute(const estimate_input& in, breakdown& out) {
             return full * (dense_rank + expert_rank) + shard * (dense_rank / shard_n + expert_rank / expert_shard_n);
         };
         auto expert_bytes = [&](double full, double shard) { return full * expert_rank + shard * expert_rank / expert_shard_n; };
-        st.params = bytes_of(rates.p_full, rates.p_shard);
-        st.grads = bytes_of(rates.g_full, rates.g_shard);
-        st.master = bytes_of(rates.m_full, rates.m_shard);
-        st.optimizer = bytes_of(rates.o_full, rates.o_shard);
-        st.expert_state = expert_bytes(rates.p_full + rates.g_full + rates.m_full + rates.o_full,
-                                       rates.p_shard + rates.g_shard + rates.m_shard + rates.o_shard);
+        if (!finetune) {
+            st.params = bytes_of(rates.p_full, rates.p_shard);
+            st.grads = bytes_of(rates.g_full, rates.g_shard);
+            st.master = bytes_of(rates.m_full, rates.m_shard);
+            st.optimizer = bytes_of(rates.o_full, rates.o_shard);
+            st.expert_state = expert_bytes(rates.p_full + rates.g_full + rates.m_full + rates.o_full,
+                                           rates.p_shard + rates.g_shard + rates.m_shard + rates.o_shard);
+            st.trainable_rank = st.params_rank;
+        } else {
+            // frozen weights: linear weights at the base precision, the rest in the load dtype
+            const double trainable = lora ? adapters : train_layer_params;
+            const double fbytes = lora ? lin * frozen_linear_bytes(ft) + std::max(0.0, st.params_rank - lin) * double(ft.load_bytes)
+                                       : std::max(0.0, st.params_rank - train_layer_params) * double(ft.load_bytes);
+            st.frozen = in.zero_stage >= 3 ? fbytes / shard_n : fbytes;
+            auto tbytes = [&](double full, double shard) { return (full + shard / shard_n) * trainable; };
+            st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
+            st.grads = tbytes(trates.g_full, trates.g_shard);
+            st.master = tbytes(trates.m_full, trates.m_shard);
+            st.optimizer = tbytes(trates.o_full, trates.o_shard);
+            st.trainable_rank = trainable;
+        }
+        out.trainable += st.trainable_rank * t;
 
         // in-flight layer x micro-batch activations
         double inflight_mb = 1;
@@ -354,59 +579,105 @@ double compute(const estimate_input& in, breakdown& out) {
             }
         }
         st.inflight = inflight_mb * layers_held;
-        const double moe_frac = n > 0 ? double(st.moe_layers) / double(n) : 0.0;
-        const double saved_per_layer = (1.0 - moe_frac) * dact.saved + moe_frac * mact.saved;
-        const double working = std::max(dact.working, st.moe_layers > 0 ? mact.working : 0.0);
+        const double nn = double(std::max<std::int64_t>(1, n));
+        const double moe_frac = double(st.moe_layers) / nn;
+        const double frozen_frac = double(frozen_layers) / nn, tail_frac = double(tail_layers) / nn;
+        const double dense_frac = std::max(0.0, 1.0 - moe_frac - frozen_frac - tail_frac);
+        const double saved_per_layer =
+            dense_frac * dact.saved + moe_frac * mact.saved + frozen_frac * frozen_act.saved + tail_frac * tail_act.saved;
+        const double working = std::max({dact.working, st.moe_layers > 0 ? mact.working : 0.0, tail_frac > 0 ? tail_act.working : 0.0});
+        st.layer_transient = std::max(dact.transient, st.moe_layers > 0 ? mact.transient : 0.0) * tokens;
         st.activations = st.inflight * saved_per_layer * tokens;
         if (in.activation_offload) st.activations = 2.0 * 2.0 * h / t * tokens;  // layers in transit
         if (in.framework == train_framework::megatron) st.activations *= k.megatron_activation_buffer;
 
+        // low-precision weight copies kept from forward to backward (all layers of the stage):
+        // MXFP8 keeps its quantized dgrad weight; float8 may keep the unsharded fp8 weight
+        // when compile saves it (torchao force_recompute_fp8_weight_in_bwd)
+        const double converted_lin = lin * (1.0 - tail_frac);
+        if (in.ac != ac_kind::full && fsdp) {
+            if (in.lowp == lowp_kind::mxfp8 && in.variant >= 0) st.lowp_saved = converted_lin * (1.0 + 1.0 / 32.0);
+            if (float8 && in.variant > 0 && in.fp8_force_recompute != 1) st.lowp_saved = converted_lin;
+        }
+        st.activations += st.lowp_saved;
+
         // logits and loss (last stage)
         if (last) {
-            const bool vocab_parallel = in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron);
-            const double bpe = in.chunked_loss ? k.logits_bytes_chunked
-                               : in.framework == train_framework::megatron ? k.logits_bytes_megatron
-                                                                          : k.logits_bytes_unfused;
             st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
-            // final-norm output feeding the output projection (replicated without loss parallel)
-            st.logits += tokens * 2.0 * h / (vocab_parallel ? 1.0 : 1.0);
+            st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
+            if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
+            st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
         }
 
         // temporaries
-        const double layer_unsharded = max_layer * pb;
+        const bool quant_base = lora && ft.base_bits < 16;
+        // FSDP all-gathers frozen quantized weights packed; float8 all-gather moves 1 B/param
+        double gather_bytes = pb;
+        if (quant_base) gather_bytes = frozen_linear_bytes(ft);
+        const double lin_frac = max_layer > 0 ? std::min(1.0, (lin / std::max<double>(1.0, double(n))) / max_layer) : 0.0;
+        if (in.fp8_all_gather && float8) gather_bytes = lin_frac * 1.0 + (1.0 - lin_frac) * pb;
+        const double layer_unsharded = max_layer * gather_bytes;
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
-            bwd += 2.0 * layer_unsharded + max_layer * (pb + 4.0);  // + unsharded grads and fp32 reduce-scatter input
-            if (last) loss += output_rank * pb;           // output projection all-gathered at the loss
+            bwd += 2.0 * layer_unsharded;
+            if (!finetune)
+                bwd += max_layer * (pb + 4.0);            // unsharded grads and fp32 reduce-scatter input
+            else
+                bwd += (lora ? adapter_params(in, false) / t : max_layer) * (ft.trainable_bytes + 4.0);
+            if (last) loss += output_rank * (finetune ? double(ft.load_bytes) : pb);  // output projection all-gathered
             if (p > 1) {
                 // torchtitan: no reshard after forward under PP; unsharded grads accumulate (fp32)
                 const double unsharded = st.params_rank * pb;
                 fwd += unsharded;
-                bwd += unsharded + (mb > 1 ? st.params_rank * 4.0 : 0.0);
+                bwd += unsharded + (mb > 1 ? st.trainable_rank * 4.0 : 0.0);
                 loss += unsharded;
             }
         } else if (fsdp && in.framework == train_framework::deepspeed) {
-            fwd += 4.0 * max_layer * pb;
-            bwd += 4.0 * max_layer * pb;
+            fwd += 4.0 * max_layer * gather_bytes;
+            bwd += 4.0 * max_layer * gather_bytes;
             loss += 2.0 * output_rank * pb;
         } else if (in.framework == train_framework::deepspeed && in.zero_stage >= 1) {
-            bwd += std::min(k.deepspeed_bucket_elements, st.params_rank) * pb;
+            bwd += std::min(k.deepspeed_bucket_elements, st.trainable_rank) * pb;
         } else if (in.framework != train_framework::megatron && dp_total > 1) {
-            bwd += k.ddp_bucket_bytes;
+            bwd += std::min(k.ddp_bucket_bytes, st.trainable_rank * 4.0);
+        }
+        // dequantized copy of the largest frozen linear (forward and backward), DoRA's weight
+        // norm (W + scale * B A materialized in the adapter dtype), float8 casts of one layer
+        if (quant_base) {
+            fwd += 2.0 * max_lin;
+            bwd += 2.0 * max_lin;
+        }
+        if (lora && ft.dora) {
+            fwd += 2.0 * double(ft.trainable_bytes) * max_lin;
+            bwd += 2.0 * double(ft.trainable_bytes) * max_lin;
+        }
+        if (in.lowp != lowp_kind::none) {
+            fwd += max_layer;
+            bwd += max_layer;
+        }
+        // TP with sequence parallel: the all-gathered input of a matmul and the reduce-scatter
+        // input of the next, tokens x h each (symmetric memory under async TP)
+        double tp_buf = 0;
+        if (in.tp > 1 && in.sequence_parallel && in.framework != train_framework::megatron)
+            tp_buf = 2.0 * tokens * 2.0 * h;
+        if (in.async_tp) {
+            st.symm = tp_buf;  // outside the caching allocator (not in allocated/reserved)
+            tp_buf = 0;
         }
         // backward of one layer: recompute under AC, activation gradients of the residual stream
         const double act_grad = 2.0 * 2.0 * h * tokens / (in.sequence_parallel ? t : 1.0);
         if (in.ac != ac_kind::none) bwd += working * tokens;
-        bwd += act_grad;
+        bwd += act_grad + tp_buf;
+        fwd += tp_buf;
         if (in.optimizer_in_backward) {
             bwd += max_layer * pb;  // one layer's grads before its fused step
         }
         // gradients present while activations are still held
         double grads_fwd = rates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
+        if (finetune) grads_fwd = trates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
         // end of backward: all grads plus the first layer's transients
         double grads_end = in.optimizer_in_backward ? 0.0 : st.grads;
-        step += 0;  // fused optimizers: no full-size temporaries
         st.temp_forward = fwd;
         st.temp_backward = bwd;
         st.temp_loss = loss;
@@ -417,23 +688,42 @@ double compute(const estimate_input& in, breakdown& out) {
         st.phase_forward = resident + grads_fwd + st.activations + fwd;
         st.phase_loss = last ? resident + grads_fwd + st.activations + st.logits + loss : 0.0;
         st.phase_backward = resident + grads_fwd + st.activations + bwd;
-        st.phase_step = resident + grads_end + st.temp_step +
-                        (in.ac == ac_kind::none ? 0.0 : 0.0);
+        st.phase_step = resident + grads_end + st.temp_step;
         const double ph[4] = {st.phase_forward, st.phase_loss, st.phase_backward, st.phase_step};
         st.phase = int(std::max_element(ph, ph + 4) - ph);
         st.peak = ph[st.phase];
+
+        // caching allocator: reserved is the high-water mark of live blocks plus cached blocks
+        // the live ones could not reuse. At the loss, the freed compute-dtype logits and one
+        // layer's freed forward intermediates sit in the cache while larger fp32 buffers are
+        // allocated; elsewhere blocks are reused and only segment rounding remains.
+        if (in.framework == train_framework::megatron) {
+            st.reserved = st.peak * k.reserved_factor_megatron;
+        } else {
+            // gradients freed by zero_grad(set_to_none) before the forward stay cached as per-parameter
+            // blocks too small for the activations and the loss buffers of the next step
+            const double freed_grads = grads_fwd > 0 || in.optimizer_in_backward ? 0.0 : st.grads;
+            const double round = 1.0 + k.allocator_rounding;
+            double res = std::max({st.phase_forward + freed_grads, st.phase_backward, st.phase_step});
+            if (last)
+                res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + k.stranded_layer_transients * st.layer_transient);
+            st.stranded_loss += freed_grads;
+            st.reserved = res * round;
+        }
         if (st.peak > out.peak) {
             out.peak = st.peak;
             out.worst = int(s);
         }
+        worst_reserved = std::max(worst_reserved, st.reserved);
     }
-    out.reserved_factor = in.framework == train_framework::megatron ? k.reserved_factor_megatron : k.reserved_factor;
     out.runtime = in.npu ? k.runtime_npu_bytes : k.runtime_cuda_bytes;
-    out.reserved = out.peak * out.reserved_factor;
+    const stage_figures& w = out.stages[std::size_t(out.worst)];
+    out.reserved = std::max(worst_reserved, out.peak);
+    out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;
     // the allocator cannot cache beyond the device: near capacity reserved ~ allocated
     if (in.capacity_bytes > 0)
-        out.reserved = std::min(out.reserved, std::max(out.peak, double(in.capacity_bytes) - out.runtime));
-    out.device = out.reserved + out.runtime;
+        out.reserved = std::min(out.reserved, std::max(out.peak, double(in.capacity_bytes) - out.runtime - w.symm));
+    out.device = out.reserved + out.runtime + w.symm;  // async-TP symmetric memory sits beside the allocator
     return out.device;
 }
 

@@ -20,13 +20,22 @@ layer_params dense_layer_params(const estimate_model& m);
 layer_params moe_layer_params(const estimate_model& m);
 bool is_moe_layer(const estimate_model& m, std::int64_t i);
 double total_params(const estimate_model& m);
+// Parameters of one layer held in linear weights (what 4/8-bit and float8 convert), before TP.
+double linear_params(const estimate_model& m, bool moe);
+// Largest single linear weight of a layer (dequantization / float8 cast buffer), before TP.
+double largest_linear(const estimate_model& m, bool moe);
+// Trainable adapter parameters of one layer (LoRA A and B, DoRA magnitudes), before TP.
+double adapter_params(const estimate_input& in, bool moe);
 
 // Activation bytes per token of one layer in the current AC mode, after TP/SP division.
 struct layer_act {
     double saved = 0;        // kept until backward
     double working = 0;      // one layer without AC (recompute / forward working set)
+    double transient = 0;    // forward intermediates freed at the end of the layer (eager > compiled)
 };
-layer_act layer_activation(const estimate_input& in, bool moe);
+// `trainable`: the layer's own weights train (false for frozen layers under freeze tuning).
+// `converted`: the layer's linears run in the low-precision recipe (NVFP4 keeps a bf16 tail).
+layer_act layer_activation(const estimate_input& in, bool moe, bool trainable = true, bool converted = true);
 
 struct stage_figures {
     int stage = 0;
@@ -42,13 +51,24 @@ struct stage_figures {
     double phase_forward = 0, phase_loss = 0, phase_backward = 0, phase_step = 0;
     double peak = 0;
     int phase = 0;                                       // 0 forward, 1 loss, 2 backward, 3 step
+    // issue 16
+    double trainable_rank = 0;                           // trainable params on this rank (before sharding)
+    double frozen = 0;                                   // frozen weights (in `params`)
+    double lowp_saved = 0;                               // float8/MX weight copies kept for backward (in activations)
+    double stranded_loss = 0;                            // cached blocks the loss buffers cannot reuse
+    double layer_transient = 0;                          // one layer's freed forward intermediates
+    double symm = 0;                                     // async-TP buffers outside the caching allocator
+    double reserved = 0;                                 // caching-allocator high-water mark of this stage
 };
 
 struct breakdown {
     std::vector<stage_figures> stages;
     int worst = 0;
     double peak = 0, reserved = 0, runtime = 0, device = 0;
-    double reserved_factor = 1;
+    double reserved_factor = 1;      // reserved / allocated at the worst stage
+    double trainable = 0;            // trainable parameters in the model
+    double logits_bpe = 0;           // loss-phase bytes per token x vocab element
+
     double tokens = 0;               // tokens per micro-batch per rank
     double shard_n = 1, expert_shard_n = 1;
     double state_bytes_per_param = 0;

@@ -21,7 +21,12 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"logits_bytes_unfused", &k.logits_bytes_unfused},
         {"logits_bytes_megatron", &k.logits_bytes_megatron},
         {"logits_bytes_chunked", &k.logits_bytes_chunked},
-        {"reserved_factor", &k.reserved_factor},
+        {"logits_bytes_fused", &k.logits_bytes_fused},
+        {"logits_bytes_compiled", &k.logits_bytes_compiled},
+        {"logits_bytes_loss_parallel", &k.logits_bytes_loss_parallel},
+        {"logits_bytes_loss_parallel_high", &k.logits_bytes_loss_parallel_high},
+        {"allocator_rounding", &k.allocator_rounding},
+        {"stranded_layer_transients", &k.stranded_layer_transients},
         {"reserved_factor_megatron", &k.reserved_factor_megatron},
         {"runtime_cuda_bytes", &k.runtime_cuda_bytes},
         {"runtime_npu_bytes", &k.runtime_npu_bytes},
@@ -30,7 +35,7 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"muon_2d_fraction", &k.muon_2d_fraction},
         {"ddp_bucket_bytes", &k.ddp_bucket_bytes},
         {"deepspeed_bucket_elements", &k.deepspeed_bucket_elements},
-        {"fp8_weight_cache_fraction", &k.fp8_weight_cache_fraction},
+        {"nvfp4_saved_bytes", &k.nvfp4_saved_bytes},
     };
     const YAML::Node root = load_yaml_file(path);
     if (!root || root.IsNull()) return k;

@@ -10,8 +10,13 @@ struct estimator_constants {
     double budget_fraction = 0.95;              // method Step 1: estimate <= capacity x 0.95
     double logits_bytes_unfused = 12.0;         // bf16 logits + fp32 upcast + log-softmax + grad
     double logits_bytes_megatron = 6.0;         // bf16 logits + fp32 vocab-parallel CE buffers
-    double logits_bytes_chunked = 2.5;          // chunked/fused CE: bf16 logits + one fp32 chunk
-    double reserved_factor = 1.20;              // reserved / allocated (caching, fragmentation)
+    double logits_bytes_chunked = 3.5;          // chunked CE: bf16 logits of all chunks + fp32 work of one chunk
+    double logits_bytes_fused = 1.5;            // projection + CE per chunk inside the loss: one chunk's fp32 work
+    double logits_bytes_compiled = 4.0;         // loss compiled with the model: bf16 logits + bf16 gradient
+    double logits_bytes_loss_parallel = 16.0;   // DTensor loss-parallel CE over TP: fp32 shards kept separately
+    double logits_bytes_loss_parallel_high = 20.0;
+    double allocator_rounding = 0.02;           // caching allocator: segment rounding, small-block pool
+    double stranded_layer_transients = 1.0;     // freed layer intermediates cached but unusable at the loss
     double reserved_factor_megatron = 1.05;
     double runtime_cuda_bytes = 1.0e9;          // CUDA context, NCCL, library handles (not in allocator)
     double runtime_npu_bytes = 5.0e9;           // CANN + HCCL + driver (MindSpeed's flat 5000 MB)
@@ -20,7 +25,7 @@ struct estimator_constants {
     double muon_2d_fraction = 0.9;              // share of params Muon treats as 2-D
     double ddp_bucket_bytes = 52428800.0;       // 2 x 25 MB DDP buckets
     double deepspeed_bucket_elements = 5.0e8;   // reduce_bucket_size default
-    double fp8_weight_cache_fraction = 0.0;     // Float8: extra weight copies (measured ~0)
+    double nvfp4_saved_bytes = 0.5625;          // NVFP4 GEMM input copy kept for wgrad: 4 bit + e4m3 scale / 16
 };
 
 // Loaded from data_path("knowledge/estimator.yaml") once; defaults if the file is absent.

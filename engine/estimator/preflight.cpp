@@ -7,6 +7,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 
 namespace oomdx {
@@ -25,11 +26,27 @@ void gather_facts(const preflight_request& req, fact_store& facts) {
     if (req.config.empty() && !req.framework.empty() && !facts.has("job.framework")) {
         user.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), user);
+        // without a config file the framework's defaults fill what --set does not
+        try {
+            const framework_adapter& ad = framework_adapter::get(req.framework);
+            for (const auto& [key, v] : ad.defaults()) {
+                if (facts.has(key)) continue;
+                provenance p;
+                p.producer = "config." + ad.name() + ".default";
+                p.file = ad.file();
+                p.excerpt = fmt::format("{} default when the job does not set it", ad.name());
+                facts.emit(key, v, p);
+            }
+        } catch (const std::exception&) {
+        }
     }
     if (req.world_size > 0) {
         user.excerpt = fmt::format("--world-size {}", req.world_size);
         facts.emit("job.world_size", value(req.world_size), user);
     }
+    // The framework's semantics (estimator conventions, features), as the diagnose pipeline emits them.
+    if (const auto fw = facts.string("job.framework"))
+        if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
     if (!facts.has("model.hidden_size"))
         throw usage_error("no model: give --model PRESET|config.json (or name the model in the job config)");
 }
@@ -68,15 +85,31 @@ preflight_result run_preflight(const preflight_request& req) {
             r.plans.push_back(std::move(rp));
         }
     }
-    r.exit_code = r.input.capacity_bytes > 0 && !r.estimate.fits ? exit_does_not_fit : exit_ok;
+    // the verdict uses the high end of the interval
+    const estimate_result& e = r.estimate;
+    r.fits_high = r.input.capacity_bytes > 0 && e.high_bytes <= e.budget_bytes;
+    r.straddles = r.input.capacity_bytes > 0 && e.low_bytes <= e.budget_bytes && e.high_bytes > e.budget_bytes;
+    r.limits = max_fitting(r.input, true);
+    r.exit_code = r.input.capacity_bytes > 0 && !r.fits_high ? exit_does_not_fit : exit_ok;
     return r;
 }
 
 std::string render_preflight_text(const preflight_result& r) {
     std::string s = render_text(r.estimate);
-    if (r.input.capacity_bytes > 0)
-        s = fmt::format("Preflight: {} ({} of {} budget)\n", r.estimate.fits ? "fits" : "DOES NOT FIT",
-                        format_bytes(r.estimate.device_peak_bytes), format_bytes(r.estimate.budget_bytes)) + s;
+    if (r.input.capacity_bytes > 0) {
+        const estimate_result& e = r.estimate;
+        std::string head = fmt::format("Preflight: {} ({} of {} budget{})\n", r.fits_high ? "fits" : "DOES NOT FIT",
+                                       format_bytes(e.high_bytes), format_bytes(e.budget_bytes),
+                                       e.high_bytes > e.low_bytes ? ", high end of the interval" : "");
+        if (r.straddles)
+            head += fmt::format("  the interval {} .. {} straddles the budget: it may fit on some builds\n", format_bytes(e.low_bytes),
+                                format_bytes(e.high_bytes));
+        const fit_limits& l = r.limits;
+        if (l.max_micro_batch >= 0)
+            head += fmt::format("  largest that fit: micro-batch {} at sequence length {}; sequence length {} at micro-batch {}\n",
+                                l.max_micro_batch, l.seq_len, l.max_seq_len, l.micro_batch);
+        s = head + s;
+    }
     if (r.planned) {
         s += fmt::format("\nPlan search: {} configurations evaluated, {} fit; best {} by cost ({:.0f} candidates/s):\n",
                          r.plan.evaluated, r.plan.fitting, r.plans.size(),
@@ -101,7 +134,12 @@ std::string render_preflight_text(const preflight_result& r) {
 nlohmann::json preflight_json(const preflight_result& r) {
     nlohmann::json j;
     j["schema"] = "oomdx.preflight/1";
-    j["fits"] = r.estimate.fits;
+    j["fits"] = r.input.capacity_bytes > 0 ? r.fits_high : r.estimate.fits;
+    j["verdict_basis"] = "high end of the interval (estimate.high_bytes)";
+    j["straddles_budget"] = r.straddles;
+    if (r.limits.max_micro_batch >= 0)
+        j["max_fitting"] = {{"micro_batch", r.limits.max_micro_batch}, {"at_seq_len", r.limits.seq_len},
+                            {"seq_len", r.limits.max_seq_len}, {"at_micro_batch", r.limits.micro_batch}};
     j["exit_code"] = r.exit_code;
     j["framework"] = r.framework;
     j["estimate"] = to_json(r.estimate);

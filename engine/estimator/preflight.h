@@ -41,6 +41,9 @@ struct preflight_result {
     std::vector<rendered_plan> plans;
     std::string framework;              // adapter used to render overrides
     int exit_code = 0;                  // 0 fits, 1 does not fit (capacity known)
+    bool fits_high = false;             // the verdict: the high end of the interval within budget
+    bool straddles = false;             // the interval straddles the budget
+    fit_limits limits;                  // largest micro-batch / sequence length that fit
 };
 
 // Fills `facts` from the request (config, model, device, --set pairs via the config parsers'

@@ -24,8 +24,9 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
     static constexpr struct {
         const char* name;
         void (*run)(pipeline_state&);
-    } stages[] = {{"inputs", stage_inputs},     {"facts", stage_facts}, {"estimate", stage_estimate},
-                  {"rules", stage_rules},       {"plan", stage_plan},   {"report", stage_report}};
+    } stages[] = {{"inputs", stage_inputs}, {"facts", stage_facts}, {"estimate", stage_estimate},
+                  {"baseline", stage_baseline}, {"rules", stage_rules}, {"plan", stage_plan},
+                  {"report", stage_report}};
     for (const auto& st : stages) {
         const auto t0 = std::chrono::steady_clock::now();
         st.run(s);

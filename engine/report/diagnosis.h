@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/core/fact_store.h"
+#include "engine/estimator/config_diff.h"
 #include "engine/estimator/estimate.h"
 #include "engine/rules/inference.h"
 #include "parsers/log/log_analysis.h"
@@ -28,6 +29,7 @@ struct diagnosis_request {
     std::vector<std::string> sets;       // canonical key=value
     std::vector<std::string> snapshots;  // files or directories
     std::vector<std::string> rule_dirs;  // extra rule packs (added to the shipped ones)
+    std::string baseline_config;         // a config that ran fine: say what moved the peak
     bool preflight = false;
     std::string lang = "en";             // en | zh
     // Progress of reading large logs: file, bytes done, total (empty: silent).
@@ -113,6 +115,7 @@ struct diagnosis_report {
     std::vector<snap::snapshot_analysis> snapshots;
     std::optional<snap::trend_result> trend;
     std::optional<snap::diff_result> diff;
+    std::optional<config_diff> baseline_diff;  // --baseline-config against the job's config
     fact_store facts;
     inference_result inference;
     std::vector<report_step> route;

@@ -2,6 +2,7 @@
 //   inputs   read the log, config, model, device and snapshots (parsers)
 //   facts    emit them as facts and derive the job.* facts (world size, framework, device kind)
 //   estimate the static estimate (estimate.* facts)
+//   baseline with --baseline-config: what the job's config changed against one that ran (baseline.*)
 //   rules    forward chaining through the evidence step and Steps 0-4
 //   plan     a combination of overrides that fits, when the configuration does not
 //   report   headline, ranked recommendations rendered in the job's syntax and re-estimated
@@ -29,6 +30,7 @@ struct pipeline_state {
 void stage_inputs(pipeline_state& s);
 void stage_facts(pipeline_state& s);
 void stage_estimate(pipeline_state& s);
+void stage_baseline(pipeline_state& s);
 void stage_rules(pipeline_state& s);
 void stage_plan(pipeline_state& s);
 void stage_report(pipeline_state& s);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/report/render_diff.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/log/log_analyzer.h"
 
@@ -195,6 +196,10 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                                              {"stage", w.produced("estimate.stage.", e.worst_stage)}}));
     w.line(w.t("report.estimate.reserved", {{"reserved", format_bytes(e.reserved_peak_bytes)},
                                             {"device", format_bytes(e.device_peak_bytes)}}));
+    if (e.high_bytes > e.low_bytes) {
+        w.line(w.t("report.estimate.interval", {{"low", format_bytes(e.low_bytes)}, {"high", format_bytes(e.high_bytes)}}));
+        for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
+    }
     if (e.capacity_bytes > 0)
         w.line(w.t(e.fits ? "report.estimate.fits_by" : "report.estimate.over_by",
                    {{"capacity", format_bytes(e.capacity_bytes)},
@@ -296,6 +301,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(w.t("report.route.item", {{"step", s.title.empty() ? s.step : s.title}, {"why", s.why}}));
     if (r.estimate) render_estimate(w, *r.estimate, r);
+    if (r.baseline_diff) {
+        w.heading("report.heading.baseline");
+        w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);
+    }
     if (!r.consistency.empty()) {
         w.heading("report.heading.consistency");
         for (const auto& c : r.consistency)
@@ -445,6 +454,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
     }
+    j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
     j["consistency"] = json::array();
     for (const auto& c : r.consistency)
         j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},

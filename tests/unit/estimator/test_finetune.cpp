@@ -1,0 +1,235 @@
+// Fine-tuning as the frameworks implement it: adapter counts, frozen-weight bytes (bf16, NF4 with
+// and without double quantization, LLM.int8), trainable-only gradients and optimizer states, the
+// activations a frozen base keeps, freeze tuning, framework defaults. Numbers worked out inline.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimate.h"
+#include "engine/estimator/estimate_model.h"
+#include "engine/estimator/estimator_constants.h"
+
+using namespace oomdx;
+
+namespace {
+
+estimate_model llama8b() {
+    estimate_model m;
+    m.family = "llama";
+    m.hidden = 4096;
+    m.layers = 32;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn = 14336;
+    m.vocab = 128256;
+    return m;
+}
+
+estimate_input lora8b(std::int64_t rank, unsigned targets) {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.zero_stage = 0;
+    in.ft.kind = finetune_kind::lora;
+    in.ft.lora_rank = rank;
+    in.ft.targets = targets;
+    return in;
+}
+
+void emit(fact_store& f, const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); }
+
+void emit_llama8b(fact_store& f) {
+    emit(f, "model.family", "llama");
+    emit(f, "model.hidden_size", std::int64_t(4096));
+    emit(f, "model.num_layers", std::int64_t(32));
+    emit(f, "model.num_attention_heads", std::int64_t(32));
+    emit(f, "model.num_kv_heads", std::int64_t(8));
+    emit(f, "model.head_dim", std::int64_t(128));
+    emit(f, "model.intermediate_size", std::int64_t(14336));
+    emit(f, "model.vocab_size", std::int64_t(128256));
+}
+
+}  // namespace
+
+TEST_CASE("LoRA adapter parameters per layer") {
+    // all linears, r = 16: 16 x [(4096+4096) q + (4096+1024) k + (4096+1024) v + (4096+4096) o
+    //                            + 3 x (4096+14336) gate/up/down] = 16 x 81,920
+    CHECK(est::adapter_params(lora8b(16, lora_target::all), false) == doctest::Approx(1310720.0));
+    // q and v, r = 8 (torchtune llama3_1/8B_lora_single_device): 8 x (8192 + 5120) = 106,496 per
+    // layer, 3.41 M for 32 layers
+    CHECK(est::adapter_params(lora8b(8, lora_target::q | lora_target::v), false) == doctest::Approx(106496.0));
+    // DoRA adds one magnitude per output feature: 4096 + 1024 + 1024 + 4096 + 2 x 14336 + 4096
+    estimate_input d = lora8b(16, lora_target::all);
+    d.ft.dora = true;
+    CHECK(est::adapter_params(d, false) == doctest::Approx(1310720.0 + 43008.0));
+    // full fine-tuning has no adapters
+    estimate_input full;
+    full.model = llama8b();
+    CHECK(est::adapter_params(full, false) == 0.0);
+}
+
+TEST_CASE("LoRA model states: frozen bf16 base, fp32 adapters with AdamW, no grads at the loss") {
+    estimate_input in = lora8b(16, lora_target::all);
+    in.ac = ac_kind::full;
+    in.micro_batch = 1;
+    in.seq_len = 1024;
+    est::breakdown b;
+    est::compute(in, b);
+    const est::stage_figures& s = b.stages[0];
+    const double total = est::total_params(in.model), trainable = 32 * 1310720.0;
+    CHECK(b.trainable == doctest::Approx(trainable));
+    CHECK(s.frozen == doctest::Approx(total * 2.0));                   // every base weight in bf16
+    CHECK(s.params == doctest::Approx(total * 2.0 + trainable * 4.0));  // + fp32 adapters
+    CHECK(s.optimizer == doctest::Approx(trainable * 8.0));             // AdamW moments of adapters only
+    CHECK(s.grads == doctest::Approx(trainable * 4.0));
+    CHECK(s.phase != 3);  // the step (adapter grads only) is not the peak
+}
+
+TEST_CASE("QLoRA frozen linear weights: NF4 with and without double quantization, LLM.int8") {
+    estimate_input in = lora8b(8, lora_target::q | lora_target::v);
+    in.ac = ac_kind::full;
+    est::breakdown b;
+    const double linear = 32 * est::linear_params(in.model, false);
+    const double other = est::total_params(in.model) - linear;  // embeddings, head, norms in bf16
+    in.ft.base_bits = 4;
+    in.ft.double_quant = false;
+    est::compute(in, b);
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * (0.5 + 4.0 / 64.0) + other * 2.0));  // fp32 absmax per 64
+    in.ft.double_quant = true;
+    est::compute(in, b);
+    // 8-bit absmax per 64 plus an fp32 constant per 256 blocks: 0.5 + 1/64 + 4/16384
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * (0.5 + 1.0 / 64.0 + 4.0 / 16384.0) + other * 2.0));
+    in.ft.base_bits = 8;
+    est::compute(in, b);
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * 1.0 + other * 2.0));
+    // the dequantized copy of the largest linear (14336 x 4096 bf16) is a forward temporary
+    CHECK(b.stages[0].temp_forward >= 2.0 * 14336 * 4096);
+}
+
+TEST_CASE("LoRA activations: what a frozen base keeps") {
+    const double h = 4096, a = 32, g = 8, d = 128, F = 14336, r = 8;
+    const double attn = 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a;  // post-RoPE q, k, v, SDPA output, lse
+    estimate_input in = lora8b(8, lora_target::q | lora_target::v);
+    in.compile = true;
+    // compiled: norms keep their input (2 x 2h), the adapted q/v input (2h), attention, gate and up
+    // outputs (4F, the down projection is frozen so its input is not needed), rank-r outputs
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(4 * h + 2 * h + attn + 4 * F + 2 * 2 * r));
+    // the same layer trained in full keeps both norm outputs, the MLP input and the SwiGLU set
+    estimate_input full = in;
+    full.ft.kind = finetune_kind::full;
+    CHECK(est::layer_activation(full, false).saved == doctest::Approx(4 * h + 2 * h + attn + 2 * h + 6 * F));
+    // eager: fp32 norm copies (4h each, the frozen weights need no bf16 copy), the frozen
+    // projections' inputs (q/k/v and MLP inputs 2h each, down input 2F), SiLU output (2F)
+    in.compile = false;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(8 * h + 4 * h + attn + 8 * F + 2 * 2 * r));
+    // low end of the interval: eager frozen matmuls keep no inputs
+    in.variant = -1;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(8 * h + 2 * h + attn + 6 * F + 2 * 2 * r));
+    in.variant = 0;
+    // lora_dropout > 0: each adapter keeps a masked copy of its input (2 B) and the mask (1 B)
+    in.ft.lora_dropout = true;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(8 * h + 4 * h + attn + 8 * F + 2 * 2 * r + 2 * 3 * h));
+    in.ft.lora_dropout = false;
+    // bitsandbytes QLoRA without AC: every quantized linear holds an input-sized buffer
+    // (q, k, v, gate, up: h each; o: a*d; down: F) until backward
+    in.ft.base_bits = 4;
+    CHECK(est::layer_activation(in, false).saved ==
+          doctest::Approx(8 * h + 4 * h + attn + 8 * F + 2 * 2 * r + 2 * (5 * h + a * d + F)));
+    // with gradient checkpointing only the layer input is kept
+    in.ac = ac_kind::full;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h));
+}
+
+TEST_CASE("freeze tuning: the last layers train, the rest stays frozen in bf16") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.zero_stage = 0;
+    in.ft.kind = finetune_kind::freeze;
+    in.ft.trainable_layers = 2;
+    in.ac = ac_kind::none;
+    est::breakdown b;
+    est::compute(in, b);
+    const est::layer_params lp = est::dense_layer_params(in.model);
+    const double layer = lp.tp_sharded + lp.replicated, total = est::total_params(in.model);
+    CHECK(b.trainable == doctest::Approx(2 * layer));
+    CHECK(b.stages[0].frozen == doctest::Approx((total - 2 * layer) * 2.0));
+    CHECK(b.stages[0].optimizer == doctest::Approx(2 * layer * 8.0));
+    // without AC the frozen bottom layers run without autograd: only the 2 trainable layers keep activations
+    const double per_layer = est::layer_activation(in, false).saved;
+    CHECK(b.stages[0].activations == doctest::Approx(2 * per_layer * 2048));
+}
+
+TEST_CASE("LLaMA-Factory defaults: LoRA r=8 on all linears, gradient checkpointing, bf16 base, fp32 adapters") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "llama_factory");
+    emit(f, "job.world_size", std::int64_t(1));
+    const estimate_input in = from_facts(f);
+    CHECK(in.ft.kind == finetune_kind::lora);
+    CHECK(in.ft.lora_rank == 8);
+    CHECK(in.ft.targets == lora_target::all);
+    CHECK(in.ac == ac_kind::full);
+    CHECK(in.ft.load_bytes == 2);
+    CHECK(in.ft.trainable_bytes == 4);
+    CHECK(in.hf_model);
+    bool said_lora = false, said_gc = false;
+    for (const auto& a : in.assumptions) {
+        said_lora = said_lora || a.find("LLaMA-Factory default") != std::string::npos;
+        said_gc = said_gc || a.find("disable_gradient_checkpointing") != std::string::npos;
+    }
+    CHECK(said_lora);
+    CHECK(said_gc);
+}
+
+TEST_CASE("fine-tuning keys: targets by module name, QLoRA shorthand, pure bf16, freeze layers") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "hf_trainer");
+    emit(f, "training.finetuning_type", "qlora");
+    emit(f, "training.lora_target", "q_proj, v_proj,output_proj,bogus");
+    emit(f, "training.lora_rank", std::int64_t(64));
+    emit(f, "training.pure_bf16", true);
+    estimate_input in = from_facts(f);
+    CHECK(in.ft.kind == finetune_kind::lora);
+    CHECK(in.ft.base_bits == 4);
+    CHECK(in.ft.targets == (lora_target::q | lora_target::v | lora_target::o));
+    CHECK(in.ft.lora_rank == 64);
+    CHECK(in.ft.trainable_bytes == 2);
+    CHECK(std::string(finetune_name(in.ft)) == "qlora-4bit");
+    bool bogus = false;
+    for (const auto& a : in.assumptions) bogus = bogus || a.find("'bogus'") != std::string::npos;
+    CHECK(bogus);
+    fact_store g;
+    emit_llama8b(g);
+    emit(g, "training.finetuning_type", "lora");
+    emit(g, "training.lora_target", "c_attn,mlp");
+    CHECK(from_facts(g).ft.targets == (lora_target::q | lora_target::k | lora_target::v | lora_target::gate | lora_target::up |
+                                       lora_target::down));
+    fact_store z;
+    emit_llama8b(z);
+    emit(z, "training.finetuning_type", "freeze");
+    emit(z, "training.freeze_trainable_layers", std::int64_t(-4));
+    CHECK(from_facts(z).ft.kind == finetune_kind::freeze);
+    CHECK(from_facts(z).ft.trainable_layers == 4);
+}
+
+TEST_CASE("the issue's LLaMA-Factory LoRA example is no longer estimated as full training") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "llama_factory");
+    emit(f, "job.world_size", std::int64_t(1));
+    emit(f, "training.finetuning_type", "lora");
+    emit(f, "training.lora_rank", std::int64_t(16));
+    emit(f, "training.seq_len", std::int64_t(2048));
+    emit(f, "training.local_batch_size", std::int64_t(2));
+    const estimate_result r = estimate(from_facts(f));
+    // bf16 base 14.96 GiB + fp32 adapters and AdamW 0.5 GiB + checkpointed inputs 1 GiB + the fp32
+    // cross-entropy of 4096 x 128,256 logits (12 B per element, 5.9 GiB)
+    CHECK(r.trainable_params == 41943040);
+    CHECK(r.peak_bytes > std::int64_t(20) << 30);
+    CHECK(r.peak_bytes < std::int64_t(24) << 30);
+    CHECK(r.component("optimizer") == doctest::Approx(41943040.0 * 8).epsilon(0.001));
+}

@@ -1,0 +1,192 @@
+// Low-precision recipes, the loss phase, the caching-allocator model, async TP, the interval and
+// max_fitting(). Numbers worked out inline.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimate.h"
+#include "engine/estimator/estimate_model.h"
+#include "engine/estimator/estimator_constants.h"
+
+using namespace oomdx;
+
+namespace {
+
+estimate_input llama8b_fsdp(std::int64_t n) {
+    estimate_input in;
+    in.model.family = "llama";
+    in.model.hidden = 4096;
+    in.model.layers = 32;
+    in.model.heads = 32;
+    in.model.kv_heads = 8;
+    in.model.head_dim = 128;
+    in.model.ffn = 14336;
+    in.model.vocab = 128256;
+    in.framework = train_framework::torchtitan;
+    in.world = n;
+    in.dp_shard = n;
+    in.zero_stage = 3;
+    in.micro_batch = 2;
+    in.seq_len = 8192;
+    in.ac = ac_kind::selective_op;
+    return in;
+}
+
+bool mentions(const estimate_result& r, const char* what) {
+    for (const auto& s : r.interval_reasons)
+        if (s.find(what) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("MXFP8 keeps each converted linear's quantized dgrad weight until backward (FSDP, not under full AC)") {
+    estimate_input in = llama8b_fsdp(4);
+    in.lowp = lowp_kind::mxfp8;
+    est::breakdown b;
+    est::compute(in, b);
+    const double linear = 32 * est::linear_params(in.model, false);
+    CHECK(b.stages[0].lowp_saved == doctest::Approx(linear * (1.0 + 1.0 / 32.0)));
+    in.ac = ac_kind::full;
+    est::compute(in, b);
+    CHECK(b.stages[0].lowp_saved == 0.0);
+    in.ac = ac_kind::selective_op;
+    in.variant = -1;  // builds that re-quantize in backward
+    est::compute(in, b);
+    CHECK(b.stages[0].lowp_saved == 0.0);
+}
+
+TEST_CASE("float8 with FSDP: the unsharded fp8 weights are only in the high end, unless force-recomputed") {
+    estimate_input in = llama8b_fsdp(8);
+    in.lowp = lowp_kind::float8_tensorwise;
+    in.float8 = true;
+    const estimate_result r = estimate(in);
+    CHECK(r.high_bytes > r.device_peak_bytes);
+    CHECK(mentions(r, "force_recompute_fp8_weight_in_bwd"));
+    in.fp8_force_recompute = 1;
+    const estimate_result f = estimate(in);
+    CHECK_FALSE(mentions(f, "force_recompute_fp8_weight_in_bwd"));
+    // the point estimate equals bf16's (float8 changes the measured peak by ~0)
+    estimate_input bf16 = in;
+    bf16.lowp = lowp_kind::none;
+    bf16.float8 = false;
+    CHECK(double(f.peak_bytes) == doctest::Approx(double(estimate(bf16).peak_bytes)).epsilon(0.02));
+}
+
+TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), compiled loss as the low end") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in = llama8b_fsdp(1);
+    in.dp_shard = 1;
+    in.world = 1;
+    in.zero_stage = 0;
+    in.framework = train_framework::torchtune;
+    in.chunked_loss = true;
+    est::breakdown b;
+    est::compute(in, b);
+    const double tokens = 16384, V = 128256, h = 4096;
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_chunked + tokens * 2 * h));
+    in.framework = train_framework::torchtitan;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_fused + tokens * 6 * h));
+    in.chunked_loss = false;
+    in.compile = true;
+    in.variant = -1;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_compiled + tokens * 2 * h));
+    // only the previous step's freed gradients stay stranded (zero_grad sets them to None)
+    CHECK(b.stages[0].stranded_loss == doctest::Approx(b.stages[0].grads));
+    in.variant = 0;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_unfused + tokens * 2 * h));
+    // the freed bf16 logits (2 B per element) stay cached while the fp32 buffers are allocated
+    CHECK(b.stages[0].stranded_loss == doctest::Approx(tokens * V * 2.0 + b.stages[0].grads));
+}
+
+TEST_CASE("caching allocator: reserved = live peak + what the loss buffers cannot reuse, rounded") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in = llama8b_fsdp(8);
+    est::breakdown b;
+    est::compute(in, b);
+    const est::stage_figures& s = b.stages[0];
+    REQUIRE(s.phase == 1);  // the loss is the peak for this job
+    // freed fp32 gradient shards of the previous step, the freed bf16 logits, one layer's freed
+    // intermediates
+    const double grads = 8030261248.0 * 4 / 8;
+    CHECK(s.stranded_loss == doctest::Approx(16384.0 * 128256 * 2 + grads).epsilon(0.001));
+    CHECK(b.reserved == doctest::Approx((s.phase_loss + s.stranded_loss + k.stranded_layer_transients * s.layer_transient) *
+                                        (1 + k.allocator_rounding)));
+    // eager keeps more freed intermediates around than compiled code (fused kernels)
+    const double eager = s.layer_transient;
+    in.compile = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].layer_transient < eager);
+}
+
+TEST_CASE("async TP: the TP buffers live in symmetric memory, beside the caching allocator") {
+    estimate_input in = llama8b_fsdp(4);
+    in.tp = 8;
+    in.world = 32;
+    in.ac = ac_kind::full;
+    in.chunked_loss = true;
+    est::breakdown plain, async;
+    est::compute(in, plain);
+    in.async_tp = true;
+    const double dev = est::compute(in, async);
+    const double tokens = 16384, h = 4096;
+    CHECK(async.stages[0].symm == doctest::Approx(2 * tokens * 2 * h));
+    CHECK(async.stages[0].temp_backward == doctest::Approx(plain.stages[0].temp_backward - 2 * tokens * 2 * h));
+    CHECK(dev == doctest::Approx(async.reserved + async.runtime + async.stages[0].symm));
+}
+
+TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the older default as the high end") {
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    e("model.hidden_size", std::int64_t(4096));
+    e("model.num_layers", std::int64_t(32));
+    e("model.num_attention_heads", std::int64_t(32));
+    e("model.num_kv_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(14336));
+    e("model.vocab_size", std::int64_t(128256));
+    e("job.framework", "torchtitan");
+    e("job.world_size", std::int64_t(8));
+    e("parallelism.pipeline_parallel_degree", std::int64_t(4));
+    e("training.local_batch_size", std::int64_t(16));
+    e("training.seq_len", std::int64_t(4096));
+    const estimate_result r = estimate(from_facts(f));
+    CHECK(r.pp_microbatch_size == 1);
+    CHECK(r.pp_microbatches == 16);
+    CHECK(r.pp_microbatch_note.find("assumed") != std::string::npos);
+    CHECK(mentions(r, "pipeline micro-batch size not given"));
+    CHECK(r.high_bytes > r.device_peak_bytes);
+    e("parallelism.pipeline_parallel_microbatch_size", std::int64_t(4));
+    const estimate_result g = estimate(from_facts(f));
+    CHECK(g.pp_microbatch_size == 4);
+    CHECK(g.pp_microbatches == 4);
+    CHECK(g.pp_microbatch_note == "from the config");
+}
+
+TEST_CASE("max_fitting: the largest micro-batch and sequence length within the budget") {
+    estimate_input in = llama8b_fsdp(8);
+    in.capacity_bytes = std::int64_t(80) << 30;
+    in.micro_batch = 1;
+    const fit_limits l = max_fitting(in, false);
+    REQUIRE(l.max_micro_batch >= 1);
+    REQUIRE(l.max_seq_len >= 1);
+    const double budget = double(in.capacity_bytes) * estimator_k().budget_fraction;
+    estimate_input x = in;
+    x.micro_batch = l.max_micro_batch;
+    CHECK(double(estimate_device_peak(x)) <= budget);
+    x.micro_batch = l.max_micro_batch + 1;
+    CHECK(double(estimate_device_peak(x)) > budget);
+    x = in;
+    x.seq_len = l.max_seq_len;
+    CHECK(double(estimate_device_peak(x)) <= budget);
+    x.seq_len = l.max_seq_len + 1;
+    CHECK(double(estimate_device_peak(x)) > budget);
+    // the high end is never more permissive
+    const fit_limits hi = max_fitting(in, true);
+    CHECK(hi.max_micro_batch <= l.max_micro_batch);
+    in.capacity_bytes = 0;
+    CHECK(max_fitting(in).max_micro_batch == -1);
+}
