@@ -45,11 +45,15 @@ std::vector<segment> parse(std::string_view t) {
 
 class matcher {
 public:
-    matcher(const std::vector<segment>& segs, std::string_view text) : m_segs(segs), m_text(text) {}
+    matcher(const std::vector<segment>& segs, std::string_view text, bool prefix = false)
+        : m_segs(segs), m_text(text), m_prefix(prefix) {}
 
     bool run(size_t seg, size_t pos) {
         if (++m_steps > 200000) return false;  // a bound for texts with many repeats of a literal
-        if (seg == m_segs.size()) return pos == m_text.size();
+        if (seg == m_segs.size()) {
+            m_end = pos;
+            return m_prefix || pos == m_text.size();
+        }
         const segment& s = m_segs[seg];
         if (!s.placeholder) {
             if (m_text.compare(pos, s.text.size(), s.text) != 0) return false;
@@ -58,6 +62,7 @@ public:
         if (pos >= m_text.size()) return false;
         if (seg + 1 == m_segs.size()) {
             m_args.push_back({s.text, std::string(m_text.substr(pos))});
+            m_end = m_text.size();
             return true;
         }
         const segment& next = m_segs[seg + 1];
@@ -73,10 +78,13 @@ public:
         return false;
     }
     message_args& args() { return m_args; }
+    size_t end() const { return m_end; }
 
 private:
     const std::vector<segment>& m_segs;
     std::string_view m_text;
+    bool m_prefix = false;
+    size_t m_end = 0;
     message_args m_args;
     long m_steps = 0;
 };
@@ -110,6 +118,13 @@ std::optional<message_args> match_message(std::string_view tmpl, std::string_vie
     matcher m(segs, text);
     if (!m.run(0, 0)) return std::nullopt;
     return std::move(m.args());
+}
+
+std::optional<std::pair<message_args, size_t>> match_message_prefix(std::string_view tmpl, std::string_view text) {
+    const std::vector<segment> segs = parse(tmpl);
+    matcher m(segs, text, true);
+    if (!m.run(0, 0)) return std::nullopt;
+    return std::make_pair(std::move(m.args()), m.end());
 }
 
 }  // namespace oomdx

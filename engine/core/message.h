@@ -20,5 +20,8 @@ std::string format_message(std::string_view tmpl, const message_args& args);
 // The arguments that make `tmpl` produce exactly `text`, or nothing. Each placeholder takes at
 // least one character; when several splits fit, the earliest (shortest) captures win.
 std::optional<message_args> match_message(std::string_view tmpl, std::string_view text);
+// The same for a template that matches the start of `text` (a fragment of a longer text): the
+// arguments and the length matched. A final placeholder takes the rest of the text.
+std::optional<std::pair<message_args, size_t>> match_message_prefix(std::string_view tmpl, std::string_view text);
 
 }  // namespace oomdx

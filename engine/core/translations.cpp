@@ -66,19 +66,47 @@ std::optional<std::string> translation_table::translate_produced(const std::stri
 
 std::optional<std::string> translation_table::translate_produced(const std::string& prefix, std::string_view english,
                                                                  int depth) const {
-    for (const auto& key : m_order) {
-        if (key.rfind(prefix, 0) != 0) continue;
-        const translation& t = m_map.at(key);
-        if (t.text.empty()) continue;
-        auto args = match_message(t.en, english);
-        if (!args) continue;
-        for (auto& [name, v] : *args) {
+    const std::string parts = prefix + "part.";
+    auto translate_args = [&](message_args& args) {
+        for (auto& [name, v] : args) {
             if (auto term = m_terms.find(v); term != m_terms.end()) v = term->second;
             else if (depth < 1)  // an argument that is itself a sentence of the same kind
                 if (auto inner = translate_produced(prefix, v, depth + 1)) v = *inner;
         }
+    };
+    // A template of the whole sentence.
+    for (const auto& key : m_order) {
+        if (key.rfind(prefix, 0) != 0 || key.rfind(parts, 0) == 0) continue;
+        const translation& t = m_map.at(key);
+        if (t.text.empty()) continue;
+        auto args = match_message(t.en, english);
+        if (!args) continue;
+        translate_args(*args);
         return format_message(t.text, *args);
     }
+    // Else its parts: each `<prefix>part.*` template replaces the fragments it matches, in order.
+    std::string out(english);
+    bool any = false;
+    for (const auto& key : m_order) {
+        if (key.rfind(parts, 0) != 0) continue;
+        const translation& t = m_map.at(key);
+        const size_t brace = t.en.find('{');
+        const std::string lead = t.en.substr(0, brace);  // the literal a fragment starts with
+        if (t.text.empty() || lead.empty()) continue;
+        for (size_t pos = out.find(lead); pos != std::string::npos; pos = out.find(lead, pos)) {
+            auto m = match_message_prefix(t.en, std::string_view(out).substr(pos));
+            if (!m) {
+                ++pos;
+                continue;
+            }
+            translate_args(m->first);
+            const std::string zh = format_message(t.text, m->first);
+            out.replace(pos, m->second, zh);
+            pos += zh.size();
+            any = true;
+        }
+    }
+    if (any) return out;
     return std::nullopt;
 }
 

@@ -39,7 +39,9 @@ public:
     // A text a producer wrote in English from one of the templates under `prefix` (knowledge
     // files, in file order): the first whose English form matches the whole text, with the same
     // arguments; an argument that is a known term (`term.*` entries) or itself such a sentence is
-    // translated too.
+    // translated too. When none matches, the fragment templates `<prefix>part.*` (each starting
+    // with a literal) replace the parts of the text they match, in order, for texts built from
+    // optional pieces; nothing when no template or fragment applies.
     std::optional<std::string> translate_produced(const std::string& prefix, std::string_view english) const;
     // translate_produced, or the English text when no template matches.
     std::string produced(const std::string& prefix, std::string_view english) const;

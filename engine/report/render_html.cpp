@@ -1106,8 +1106,8 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
 namespace oomdx {
 
 std::string render_diff_html(const config_diff& d) {
-    doc page;
-    page.raw(page_head("oomdx diff"));
+    doc page("en");  // `oomdx diff` has no --lang
+    page.raw(page_head(page, "oomdx diff"));
     page.raw("<h1>oomdx diff</h1>\n");
     const std::int64_t delta = d.b.device_peak_bytes - d.a.device_peak_bytes;
     page.raw(fmt::format("<div class=\"headline{}\">Device peak {} &rarr; {} ({}{}) from {} changed key{}</div>\n",
@@ -1160,7 +1160,7 @@ std::string render_diff_html(const config_diff& d) {
     }
     page.raw("</table>\n");
     page.close_section();
-    page.raw(page_tail());
+    page.raw(page_tail(page));
     return page.str();
 }
 

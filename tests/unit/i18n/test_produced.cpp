@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <filesystem>
 
 #include "engine/core/translations.h"
@@ -21,10 +22,39 @@ namespace {
 
 const translation_table& zh() { return translation_table::shipped("zh"); }
 
+// A run of 4 or more English words (lower case or capitalized; anything else breaks the run),
+// as tests/scripts/examples_zh.py counts them.
+bool english_prose(const std::string& s) {
+    int run = 0;
+    std::string tok;
+    auto end_token = [&]() -> bool {
+        const auto a = tok.find_first_not_of("()[]{},.;:!?'\"`");
+        const auto b = tok.find_last_not_of("()[]{},.;:!?'\"`");
+        std::string t = a == std::string::npos ? "" : tok.substr(a, b - a + 1);
+        bool word = !t.empty() && std::isalpha(static_cast<unsigned char>(t[0]));
+        for (size_t i = 1; word && i < t.size(); ++i) word = t[i] >= 'a' && t[i] <= 'z';
+        run = word ? run + 1 : 0;
+        tok.clear();
+        return run >= 4;
+    };
+    for (unsigned char c : s) {
+        if (c == ' ' || c >= 0x80) {  // Chinese text breaks a run
+            if (end_token()) return true;
+            if (c >= 0x80) run = 0;
+            continue;
+        }
+        tok += static_cast<char>(c);
+    }
+    return end_token();
+}
+
 void check_translated(const std::string& prefix, const std::string& text) {
     if (text.empty()) return;
     INFO(prefix << " has no template for: " << text);
-    CHECK(zh().translate_produced(prefix, text));
+    const auto t = zh().translate_produced(prefix, text);
+    REQUIRE(t);
+    INFO("translated: " << *t);
+    CHECK_FALSE(english_prose(*t));
 }
 
 std::vector<std::string> files_with(const std::string& dir, const std::string& ext) {
@@ -100,6 +130,20 @@ TEST_CASE("estimate labels, formulas, stages and assumptions translate") {
         "--model llama3-8b --device h100-80gb --world-size 6 --set parallelism.data_parallel_shard_degree=4",
         "--model deepseek-v3 --device 910b3 --world-size 256 --framework torchtitan_npu "
         "--set parallelism.expert_parallel_degree=8 --set parallelism.pipeline_parallel_degree=8",
+        "--model llama3-8b --device h100-80gb --world-size 8 --framework llama_factory --set training.finetuning_type=qlora "
+        "--set activation_checkpoint.mode=full",
+        "--model llama3-8b --device h100-80gb --world-size 1 --framework llama_factory --set training.finetuning_type=lora",
+        "--model llama3-8b --device h100-80gb --world-size 8 --framework llama_factory --set training.finetuning_type=freeze "
+        "--set compile.enable=true",
+        "--model llama3-8b --device h100-80gb --world-size 8 --set parallelism.tensor_parallel_degree=2 "
+        "--set quantize.linear.float8=true --set compile.enable=true --set activation_checkpoint.mode=selective",
+        "--model llama3-8b --device b200 --world-size 8 --set quantize.linear.recipe=mxfp8",
+        "--model llama3-8b --device b200 --world-size 8 --set quantize.linear.recipe=nvfp4 "
+        "--set activation_checkpoint.mode=selective",
+        "--model llama3-70b --device h100-80gb --world-size 64 --framework megatron --set parallelism.tensor_parallel_degree=8 "
+        "--set parallelism.pipeline_parallel_degree=4 --set training.chunked_loss=true",
+        "--model llama3-8b --device h100-80gb --world-size 8 --set parallelism.tensor_parallel_degree=2 "
+        "--set parallelism.async_tp=true --set compile.enable=true",
     };
     for (const char* v : variants) {
         const auto r = oomdx::test::run_oomdx(std::string("estimate ") + v + " --format json", oomdx::test::stderr_to::discard);
@@ -114,6 +158,8 @@ TEST_CASE("estimate labels, formulas, stages and assumptions translate") {
             check_translated("estimate.formula.", c["formula"].get<std::string>());
         }
         for (const auto& a : j["assumptions"]) check_translated("estimate.assumption.", a.get<std::string>());
+        if (j.contains("interval_reasons"))
+            for (const auto& a : j["interval_reasons"]) check_translated("estimate.interval.", a.get<std::string>());
     }
 }
 
