@@ -1,5 +1,7 @@
-// `oomdx preflight`: does the job fit (capacity x 0.95)? Exit 1 when it does not. --plan lists
-// fitting configurations ranked by cost. The work is run_preflight() (engine/estimator/preflight.h).
+// `oomdx preflight`: does the job fit (capacity x 0.95)? Exit 1 when it does not. --plan gives
+// the cheapest combination of overrides that fits (or the smallest world size at which one
+// does), in the job's own syntax, with the ranked candidates. The work is run_preflight()
+// (engine/estimator/preflight.h) and make_plan() (engine/estimator/plan.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -34,7 +36,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
     cmd->add_option("-d,--device", req.device, "Device id from the catalog or a size (80GiB)")->required();
     cmd->add_option("-w,--world-size", req.world_size, "Number of devices in the job")->check(CLI::Range(1, 1 << 24));
     cmd->add_option("-s,--set", req.sets, "Canonical key=value applied on top of the config, repeatable")->take_all();
-    cmd->add_flag("--plan", req.plan, "Search AC modes, micro-batch, TP/PP/CP/EP splits, sharding and swap for configs that fit");
+    cmd->add_flag("--plan", req.plan, "The cheapest overrides that fit (AC, sharding/swap, TP/PP/CP/EP, micro-batch), or the device count that does");
     cmd->add_flag("--explain", opts->explain, "Add the rule trace (how, why, why not)");
     cmd->add_option("--lang", opts->lang, "Report language: en or zh")->check(CLI::IsMember({"en", "zh"}));
     cmd->add_option("-l,--log", opts->logs, "Log of an earlier run of the same job: its memory readings calibrate the estimate")
@@ -62,10 +64,10 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
         }
         if (opts->fmt == output_format::html)
             throw usage_error("--plan prints a ranked table in text, markdown or JSON; use --format text|json (HTML is for the preflight report without --plan)");
-        opts->req.plan_opts.top = opts->top;
+        opts->req.plan_opts.search.top = opts->top;
         stderr_progress bar;
         if (bar.active())
-            opts->req.plan_opts.progress = [&bar](std::int64_t n) {
+            opts->req.plan_opts.search.progress = [&bar](std::int64_t n) {
                 bar.update(fmt::format("oomdx: plan search, {} candidates evaluated", n));
             };
         const preflight_result r = run_preflight(opts->req);

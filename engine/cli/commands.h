@@ -37,12 +37,16 @@ private:
 // Prints a diagnosis or preflight report in the chosen format (shared by diagnose and preflight).
 void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang);
 
+// The capacity of a catalog device for `--device` of log and watch (0 for ""); usage_error when unknown.
+std::int64_t device_capacity(const std::string& device);
+
 void add_diagnose_command(CLI::App& app, int& exit_code);
 void add_preflight_command(CLI::App& app, int& exit_code);
 void add_estimate_command(CLI::App& app, int& exit_code);
 void add_diff_command(CLI::App& app, int& exit_code);
 void add_snapshot_command(CLI::App& app, int& exit_code);
 void add_log_command(CLI::App& app, int& exit_code);
+void add_watch_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 void add_facts_command(CLI::App& app, int& exit_code);
 void add_capture_command(CLI::App& app, int& exit_code);

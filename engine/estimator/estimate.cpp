@@ -305,14 +305,19 @@ estimate_input from_facts(const fact_store& facts) {
     const bool dist_opt = r.boolean("optimizer.distributed", false, nullptr);
     std::int64_t zdef = 0;
     const char* zwhy = nullptr;
-    if (in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune) {
+    if (in.framework == train_framework::torchtitan) {
+        // torchtitan has no ZeRO knob: FSDP exactly when dp_shard x cp > 1 (parallel_dims.py).
+        zdef = in.dp_shard * in.cp > 1 ? 3 : 0;
+    } else if (in.framework == train_framework::torchtune) {
         zdef = 3;
     } else if (in.framework == train_framework::megatron) {
         zdef = dist_opt ? 1 : 0;
     } else {
         zwhy = "no ZeRO/FSDP stage in the config";
     }
-    in.zero_stage = int(std::clamp<std::int64_t>(r.integer("parallelism.zero_stage", zdef, zwhy), 0, 3));
+    in.zero_stage = in.framework == train_framework::torchtitan
+                        ? int(zdef)
+                        : int(std::clamp<std::int64_t>(r.integer("parallelism.zero_stage", zdef, zwhy), 0, 3));
     if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
 
     // training
@@ -422,6 +427,10 @@ estimate_input from_facts(const fact_store& facts) {
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
+
+    if (const fact* a = facts.get("job.assumptions"); a && a->val.is_list())
+        for (const auto& x : a->val.as_list())
+            if (x.is_string()) in.assumptions.push_back(x.as_string());
 
     // fine-tuning (LoRA / QLoRA / DoRA / freeze) as the framework implements it
     {

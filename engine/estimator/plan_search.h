@@ -1,12 +1,16 @@
-// Plan search: enumerate checkpointing modes, micro-batch sizes, TP/PP/CP/EP splits of the
-// world size, sharding and optimizer swap; keep the configurations that fit, ranked by an
-// explained cost (recompute, communication, pipeline bubble, offload) relative to the base job.
+// Plan search at one world size: enumerate activation checkpointing, sharding, optimizer swap
+// and offload, TP/PP/CP/EP splits and micro-batch sizes; keep the configurations that fit the
+// budget (capacity x 0.95), ranked first by the method's priority tier of the most drastic
+// change they need (0 checkpointing, 1 optimizer: sharding / swap / offload, 2 parallelism,
+// 3 micro-batch), then by an explained step-time cost relative to the base job.
+// make_plan (plan.h) turns this into one answer, over world sizes, verified through the facts.
 #pragma once
 
 #include <functional>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +28,21 @@ struct plan_options {
     bool vary_micro_batch = true;
     bool vary_sharding = true;
     bool vary_swap = true;
+    bool vary_offload = false;         // CPU offload of optimizer states / parameters (the fallback)
+    // Can the job's framework express this canonical override? (empty: everything)
+    std::function<bool(const std::string& key, const value& v)> can_express;
     // Called every 65,536 candidates with the number evaluated so far (empty: silent).
     std::function<void(std::int64_t)> progress;
+};
+
+// How the job counts micro-batches; make_plan reads it from the facts (defaults: from the base).
+struct plan_batch {
+    std::int64_t local_batch = 0;                  // training.local_batch_size (0: from the base input)
+    std::optional<std::int64_t> pp_microbatch;     // parallelism.pipeline_parallel_microbatch_size
+    std::optional<std::int64_t> global_batch;      // training.global_batch_size
+    std::optional<std::int64_t> grad_accum;        // training.gradient_accumulation_steps
+    std::optional<std::int64_t> dp_shard;          // parallelism.data_parallel_shard_degree when explicit (> 0)
+    std::optional<std::int64_t> expert_tp;         // parallelism.expert_tensor_parallel_degree when set
 };
 
 struct plan_cost_term {
@@ -34,26 +51,36 @@ struct plan_cost_term {
     std::string why;
 };
 
+enum plan_tier : int { tier_none = -1, tier_ac = 0, tier_optimizer = 1, tier_parallelism = 2, tier_batch = 3 };
+const char* plan_tier_name(int tier);
+
 struct plan_candidate {
     estimate_input input;
+    std::int64_t world_size = 0;
     std::int64_t device_peak_bytes = 0;
+    std::int64_t device_peak_high_bytes = 0;  // high end of the estimate's interval (verified plans)
     std::int64_t margin_bytes = 0;     // against capacity x 0.95
+    int tier = tier_none;              // most drastic change needed (method's priority order)
     double cost = 0;                   // sum of the terms
     std::vector<plan_cost_term> terms;
     std::vector<estimate_override> overrides;  // canonical keys that differ from the base
 };
 
 struct plan_result {
-    std::vector<plan_candidate> candidates;  // fitting, cheapest first
+    std::vector<plan_candidate> candidates;  // fitting, best first (`pool` of them, default opt.top)
     std::size_t evaluated = 0;
     std::size_t fitting = 0;
     double seconds = 0;
 };
 
-plan_result plan_search(const estimate_input& base, const plan_options& opt = {});
+// `pool`: how many ranked candidates to keep (0: opt.top).
+plan_result plan_search(const estimate_input& base, const plan_options& opt = {}, const plan_batch& batch = {},
+                        std::size_t pool = 0);
 // Cost of one input relative to the base (also used to explain a recommendation).
 std::vector<plan_cost_term> plan_cost(const estimate_input& base, const estimate_input& cand);
+int plan_tier_of(const estimate_input& base, const estimate_input& cand);
 // Canonical overrides that turn `base` into `cand`.
-std::vector<estimate_override> plan_overrides(const estimate_input& base, const estimate_input& cand);
+std::vector<estimate_override> plan_overrides(const estimate_input& base, const estimate_input& cand,
+                                              const plan_batch& batch = {});
 
 }  // namespace oomdx

@@ -12,14 +12,14 @@
 
 namespace oomdx {
 
-void gather_facts(const preflight_request& req, fact_store& facts) {
+void gather_facts(const preflight_request& req, fact_store& facts, override_syntax* syntax) {
     job_inputs_options o;
     o.config = req.config;
     o.framework = req.framework;
     o.model = req.model;
     o.device = req.device;
     o.sets = req.sets;
-    const job_inputs inputs = load_job_inputs(o);
+    job_inputs inputs = load_job_inputs(o);
     emit_facts(inputs, facts);
     provenance user;
     user.producer = "user";
@@ -49,42 +49,22 @@ void gather_facts(const preflight_request& req, fact_store& facts) {
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
     if (!facts.has("model.hidden_size"))
         throw usage_error("no model: give --model PRESET|config.json (or name the model in the job config)");
+    finish_job_inputs(inputs, facts);
+    if (syntax) *syntax = inputs.syntax;
 }
 
 preflight_result run_preflight(const preflight_request& req) {
     preflight_result r;
-    gather_facts(req, r.facts);
+    gather_facts(req, r.facts, &r.syntax);
     r.input = from_facts(r.facts);
     r.estimate = estimate(r.input);
-    emit_facts(r.estimate, r.facts);
     r.framework = r.facts.string("job.framework").value_or("torchtitan");
     if (req.plan) {
         r.planned = true;
         if (r.input.capacity_bytes <= 0) throw usage_error("--plan needs the device capacity (--device)");
-        r.plan = plan_search(r.input, req.plan_opts);
-        const framework_adapter* ad = nullptr;
-        try {
-            ad = &framework_adapter::get(r.framework);
-        } catch (const std::exception&) {
-            ad = nullptr;
-        }
-        for (const auto& c : r.plan.candidates) {
-            rendered_plan rp;
-            rp.candidate = c;
-            bool done = false;
-            if (ad) {
-                try {
-                    rp.job_syntax = ad->render_lines(c.overrides);
-                    done = true;
-                } catch (const std::exception&) {
-                    done = false;
-                }
-            }
-            if (!done)
-                for (const auto& o : c.overrides) rp.job_syntax.push_back(fmt::format("--{}={}", o.key, value_key(o.val)));
-            r.plans.push_back(std::move(rp));
-        }
+        r.plan = make_plan(r.facts, r.syntax, req.plan_opts);
     }
+    emit_facts(r.estimate, r.facts);
     // the verdict uses the high end of the interval
     const estimate_result& e = r.estimate;
     r.fits_high = r.input.capacity_bytes > 0 && e.high_bytes <= e.budget_bytes;
@@ -111,22 +91,12 @@ std::string render_preflight_text(const preflight_result& r) {
         s = head + s;
     }
     if (r.planned) {
-        s += fmt::format("\nPlan search: {} configurations evaluated, {} fit; best {} by cost ({:.0f} candidates/s):\n",
-                         r.plan.evaluated, r.plan.fitting, r.plans.size(),
-                         r.plan.seconds > 0 ? double(r.plan.evaluated) / r.plan.seconds : 0.0);
-        int i = 0;
-        for (const auto& p : r.plans) {
-            const plan_candidate& c = p.candidate;
-            const estimate_input& in = c.input;
-            s += fmt::format(" {}. TP {} PP {} CP {} EP {} DP-shard {} | micro-batch {} | AC {} | ZeRO {}{} -> {} (margin {}), cost {:+.0f}%\n",
-                             ++i, in.tp, in.pp, in.cp, in.ep, in.dp_shard, in.micro_batch, ac_name(in.ac), in.zero_stage,
-                             in.swap_optimizer ? " | swap optimizer" : "", format_bytes(c.device_peak_bytes),
-                             format_bytes(c.margin_bytes), 100.0 * c.cost);
-            for (const auto& t : c.terms) s += fmt::format("      {:+.0f}% {}: {}\n", 100.0 * t.fraction, t.name, t.why);
-            if (c.overrides.empty()) s += "      (no change: the job as configured)\n";
-            for (const auto& l : p.job_syntax) s += "      " + l + "\n";
-        }
-        if (r.plans.empty()) s += "  nothing in the searched space fits; more devices or a smaller model are needed\n";
+        const plan_answer& p = r.plan;
+        s += fmt::format("\nPlan search: {} configurations evaluated over {} world size(s), {} fit ({:.0f} candidates/s); "
+                         "overrides in {} {} syntax.\n",
+                         p.evaluated, p.worlds_searched.size(), p.fitting,
+                         p.seconds > 0 ? double(p.evaluated) / p.seconds : 0.0, p.framework, p.syntax);
+        s += render_plan_text(p, 5);
     }
     return s;
 }
@@ -143,27 +113,7 @@ nlohmann::json preflight_json(const preflight_result& r) {
     j["exit_code"] = r.exit_code;
     j["framework"] = r.framework;
     j["estimate"] = to_json(r.estimate);
-    if (r.planned) {
-        nlohmann::json p;
-        p["evaluated"] = r.plan.evaluated;
-        p["fitting"] = r.plan.fitting;
-        p["seconds"] = r.plan.seconds;
-        auto& arr = p["candidates"] = nlohmann::json::array();
-        for (const auto& rp : r.plans) {
-            const plan_candidate& c = rp.candidate;
-            nlohmann::json o;
-            o["device_peak_bytes"] = c.device_peak_bytes;
-            o["margin_bytes"] = c.margin_bytes;
-            o["cost"] = c.cost;
-            auto& terms = o["cost_terms"] = nlohmann::json::array();
-            for (const auto& t : c.terms) terms.push_back({{"name", t.name}, {"fraction", t.fraction}, {"why", t.why}});
-            auto& ov = o["overrides"] = nlohmann::json::array();
-            for (const auto& x : c.overrides) ov.push_back({{"key", x.key}, {"value", value_key(x.val)}});
-            o["job_syntax"] = rp.job_syntax;
-            arr.push_back(std::move(o));
-        }
-        j["plan"] = std::move(p);
-    }
+    if (r.planned) j["plan"] = plan_json(r.plan);
     return j;
 }
 

@@ -12,7 +12,7 @@
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
-#include "engine/estimator/plan_search.h"
+#include "engine/estimator/plan.h"
 
 namespace oomdx {
 
@@ -24,12 +24,7 @@ struct preflight_request {
     std::int64_t world_size = 0;        // 0 = from config
     std::vector<std::string> sets;      // canonical "key=value" pairs, applied last
     bool plan = false;
-    plan_options plan_opts;
-};
-
-struct rendered_plan {
-    plan_candidate candidate;
-    std::vector<std::string> job_syntax;  // overrides rendered by the job's framework adapter
+    plan_request plan_opts;
 };
 
 struct preflight_result {
@@ -37,8 +32,8 @@ struct preflight_result {
     estimate_input input;
     estimate_result estimate;
     bool planned = false;
-    plan_result plan;
-    std::vector<rendered_plan> plans;
+    plan_answer plan;                   // make_plan(): the plan, its world size, ranked candidates
+    override_syntax syntax;             // how overrides are written for this job
     std::string framework;              // adapter used to render overrides
     int exit_code = 0;                  // 0 fits, 1 does not fit (capacity known)
     bool fits_high = false;             // the verdict: the high end of the interval within budget
@@ -47,9 +42,10 @@ struct preflight_result {
 };
 
 // Fills `facts` from the request (config, model, device, --set pairs via the config parsers'
-// load_job_inputs, then --world-size).
-// Throws input_error / usage_error with one-line messages.
-void gather_facts(const preflight_request& req, fact_store& facts);
+// load_job_inputs, then --world-size), then derives and checks them (finish_job_inputs).
+// Throws input_error / usage_error with one-line messages. `syntax`, when given, receives how
+// overrides are written for this job.
+void gather_facts(const preflight_request& req, fact_store& facts, override_syntax* syntax = nullptr);
 preflight_result run_preflight(const preflight_request& req);
 
 std::string render_preflight_text(const preflight_result& r);

@@ -5,6 +5,7 @@
 #include "engine/core/bytes.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
+#include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
@@ -87,6 +88,9 @@ void stage_inputs(pipeline_state& s) {
     if (!req.logs.empty()) {
         log_options lo;
         lo.progress = req.log_progress;
+        if (!req.device.empty())  // the forecast's capacity; an unknown device is reported by load_job_inputs
+            if (const auto d = lookup_device(req.device))
+                lo.device_capacity_bytes = d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
         rep.log = analyze_logs(req.logs, lo);
         for (const auto& f : rep.log->files) rep.inputs.push_back(phrase(rep.lang, "report.input.log", {{"file", f.path}, {"lines", std::to_string(f.lines)}}));
     }
@@ -126,6 +130,7 @@ void stage_facts(pipeline_state& s) {
     derive_world_size(s);
     derive_framework(s);
     derive_device(s);
+    finish_job_inputs(*s.job, facts);  // derived facts (torchtitan zero_stage), input checks, render syntax
     facts.emit("job.has_config", value(!req.config.empty() || !req.sets.empty()), oomdx_provenance());
     facts.emit("job.has_model", value(facts.has("model.hidden_size")), oomdx_provenance());
     if (!rep.snapshots.empty()) {

@@ -47,8 +47,8 @@ void headline(diagnosis_report& rep) {
         rep.headline = phrase(rep.lang, "report.headline.nothing");
 }
 
-void expected_after(const fact_store& facts, const diagnosis_report& rep, const std::vector<canonical_override>& config,
-                    report_recommendation& rr) {
+void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
+                    const std::vector<canonical_override>& config, report_recommendation& rr) {
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     if (!rep.estimate) {
         rr.expected_note = phrase(rep.lang, "report.note.no_estimate");
@@ -57,7 +57,8 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
     bool affects = false;
     for (const auto& o : config) affects = affects || changes_estimate(fw, o.key);
     if (affects) {
-        estimate_result after = estimate_with(facts, config);
+        // What the framework reads back from the rendered lines (torchtitan offload moves params too).
+        estimate_result after = estimate_with(facts, canonical_closure(syntax, config));
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
         rr.expected_fits = after.fits;
@@ -115,7 +116,7 @@ void stage_report(pipeline_state& s) {
         }
         if (!config_overrides.empty()) {
             try {
-                rr.rendered = adapter.render_lines(config_overrides);
+                rr.rendered = render_overrides(s.job->syntax, config_overrides);  // the job's own syntax
             } catch (const std::exception&) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }
@@ -130,7 +131,7 @@ void stage_report(pipeline_state& s) {
                 if (key == o.key) shown = text;
             rr.rendered.push_back(fmt::format("# code: {}", shown));
         }
-        expected_after(facts, rep, config_overrides, rr);
+        expected_after(facts, rep, s.job->syntax, config_overrides, rr);
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
             rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;

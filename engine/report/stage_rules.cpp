@@ -2,6 +2,7 @@
 // and the findings as the report shows them, each with its evidence down to input lines.
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/report/log_verdicts.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_evidence.h"
 
@@ -25,6 +26,7 @@ void stage_rules(pipeline_state& s) {
     inference_options io;
     io.lang = s.req.lang;
     rep.inference = run_inference(*s.rules, rep.facts, io);
+    if (rep.log) apply_log_verdicts(*rep.log, rep.facts);  // the evidence step's timing and leak signal
 
     for (const auto& r : rep.inference.route) {
         report_step st;

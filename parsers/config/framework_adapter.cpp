@@ -332,9 +332,15 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             }
         }
         if (!m->values.empty() && !(m->flag && ov.val == *m->flag)) {
+            // The raw spelling equal to the canonical value first ("selective" -> "selective",
+            // not the "memory_budget" alias that also reads as selective).
             bool found = false;
+            if (auto same = m->values.find(value_key(ov.val)); same != m->values.end() && same->second == ov.val) {
+                it.val = typed_raw(same->first);
+                found = true;
+            }
             for (const auto& [raw, canon] : m->values)
-                if (raw != "*" && canon == ov.val) {
+                if (!found && raw != "*" && canon == ov.val) {
                     it.val = typed_raw(raw);
                     found = true;
                     break;
@@ -350,8 +356,13 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
                 continue;
             }
         } else if (!m->tokens.empty()) {
+            bool found = false;
             for (const auto& [tok, canon] : m->tokens)
-                if (canon == ov.val) { it.val = value(tok); break; }
+                if (canon == ov.val) { it.val = value(tok); found = true; break; }
+            if (!found) {
+                put({"#" + ov.key, ov.val, false});
+                continue;
+            }
         } else if (m->scale > 0 && ov.val.is_numeric()) {
             const double d = ov.val.as_number() / m->scale;
             std::int64_t whole = 0;
@@ -466,6 +477,17 @@ std::vector<std::string> framework_adapter::render_lines_as(const std::vector<ca
     if (syntax == "cli") {
         for (const auto& it : fw) {
             const std::string flag = it.key.rfind("-", 0) == 0 ? it.key : "--" + it.key;
+            // torchtitan's `--section.field`: `=value`, booleans as tyro flags (--x.y / --x.no_y).
+            const bool dotted = it.key.rfind("-", 0) != 0 && it.key.find('.') != std::string::npos;
+            if (dotted && !it.remove) {
+                if (it.val.is_bool()) {
+                    const auto dot = it.key.rfind('.');
+                    lines.push_back(it.val.as_bool() ? flag : "--" + it.key.substr(0, dot) + ".no_" + it.key.substr(dot + 1));
+                } else {
+                    lines.push_back(flag + "=" + shell_word_text(it.val.is_list() ? value(value_key(it.val)) : it.val));
+                }
+                continue;
+            }
             if (it.remove) lines.push_back("# remove " + flag);
             else if (it.val.is_bool() && it.val.as_bool() && !find(it.key).empty() && find(it.key)[0]->flag)
                 lines.push_back(flag);

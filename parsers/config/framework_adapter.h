@@ -57,6 +57,8 @@ public:
     const std::vector<std::string>& formats() const { return m_formats; }
     const std::vector<key_mapping>& keys() const { return m_keys; }
     const std::map<std::string, value>& defaults() const { return m_defaults; }
+    // Registry syntax: the dataclass a section is built with when the function does not name one.
+    const std::map<std::string, std::string>& registry_classes() const { return m_registry_classes; }
     int detect_score(const std::vector<raw_entry>& entries, const std::string& format) const;
 
     // Mappings whose key matches a raw key (CLI keys compare without dashes, '-' == '_').

@@ -206,6 +206,20 @@ translated translate(const raw_entry& e, const key_mapping& m) {
     return coerce(v, m.canonical, m.type);
 }
 
+// `section.no_field` (a bare flag) -> `section.field` = false.
+std::optional<raw_entry> negated_flag(const raw_entry& e) {
+    if (!e.val.is_bool() || !e.val.as_bool() || !e.text.empty()) return std::nullopt;
+    const auto dot = e.key.rfind('.');
+    if (dot == std::string::npos || e.key.size() < dot + 5) return std::nullopt;
+    const std::string field = e.key.substr(dot + 1);
+    if (field.rfind("no_", 0) != 0 && field.rfind("no-", 0) != 0) return std::nullopt;
+    raw_entry neg = e;
+    neg.key = e.key.substr(0, dot + 1) + field.substr(3);
+    neg.val = value(false);
+    neg.text = "false";
+    return neg;
+}
+
 std::string where(const std::string& file, std::int64_t line) { return fmt::format("{}:{}", file, line); }
 
 void map_entries(job_config& job, const framework_adapter& a, const std::string& producer_file) {
@@ -233,6 +247,16 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             continue;
         }
         auto ms = a.find(e.key);
+        if (ms.empty()) {
+            // tyro's negative boolean flag: `--section.no_field` sets section.field to false.
+            if (auto neg = negated_flag(e); neg && !a.find(neg->key).empty()) {
+                for (const auto* m : a.find(neg->key)) {
+                    translated t = translate(*neg, *m);
+                    if (t.status == translated::ok) add(m->canonical, std::move(t.val), e);
+                }
+                continue;
+            }
+        }
         if (!e.literal && !e.container && ms.empty() && a.is_known(e.key)) {
             // Not mapped, but a value the user may expect us to have read: say so.
             job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));
@@ -435,6 +459,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
             function = candidates[0];
         }
         job.entries = src.function_result(function);
+        job.function = function;
     } else {
         shell_script sh = parse_shell(text, path);
         const shell_command* cmd = launch_command(sh);
@@ -551,6 +576,31 @@ void emit_facts(const job_config& job, fact_sink& sink) {
     for (std::size_t i = 0; i < job.facts.size(); ++i) last[job.facts[i].name] = i;
     for (std::size_t i = 0; i < job.facts.size(); ++i)
         if (last[job.facts[i].name] == i) sink.emit(job.facts[i]);
+}
+
+std::vector<canonical_override> read_back(const framework_adapter& a, const std::vector<render_item>& items) {
+    std::vector<canonical_override> out;
+    for (const auto& it : items) {
+        if (it.remove || it.key.empty() || it.key[0] == '#' || it.key.rfind("env.", 0) == 0 || it.key.rfind("code.", 0) == 0)
+            continue;
+        raw_entry e;
+        e.key = it.key.rfind("--", 0) == 0 ? cli_key(it.key) : it.key;
+        e.val = it.val;
+        const auto ms = a.find(it.key);
+        bool bare = false;
+        for (const auto* m : ms)
+            if (m->flag && it.val.is_bool() && it.val.as_bool()) bare = true;
+        e.text = bare ? std::string() : value_key(it.val);
+        for (const auto* m : ms) {
+            translated t = translate(e, *m);
+            if (t.status != translated::ok) continue;
+            bool replaced = false;
+            for (auto& o : out)
+                if (o.key == m->canonical) { o.val = t.val; replaced = true; }
+            if (!replaced) out.push_back({m->canonical, std::move(t.val)});
+        }
+    }
+    return out;
 }
 
 }  // namespace oomdx

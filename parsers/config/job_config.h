@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/fact.h"
+#include "parsers/config/framework_adapter.h"
 #include "parsers/config/raw_entry.h"
 
 namespace oomdx {
@@ -17,6 +18,7 @@ struct job_config {
     std::string framework;                 // adapter name: torchtitan, megatron, deepspeed, ...
     std::string file;
     std::string format;                    // toml | registry | shell | cli | json | yaml
+    std::string function;                  // registry: the config function read
     std::vector<fact> facts;               // canonical facts with provenance
     std::vector<std::string> unknown_keys;     // "key (file:line)": read, not mapped
     std::vector<std::string> non_literal;      // "key = text (file:line)": not evaluated
@@ -31,7 +33,6 @@ struct job_config {
 // Throws input_error naming file:line.
 job_config parse_job_config(const std::string& path, const std::string& framework_hint = "");
 // Same with a given adapter (one loaded from outside the shipped set, for example).
-class framework_adapter;
 job_config parse_job_config(const std::string& path, const framework_adapter& adapter);
 // Argument words (torchtitan --section.field=value, Megatron flags, HF --key value, or
 // LLaMA-Factory key=value), e.g. from a launch line found in a log.
@@ -42,5 +43,9 @@ std::vector<std::string> split_command_line(const std::string& line);
 // Later facts override earlier ones of the same name (CLI overrides on top of a file).
 void merge_job_config(job_config& base, const job_config& overrides);
 void emit_facts(const job_config&, fact_sink&);
+// What the framework reads back from rendered items (framework key = value), mapped as a
+// config file would be: the canonical values a job sees once an override is applied.
+// Removals, comments and environment variables give nothing.
+std::vector<canonical_override> read_back(const framework_adapter&, const std::vector<render_item>&);
 
 }  // namespace oomdx

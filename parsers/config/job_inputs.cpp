@@ -7,7 +7,9 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
+#include "parsers/config/job_validate.h"
 #include "parsers/config/shell_args.h"
 
 namespace oomdx {
@@ -99,6 +101,7 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
             throw usage_error(fmt::format("unknown device '{}' (known: {})", o.device, ids));
         }
     }
+    in.syntax = in.job ? detect_override_syntax(*in.job) : override_syntax_for(o.framework.empty() ? "torchtitan" : o.framework);
     for (const auto& s : o.sets) {
         canonical_override ov = parse_set_override(s);
         provenance p;
@@ -122,6 +125,13 @@ void emit_facts(const job_inputs& in, fact_sink& sink) {
     }
     if (in.device) emit_facts(*in.device, sink, in.device_source);
     for (const auto& f : in.user) sink.emit(f);
+}
+
+void finish_job_inputs(job_inputs& in, fact_store& facts) {
+    finish_job_facts(facts);
+    if (auto fw = facts.string("job.framework"); fw && *fw != in.syntax.framework && !in.job)
+        in.syntax = override_syntax_for(*fw);
+    set_runtime(in.syntax, facts);
 }
 
 }  // namespace oomdx

@@ -11,6 +11,7 @@
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/job_config.h"
 #include "parsers/config/model_dims.h"
+#include "parsers/config/override_syntax.h"
 
 namespace oomdx {
 
@@ -30,11 +31,16 @@ struct job_inputs {
     std::optional<device_info> device;
     std::string device_source = "catalog";  // "user" when --device was a bare size ("80GiB")
     std::vector<fact> user;             // from --set
+    override_syntax syntax;             // how overrides are written for this job (detected from the config)
 };
 
 // Throws input_error for unreadable inputs, usage_error for unknown names / bad --set.
 job_inputs load_job_inputs(const job_inputs_options&);
 void emit_facts(const job_inputs&, fact_sink&);
+// After every input (and the world size) is in the store: derived facts, then the checks of
+// parsers/config/job_validate.h (throws usage_error naming the key, the value and its origin).
+// Fills the syntax's device kind from the facts.
+void finish_job_inputs(job_inputs& in, fact_store& facts);
 
 // "training.local_batch_size=2" -> a checked canonical override (vocabulary name and type).
 canonical_override parse_set_override(const std::string& key_value);

@@ -24,6 +24,30 @@ struct memory_point {
     std::string statistic;  // allocated | reserved | max_allocated | max_reserved | active
     std::int64_t line = 0;
     std::string file;
+    std::optional<std::int64_t> time_ms;  // the line's timestamp, when it has one
+};
+
+// The forecast from a log that has not failed (yet): the steady per-step growth of one rank
+// extrapolated to the device capacity and to the 0.95 budget (parsers/log/memory_forecast.h).
+struct memory_forecast {
+    bool available = false;
+    std::string reason;               // why there is none ("flat memory: ...", "capacity unknown: ...")
+    std::optional<std::int64_t> rank;
+    std::string statistic;            // what the readings measure (max_reserved, allocated, ...)
+    std::int64_t capacity_bytes = 0;
+    std::string capacity_from;        // device | log_percent | oom_message | ""
+    double budget_fraction = 0.95;
+    // the fitted line over the steady part (after the warm-up)
+    double growth_bytes_per_step = 0, r2 = 0;
+    std::int64_t from_step = 0, last_step = 0, points = 0;
+    std::int64_t last_bytes = 0;  // the line's value at the last step
+    // steps where the line reaches capacity and the budget; intervals from the slope's and
+    // the level's uncertainty (two standard errors; hi absent when growth may be zero)
+    double capacity_step = 0, budget_step = 0;
+    double capacity_lo = 0, budget_lo = 0;
+    std::optional<double> capacity_hi, budget_hi;
+    // from the readings' timestamps (seconds per step over the steady part)
+    std::optional<double> seconds_per_step, eta_seconds, budget_eta_seconds;
 };
 
 struct log_file_info {
@@ -56,9 +80,19 @@ struct log_analysis {
     std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
     std::optional<bool> all_ranks_failed;
 
-    // Steps and timing.
+    // Steps and what the job was doing (measurements).
     std::optional<std::int64_t> step, last_logged_step;
-    std::string timing = "unknown";  // init | early | late | eval | checkpoint | unknown
+    std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
+    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path,
+    // or sparse_log when the format does not allow last + 1 (`step` stays null).
+    std::string step_basis;
+    // From traceback frames and context lines before the failure, after the last step line:
+    // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |
+    // checkpoint_load | data_loading; "" when none was seen.
+    std::string phase;
+
+    // Verdicts, filled by the `evidence` rules (log_verdicts), not by the analyzer.
+    std::string timing = "unknown";  // init | early | mid | late | eval | checkpoint | unknown
     std::string timing_reason;
 
     // A failure that is not an OOM (look-alike or other error), when no OOM was found.
@@ -76,10 +110,22 @@ struct log_analysis {
     // Per-step memory of the failing rank (or the best covered one), before the failure.
     std::vector<memory_point> memory_series;
     std::optional<std::int64_t> memory_series_rank;
-    std::optional<double> growth_bytes_per_step;
+    std::optional<double> growth_bytes_per_step;  // least squares over every reading
+    std::optional<double> growth_r2;              // its coefficient of determination
+    std::optional<bool> series_nondecreasing;     // no reading below the one before it
+    // The warm-up (a rise in the first steps) split off: the steady part starts at
+    // memory_series[steady_from]; its slope, fit quality and growth over its span.
+    size_t steady_from = 0;
+    std::optional<double> steady_growth_bytes_per_step, steady_r2, steady_growth_bytes;
+    // Verdicts, filled by the `evidence` rules.
     std::optional<bool> series_monotonic;
     bool leak_signal = false;
     std::int64_t alloc_retry_lines = 0;  // "N CUDA memory allocation retries", cache flushes
+    // Device capacity the log states: memory readings with a percentage of capacity (torchtitan
+    // "memory: 51.30GiB(84.15%)"), the median over the readings that print one.
+    std::optional<std::int64_t> capacity_from_log_bytes;
+    // The rank whose memory reaches capacity first; absent without any memory series.
+    std::optional<memory_forecast> forecast;
 
     std::vector<log_evidence> evidence;
     std::vector<log_file_info> files;

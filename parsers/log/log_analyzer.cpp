@@ -166,6 +166,7 @@ void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
 log_analysis analyze_logs(const std::vector<std::string>& paths, const log_options& opts) {
     auto sigs = signatures_for(opts);
     scanner sc(*sigs.set);
+    sc.set_device_capacity(opts.device_capacity_bytes);
     for (const auto& path : paths) {
         sc.begin_file(path);
         if (has_gz_magic(path)) scan_gzip(sc, path, opts);
@@ -178,6 +179,7 @@ log_analysis analyze_logs(const std::vector<std::string>& paths, const log_optio
 log_analysis analyze_log_text(std::string_view text, const std::string& name, const log_options& opts) {
     auto sigs = signatures_for(opts);
     scanner sc(*sigs.set);
+    sc.set_device_capacity(opts.device_capacity_bytes);
     sc.begin_file(name);
     line_splitter sp(k_match_cap);
     auto fn = [&](std::string_view seg, std::int64_t line, bool cut) { sc.on_segment(seg, line, cut); };

@@ -24,6 +24,8 @@ struct log_options {
     // worker threads (0 = one per hardware thread, 1 = no workers); the result is the same.
     unsigned threads = 0;
     size_t chunk_bytes = size_t{1} << 20;
+    // Device capacity for the forecast (`--device`); 0: what the log states, if anything.
+    std::int64_t device_capacity_bytes = 0;
 };
 
 // Throws input_error (exit 2) for unreadable files, corrupt or truncated gzip, bad signatures.
@@ -35,6 +37,11 @@ log_analysis analyze_log_text(std::string_view text, const std::string& name,
 void emit_facts(const log_analysis& a, fact_sink& sink);
 // `"schema": "oomdx.log/1"`, documented in docs/log.md.
 nlohmann::json to_json(const log_analysis& a);
+// The forecast alone: its JSON object (`forecast` in oomdx.log/1 and oomdx.watch/1), its one
+// text line, and its facts (log.forecast.*).
+nlohmann::json forecast_json(const memory_forecast& f);
+std::string forecast_line(const memory_forecast& f);
+void emit_forecast_facts(const memory_forecast& f, fact_sink& sink, const provenance& p);
 std::string render_text(const log_analysis& a, bool markdown, bool color);
 
 }  // namespace oomdx

@@ -1,5 +1,5 @@
 // The end of the pass: pick the primary failure, merge its details, resolve rank, step,
-// timing, framework and the memory series.
+// phase, framework and the memory series (measurements only: the `evidence` rules judge them).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,6 +8,9 @@
 #include <re2/re2.h>
 
 #include "parsers/log/log_scanner.h"
+#include "parsers/log/log_time.h"
+#include "parsers/log/memory_fit.h"
+#include "parsers/log/memory_forecast.h"
 
 namespace oomdx::log_detail {
 
@@ -48,16 +51,71 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) const {
-    auto it = m_progress.find(sig);
-    if (it == m_progress.end()) return {};
     auto look = [&](const auto& r) -> std::string {
         for (size_t k = 0; k < r.size; ++k)
             if (r.newest(k).line == line) return std::string(r.newest(k).text.view());
         return {};
     };
-    if (rank >= 0 && static_cast<size_t>(rank) < it->second.by_rank.size())
-        return look(it->second.by_rank[static_cast<size_t>(rank)]);
-    return look(it->second.any);
+    for (auto it = m_progress.lower_bound({sig, -1}); it != m_progress.end() && it->first.first == sig; ++it) {
+        std::string t = rank >= 0 && static_cast<size_t>(rank) < it->second.by_rank.size()
+                            ? look(it->second.by_rank[static_cast<size_t>(rank)])
+                            : look(it->second.any);
+        if (!t.empty()) return t;
+    }
+    return {};
+}
+
+std::vector<memory_point> scanner::series_points(const series_state& st) const {
+    std::vector<memory_point> out = st.points;
+    // the newest reading, unless the decimated sample already holds it
+    if (st.last_sig < 0 || (!out.empty() && out.back().line == st.last.line)) return out;
+    const signature& s = m_sigs.all()[st.last_sig];
+    std::string buf, held = st.last_in_ring ? ring_text(st.last_sig, st.last.rank, st.last.line)
+                                            : std::string(st.last.text.view());
+    std::string_view text = plain_text(held, buf);
+    if (!verify_sig(s, text)) return out;
+    auto f = extract_fields(s, text, {"memory", "step"});
+    auto* mem = find_field(f, "memory");
+    if (!mem) return out;
+    memory_point p;
+    p.bytes = mem->num;
+    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+    p.line = st.last.line;
+    p.file = m_files[st.last.file];
+    auto* stp = find_field(f, "step");
+    p.step = stp ? stp->num : (out.empty() ? st.count : out.back().step + 1);
+    p.time_ms = log_line_time_ms(text);
+    if (out.empty() || p.step > out.back().step) out.push_back(std::move(p));
+    return out;
+}
+
+// Every rank's series extrapolated; the rank that reaches capacity first is the forecast.
+// Capacity: the device given, else the log's percentages, else the OOM message's figure.
+void scanner::forecast(log_analysis& a, const event* failure) {
+    std::vector<double> caps;
+    for (const auto& [key, st] : m_series) caps.insert(caps.end(), st.capacity.begin(), st.capacity.end());
+    if (!caps.empty()) {
+        std::nth_element(caps.begin(), caps.begin() + static_cast<std::ptrdiff_t>(caps.size() / 2), caps.end());
+        a.capacity_from_log_bytes = std::llround(caps[caps.size() / 2]);
+    }
+    std::int64_t capacity = 0;
+    std::string from;
+    if (m_device_capacity > 0) capacity = m_device_capacity, from = "device";
+    else if (a.capacity_from_log_bytes) capacity = *a.capacity_from_log_bytes, from = "log_percent";
+    else if (a.capacity_bytes) capacity = *a.capacity_bytes, from = "oom_message";
+    std::optional<memory_forecast> best;
+    for (const auto& [key, st] : m_series) {
+        std::vector<memory_point> pts;
+        for (auto& p : series_points(st))
+            if (!failure || p.file != m_files[failure->file] || p.line < failure->line) pts.push_back(std::move(p));
+        if (pts.size() < 2) continue;
+        memory_forecast f = forecast_memory(pts, capacity, from, st.rank >= 0 ? std::optional(st.rank) : std::nullopt);
+        const bool better = !best || (f.available && !best->available) ||
+                            (f.available && best->available && f.capacity_step < best->capacity_step) ||
+                            (!f.available && !best->available && f.points > best->points);
+        if (better) best = std::move(f);
+    }
+    a.forecast = std::move(best);
 }
 
 log_analysis scanner::finish() {
@@ -71,8 +129,10 @@ log_analysis scanner::finish() {
 
     // The primary failure: first named OOM; else a weak OOM signal unless a named non-OOM
     // failure explains the crash; else the named failure; else an unexplained crash.
+    // Any out-of-memory wording no named signature matched comes after the named ones.
     const event* prim = nullptr;
     if (!m_strong.empty()) prim = &m_strong.front();
+    else if (!m_fallback.empty()) prim = &m_fallback.front();
     else if (!m_weak.empty() && m_not_oom.empty()) prim = &m_weak.front();
     const event* failure = prim;
     if (!prim) {
@@ -92,7 +152,7 @@ log_analysis scanner::finish() {
         apply_fields(a, prim->fields);
         add_ev(prim->file, prim->line, prim->text, "oom");
         // follow-up lines of the same failure fill what the first line did not print
-        for (const auto* list : {&m_strong, &m_weak}) {
+        for (const auto* list : {&m_strong, &m_fallback, &m_weak}) {
             for (const auto& ev : *list) {
                 if (&ev == prim || ev.file != prim->file || ev.line <= prim->line ||
                     ev.line - prim->line > k_merge_window)
@@ -124,7 +184,6 @@ log_analysis scanner::finish() {
     }
 
     // Context lines around the failure, nearest first.
-    std::string phase_timing;
     std::optional<std::int64_t> ctx_rank;
     if (failure) {
         std::vector<const near_hit*> near;
@@ -153,9 +212,6 @@ log_analysis scanner::finish() {
                     a.signature += "+" + s.id;
                     add_ev(h->file, h->line, h->text, "refine");
                 }
-            } else if (s.kind == sig_kind::phase && h->line <= failure->line && phase_timing.empty()) {
-                phase_timing = s.timing;
-                add_ev(h->file, h->line, h->text, "phase");
             }
         }
     }
@@ -222,42 +278,58 @@ log_analysis scanner::finish() {
     if (prim && a.world_size && *a.world_size > 1 && !m_oom_ranks.empty())
         a.all_ranks_failed = static_cast<std::int64_t>(m_oom_ranks.size()) >= *a.world_size;
 
-    // Steps.
-    const signature* psig = nullptr;
+    // Steps: progress lines are printed after their step, so the failing step is the last
+    // logged one + 1 where the format allows it.
     if (failure && failure->last_step) {
         a.last_logged_step = failure->last_step;
-        psig = &all[failure->progress_sig];
+        if (failure->last_total > 0) a.last_logged_total = failure->last_total;
+        const signature& psig = all[failure->progress_sig];
         add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
         const std::int64_t last = *failure->last_step;
-        if (psig->per_step || last == 0 || (failure->prev_step && last - *failure->prev_step == 1))
-            a.step = last + 1;
+        a.step_basis = psig.per_step ? "per_step_format"
+                       : last == 0 ? "step_zero"
+                       : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
+                                                                               : "sparse_log";
+        if (a.step_basis != "sparse_log") a.step = last + 1;
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;
         a.step = *snapshot_last_step + 1;
+        a.step_basis = "snapshot_path";
     } else if (!failure && !m_files.empty()) {
         event tail;
         tail.file = static_cast<int>(m_files.size()) - 1;
         tail.line = std::numeric_limits<std::int64_t>::max();
         if (resolve_progress(tail, false)) {
             a.last_logged_step = tail.last_step;
+            if (tail.last_total > 0) a.last_logged_total = tail.last_total;
             add_ev(tail.file, tail.progress_line, tail.progress_text, "progress");
         }
     }
 
-    // Timing.
+    // Phase: what the job was doing, from the lines between the last step line and the
+    // failure. A context phase (evaluation, checkpoint, model loading) wins over the frame it
+    // calls (forward, backward, ...); among equals, the frame nearest the failure (innermost).
     if (failure && a.source != "none") {
-        if (phase_timing == "eval" || phase_timing == "checkpoint") {
-            a.timing = phase_timing;
-            a.timing_reason = "the failure is inside " + phase_timing;
-        } else if (a.step) {
-            a.timing = *a.step <= 3 ? "early" : "late";
-            a.timing_reason = "failing step " + std::to_string(*a.step);
-        } else if (a.last_logged_step && *a.last_logged_step >= 3) {
-            a.timing = "late";
-            a.timing_reason = "after logged step " + std::to_string(*a.last_logged_step);
-        } else if (!a.last_logged_step && phase_timing == "init") {
-            a.timing = "init";
-            a.timing_reason = "no training step logged; model build/load lines before the failure";
+        const near_hit* best_phase = nullptr;
+        // phase lines count after the last step line (a bar printed after the failure: all)
+        std::int64_t after = 0;
+        if (failure->last_step && failure->progress_line <= failure->line)
+            after = failure->progress_line - (failure->progress_line == failure->line ? 1 : 0);
+        auto consider = [&](const near_hit& h) {
+            const signature& s = all[h.sig];
+            if (!best_phase || s.priority > all[best_phase->sig].priority ||
+                (s.priority == all[best_phase->sig].priority && h.line > best_phase->line))
+                best_phase = &h;
+        };
+        for (const auto& h : failure->phases)
+            if (h.line <= failure->line && h.line > after) consider(h);
+        // none before: the traceback printed after the first message (THCudaCheck, NCCL WARN)
+        if (!best_phase)
+            for (const auto& h : failure->phases_after)
+                if (h.line > failure->line) consider(h);
+        if (best_phase) {
+            a.phase = all[best_phase->sig].phase;
+            add_ev(best_phase->file, best_phase->line, best_phase->text, "phase");
         }
     }
 
@@ -284,52 +356,32 @@ log_analysis scanner::finish() {
             chosen = &st;
     }
     if (chosen) {
-        // the newest reading, unless the decimated sample already holds it
-        if (chosen->last_sig >= 0 &&
-            (chosen->points.empty() || chosen->points.back().line != chosen->last.line)) {
-            const signature& s = all[chosen->last_sig];
-            std::string buf, held = chosen->last_in_ring
-                                        ? ring_text(chosen->last_sig, chosen->last.rank, chosen->last.line)
-                                        : std::string(chosen->last.text.view());
-            std::string_view text = plain_text(held, buf);
-            if (verify_sig(s, text)) {
-                auto f = extract_fields(s, text);
-                if (auto* mem = find_field(f, "memory")) {
-                    memory_point p;
-                    p.bytes = mem->num;
-                    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
-                    p.line = chosen->last.line;
-                    p.file = m_files[chosen->last.file];
-                    auto* stp = find_field(f, "step");
-                    p.step = stp ? stp->num
-                                 : (chosen->points.empty() ? chosen->count : chosen->points.back().step + 1);
-                    chosen->points.push_back(std::move(p));
-                }
-            }
-        }
-        for (const auto& p : chosen->points)
+        for (const auto& p : series_points(*chosen))
             if (!failure || p.line < failure->line) a.memory_series.push_back(p);
         if (chosen->rank >= 0) a.memory_series_rank = chosen->rank;
     }
     const auto& ms = a.memory_series;
     if (ms.size() >= 2) {
-        double n = static_cast<double>(ms.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+        std::vector<double> xs, ys;
         for (const auto& p : ms) {
-            double x = static_cast<double>(p.step), y = static_cast<double>(p.bytes);
-            sx += x, sy += y, sxx += x * x, sxy += x * y;
+            xs.push_back(static_cast<double>(p.step));
+            ys.push_back(static_cast<double>(p.bytes));
         }
-        double den = n * sxx - sx * sx;
-        if (std::fabs(den) > 0) a.growth_bytes_per_step = (n * sxy - sx * sy) / den;
-        bool nondecreasing = true;
-        for (size_t i = 1; i < ms.size(); ++i)
-            if (ms[i].bytes < ms[i - 1].bytes) nondecreasing = false;
-        const std::int64_t grew = ms.back().bytes - ms.front().bytes;
-        const std::int64_t threshold =
-            std::max<std::int64_t>(64LL << 20, static_cast<std::int64_t>(ms.front().bytes * 0.02));
-        a.series_monotonic = nondecreasing && grew >= threshold;
-        a.leak_signal = *a.series_monotonic && ms.size() >= 3 && a.growth_bytes_per_step &&
-                        *a.growth_bytes_per_step > 0 && a.source != "none" && a.timing == "late";
+        const series_fit f = fit_memory_series(xs, ys);
+        a.series_nondecreasing = f.nondecreasing;
+        if (f.all.ok) {
+            a.growth_bytes_per_step = f.all.slope;
+            a.growth_r2 = f.all.r2;
+        }
+        if (f.steady.ok) {
+            a.steady_from = f.steady_from;
+            a.steady_growth_bytes_per_step = f.steady.slope;
+            a.steady_r2 = f.steady.r2;
+            a.steady_growth_bytes = f.steady.slope * (xs.back() - xs[f.steady_from]);
+        }
     }
+
+    forecast(a, failure);
 
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;

@@ -1,6 +1,8 @@
 // Renderings of a log_analysis: JSON (oomdx.log/1), text/markdown, and facts.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "engine/core/bytes.h"
 #include "engine/core/utf8.h"
 #include "parsers/log/log_analyzer.h"
@@ -35,7 +37,63 @@ const log_evidence* find_role(const log_analysis& a, const char* role) {
     return nullptr;
 }
 
+std::string steps(double v) { return std::to_string(std::llround(v)); }
+
+std::string duration(double seconds) {
+    if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+    if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
+    if (seconds < 2 * 86400) return fmt::format("{:.1f} h", seconds / 3600);
+    return fmt::format("{:.1f} days", seconds / 86400);
+}
+
 }  // namespace
+
+nlohmann::json forecast_json(const memory_forecast& f) {
+    using nlohmann::json;
+    auto num = [](const std::optional<double>& v) { return v ? json(std::llround(*v)) : json(nullptr); };
+    json j;
+    j["available"] = f.available;
+    j["reason"] = f.reason.empty() ? json(nullptr) : json(f.reason);
+    j["rank"] = f.rank ? json(*f.rank) : json(nullptr);
+    j["statistic"] = f.statistic.empty() ? json(nullptr) : json(f.statistic);
+    j["capacity_bytes"] = f.capacity_bytes > 0 ? json(f.capacity_bytes) : json(nullptr);
+    j["capacity_from"] = f.capacity_from.empty() ? json(nullptr) : json(f.capacity_from);
+    j["budget_fraction"] = f.budget_fraction;
+    j["growth_bytes_per_step"] = f.points > 0 ? json(std::llround(f.growth_bytes_per_step)) : json(nullptr);
+    j["r2"] = std::round(f.r2 * 1000) / 1000;
+    j["basis"] = {{"points", f.points}, {"from_step", f.from_step}, {"to_step", f.last_step},
+                  {"steps", f.last_step - f.from_step}};
+    if (f.available) {
+        j["capacity_step"] = std::llround(f.capacity_step);
+        j["budget_step"] = std::llround(f.budget_step);
+        j["interval_steps"] = {std::llround(f.capacity_lo), num(f.capacity_hi)};
+        j["budget_interval_steps"] = {std::llround(f.budget_lo), num(f.budget_hi)};
+    } else {
+        j["capacity_step"] = j["budget_step"] = nullptr;
+        j["interval_steps"] = j["budget_interval_steps"] = nullptr;
+    }
+    j["seconds_per_step"] = f.seconds_per_step ? json(std::round(*f.seconds_per_step * 1000) / 1000) : json(nullptr);
+    j["eta_seconds"] = num(f.eta_seconds);
+    j["budget_eta_seconds"] = num(f.budget_eta_seconds);
+    return j;
+}
+
+std::string forecast_line(const memory_forecast& f) {
+    const std::string who = f.rank ? fmt::format("rank {}", *f.rank) : std::string("the log");
+    if (!f.available) return fmt::format("forecast: none for {} - {}", who, f.reason);
+    std::string eta;
+    if (f.budget_eta_seconds && f.eta_seconds)
+        eta = fmt::format(", in about {} / {}", duration(*f.budget_eta_seconds), duration(*f.eta_seconds));
+    return fmt::format(
+        "forecast: {} reaches {:.0f}% of {} ({}) at step ~{} [{}, {}] and capacity at step ~{} [{}, {}]{} "
+        "({} per step since step {}, R2 {:.2f}, {} readings, capacity from {})",
+        who, f.budget_fraction * 100, format_bytes(f.capacity_bytes),
+        format_bytes(static_cast<std::int64_t>(f.budget_fraction * static_cast<double>(f.capacity_bytes))),
+        steps(f.budget_step), steps(f.budget_lo), f.budget_hi ? steps(*f.budget_hi) : "-", steps(f.capacity_step),
+        steps(f.capacity_lo), f.capacity_hi ? steps(*f.capacity_hi) : "-", eta,
+        format_bytes(static_cast<std::int64_t>(f.growth_bytes_per_step)), f.from_step, f.r2, f.points,
+        f.capacity_from == "log_percent" ? "the log's percentages" : f.capacity_from == "oom_message" ? "the OOM message" : "the device");
+}
 
 nlohmann::json to_json(const log_analysis& a) {
     using nlohmann::json;
@@ -75,6 +133,8 @@ nlohmann::json to_json(const log_analysis& a) {
     o["all_ranks_failed"] = a.all_ranks_failed ? json(*a.all_ranks_failed) : json(nullptr);
     o["step"] = opt(a.step);
     o["last_logged_step"] = opt(a.last_logged_step);
+    o["step_basis"] = str_or_null(a.step_basis);
+    o["phase"] = str_or_null(a.phase);
     o["timing"] = a.timing;
     o["timing_reason"] = str_or_null(a.timing_reason);
     o["messages_seen"] = a.oom_messages;
@@ -101,7 +161,21 @@ nlohmann::json to_json(const log_analysis& a) {
     j["memory_series_rank"] = opt(a.memory_series_rank);
     j["memory_growth_bytes_per_step"] =
         a.growth_bytes_per_step ? json(static_cast<std::int64_t>(*a.growth_bytes_per_step)) : json(nullptr);
+    j["memory_growth_r2"] = a.growth_r2 ? json(std::round(*a.growth_r2 * 1000) / 1000) : json(nullptr);
+    j["memory_series_nondecreasing"] = a.series_nondecreasing ? json(*a.series_nondecreasing) : json(nullptr);
+    if (a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size()) {
+        j["memory_steady"] = {
+            {"from_step", a.memory_series[a.steady_from].step},
+            {"points", a.memory_series.size() - a.steady_from},
+            {"growth_bytes_per_step", static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)},
+            {"growth_bytes", static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))},
+            {"r2", std::round(a.steady_r2.value_or(0) * 1000) / 1000}};
+    } else {
+        j["memory_steady"] = nullptr;
+    }
     j["memory_series_monotonic"] = a.series_monotonic ? json(*a.series_monotonic) : json(nullptr);
+    j["capacity_from_log_bytes"] = opt(a.capacity_from_log_bytes);
+    j["forecast"] = a.forecast ? forecast_json(*a.forecast) : json(nullptr);
     j["leak_signal"] = a.leak_signal;
     j["alloc_retry_lines"] = a.alloc_retry_lines;
     json w = json::array();
@@ -161,9 +235,11 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     } else if (a.rank) {
         out += li + fmt::format("failed rank {} (from {})\n", *a.rank, a.rank_from);
     }
-    out += li + fmt::format("step {}   last logged step {}   timing {}{}\n", num(a.step),
-                            num(a.last_logged_step), a.timing,
+    out += li + fmt::format("step {}   last logged step {}{}   timing {}{}\n", num(a.step),
+                            num(a.last_logged_step),
+                            a.step_basis.empty() ? "" : " (" + a.step_basis + ")", a.timing,
                             a.timing_reason.empty() ? "" : " (" + a.timing_reason + ")");
+    if (!a.phase.empty()) out += li + fmt::format("phase {}\n", a.phase);
     out += li + fmt::format("framework {}   world size {}\n", a.framework, num(a.world_size));
     if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
     if (!a.memory_series.empty()) {
@@ -174,9 +250,14 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
                                 format_bytes(l.bytes));
         if (a.growth_bytes_per_step)
             out += fmt::format(", {} per step", format_bytes(static_cast<std::int64_t>(*a.growth_bytes_per_step)));
+        if (a.steady_from > 0 && a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size())
+            out += fmt::format(" ({} per step after the warm-up, from step {})",
+                               format_bytes(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)),
+                               a.memory_series[a.steady_from].step);
         out += "\n";
+        if (a.forecast) out += li + forecast_line(*a.forecast) + "\n";
         if (a.leak_signal)
-            out += li + bold("Leak signal: memory grew steadily before a late OOM.") + "\n";
+            out += li + bold(fmt::format("Leak signal: memory grew steadily after the warm-up before a {} OOM.", a.timing)) + "\n";
     }
     if (a.alloc_retry_lines > 0)
         out += li + fmt::format("{} allocator-retry / cache-flush warning line(s): memory pressure before the end\n",
@@ -190,6 +271,24 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     for (const auto& w : a.warnings) out += "\n" + li + "warning: " + w;
     if (!a.warnings.empty()) out += "\n";
     return out;
+}
+
+void emit_forecast_facts(const memory_forecast& f, fact_sink& sink, const provenance& p) {
+    sink.emit("log.forecast.available", value(f.available), p);
+    if (f.rank) sink.emit("log.forecast.rank", value(*f.rank), p);
+    if (f.points > 0) {
+        sink.emit("log.forecast.growth_bytes_per_step", value(static_cast<std::int64_t>(std::llround(f.growth_bytes_per_step))), p);
+        sink.emit("log.forecast.r2", value(f.r2), p);
+    }
+    if (!f.available) return;
+    sink.emit("log.forecast.capacity_bytes", value(f.capacity_bytes), p);
+    sink.emit("log.forecast.capacity_from", value(f.capacity_from), p);
+    sink.emit("log.forecast.capacity_step", value(static_cast<std::int64_t>(std::llround(f.capacity_step))), p);
+    sink.emit("log.forecast.budget_step", value(static_cast<std::int64_t>(std::llround(f.budget_step))), p);
+    sink.emit("log.forecast.steps_to_capacity", value(static_cast<std::int64_t>(std::llround(f.capacity_step - static_cast<double>(f.last_step)))), p);
+    sink.emit("log.forecast.steps_to_budget", value(static_cast<std::int64_t>(std::llround(f.budget_step - static_cast<double>(f.last_step)))), p);
+    if (f.eta_seconds) sink.emit("log.forecast.eta_seconds", value(*f.eta_seconds), p);
+    if (f.budget_eta_seconds) sink.emit("log.forecast.budget_eta_seconds", value(*f.budget_eta_seconds), p);
 }
 
 void emit_facts(const log_analysis& a, fact_sink& sink) {
@@ -219,7 +318,9 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         if (!a.ranks_failed.empty())
             sink.emit("oom.ranks_failed", value(static_cast<std::int64_t>(a.ranks_failed.size())), p);
         if (a.all_ranks_failed) sink.emit("oom.all_ranks_failed", value(*a.all_ranks_failed), p);
-        sink.emit("oom.timing", value(a.timing), p);
+        const log_evidence* ph = find_role(a, "phase");
+        sink.emit("oom.phase", value(a.phase.empty() ? std::string("unknown") : a.phase),
+                  ph ? prov(a, ph->line, ph->text, ph->file) : p);
     }
     if (a.rank) {
         const log_evidence* r = find_role(a, "rank");
@@ -229,6 +330,7 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     auto pp = pr ? prov(a, pr->line, pr->text, pr->file) : p;
     if (a.step) sink.emit("oom.step", value(*a.step), pp);
     if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
+    if (!a.step_basis.empty()) sink.emit("oom.step_basis", value(a.step_basis), pp);
     sink.emit("log.framework", value(a.framework), p);
     if (a.world_size) sink.emit("log.world_size", value(*a.world_size), p);
     std::int64_t lines = 0;
@@ -242,12 +344,33 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         sink.emit("log.memory_series_points", value(static_cast<std::int64_t>(a.memory_series.size())), mp);
         sink.emit("log.memory_last_bytes", value(last.bytes), mp);
         sink.emit("log.memory_series_statistic", value(last.statistic), mp);
-        if (a.growth_bytes_per_step)
+        const auto& first = a.memory_series.front();
+        auto fp = prov(a, first.line, "", first.file);
+        sink.emit("log.memory_first_bytes", value(first.bytes), fp);
+        sink.emit("log.memory_first_step", value(first.step), fp);
+        sink.emit("log.memory_last_step", value(last.step), mp);
+        if (a.series_nondecreasing) sink.emit("log.memory_series_nondecreasing", value(*a.series_nondecreasing), mp);
+        if (a.growth_bytes_per_step) {
             sink.emit("log.memory_growth_bytes_per_step",
                       value(static_cast<std::int64_t>(*a.growth_bytes_per_step)), mp);
-        if (a.series_monotonic) sink.emit("log.memory_series_monotonic", value(*a.series_monotonic), mp);
-        sink.emit("log.memory_leak_signal", value(a.leak_signal), mp);
+            sink.emit("log.memory_growth_r2", value(*a.growth_r2), mp);
+        }
+        if (a.steady_growth_bytes_per_step && a.steady_from < a.memory_series.size()) {
+            const auto& w = a.memory_series[a.steady_from];
+            auto wp = prov(a, w.line, "", w.file);
+            sink.emit("log.memory_warmup_end_step", value(w.step), wp);
+            sink.emit("log.memory_steady_first_bytes", value(w.bytes), wp);
+            sink.emit("log.memory_steady_points",
+                      value(static_cast<std::int64_t>(a.memory_series.size() - a.steady_from)), mp);
+            sink.emit("log.memory_steady_growth_bytes_per_step",
+                      value(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)), mp);
+            sink.emit("log.memory_steady_growth_bytes",
+                      value(static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))), mp);
+            sink.emit("log.memory_steady_growth_r2", value(a.steady_r2.value_or(0)), mp);
+        }
     }
+    if (a.capacity_from_log_bytes) sink.emit("log.capacity_bytes", value(*a.capacity_from_log_bytes), p);
+    if (a.forecast) emit_forecast_facts(*a.forecast, sink, a.memory_series.empty() ? p : prov(a, a.memory_series.back().line, "", a.memory_series.back().file));
     if (a.alloc_retry_lines > 0) {
         const log_evidence* e = find_role(a, "pressure");
         sink.emit("log.alloc_retry_lines", value(a.alloc_retry_lines),

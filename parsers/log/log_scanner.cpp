@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/core/bytes.h"
+#include "parsers/log/log_time.h"
 #include "parsers/log/rank_prefix.h"
 
 namespace oomdx::log_detail {
@@ -19,12 +20,10 @@ constexpr size_t k_progress_text = 512;
 constexpr size_t k_series_points = 512;
 constexpr size_t k_series_max = 1024;
 constexpr size_t k_pid_max = 4096;
+constexpr int k_context_phase = 100;
+constexpr size_t k_max_counters = 256;  // distinct bar totals kept apart (bounded for days of logs)  // phase priority of evaluation, checkpoint, model loading
 
 re2::StringPiece sp(std::string_view s) { return {s.data(), s.size()}; }
-
-bool ends_with(std::string_view s, std::string_view suf) {
-    return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
-}
 
 std::string excerpt(std::string_view s) {
     return std::string(s.substr(0, std::min(s.size(), k_excerpt_cap)));
@@ -56,14 +55,16 @@ std::optional<std::int64_t> to_int(std::string_view t) {
 }  // namespace
 
 bool verify_sig(const signature& s, std::string_view text) {
-    return !s.regex || RE2::PartialMatch(sp(text), *s.regex);
+    return (!s.regex || RE2::PartialMatch(sp(text), *s.regex)) && (!s.unless || !RE2::PartialMatch(sp(text), *s.unless));
 }
 
-field_list extract_fields(const signature& s, std::string_view text) {
+field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only) {
     field_list out;
     for (const auto& f : s.fields) {
-        const bool is_bytes = ends_with(f.name, "_bytes") || f.name == "memory";
-        const bool is_str = f.name == "error_code" || f.name == "device_kind";
+        if (only.size() && std::find(only.begin(), only.end(), f.name) == only.end()) continue;
+        const bool is_bytes = is_size_field(f.name);
+        const bool is_str = is_string_field(f.name);
+        const bool is_pct = f.name == "memory_pct";  // kept in hundredths of a percent
         const bool repeated = f.name == "process_in_use_bytes";
         for (const auto& re : f.patterns) {
             re2::StringPiece cap;
@@ -90,6 +91,12 @@ field_list extract_fields(const signature& s, std::string_view text) {
             if (is_str) {
                 fv.is_str = true;
                 fv.str = std::string(c.substr(0, 64));
+            } else if (is_pct) {
+                std::string tmp(c.substr(0, 32));
+                char* end = nullptr;
+                const double v = std::strtod(tmp.c_str(), &end);
+                if (end == tmp.c_str() || !std::isfinite(v) || v <= 0 || v > 1000) continue;
+                fv.num = std::llround(v * 100);
             } else if (is_bytes) {
                 auto v = to_bytes(c, f.unit);
                 if (!v) continue;
@@ -146,6 +153,7 @@ const field_val* find_field(const field_list& f, std::string_view name) {
 scanner::scanner(const signature_set& sigs)
     : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
+    m_phase_last.resize(sigs.size());
     for (size_t i = 0; i < sigs.size(); ++i)
         for (const auto& f : sigs.all()[i].fields) m_has_memory[i] = m_has_memory[i] || f.name == "memory";
 }
@@ -214,6 +222,13 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     int best_oom = -1, best_other = -1;
     bool crash = false;
     int crash_sig = -1;
+    // A line of evaluation, checkpointing or model loading ("Validation DataLoader 0: 40%|",
+    // "Loading checkpoint shards: 3/7") is not a training step: its progress hits are ignored.
+    bool eval_line = false;
+    for (int h : hits) {
+        const signature& s = all[h];
+        if (s.kind == sig_kind::phase && s.priority >= k_context_phase && verify_sig(s, seg)) eval_line = true;
+    }
     for (int h : hits) {
         const signature& s = all[h];
         switch (s.kind) {
@@ -237,14 +252,16 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 }
                 break;
             case sig_kind::progress:
-                handle_progress(h, raw, line);
+                if (!eval_line) handle_progress(h, raw, line);
                 break;
             case sig_kind::memory:
-                handle_memory(h, raw, line, rank_of(raw));
+                if (!eval_line) handle_memory(h, raw, line, rank_of(raw));
+                break;
+            case sig_kind::phase:
+                if (verify_sig(s, seg)) handle_phase(h, seg, line);
                 break;
             case sig_kind::context:
             case sig_kind::refine:
-            case sig_kind::phase:
             case sig_kind::rank:
                 if (verify_sig(s, seg)) handle_near(h, seg, line);
                 break;
@@ -280,6 +297,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 break;
         }
     }
+    // A named look-alike beats the generic out-of-memory wording on the same line.
+    if (best_oom >= 0 && all[best_oom].fallback && best_other >= 0) best_oom = -1;
     if (best_oom >= 0) handle_failure(sig_kind::oom, best_oom, seg, line);
     else if (best_other >= 0) handle_failure(sig_kind::not_oom, best_other, seg, line);
     if (crash) {
@@ -315,7 +334,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
     std::vector<event>* list = &m_crash;
     if (kind == sig_kind::oom) {
         ++m_oom_lines;
-        list = s.weak ? &m_weak : &m_strong;
+        list = s.weak ? &m_weak : s.fallback ? &m_fallback : &m_strong;
         if (rank >= 0 && !s.weak && m_oom_rank_set.size() < 100000 && m_oom_rank_set.insert(rank).second)
             m_oom_ranks.push_back(rank);
     } else if (kind == sig_kind::not_oom) {
@@ -335,6 +354,12 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)
             ev.near.push_back(h);
     }
+    for (const auto& h : m_phase_last) {
+        if (h.sig < 0 || h.file != m_file || h.line + m_sigs.all()[h.sig].window < line) continue;
+        // frames of another rank's traceback are not this failure's; job-wide context lines are
+        const bool context = m_sigs.all()[h.sig].priority >= k_context_phase;
+        if (context || rank < 0 || rank_prefix(h.text) < 0 || rank_prefix(h.text) == rank) ev.phases.push_back(h);
+    }
     if (!resolve_progress(ev, false)) {
         ev.awaiting_progress = true;
         ++m_awaiting;
@@ -350,7 +375,7 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
         else if (m_root_cause_file == m_file && line - m_root_cause_line <= 12) m_rank_hits.back() = h;
     }
     // attach to recent failures within the window
-    for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash}) {
+    for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_not_oom, &m_crash}) {
         for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it) {
             if (it->file == m_file && line - it->line <= s.window && it->near.size() < k_near_per_event)
                 it->near.push_back(h);
@@ -360,6 +385,19 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
     m_near_head = (m_near_head + 1) % m_near_ring.size();
 }
 
+// What the job was doing: the newest line of each phase signature (a traceback repeats
+// `forward` frames many times; one entry per signature keeps the outer frames visible).
+void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
+    near_hit h{sig, m_file, line, excerpt(seg), {}};
+    const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
+    for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash}) {  // THCudaCheck, a bare Traceback: frames follow
+        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
+            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event)
+                it->phases_after.push_back(h);
+    }
+    m_phase_last[static_cast<size_t>(sig)] = std::move(h);
+}
+
 void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {
     const signature& s = m_sigs.all()[sig];
     if (!s.framework.empty() && !m_fw_sigs_seen[sig]) {
@@ -367,7 +405,27 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
         m_fw_score[s.framework] += 2;
         m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
     }
-    progress_rings& pr = m_progress[sig];
+    std::int64_t total = -1;
+    if (s.by_total) {  // bars of different totals (training, evaluation, loading) are separate counters
+        for (const auto& f : s.fields) {
+            if (f.name != "total") continue;
+            re2::StringPiece cap;
+            std::string_view text = plain_text(seg.substr(0, std::min(seg.size(), k_progress_text)), m_scratch2);
+            for (const auto& re : f.patterns)
+                if (RE2::PartialMatch(sp(text), *re, &cap)) {
+                    total = to_int({cap.data(), cap.size()}).value_or(-1);
+                    break;
+                }
+        }
+    }
+    if (total >= 0 && m_progress.size() >= k_max_counters && !m_progress.count({sig, total})) total = -1;
+    progress_rings& pr = m_progress[{sig, total}];
+    if (pr.file != m_file) {
+        pr.file = m_file;
+        pr.count = 0;
+        pr.first_line = line;
+    }
+    ++pr.count;
     const std::int64_t rank = rank_of(seg);
     const size_t len = std::min(seg.size(), k_progress_text);
     progress_entry* e = nullptr;
@@ -386,7 +444,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
     // a progress line printed right after a failure (stderr/stdout interleaving)
     if (m_awaiting > 0) {
         m_awaiting = 0;
-        for (auto* list : {&m_strong, &m_weak, &m_not_oom, &m_crash})
+        for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_not_oom, &m_crash})
             for (auto& ev : *list) {
                 if (!ev.awaiting_progress) continue;
                 if (ev.file == m_file && line - ev.line <= 8) resolve_progress(ev, true);
@@ -417,14 +475,19 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     const signature& s = m_sigs.all()[sig];
     seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
-    auto f = extract_fields(s, seg);
+    // the other fields are not needed per point; the percentage of capacity only a few times
+    const bool pct = st.capacity.size() < 3;
+    auto f = pct ? extract_fields(s, seg, {"memory", "step", "memory_pct"}) : extract_fields(s, seg, {"memory", "step"});
     auto* mem = find_field(f, "memory");
     if (!mem) return;
+    if (auto* pc = find_field(f, "memory_pct"); pc && pc->num > 0)
+        st.capacity.push_back(static_cast<double>(mem->num) / (static_cast<double>(pc->num) / 10000.0));
     memory_point p;
     p.bytes = mem->num;
     p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
     p.line = line;
     p.file = m_files[m_file];
+    p.time_ms = log_line_time_ms(seg);
     if (auto* stp = find_field(f, "step")) p.step = stp->num;
     else p.step = latest_step(rank).value_or(n + 1);
     st.points.push_back(std::move(p));
@@ -446,64 +509,111 @@ std::optional<std::int64_t> scanner::latest_step(std::int64_t rank) {
     return std::nullopt;
 }
 
-// Newest valid progress line before (or, with `after`, just after) the event: its step and
-// the previous distinct step.
+// The training step counter for the event, then its newest valid line before (or, with
+// `after`, just after) the event: its step and the previous distinct step. Several counters
+// (a training bar, evaluation bars, a checkpoint-loading bar, a sparse `step=` line): the
+// counter still running (not at its total) wins over finished ones; among those, the one
+// that started first in the file (a single stray line does not count when others repeat).
 bool scanner::resolve_progress(event& ev, bool after) {
     const auto& all = m_sigs.all();
-    const progress_entry* best = nullptr;
-    int best_sig = -1;
-    std::optional<std::int64_t> best_step, prev_step;
-    auto scan = [&](int sig, auto& r) {
-        const signature& s = all[sig];
+    struct pick {
+        const progress_rings* pr = nullptr;
+        int sig = -1;
+        std::int64_t key_total = -1;
+        progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
-        const progress_entry* first_e = nullptr;
+    };
+    auto parse = [&](const signature& s, progress_entry& e) {
+        if (e.step_state != 0) return;  // parsed once per entry, however often it is consulted
+        e.step_state = 1;
+        std::string_view text = plain_text(e.text.view(), m_scratch2);
+        if (!verify_sig(s, text)) return;
+        auto f = extract_fields(s, text);
+        if (auto* st = find_field(f, "step")) {
+            e.step_state = 2;
+            e.step = st->num;
+        }
+        if (auto* t = find_field(f, "total")) e.total = t->num;
+    };
+    std::vector<std::pair<std::int64_t, progress_entry*>> seen;  // (line, entry) of one counter
+    auto scan = [&](pick& p, auto& r) {
+        const signature& s = all[p.sig];
         for (size_t k = 0; k < r.size; ++k) {
             progress_entry& e = r.newest(k);
-            if (e.file != ev.file) continue;
-            if (!after && e.line > ev.line) continue;
-            if (best && e.line <= best->line && !first_e && e.file == best->file) break;  // older
-            if (e.step_state == 0) {  // parsed once per entry, however often it is consulted
-                e.step_state = 1;
-                std::string_view text = plain_text(e.text.view(), m_scratch2);
-                if (verify_sig(s, text)) {
-                    auto f = extract_fields(s, text);
-                    if (auto* st = find_field(f, "step")) {
-                        e.step_state = 2;
-                        e.step = st->num;
-                    }
-                }
-            }
-            if (e.step_state != 2) continue;
-            if (!first) {
-                first = e.step;
-                first_e = &e;
-            } else if (e.step != *first) {
-                second = e.step;
-                break;
-            }
-        }
-        if (first_e && (!best || first_e->line > best->line)) {
-            best = first_e;
-            best_sig = sig;
-            best_step = first;
-            prev_step = second;
+            if (e.file != ev.file || (!after && e.line > ev.line)) continue;
+            parse(s, e);
+            if (e.step_state == 2) seen.emplace_back(e.line, &e);
         }
     };
-    if (ev.rank >= 0 && ev.rank < 65536)
-        for (auto& [sig, pr] : m_progress)
-            if (static_cast<size_t>(ev.rank) < pr.by_rank.size()) scan(sig, pr.by_rank[static_cast<size_t>(ev.rank)]);
-    if (!best)
-        for (auto& [sig, pr] : m_progress) {
-            scan(sig, pr.any);
-            for (auto& r : pr.by_rank)
-                if (r.size) scan(sig, r);
+    auto settle = [&](pick& p) {  // newest entry and the previous distinct step
+        // newest first; entries of one line (\r rewrites) keep their newest-first ring order
+        std::stable_sort(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.first > b.first; });
+        if (!seen.empty()) {
+            p.newest = seen.front().second;
+            p.first = p.newest->step;
+            for (auto& [line, e] : seen)
+                if (e->step != *p.first) {
+                    p.second = e->step;
+                    break;
+                }
         }
+        seen.clear();
+    };
+    auto choose = [&](std::vector<pick>& picks) -> pick* {
+        std::vector<pick*> pool;
+        for (auto& p : picks) {
+            if (!p.newest) continue;
+            const std::int64_t total = p.key_total >= 0 ? p.key_total : p.newest->total;
+            if (!(total > 0 && *p.first >= total)) pool.push_back(&p);
+        }
+        if (pool.empty())
+            for (auto& p : picks)
+                if (p.newest) pool.push_back(&p);
+        if (pool.empty()) return nullptr;
+        auto count = [&](const pick* p) { return p->pr->file == ev.file ? p->pr->count : 0; };
+        std::int64_t most = 0;
+        for (auto* p : pool) most = std::max(most, count(p));
+        pick* best = nullptr;
+        for (auto* p : pool) {
+            if (count(p) < 2 && most >= 2) continue;
+            const std::int64_t start = p->pr->file == ev.file ? p->pr->first_line : 0;
+            const std::int64_t best_start = best && best->pr->file == ev.file ? best->pr->first_line : 0;
+            if (!best || start < best_start || (start == best_start && p->newest->line > best->newest->line))
+                best = p;
+        }
+        return best;
+    };
+    std::vector<pick> picks;
+    pick* best = nullptr;
+    if (ev.rank >= 0 && ev.rank < 65536) {
+        for (auto& [key, pr] : m_progress) {
+            if (static_cast<size_t>(ev.rank) >= pr.by_rank.size()) continue;
+            pick p{&pr, key.first, key.second};
+            scan(p, pr.by_rank[static_cast<size_t>(ev.rank)]);
+            settle(p);
+            picks.push_back(p);
+        }
+        best = choose(picks);
+    }
+    if (!best) {
+        picks.clear();
+        for (auto& [key, pr] : m_progress) {
+            pick p{&pr, key.first, key.second};
+            scan(p, pr.any);
+            for (auto& r : pr.by_rank)
+                if (r.size) scan(p, r);
+            settle(p);
+            picks.push_back(p);
+        }
+        best = choose(picks);
+    }
     if (!best) return false;
-    ev.last_step = best_step;
-    ev.prev_step = prev_step;
-    ev.progress_sig = best_sig;
-    ev.progress_line = best->line;
-    ev.progress_text = std::string(plain_text(best->text.view(), m_scratch2));
+    ev.last_step = best->first;
+    ev.prev_step = best->second;
+    ev.last_total = best->key_total >= 0 ? best->key_total : best->newest->total;
+    ev.progress_sig = best->sig;
+    ev.progress_line = best->newest->line;
+    ev.progress_text = std::string(plain_text(best->newest->text.view(), m_scratch2));
     ev.awaiting_progress = false;
     return true;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,7 +34,8 @@ const field_val* find_field(const field_list& f, std::string_view name);
 bool verify_sig(const signature& s, std::string_view text);
 // The text without ANSI colour codes (buf holds the copy when there were any).
 std::string_view plain_text(std::string_view s, std::string& buf);
-field_list extract_fields(const signature& s, std::string_view text);
+// The signature's fields found in text (`only`: just these names; empty: all).
+field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only = {});
 
 struct near_hit {  // a context, refine, phase or rank line
     int sig = -1;
@@ -87,6 +89,7 @@ struct progress_entry {
     // The step parsed from text, filled on first use: 0 = not parsed, 1 = none, 2 = `step` valid.
     std::int8_t step_state = 0;
     std::int64_t step = 0;
+    std::int64_t total = -1;  // the bar's total, when the line prints one
 };
 
 struct event {
@@ -98,11 +101,14 @@ struct event {
     field_list fields;
     std::int64_t rank = -1;  // [rankN] prefix
     std::optional<std::int64_t> last_step, prev_step;
+    std::int64_t last_total = -1;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;
     bool awaiting_progress = false;
     std::vector<near_hit> near;
+    std::vector<near_hit> phases;  // the newest line of each phase signature before the failure
+    std::vector<near_hit> phases_after;  // phase lines after it (a traceback printed after the message)
 };
 
 struct series_state {
@@ -114,11 +120,14 @@ struct series_state {
     int last_sig = -1;
     progress_entry last;
     bool last_in_ring = false;
+    std::vector<double> capacity;  // capacity from the first readings that print a percentage
 };
 
 class scanner {
 public:
     explicit scanner(const signature_set& sigs);
+    // Device capacity for the forecast (e.g. from --device); 0: from the log, if it says.
+    void set_device_capacity(std::int64_t bytes) { m_device_capacity = bytes; }
 
     void begin_file(const std::string& name);
     // `stable`: where the same bytes lie in memory that stays readable until end_file (the
@@ -129,7 +138,10 @@ public:
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
                        const char* stable = nullptr, std::int64_t rank = -2);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
+    // The analysis of what was read so far; the state is kept, so it can be called again after
+    // more lines (`oomdx watch`).
     log_analysis finish();
+    std::int64_t oom_lines() const { return m_oom_lines; }
     // The text of a progress line still held in the rings (empty when it was overwritten).
     std::string ring_text(int sig, std::int64_t rank, std::int64_t line) const;
 
@@ -147,14 +159,20 @@ private:
         const progress_entry& newest(size_t k) const { return e[(head + N - 1 - k) % N]; }
         progress_entry& newest(size_t k) { return e[(head + N - 1 - k) % N]; }
     };
+    // One counter: the lines of one progress signature (and one bar total, for `by_total`).
     struct progress_rings {
         ring<32> any;                  // lines without a rank prefix
         std::vector<ring<4>> by_rank;  // index = rank, grown on demand
+        int file = -1;                 // the file `count` and `first_line` are about
+        std::int64_t count = 0;        // lines in that file
+        std::int64_t first_line = 0;
     };
+    using stream_key = std::pair<int, std::int64_t>;  // signature, bar total (-1: none)
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
     void handle_near(int sig, std::string_view seg, std::int64_t line);
     void handle_progress(int sig, std::string_view seg, std::int64_t line);
+    void handle_phase(int sig, std::string_view seg, std::int64_t line);
     void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
                        bool in_ring = false);
     bool resolve_progress(event& ev, bool after);
@@ -163,10 +181,14 @@ private:
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
 
     void own_held_texts();
+    // The series' sampled points plus its newest reading (parsed from the held line), in order.
+    std::vector<memory_point> series_points(const series_state& st) const;
+    void forecast(log_analysis& a, const event* failure);
 
     void hold(held_text& h, std::string_view text);
 
     const signature_set& m_sigs;
+    std::int64_t m_device_capacity = 0;
     const char* m_seg_stable = nullptr;  // the current segment in stable memory, if known
     std::vector<int> m_hits;
     std::vector<char> m_mark;
@@ -179,7 +201,7 @@ private:
     std::string_view m_seg;
     std::int64_t m_seg_rank = -2;  // -2 = not computed for this segment
 
-    std::vector<event> m_strong, m_weak, m_not_oom, m_crash;
+    std::vector<event> m_strong, m_fallback, m_weak, m_not_oom, m_crash;
     std::int64_t m_oom_lines = 0;
     int m_awaiting = 0;  // failures still waiting for a progress line
     std::vector<std::int64_t> m_oom_ranks;
@@ -191,7 +213,8 @@ private:
     std::int64_t m_root_cause_line = -1000;
     int m_root_cause_file = -1;
 
-    std::map<int, progress_rings> m_progress;  // per progress signature
+    std::map<stream_key, progress_rings> m_progress;  // per counter
+    std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;

@@ -38,6 +38,37 @@ const char* sig_kind_name(sig_kind k) {
 
 namespace {
 
+const std::vector<std::string> k_field_names{
+    "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
+    "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
+    "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
+    "total", "last_step", "memory", "memory_pct", "world_size", "epoch"};
+
+}  // namespace
+
+bool is_field_name(std::string_view name) {
+    return std::find(k_field_names.begin(), k_field_names.end(), name) != k_field_names.end();
+}
+bool is_size_field(std::string_view name) {
+    return name == "memory" || (name.size() > 6 && name.substr(name.size() - 6) == "_bytes");
+}
+bool is_string_field(std::string_view name) { return name == "error_code" || name == "device_kind"; }
+
+const std::vector<std::string>& oom_sources() {
+    static const std::vector<std::string> v{"caching_allocator", "workspace", "hccl", "nccl",
+                                            "cublas_cudnn_workspace", "driver_or_kernel",
+                                            "host_oom", "unknown_oom"};
+    return v;
+}
+
+const std::vector<std::string>& phase_names() {
+    static const std::vector<std::string> v{"init", "model_load", "forward", "backward", "optimizer_step", "loss",
+                                            "eval", "checkpoint_save", "checkpoint_load", "data_loading"};
+    return v;
+}
+
+namespace {
+
 const std::map<std::string, sig_kind>& kind_names() {
     static const std::map<std::string, sig_kind> m{
         {"oom", sig_kind::oom},           {"not_oom", sig_kind::not_oom},
@@ -50,10 +81,6 @@ const std::map<std::string, sig_kind>& kind_names() {
     return m;
 }
 
-const std::vector<std::string> k_sources{"caching_allocator", "workspace", "hccl", "nccl",
-                                         "cublas_cudnn_workspace", "driver_or_kernel",
-                                         "host_oom", "unknown_oom"};
-const std::vector<std::string> k_timings{"init", "early", "late", "eval", "checkpoint"};
 const std::vector<std::string> k_stats{"allocated", "reserved", "max_allocated", "max_reserved",
                                        "active"};
 
@@ -69,11 +96,20 @@ RE2::Options re_options() {
     return o;
 }
 
+// Thrown inside one signature's parse after its error was recorded: that signature is skipped
+// and the loader goes on with the next one, so every error of every file is reported.
+struct skip_signature {};
+
 struct loader {
     std::string file;
+    std::vector<std::string>& errors;
 
+    void error(const YAML::Node& n, const std::string& msg) const {
+        errors.push_back(file + ":" + std::to_string(n.Mark().line + 1) + ": " + msg);
+    }
     [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
-        throw input_error::at_line(file, n.Mark().line + 1, msg);
+        error(n, msg);
+        throw skip_signature{};
     }
 
     std::unique_ptr<RE2> compile(const YAML::Node& n, int min_groups) const {
@@ -92,21 +128,47 @@ struct loader {
         return n.as<std::string>();
     }
 
+    bool flag(const YAML::Node& m, const char* key) const {
+        auto n = m[key];
+        if (!n) return false;
+        bool v = false;
+        if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
+            fail(n, std::string("'") + key + "' must be true or false");
+        return v;
+    }
+
+    int integer(const YAML::Node& m, const char* key, int dflt) const {
+        auto n = m[key];
+        if (!n) return dflt;
+        int v = 0;
+        if (!n.IsScalar() || !YAML::convert<int>::decode(n, v)) fail(n, std::string("'") + key + "' must be an integer");
+        return v;
+    }
+
+    // Every key is checked (all unknown keys of one signature are reported), then the values.
     signature parse(const YAML::Node& m) const {
         if (!m.IsMap()) fail(m, "each signature must be a mapping");
         static const std::vector<std::string> known{
-            "id", "kind", "literal", "literals", "regex", "source", "device_kind", "framework",
-            "timing", "statistic", "applies_to", "weak", "per_step", "exclusive", "priority", "weight",
-            "window", "fields", "note", "example"};
+            "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
+            "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "by_total",
+            "eval_counter", "exclusive", "priority", "weight", "window", "fields", "note"};
+        bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
-            auto k = it->first.as<std::string>();
-            if (!contains(known, k)) fail(it->first, "unknown key '" + k + "'");
+            auto k = it->first.Scalar();
+            if (!contains(known, k)) {
+                error(it->first, "unknown key '" + k + "'" +
+                                     (k == "example" || k == "examples"
+                                          ? " (example lines go in the .test.yaml file beside the signatures)"
+                                          : ""));
+                bad_key = true;
+            }
         }
         signature s;
         s.file = file;
         s.line = m.Mark().line + 1;
         s.id = str(m, "id");
         if (s.id.empty()) fail(m, "signature without 'id'");
+        if (bad_key) throw skip_signature{};
         auto kn = str(m, "kind");
         auto kit = kind_names().find(kn);
         if (kit == kind_names().end()) fail(m, "signature '" + s.id + "': unknown kind '" + kn + "'");
@@ -124,53 +186,67 @@ struct loader {
         }
         if (s.literals.empty()) fail(m, "signature '" + s.id + "' needs a literal prefilter");
         if (m["regex"]) s.regex = compile(m["regex"], 0);
+        if (m["unless"]) s.unless = compile(m["unless"], 0);
         s.source = str(m, "source");
         s.device_kind = str(m, "device_kind");
         s.framework = str(m, "framework");
-        s.timing = str(m, "timing");
+        s.phase = str(m, "phase");
         s.statistic = str(m, "statistic");
-        if ((s.kind == sig_kind::oom || s.kind == sig_kind::refine) && !contains(k_sources, s.source))
+        if ((s.kind == sig_kind::oom || s.kind == sig_kind::refine) && !contains(oom_sources(), s.source))
             fail(m, "signature '" + s.id + "': source '" + s.source + "' is not in the vocabulary");
-        if (s.kind == sig_kind::phase && !contains(k_timings, s.timing))
-            fail(m, "signature '" + s.id + "': timing '" + s.timing + "' is not in the vocabulary");
+        if (s.kind == sig_kind::phase && !contains(phase_names(), s.phase))
+            fail(m, "signature '" + s.id + "': phase '" + s.phase + "' is not in the vocabulary");
         if (!s.statistic.empty() && !contains(k_stats, s.statistic))
             fail(m, "signature '" + s.id + "': unknown statistic '" + s.statistic + "'");
-        if (s.exclusive && s.kind != sig_kind::progress && s.kind != sig_kind::memory)
-            fail(m, "signature '" + s.id + "': only progress and memory lines can be exclusive");
-        if ((s.kind == sig_kind::framework) && s.framework.empty())
+        if (s.kind == sig_kind::framework && s.framework.empty())
             fail(m, "signature '" + s.id + "': framework marker without 'framework'");
         if (auto a = m["applies_to"]) {
             if (!a.IsSequence()) fail(a, "'applies_to' must be a list");
-            for (const auto& x : a) s.applies_to.push_back(x.as<std::string>());
+            for (const auto& x : a) {
+                if (!x.IsScalar() || !contains(oom_sources(), x.Scalar()))
+                    fail(x, "signature '" + s.id + "': applies_to '" + x.Scalar() + "' is not a source");
+                s.applies_to.push_back(x.Scalar());
+            }
         }
-        try {
-            if (m["weak"]) s.weak = m["weak"].as<bool>();
-            if (m["per_step"]) s.per_step = m["per_step"].as<bool>();
-            if (m["exclusive"]) s.exclusive = m["exclusive"].as<bool>();
-            if (m["priority"]) s.priority = m["priority"].as<int>();
-            if (m["weight"]) s.weight = m["weight"].as<int>();
-            if (m["window"]) s.window = std::clamp(m["window"].as<int>(), 1, 1000);
-        } catch (const YAML::Exception& e) {
-            fail(m, "signature '" + s.id + "': bad value: " + e.msg);
-        }
+        s.weak = flag(m, "weak");
+        s.fallback = flag(m, "fallback");
+        s.per_step = flag(m, "per_step");
+        s.by_total = flag(m, "by_total");
+        s.eval_counter = flag(m, "eval_counter");
+        s.exclusive = flag(m, "exclusive");
+        s.priority = integer(m, "priority", 0);
+        s.weight = integer(m, "weight", 1);
+        s.window = std::clamp(integer(m, "window", 30), 1, 1000);
+        if (s.exclusive && s.kind != sig_kind::progress && s.kind != sig_kind::memory)
+            fail(m, "signature '" + s.id + "': only progress and memory lines can be exclusive");
+        if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
+            fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
+        if ((s.per_step || s.by_total || s.eval_counter) && s.kind != sig_kind::progress)
+            fail(m, "signature '" + s.id + "': per_step, by_total and eval_counter are for progress lines");
         if (auto f = m["fields"]) {
             if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
             for (auto it = f.begin(); it != f.end(); ++it) {
                 field_rule r;
-                r.name = it->first.as<std::string>();
+                r.name = it->first.Scalar();
+                if (!is_field_name(r.name))
+                    fail(it->first, "signature '" + s.id + "': unknown field name '" + r.name + "'");
                 const YAML::Node v = it->second;  // a copy: `it->` yields a temporary
                 YAML::Node pats;
                 pats.reset(v);
                 if (v.IsMap()) {
+                    for (auto k = v.begin(); k != v.end(); ++k)
+                        if (k->first.Scalar() != "regex" && k->first.Scalar() != "unit")
+                            fail(k->first, "field '" + r.name + "': unknown key '" + k->first.Scalar() + "'");
                     if (!v["regex"]) fail(v, "field '" + r.name + "' needs 'regex'");
                     pats.reset(v["regex"]);
                     if (v["unit"]) {
-                        auto u = v["unit"].as<std::string>();
+                        auto u = v["unit"].Scalar();
                         if (u == "B") r.unit = 1;
                         else if (u == "KiB") r.unit = 1024.0;
                         else if (u == "MiB") r.unit = 1024.0 * 1024;
                         else if (u == "GiB") r.unit = 1024.0 * 1024 * 1024;
                         else fail(v["unit"], "unit must be B, KiB, MiB or GiB");
+                        if (!is_size_field(r.name)) fail(v["unit"], "field '" + r.name + "' is not a size: no unit");
                     }
                 }
                 if (pats.IsSequence()) {
@@ -181,6 +257,8 @@ struct loader {
                 s.fields.push_back(std::move(r));
             }
         }
+        if (s.by_total && std::none_of(s.fields.begin(), s.fields.end(), [](auto& f) { return f.name == "total"; }))
+            fail(m, "signature '" + s.id + "': by_total needs a 'total' field");
         return s;
     }
 };
@@ -190,33 +268,59 @@ struct loader {
 signature_set signature_set::load(const std::vector<std::string>& dirs) {
     signature_set set;
     std::map<std::string, std::string> ids;
+    std::vector<std::string> errors;
     for (const auto& dir : dirs) {
         std::error_code ec;
-        if (!fs::is_directory(dir, ec))
-            throw input_error::in_file(dir, "signature directory not found");
+        if (!fs::is_directory(dir, ec)) {
+            errors.push_back(dir + ": signature directory not found");
+            continue;
+        }
         std::vector<fs::path> files;
         for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const auto name = e.path().filename().string();
             auto ext = e.path().extension().string();
-            if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(e.path());
+            if (!e.is_regular_file() || (ext != ".yaml" && ext != ".yml")) continue;
+            if (name.find(".test.") != std::string::npos) continue;  // example lines, see signature_examples.h
+            files.push_back(e.path());
         }
         std::sort(files.begin(), files.end());
         for (const auto& p : files) {
-            loader ld{p.string()};
-            const YAML::Node root = load_yaml_file(p.string());
+            loader ld{p.string(), errors};
+            YAML::Node root;
+            try {
+                root = load_yaml_file(p.string());
+            } catch (const input_error& e) {
+                errors.push_back(e.what());
+                continue;
+            }
             if (!root || root.IsNull()) continue;
             YAML::Node list = root.IsMap() ? root["signatures"] : root;
-            if (!list || !list.IsSequence())
-                throw input_error::in_file(p.string(), "expected a list of signatures");
+            if (!list || !list.IsSequence()) {
+                errors.push_back(p.string() + ": expected a list of signatures");
+                continue;
+            }
             for (const auto& n : list) {
-                signature s = ld.parse(n);
-                auto [it, fresh] = ids.emplace(s.id, p.string());
-                if (!fresh)
-                    throw input_error::at_line(p.string(), s.line,
-                                               "duplicate signature id '" + s.id + "' (first in " +
-                                                   it->second + ")");
-                set.add(std::move(s));
+                try {
+                    signature s = ld.parse(n);
+                    auto [it, fresh] = ids.emplace(s.id, p.string());
+                    if (!fresh) {
+                        errors.push_back(p.string() + ":" + std::to_string(s.line) + ": duplicate signature id '" +
+                                         s.id + "' (first in " + it->second + ")");
+                        continue;
+                    }
+                    set.add(std::move(s));
+                } catch (const skip_signature&) {
+                } catch (const YAML::Exception& e) {
+                    errors.push_back(p.string() + ":" + std::to_string(e.mark.line + 1) + ": " + yaml_error_text(e));
+                }
             }
         }
+    }
+    if (!errors.empty()) {
+        std::string msg;
+        for (size_t i = 0; i < errors.size(); ++i) msg += (i ? "\n" : "") + errors[i];
+        if (errors.size() > 1) msg += "\n(" + std::to_string(errors.size()) + " errors in the log signatures)";
+        throw input_error(msg);
     }
     set.finish();
     return set;

@@ -45,14 +45,18 @@ struct signature {
     sig_kind kind = sig_kind::oom;
     std::vector<std::string> literals;  // any of them must occur before the regex runs
     std::unique_ptr<RE2> regex;         // optional: literal alone is enough when absent
+    std::unique_ptr<RE2> unless;        // optional: a line that matches it is not this signature
     std::string source;                 // oom, refine
     std::string device_kind;            // oom
     std::string framework;              // framework, progress, memory
-    std::string timing;                 // phase
+    std::string phase;                  // phase: model_load, forward, backward, eval, ...
     std::string statistic;              // memory, progress with a memory field
     std::vector<std::string> applies_to;  // refine: sources it may change
     bool weak = false;        // oom: only a signal (SIGKILL, exit 137); loses to named failures
+    bool fallback = false;    // oom: any out-of-memory wording; counts only when no named OOM is seen
     bool per_step = false;    // progress: printed every step (tqdm), so failing step = last + 1
+    bool by_total = false;    // progress: bars with different totals are separate counters
+    bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
@@ -60,10 +64,19 @@ struct signature {
     std::vector<field_rule> fields;
 };
 
+// Names a signature's `fields` may use, and what they hold.
+bool is_field_name(std::string_view name);
+bool is_size_field(std::string_view name);    // *_bytes and memory: sizes
+bool is_string_field(std::string_view name);  // error_code, device_kind
+// The OOM source and phase vocabularies of the log analyzer.
+const std::vector<std::string>& oom_sources();
+const std::vector<std::string>& phase_names();
+
 // The loaded set plus a bigram prefilter over all literals.
 class signature_set {
 public:
-    // Loads every *.yaml in the directories, in order; throws input_error naming file:line.
+    // Loads every *.yaml in the directories, in order (not the *.test.yaml example files beside
+    // them); throws one input_error listing every error, each naming file:line.
     static signature_set load(const std::vector<std::string>& dirs);
     // The shipped set (data_path("knowledge/log_signatures")), loaded once.
     static const signature_set& shipped();

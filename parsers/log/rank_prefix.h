@@ -1,5 +1,11 @@
-// The rank a line names in its first 96 bytes: `[rankN]:` prefixes of torchrun's
-// --tee/--log-line-prefix and `rankN]` forms; -1 when none.
+// The rank a line names in its first 160 bytes, from the prefixes launchers and loggers put
+// before a worker's output; -1 when none. Forms:
+//   [rank3]:  rank3]  [rank 3]  [Rank 3]  (Rank3)  (Rank 3)  Rank 3:   torchrun, Megatron, DeepSpeed, user loggers
+//   Rank: 3  rank=3  rank : 3  (VllmWorker rank=3 pid=...)     key-value prefixes (not local_rank: 3)
+//   (Worker_TP3 pid=...)  (Worker_DP0_TP1_EP5 pid=...)           vLLM V1 workers (EP, else TP with PP/DP 0)
+//   [default3]:                                                 torchrun --tee (local rank)
+//   [1,3]<stdout>:                                              Open MPI / the DeepSpeed MPI launcher
+// Called for every line with a literal hit, on the prefilter threads: a few short scans.
 #pragma once
 
 #include <algorithm>
@@ -8,15 +14,94 @@
 
 namespace oomdx {
 
+namespace rank_detail {
+
+inline bool digit(char c) { return c >= '0' && c <= '9'; }
+inline bool alnum(char c) {
+    return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Digits at h[i..]: the value and the index after them (== i when none; at most 7 digits).
+inline std::int64_t number(std::string_view h, size_t& i) {
+    std::int64_t v = 0;
+    const size_t start = i;
+    while (i < h.size() && i - start < 7 && digit(h[i])) v = v * 10 + (h[i++] - '0');
+    if (i < h.size() && digit(h[i])) i = start;  // too long: not a rank
+    return i > start ? v : -1;
+}
+
+// After "rank" at h[i..]: N] N) N: N>, " N]" " N)", or [ ]*[:=][ ]*N (`keyed`: only where
+// "rank" starts a key, not in local_rank / global_rank).
+inline std::int64_t after_rank(std::string_view h, size_t i, bool keyed) {
+    size_t d = i;
+    std::int64_t v = number(h, d);
+    if (v >= 0) return d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>') ? v : -1;
+    size_t j = i;
+    while (j < h.size() && j - i < 8 && h[j] == ' ') ++j;
+    if (j == i + 1) {  // one space: "[rank 3]", "(Rank 3)", "Rank 3: "
+        d = j;
+        v = number(h, d);
+        if (v >= 0 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':')) return v;
+    }
+    if (keyed && j < h.size() && (h[j] == ':' || h[j] == '=')) {
+        ++j;
+        while (j < h.size() && h[j] == ' ') ++j;
+        d = j;
+        v = number(h, d);
+        if (v >= 0 && (d == h.size() || !alnum(h[d]) || h[d] == ' ')) return v;
+    }
+    return -1;
+}
+
+// "(Worker_TP0 pid=", "(Worker_PP0_TP1 pid=", "(Worker_DP1_TP1_EP9 pid=".
+inline std::int64_t vllm_worker(std::string_view h, size_t i) {
+    std::int64_t tp = -1, ep = -1, other = 0;
+    while (i < h.size() && h[i] != ' ' && h[i] != ')') {
+        if (h[i] == '_') ++i;
+        size_t k = i;
+        while (k < h.size() && h[k] >= 'A' && h[k] <= 'Z') ++k;
+        std::string_view name = h.substr(i, k - i);
+        size_t d = k;
+        std::int64_t v = number(h, d);
+        if (v < 0 || name.empty()) return -1;
+        if (name == "TP") tp = v;
+        else if (name == "EP") ep = v;
+        else other += v;
+        i = d;
+    }
+    if (ep >= 0) return ep;
+    return other == 0 ? tp : -1;
+}
+
+}  // namespace rank_detail
+
 inline std::int64_t rank_prefix(std::string_view s) {
-    const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 96));
-    size_t pos = 0;
-    while ((pos = h.find("rank", pos)) != std::string_view::npos) {
-        size_t i = pos + 4, d = i;
-        std::int64_t v = 0;
-        while (d < h.size() && d - i < 7 && h[d] >= '0' && h[d] <= '9') v = v * 10 + (h[d++] - '0');
-        if (d > i && d < h.size() && h[d] == ']') return v;
-        pos = i;
+    using namespace rank_detail;
+    const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
+    for (size_t pos = 0; (pos = h.find("ank", pos)) != std::string_view::npos; pos += 3) {
+        if (pos == 0 || (h[pos - 1] != 'r' && h[pos - 1] != 'R')) continue;
+        if (pos >= 2 && alnum(h[pos - 2])) continue;  // "Frank", "cranked"
+        const bool keyed = pos < 2 || h[pos - 2] != '_';
+        std::int64_t v = after_rank(h, pos + 3, keyed);
+        if (v >= 0) return v;
+    }
+    if (auto w = h.find("(Worker_"); w != std::string_view::npos) {
+        std::int64_t v = vllm_worker(h, w + 8);
+        if (v >= 0) return v;
+    }
+    if (auto w = h.find("[default"); w != std::string_view::npos) {
+        size_t d = w + 8;
+        std::int64_t v = number(h, d);
+        if (v >= 0 && d + 1 < h.size() && h[d] == ']' && h[d + 1] == ':') return v;
+    }
+    if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:
+        size_t b = h.rfind('[', w);
+        size_t c = b == std::string_view::npos ? b : h.find(',', b);
+        if (c != std::string_view::npos && c < w) {
+            size_t d = c + 1;
+            std::int64_t v = number(h, d);
+            if (v >= 0 && d == w) return v;
+        }
     }
     return -1;
 }

@@ -111,7 +111,7 @@ TEST_CASE("renderers write each framework's own syntax") {
           "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1\n");
     CHECK(framework_adapter::get("torchtitan").render(full_ac) == "[activation_checkpoint]\nmode = \"full\"\n");
     CHECK(join(framework_adapter::get("torchtitan").render_lines_as({{"training.local_batch_size", 2}}, "cli")) ==
-          "--training.local_batch_size 2\n");
+          "--training.local_batch_size=2\n");
     CHECK(join(framework_adapter::get("torchtitan").render_lines_as({{"training.local_batch_size", 2}}, "registry")) ==
           "config.training.local_batch_size = 2\n");
     // DeepSpeed: ZeRO-3 is a JSON patch.

@@ -368,7 +368,7 @@ TEST_CASE("missing and hostile facts: defaults with assumptions, no crash") {
     CHECK(h.device_peak_bytes >= h.peak_bytes);
 }
 
-TEST_CASE("plan search: every candidate fits, cheapest first, overrides explain the change") {
+TEST_CASE("plan search: every candidate fits, in priority order, overrides explain the change") {
     estimate_input in;
     in.model = llama8b();
     in.world = 8;
@@ -386,6 +386,7 @@ TEST_CASE("plan search: every candidate fits, cheapest first, overrides explain 
         CHECK(c.device_peak_bytes <= std::int64_t(0.95 * 85899345920.0));
         CHECK(estimate_device_peak(c.input) == doctest::Approx(double(c.device_peak_bytes)).epsilon(1e-6));
         CHECK_FALSE(c.overrides.empty());
-        if (i > 0) CHECK(c.cost >= p.candidates[i - 1].cost);
+        // Ranked by the method's priority tier of the most drastic change, then by cost.
+        if (i > 0) CHECK((c.tier > p.candidates[i - 1].tier || (c.tier == p.candidates[i - 1].tier && c.cost >= p.candidates[i - 1].cost)));
     }
 }

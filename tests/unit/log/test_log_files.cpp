@@ -12,6 +12,7 @@
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/vocabulary.h"
+#include "engine/report/log_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 #include "tests/unit/run_oomdx.h"
 
@@ -54,6 +55,7 @@ struct collect : fact_sink {
 
 TEST_CASE("torchtitan: colours stripped, growing memory before a late OOM is a leak signal") {
     auto a = analyze_logs({fixture("torchtitan_leak.log")});
+    judge_log(a);
     CHECK(a.source == "caching_allocator");
     CHECK(a.framework == "torchtitan");
     CHECK(a.rank == 0);
@@ -74,12 +76,14 @@ TEST_CASE("torchtitan: colours stripped, growing memory before a late OOM is a l
 
 TEST_CASE("megatron: memory lines, old message, world size") {
     auto a = analyze_logs({fixture("megatron_old_format.log")});
+    judge_log(a);
     CHECK(a.source == "caching_allocator");
     CHECK(a.framework == "megatron");
     CHECK(a.device_index == 3);
     CHECK(a.last_logged_step == 2);
     CHECK(a.step == 3);
-    CHECK(a.timing == "early");
+    CHECK(a.step_basis == "consecutive_steps");
+    CHECK(a.timing == "mid");  // step 3: past the method's steps 0-2, before step 10
     CHECK(a.world_size == 16);
     REQUIRE(a.memory_series.size() == 2);
     CHECK(a.memory_series[1].bytes == static_cast<std::int64_t>(50000.0 * 1024 * 1024));
@@ -152,7 +156,7 @@ TEST_CASE("JSON schema and facts") {
     CHECK(j["schema"] == "oomdx.log/1");
     for (const char* k : {"source", "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes",
                           "reserved_unallocated_bytes", "device_index", "rank", "step", "last_logged_step",
-                          "timing", "evidence"})
+                          "step_basis", "phase", "timing", "evidence"})
         CHECK(j["oom"].contains(k));
     CHECK(j.contains("framework"));
     CHECK(j["memory_series"].is_array());

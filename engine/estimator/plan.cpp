@@ -1,0 +1,318 @@
+// make_plan: the plan search at the job's world size, then at larger ones, each candidate
+// verified through the facts exactly as `oomdx estimate --world-size W --set ...` would.
+#include "engine/estimator/plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/core/errors.h"
+#include "engine/core/fact_store.h"
+#include "engine/estimator/estimator_constants.h"
+#include "parsers/config/job_validate.h"
+
+namespace oomdx {
+
+namespace {
+
+bool titan_fw(const estimate_input& in) {
+    return in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune;
+}
+
+std::optional<std::int64_t> positive(const fact_store& f, const char* n) {
+    if (auto v = f.integer(n); v && *v > 0) return v;
+    return std::nullopt;
+}
+
+plan_batch batch_from(const fact_store& f) {
+    plan_batch b;
+    b.local_batch = positive(f, "training.local_batch_size").value_or(0);
+    b.pp_microbatch = positive(f, "parallelism.pipeline_parallel_microbatch_size");
+    b.global_batch = positive(f, "training.global_batch_size");
+    b.grad_accum = positive(f, "training.gradient_accumulation_steps");
+    b.dp_shard = positive(f, "parallelism.data_parallel_shard_degree");
+    b.expert_tp = positive(f, "parallelism.expert_tensor_parallel_degree");
+    return b;
+}
+
+// The base facts with a world size and overrides on top, checked as the CLI would.
+void copy_with(const fact_store& base, fact_store& out, std::int64_t world, const std::vector<estimate_override>& ovs) {
+    for (const fact* f : base.current())
+        if (f->name != "job.assumptions") out.emit(*f);
+    provenance p;
+    p.producer = "user";
+    p.excerpt = fmt::format("--world-size {}", world);
+    out.emit("job.world_size", value(world), p);
+    for (const auto& o : ovs) {
+        p.excerpt = fmt::format("--set {}={}", o.key, value_key(o.val));
+        out.emit(o.key, o.val, p);
+    }
+}
+
+std::optional<estimate_result> verify(const fact_store& base, std::int64_t world, const std::vector<estimate_override>& ovs) {
+    fact_store copy(base.vocab());
+    try {
+        copy_with(base, copy, world, ovs);
+        finish_job_facts(copy);
+    } catch (const std::exception&) {
+        return std::nullopt;  // the layout breaks a framework rule (or a value is out of range)
+    }
+    return estimate(from_facts(copy));
+}
+
+// Later overrides win; order of first appearance kept.
+std::vector<estimate_override> merged(std::vector<estimate_override> a, const std::vector<estimate_override>& b) {
+    for (const auto& o : b) {
+        bool done = false;
+        for (auto& x : a)
+            if (x.key == o.key) { x.val = o.val; done = true; }
+        if (!done) a.push_back(o);
+    }
+    return a;
+}
+
+// World sizes above `from`: powers of two and multiples of the node size, ascending.
+std::vector<std::int64_t> larger_worlds(std::int64_t from, std::int64_t node, std::int64_t max_world) {
+    std::set<std::int64_t> s;
+    for (std::int64_t p = 1; p <= max_world; p *= 2)
+        if (p > from) s.insert(p);
+    for (std::int64_t k = 1; k <= 256 && node * k <= max_world; ++k)
+        if (node * k > from) s.insert(node * k);
+    return {s.begin(), s.end()};
+}
+
+// Keeps the global batch sensible on more devices: accumulation shrinks where it can, the global
+// batch grows to the next multiple of micro-batch x data parallel where the framework needs one.
+std::vector<estimate_override> world_overrides(const fact_store& f, const estimate_input& at_w, std::int64_t w0,
+                                               std::int64_t dp0, std::int64_t w, std::vector<std::string>& notes) {
+    std::vector<estimate_override> o;
+    const auto local = positive(f, "training.local_batch_size");
+    auto gb = positive(f, "training.global_batch_size");
+    // torchtitan's default global batch (-1) is local x DP: the job's own stays the reference.
+    if (!gb && local && titan_fw(at_w)) gb = *local * std::max<std::int64_t>(1, dp0);
+    const auto ga = positive(f, "training.gradient_accumulation_steps");
+    const std::int64_t dp = std::max<std::int64_t>(1, w / std::max<std::int64_t>(1, at_w.tp * at_w.pp * at_w.cp));
+    if (gb && local) {
+        const std::int64_t unit = *local * dp;
+        if (ga && at_w.framework == train_framework::deepspeed) {
+            if (*gb % unit == 0) {
+                o.push_back({"training.gradient_accumulation_steps", value(*gb / unit)});
+                notes.push_back(fmt::format("global batch kept at {} on {} devices: gradient accumulation {} -> {}", *gb, w,
+                                            *ga, *gb / unit));
+            } else {
+                o.push_back({"training.global_batch_size", value(unit * *ga)});
+                notes.push_back(fmt::format("global batch {} -> {} on {} devices (micro-batch x accumulation x data parallel)",
+                                            *gb, unit * *ga, w));
+            }
+        } else if (*gb % unit != 0) {
+            const std::int64_t g = (*gb + unit - 1) / unit * unit;
+            o.push_back({"training.global_batch_size", value(g)});
+            notes.push_back(fmt::format("global batch {} -> {} on {} devices (a multiple of micro-batch {} x data parallel {})",
+                                        *gb, g, w, *local, dp));
+        } else {
+            if (!positive(f, "training.global_batch_size")) o.push_back({"training.global_batch_size", value(*gb)});
+            notes.push_back(fmt::format("global batch kept at {} on {} devices", *gb, w));
+        }
+    } else if (ga && local && at_w.framework != train_framework::megatron && !titan_fw(at_w)) {
+        if ((*ga * w0) % w == 0) {
+            o.push_back({"training.gradient_accumulation_steps", value(*ga * w0 / w)});
+            notes.push_back(fmt::format("global batch kept on {} devices: gradient accumulation {} -> {}", w, *ga, *ga * w0 / w));
+        } else {
+            notes.push_back(fmt::format("global batch grows with the data-parallel degree on {} devices", w));
+        }
+    } else if (local) {
+        notes.push_back(fmt::format("global batch follows local batch x data parallel on {} devices", w));
+    }
+    return o;
+}
+
+struct world_search {
+    std::vector<plan_choice> choices;
+    std::size_t evaluated = 0, fitting = 0;
+    double seconds = 0;
+};
+
+// The search at one world size; candidates verified in rank order until `top` fit.
+world_search search_world(const fact_store& base_facts, const override_syntax& syntax, const plan_options& opt,
+                          std::int64_t world, const std::vector<estimate_override>& world_ovs,
+                          bool need_offload_or_swap = false) {
+    world_search ws;
+    fact_store at(base_facts.vocab());
+    copy_with(base_facts, at, world, world_ovs);
+    try {
+        derive_job_facts(at);
+    } catch (const std::exception&) {
+    }
+    const estimate_input base = from_facts(at);
+    const plan_batch batch = batch_from(at);
+    const plan_result r = plan_search(base, opt, batch, std::max<std::size_t>(64, opt.top * 8));
+    ws.evaluated = r.evaluated;
+    ws.fitting = r.fitting;
+    ws.seconds = r.seconds;
+    std::set<std::string> seen;
+    for (const auto& c : r.candidates) {
+        if (ws.choices.size() >= opt.top) break;
+        if (need_offload_or_swap && !(c.input.optimizer_offload || c.input.params_offload || c.input.swap_optimizer)) continue;
+        const std::vector<estimate_override> ovs = canonical_closure(syntax, merged(world_ovs, c.overrides));
+        std::string key;
+        for (const auto& o : ovs) key += o.key + "=" + value_key(o.val) + ";";
+        if (!seen.insert(key).second) continue;
+        // Fits as preflight judges it: the high end of the estimate's interval within budget.
+        const auto e = verify(base_facts, world, ovs);
+        if (!e || !e->fits || std::max(e->high_bytes, e->device_peak_bytes) > e->budget_bytes) continue;
+        plan_choice ch;
+        ch.candidate = c;
+        ch.candidate.overrides = ovs;
+        ch.candidate.device_peak_bytes = e->device_peak_bytes;
+        ch.candidate.device_peak_high_bytes = std::max(e->high_bytes, e->device_peak_bytes);
+        ch.candidate.margin_bytes = e->margin_bytes;
+        ch.rendered = render_overrides(syntax, ovs);
+        ws.choices.push_back(std::move(ch));
+    }
+    return ws;
+}
+
+// The most memory-saving offload / swap configuration at the job's size, when nothing fits.
+plan_alternative offload_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
+                                     std::int64_t world) {
+    plan_alternative alt;
+    alt.searched = true;
+    plan_options o = opt;
+    o.vary_offload = true;
+    o.top = 1;
+    const world_search ws = search_world(facts, syntax, o, world, {}, true);
+    if (!ws.choices.empty()) {
+        const plan_choice& c = ws.choices.front();
+        alt.fits = true;
+        alt.expected_device_peak_bytes = c.candidate.device_peak_bytes;
+        alt.overrides = c.candidate.overrides;
+        alt.rendered = c.rendered;
+        alt.cost = c.candidate.cost;
+        alt.terms = c.candidate.terms;
+        return alt;
+    }
+    // Nothing fits: how close does the most the framework can offload come?
+    const estimate_input base = from_facts(facts);
+    std::vector<estimate_override> ovs;
+    auto can = [&](const char* k, const value& v) { return can_express(syntax, k, v).ok; };
+    if (can("activation_checkpoint.mode", value("full"))) ovs.push_back({"activation_checkpoint.mode", value("full")});
+    if (can("optimizer.offload", value("cpu"))) ovs.push_back({"optimizer.offload", value("cpu")});
+    if (can("parallelism.offload_params", value("cpu"))) ovs.push_back({"parallelism.offload_params", value("cpu")});
+    if (!base.swap_optimizer && can("optimizer.swap_optimizer", value(true))) ovs.push_back({"optimizer.swap_optimizer", value(true)});
+    if (base.framework == train_framework::megatron && can("optimizer.distributed", value(true)))
+        ovs.push_back({"optimizer.distributed", value(true)});
+    else if (base.framework == train_framework::deepspeed && can("parallelism.zero_stage", value(std::int64_t(3))))
+        ovs.push_back({"parallelism.zero_stage", value(std::int64_t(3))});
+    if (ovs.empty()) return alt;
+    ovs = canonical_closure(syntax, ovs);
+    if (const auto e = verify(facts, world, ovs)) {
+        alt.expected_device_peak_bytes = e->device_peak_bytes;
+        alt.overrides = ovs;
+        alt.rendered = render_overrides(syntax, ovs);
+        fact_store copy(facts.vocab());
+        copy_with(facts, copy, world, ovs);
+        const estimate_input after = from_facts(copy);
+        alt.terms = plan_cost(base, after);
+        for (const auto& t : alt.terms) alt.cost += t.fraction;
+    }
+    return alt;
+}
+
+void take(plan_answer& a, const plan_choice& best) {
+    a.fits = true;
+    a.overrides = best.candidate.overrides;
+    a.rendered = best.rendered;
+    a.expected_device_peak_bytes = best.candidate.device_peak_bytes;
+    a.expected_device_peak_high_bytes = best.candidate.device_peak_high_bytes;
+    a.tier = best.candidate.tier;
+    a.cost = best.candidate.cost;
+    a.terms = best.candidate.terms;
+}
+
+// The facts an estimate and the input checks read (a diagnosis store also holds log and
+// snapshot facts: thousands, copied for every verification otherwise).
+void job_facts_only(const fact_store& all, fact_store& out) {
+    static const char* const prefixes[] = {"job.", "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
+                                           "compile.", "quantize.", "model.", "device."};
+    for (const fact* f : all.current())
+        for (const char* p : prefixes)
+            if (f->name.rfind(p, 0) == 0) {
+                out.emit(*f);
+                break;
+            }
+}
+
+}  // namespace
+
+plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax, const plan_request& req) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fact_store facts(all_facts.vocab());
+    job_facts_only(all_facts, facts);
+    plan_answer a;
+    a.framework = syntax.framework;
+    a.syntax = syntax.syntax;
+    const estimate_input base = from_facts(facts);
+    if (base.capacity_bytes <= 0) throw usage_error("a plan needs the device capacity (--device)");
+    const estimate_result est = estimate(base);
+    a.base_fits = est.fits && std::max(est.high_bytes, est.device_peak_bytes) <= est.budget_bytes;
+    a.base_world_size = a.world_size = base.world;
+    a.base_device_peak_bytes = est.device_peak_bytes;
+    a.budget_bytes = est.budget_bytes;
+    plan_options opt = req.search;
+    if (!opt.can_express) opt.can_express = [&syntax](const std::string& k, const value& v) { return can_express(syntax, k, v).ok; };
+    const std::int64_t node = req.node_size > 0 ? req.node_size : positive(facts, "job.nproc_per_node").value_or(8);
+    opt.max_tp = std::min(opt.max_tp, node);
+
+    auto finish = [&]() {
+        a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return a;
+    };
+    world_search here = search_world(facts, syntax, opt, base.world, {});
+    a.worlds_searched.push_back(base.world);
+    a.evaluated += here.evaluated;
+    a.fitting += here.fitting;
+    a.search_seconds += here.seconds;
+    if (est.fits && std::max(est.high_bytes, est.device_peak_bytes) <= est.budget_bytes) {
+        a.fits = true;
+        a.expected_device_peak_bytes = est.device_peak_bytes;
+        a.expected_device_peak_high_bytes = std::max(est.high_bytes, est.device_peak_bytes);
+        a.candidates = std::move(here.choices);
+        a.notes.push_back("the job fits as configured; the candidates are alternatives");
+        return finish();
+    }
+    if (!here.choices.empty()) {
+        take(a, here.choices.front());
+        a.candidates = std::move(here.choices);
+        return finish();
+    }
+    a.at_current_size = offload_alternative(facts, syntax, opt, base.world);
+    for (std::int64_t w : larger_worlds(base.world, node, req.max_world)) {
+        a.worlds_searched.push_back(w);
+        fact_store at(facts.vocab());
+        copy_with(facts, at, w, {});
+        std::vector<std::string> notes;
+        const std::vector<estimate_override> wov =
+            world_overrides(facts, from_facts(at), base.world, base.dp_shard * base.dp_replicate, w, notes);
+        world_search ws = search_world(facts, syntax, opt, w, wov);
+        a.evaluated += ws.evaluated;
+        a.fitting += ws.fitting;
+        a.search_seconds += ws.seconds;
+        if (ws.choices.empty()) continue;
+        a.world_size = w;
+        take(a, ws.choices.front());
+        a.rendered.insert(a.rendered.begin(), fmt::format("# run on {} devices (the job has {})", w, base.world));
+        a.candidates = std::move(ws.choices);
+        a.notes = std::move(notes);
+        a.notes.insert(a.notes.begin(), fmt::format("nothing fits on {} devices; the smallest world size searched that fits is {}",
+                                                    base.world, w));
+        return finish();
+    }
+    a.fits = false;
+    a.notes.push_back(fmt::format("nothing in the searched space fits on up to {} devices", req.max_world));
+    return finish();
+}
+
+}  // namespace oomdx

@@ -1,0 +1,27 @@
+#include "engine/report/log_verdicts.h"
+
+#include "engine/core/vocabulary.h"
+#include "engine/rules/inference.h"
+#include "engine/rules/rule_loader.h"
+#include "parsers/log/log_analyzer.h"
+
+namespace oomdx {
+
+void apply_log_verdicts(log_analysis& a, const fact_store& facts) {
+    a.timing = facts.string("oom.timing").value_or("unknown");
+    a.timing_reason = facts.string("oom.timing_reason").value_or("");
+    a.leak_signal = facts.boolean("log.memory_leak_signal").value_or(false);
+    a.series_monotonic = facts.boolean("log.memory_series_monotonic");
+}
+
+fact_store judge_log(log_analysis& a, const rule_set* rules) {
+    fact_store facts(&vocabulary::shipped());
+    emit_facts(a, facts);
+    inference_options opts;
+    opts.only_steps = {"evidence"};
+    run_inference(rules ? *rules : shipped_rules(), facts, opts);
+    apply_log_verdicts(a, facts);
+    return facts;
+}
+
+}  // namespace oomdx

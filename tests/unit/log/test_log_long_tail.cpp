@@ -1,0 +1,218 @@
+// The long tail of real logs: any OOM wording, driver and library messages, rank prefixes of
+// launchers and workers, and the progress formats of frameworks and hand-written loops.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "parsers/log/log_analyzer.h"
+#include "parsers/log/rank_prefix.h"
+
+using namespace oomdx;
+
+namespace {
+
+log_analysis run(const std::string& text) { return analyze_log_text(text, "t.log"); }
+
+constexpr std::int64_t MiB = 1LL << 20;
+
+}  // namespace
+
+TEST_CASE("any out-of-memory wording is an OOM, never 'no OOM'") {
+    SUBCASE("wording no named family knows: unknown_oom with its evidence") {
+        auto a = run("epoch 3\nGPUassert: out of memory mean.cu 377\n");
+        CHECK(a.source == "unknown_oom");
+        CHECK(a.signature == "generic_out_of_memory");
+        CHECK(a.line == 2);
+        CHECK(render_text(a, false, false).find("No OOM") == std::string::npos);
+    }
+    SUBCASE("a named family wins over the wording seen earlier") {
+        auto a = run("Out of memory while trying to allocate 12 bytes\n"
+                     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; "
+                     "5.00 GiB already allocated; 1.00 GiB free; 6.00 GiB reserved in total by PyTorch)\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.line == 2);
+    }
+    SUBCASE("advice that mentions running out of memory is not a failure") {
+        auto a = run("Tip: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid out of memory errors\nstep 3, loss 1.2\n");
+        CHECK(a.source == "none");
+    }
+    SUBCASE("a named look-alike on the same line wins over the wording") {
+        auto a = run("Get a block from the existing pool failed (out of memory). This error log can be ignored.\n");
+        CHECK(a.source == "none");
+    }
+}
+
+TEST_CASE("driver and runtime allocation calls, legacy and library messages") {
+    CHECK(run("RuntimeError: cudaMalloc failed: out of memory\n").source == "driver_or_kernel");
+    CHECK(run("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103\n")
+              .source == "driver_or_kernel");
+    CHECK(run("RuntimeError: CUresult error: 2 (out of memory)\n").source == "driver_or_kernel");
+    CHECK(run("failed to RuntimeError: TensorStorage tensor.h 168 cuda failed with error 2 out of memory.\n").source ==
+          "driver_or_kernel");
+    auto npu = run("rtMalloc execute failed, reason=[driver error:out of memory]\n");
+    CHECK(npu.source == "driver_or_kernel");
+    CHECK(npu.device_kind == "npu");
+    CHECK(run("aclrtMalloc failed, error code is 207001\n").source == "driver_or_kernel");
+    auto thc = run("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58\n");
+    CHECK(thc.source == "caching_allocator");
+    CHECK(thc.device_kind == "cuda");
+    CHECK(run("RuntimeError: Out of workspace memory in AlignedAlloactor\n").source == "cublas_cudnn_workspace");
+    auto tf = run("ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on "
+                  "/job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc\n");
+    CHECK(tf.source == "caching_allocator");
+    CHECK(tf.device_index == 1);
+}
+
+TEST_CASE("rank from launcher and worker prefixes") {
+    struct c { const char* line; std::int64_t rank; };
+    for (auto [line, rank] : {c{"[rank3]: torch.OutOfMemoryError", 3}, c{"[rank 3] loss 1.0", 3},
+                              c{"[Rank 5] (after 10 iterations) memory (MB)", 5}, c{"(Rank2) step 4", 2},
+                              c{"(Rank 2) step 4", 2}, c{"Rank: 7 | step 10 | loss 2.1", 7},
+                              c{"Rank 1: out of memory", 1}, c{"(VllmWorker rank=5 pid=3073) ERROR", 5},
+                              c{"(Worker_TP1 pid=1234) ERROR 01-06 19:37:15 [multiproc_executor.py:824]", 1},
+                              c{"(Worker_PP0_TP3 pid=1234) ERROR", 3}, c{"(Worker_DP1_TP1_EP9 pid=244584) ERROR", 9},
+                              c{"[default6]:torch.OutOfMemoryError: CUDA out of memory.", 6},
+                              c{"[1,4]<stderr>:RuntimeError: CUDA out of memory.", 4},
+                              c{"  rank      : 5 (local_rank: 5)", 5},
+                              c{"failed (exitcode: -9) local_rank: 2 (pid: 4102)", -1},
+                              c{"(VllmWorkerProcess pid=2421) ERROR 10-14", -1}, c{"Frank3] says hi", -1},
+                              c{"comm 0x55 rank 3 nranks 8", -1}, c{"(Worker_PP1_TP0 pid=1) ERROR", -1},
+                              c{"plain line", -1}}) {
+        CAPTURE(line);
+        CHECK(rank_prefix(line) == rank);
+    }
+    auto a = run("(Worker_TP1 pid=1234) ERROR 01-06 19:37:15 [multiproc_executor.py:824] torch.OutOfMemoryError: CUDA out "
+                 "of memory. Tried to allocate 20.00 MiB. GPU 1 has a total capacity of 14.62 GiB of which 3.31 MiB is free.\n");
+    CHECK(a.rank == 1);
+    CHECK(a.rank_from == "prefix");
+}
+
+TEST_CASE("progress formats: the failing step is last + 1 only where the format allows it") {
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+        "14.62 GiB of which 3.31 MiB is free.\n";
+    SUBCASE("tqdm rewrites with \\r, Windows line ends") {
+        auto a = run(" 6%|6    | 62/1000 [01:01<15:31,  1.01it/s]\r 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]\r\n" + oom);
+        CHECK(a.last_logged_step == 63);
+        CHECK(a.step == 64);
+        CHECK(a.step_basis == "per_step_format");
+    }
+    SUBCASE("an OOM printed onto the bar's line") {
+        auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
+        CHECK(a.last_logged_step == 63);
+        CHECK(a.step == 64);
+    }
+    SUBCASE("HF Trainer dict logs between bar updates") {
+        auto a = run(" 1%|1         | 10/1000 [00:30<49:30,  3.00s/it]\r\n{'loss': 2.1, 'learning_rate': 1e-05, 'epoch': 0.01}\r\n"
+                     " 1%|1         | 11/1000 [00:33<49:27,  3.00s/it]\r\n" + oom);
+        CHECK(a.last_logged_step == 11);
+        CHECK(a.step == 12);
+    }
+    SUBCASE("an evaluation bar without a description is not the training step") {
+        std::string log;
+        for (int i = 0; i <= 100; ++i) log += " 10%|#   | " + std::to_string(i) + "/1000 [05:00<45:00,  3.00s/it]\r";
+        log += "\n***** Running Evaluation *****\n";
+        for (int i = 0; i <= 40; ++i) log += "  " + std::to_string(i * 100 / 63) + "%|  | " + std::to_string(i) + "/63 [00:0" + std::to_string(i % 10) + "<00:10, 6.0it/s]\r";
+        auto a = run(log + "\n" + oom);
+        CHECK(a.last_logged_step == 100);
+        CHECK(a.phase == "eval");
+    }
+    SUBCASE("a finished loading bar is not the training step") {
+        auto a = run("Loading checkpoint shards: 100%|##########| 7/7 [00:30<00:00,  4.3s/it]\n"
+                     "  0%|          | 0/500 [00:00<?, ?it/s]\n" + oom);
+        CHECK(a.last_logged_step == 0);
+        CHECK(a.step == 1);
+    }
+    SUBCASE("Lightning: the epoch bar's count, never the validation bar") {
+        auto a = run("Epoch 2:  45%|####5     | 450/1000 [02:15<02:45, 3.32it/s, loss=0.123, v_num=0]\n"
+                     "Validation DataLoader 0:  40%|####      | 20/50 [00:01<00:01, 15.20it/s]\n" + oom);
+        CHECK(a.last_logged_step == 450);
+        CHECK(a.phase == "eval");
+    }
+    SUBCASE("Keras-like: Epoch x/y is not the step") {
+        auto a = run("Epoch 3/10\n  62/1000 [=>............................] - ETA: 1:02 - loss: 0.5123\n"
+                     "  63/1000 [=>............................] - ETA: 1:01 - loss: 0.5120\n" + oom);
+        CHECK(a.last_logged_step == 63);
+        CHECK(a.step == 64);
+    }
+    SUBCASE("mmcv Epoch [e][i/n]: the iteration, every 50: sparse") {
+        auto a = run("2021-04-30 16:57:21,427 - mmdet - INFO - Epoch [3][2050/21306]  lr: 1.000e-04, memory: 5737, loss: 1.12\n"
+                     "2021-04-30 16:57:42,035 - mmdet - INFO - Epoch [3][2100/21306]  lr: 1.000e-04, memory: 5800, loss: 1.22\n" + oom);
+        CHECK(a.last_logged_step == 2100);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "sparse_log");
+        REQUIRE(a.memory_series.size() == 2);
+        CHECK(a.memory_series.back().bytes == 5800 * MiB);
+    }
+    SUBCASE("detectron2 iter: N with max_mem") {
+        auto a = run("[04/27 13:03:34 d2.utils.events]:  eta: 4:00:48  iter: 319  total_loss: 2.127  lr: 0.0007992  max_mem: 8277M\n"
+                     "[04/27 13:03:39 d2.utils.events]:  eta: 4:01:09  iter: 339  total_loss: 2.429  lr: 0.00084915  max_mem: 8584M\n"
+                     "ERROR [04/27 13:03:54 d2.engine.train_loop]: Exception during training:\n" + oom);
+        CHECK(a.last_logged_step == 339);
+        CHECK_FALSE(a.step);
+        REQUIRE(a.memory_series.size() == 2);
+        CHECK(a.memory_series.back().statistic == "max_allocated");
+    }
+    SUBCASE("step=N and Step N/M of hand-written loops, consecutive") {
+        auto a = run("step=41 loss=2.1\nstep=42 loss=2.0\n" + oom);
+        CHECK(a.last_logged_step == 42);
+        CHECK(a.step == 43);
+        CHECK(a.step_basis == "consecutive_steps");
+        auto b = run("Step 8/100 loss 2.0\nStep 9/100 loss 1.9\n" + oom);
+        CHECK(b.last_logged_step == 9);
+        CHECK(b.step == 10);
+    }
+    SUBCASE("DeepSpeed step= every 10 steps: only the last logged step") {
+        auto a = run("[2024-01-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[1.9e-05]\n"
+                     "[2024-01-01 10:01:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, lr=[1.9e-05]\n" + oom);
+        CHECK(a.last_logged_step == 20);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "sparse_log");
+    }
+}
+
+TEST_CASE("phase from the traceback: the context wins, then the innermost frame") {
+    auto with = [](const std::string& frames) {
+        return run("step 10, loss 1.0\nstep 11, loss 1.0\nTraceback (most recent call last):\n" + frames +
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
+    };
+    CHECK(with("  File \"t.py\", line 9, in train\n    loss.backward()\n  File \"torch/_tensor.py\", line 487, in backward\n")
+              .phase == "backward");
+    CHECK(with("  File \"t.py\", line 9, in train\n  File \"m.py\", line 1501, in _call_impl\n  File \"m.py\", line 20, in forward\n")
+              .phase == "forward");
+    CHECK(with("  File \"t.py\", line 9, in train\n    optimizer.step()\n  File \"torch/optim/adamw.py\", line 184, in step\n")
+              .phase == "optimizer_step");
+    CHECK(with("  File \"m.py\", line 20, in forward\n    loss = loss_fct(shift_logits, shift_labels)\n  File \"f.py\", line 3053, in cross_entropy\n")
+              .phase == "loss");
+    CHECK(with("  File \"trainer.py\", line 3097, in evaluate\n  File \"m.py\", line 1501, in _call_impl\n  File \"m.py\", line 20, in forward\n")
+              .phase == "eval");
+    CHECK(with("  File \"trainer.py\", line 2400, in _save_checkpoint\n  File \"torch/serialization.py\", line 1, in save\n")
+              .phase == "checkpoint_save");
+    CHECK(with("  File \"dataloader.py\", line 633, in __next__\n  File \"fetch.py\", line 51, in fetch\n").phase == "data_loading");
+    auto init = run("Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]\nLoading model weights\n"
+                    "RuntimeError: CUDA error: out of memory\n");
+    CHECK(init.phase == "model_load");
+    CHECK_FALSE(init.last_logged_step);
+    // a phase line before the last step line is history, not the failure's phase
+    auto old = run("***** Running Evaluation *****\nstep 10, loss 1.0\nstep 11, loss 1.0\n"
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
+    CHECK(old.phase.empty());
+}
+
+TEST_CASE("memory series: warm-up split from steady growth") {
+    std::string log;
+    for (int s = 1; s <= 40; ++s) {
+        double gib = s <= 3 ? 20.0 + 10.0 * s : 50.0 + 0.05 * (s - 3);  // warm-up, then 50 MiB/step
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "[titan] 2025-01-01 10:00:00,000 - root - INFO - step: %d  loss:  2.0  memory: %.2fGiB(%.2f%%)\n",
+                      s, gib, gib / 80.0 * 100);
+        log += buf;
+    }
+    auto a = run(log + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
+    REQUIRE(a.memory_series.size() == 40);
+    REQUIRE(a.steady_growth_bytes_per_step);
+    CHECK(a.memory_series[a.steady_from].step == 3);  // 50 GiB at step 3 is on the steady line
+    CHECK(std::llabs(static_cast<std::int64_t>(*a.steady_growth_bytes_per_step) - static_cast<std::int64_t>(0.05 * 1024) * MiB) < 2 * MiB);
+    CHECK(*a.steady_r2 > 0.99);
+    CHECK(*a.growth_bytes_per_step > *a.steady_growth_bytes_per_step);  // the warm-up inflates the plain fit
+}

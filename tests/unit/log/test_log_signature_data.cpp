@@ -1,0 +1,110 @@
+// Signatures as data: the loader reports every error with file:line, the shipped example lines
+// pass, and the coverage gate catches a signature without examples.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/core/data_dir.h"
+#include "engine/core/errors.h"
+#include "parsers/log/signature_examples.h"
+
+using namespace oomdx;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        path = fs::temp_directory_path() / ("oomdx_sigs_" + std::to_string(::getpid()) + "_" + std::to_string(rand()));
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+};
+
+std::string load_error(const temp_dir& d) {
+    try {
+        signature_set::load({d.path.string()});
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("signature loader: every error of every file, with file:line") {
+    temp_dir d;
+    d.write("a.yaml",
+            "- id: one\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n  example: x\n"
+            "- id: two\n  kind: oom\n  source: caching_allocator\n  literals: [\"Tried to\"]\n  fields:\n    requested: 'x ([0-9]+)'\n"
+            "- id: three\n  kind: progress\n  literals: [\"step \"]\n  by_total: true\n");
+    d.write("b.yaml", "- id: four\n  kind: oom\n  source: somewhere\n  literals: [\"four\"]\n");
+    const std::string e = load_error(d);
+    CHECK(e.find("a.yaml:5: unknown key 'example'") != std::string::npos);
+    CHECK(e.find("a.yaml:11: signature 'two': unknown field name 'requested'") != std::string::npos);
+    CHECK(e.find("a.yaml:12: signature 'three': by_total needs a 'total' field") != std::string::npos);
+    CHECK(e.find("b.yaml:1: signature 'four': source 'somewhere' is not in the vocabulary") != std::string::npos);
+    CHECK(e.find("4 errors") != std::string::npos);
+}
+
+TEST_CASE("signature examples: unknown keys, signatures and fields are refused with file:line") {
+    temp_dir d;
+    d.write("s.yaml", "- id: one\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n");
+    d.write("s.test.yaml",
+            "- sig: one\n  line: 'x out of memory'\n  expect: 1\n"
+            "- sig: nope\n  line: 'y'\n"
+            "- sig: one\n  line: 'z out of memory'\n  fields: {requested_bytes: 1 GiB}\n");
+    const signature_set sigs = signature_set::load({d.path.string()});
+    try {
+        load_signature_examples({d.path.string()}, sigs);
+        FAIL("expected an input_error");
+    } catch (const input_error& e) {
+        const std::string m = e.what();
+        CHECK(m.find("s.test.yaml:3: unknown key 'expect'") != std::string::npos);
+        CHECK(m.find("s.test.yaml:4: unknown signature 'nope'") != std::string::npos);
+        CHECK(m.find("s.test.yaml:8: signature 'one' has no field 'requested_bytes'") != std::string::npos);
+    }
+}
+
+TEST_CASE("signature examples: the coverage gate") {
+    temp_dir d;
+    d.write("s.yaml",
+            "- id: covered\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n  regex: 'CUDA out of memory'\n"
+            "- id: bare\n  kind: oom\n  source: host_oom\n  literals: [\"Killed\"]\n");
+    d.write("s.test.yaml", "- sig: covered\n  line: 'CUDA out of memory'\n- sig: covered\n  match: false\n  line: 'NPU out of memory'\n");
+    const signature_set sigs = signature_set::load({d.path.string()});
+    auto r = run_signature_examples(sigs, load_signature_examples({d.path.string()}, sigs));
+    CHECK(r.failures.empty());
+    REQUIRE(r.uncovered.size() == 1);
+    CHECK(r.uncovered[0].find("bare: no example line") != std::string::npos);
+    CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("signature examples: a wrong expectation fails with the values") {
+    temp_dir d;
+    d.write("s.yaml",
+            "- id: sized\n  kind: oom\n  source: caching_allocator\n  literals: [\"allocate\"]\n"
+            "  fields:\n    requested_bytes: 'allocate ([0-9.]+ [KMG]iB)'\n");
+    d.write("s.test.yaml", "- sig: sized\n  line: 'tried to allocate 2.00 GiB'\n  fields: {requested_bytes: 3 GiB}\n");
+    const signature_set sigs = signature_set::load({d.path.string()});
+    auto r = run_signature_examples(sigs, load_signature_examples({d.path.string()}, sigs));
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.failures[0].find("field requested_bytes: expected 3 GiB, got 2147483648") != std::string::npos);
+}
+
+TEST_CASE("the shipped signatures: every example passes, every signature is covered") {
+    const std::string dir = data_path("knowledge/log_signatures");
+    const signature_set sigs = signature_set::load({dir});
+    auto r = run_signature_examples(sigs, load_signature_examples({dir}, sigs));
+    for (const auto& f : r.failures) MESSAGE(f);
+    for (const auto& u : r.uncovered) MESSAGE(u);
+    CHECK(r.ok());
+    CHECK(r.examples > r.signatures);
+}

@@ -1,0 +1,153 @@
+// The plan always ends in an answer, and it round-trips: `oomdx estimate` with exactly the
+// plan's overrides (--set each) and world size fits, at the device peak the plan states.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/run_oomdx.h"
+
+namespace {
+
+using oomdx::test::run_result;
+
+run_result run(const std::string& args) { return oomdx::test::run_oomdx(args, oomdx::test::stderr_to::discard); }
+
+std::string value_text(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    return v.dump();
+}
+
+// Drops `--world-size N` from the base arguments.
+std::string without_world(const std::string& args) {
+    return std::regex_replace(args, std::regex(R"(--world-size \d+ ?)"), "");
+}
+
+struct trip {
+    bool fits = false;
+    std::int64_t world = 0, plan_peak = 0, estimate_peak = 0;
+    nlohmann::json plan;
+};
+
+// preflight --plan, then estimate with the plan's world size and overrides.
+trip round_trip(const std::string& base_args) {
+    CAPTURE(base_args);
+    const run_result p = run("preflight " + base_args + " --plan --format json");
+    REQUIRE((p.rc == 0 || p.rc == 1));
+    const auto j = nlohmann::json::parse(p.out);
+    trip t;
+    t.plan = j["plan"];
+    t.fits = t.plan["fits"].get<bool>();
+    REQUIRE(t.fits);
+    t.world = t.plan["world_size"].get<std::int64_t>();
+    t.plan_peak = t.plan["expected_device_peak_bytes"].get<std::int64_t>();
+    std::string sets;
+    for (const auto& o : t.plan["overrides"])
+        sets += fmt::format(" --set '{}={}'", o["key"].get<std::string>(), value_text(o["value"]));
+    const run_result e = run("estimate " + without_world(base_args) + fmt::format(" --world-size {}", t.world) + sets +
+                             " --format json");
+    CAPTURE(sets);
+    REQUIRE(e.rc == 0);
+    const auto est = nlohmann::json::parse(e.out);
+    t.estimate_peak = est["device_peak_bytes"].get<std::int64_t>();
+    CHECK(est["fits"].get<bool>());
+    CHECK(std::llabs(t.estimate_peak - t.plan_peak) <= t.plan_peak / 100);
+    MESSAGE(fmt::format("{} -> {} devices, {} overrides, plan {:.2f} GiB, estimate {:.2f} GiB ({})", base_args, t.world,
+                        t.plan["overrides"].size(), double(t.plan_peak) / 1073741824.0,
+                        double(t.estimate_peak) / 1073741824.0, t.plan["tier"].get<std::string>()));
+    return t;
+}
+
+bool has_override(const nlohmann::json& plan, const std::string& key, const std::string& v) {
+    for (const auto& o : plan["overrides"])
+        if (o["key"] == key && value_text(o["value"]) == v) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("config_far_too_big: the plan names the device count and fits there") {
+    const trip t = round_trip(
+        "--config examples/config_far_too_big/llama3_70b.toml --model llama3-70b --device h100-80gb --world-size 8");
+    CHECK_FALSE(t.plan["base_fits"].get<bool>());
+    CHECK(t.world > 8);
+    CHECK(t.plan["at_current_size"]["expected_device_peak_bytes"].get<std::int64_t>() > 0);
+    CHECK(t.plan["rendered"][0].get<std::string>().find("devices") != std::string::npos);
+}
+
+TEST_CASE("optimizer_bound_npu: sharding the DDP job is the plan") {
+    const trip t = round_trip(
+        "--config examples/optimizer_bound_npu/job.toml --framework torchtitan_npu --model qwen2.5-7b --device 910b3 "
+        "--world-size 8");
+    CHECK(t.world == 8);
+    CHECK(has_override(t.plan, "parallelism.data_parallel_shard_degree", "8"));
+    CHECK(has_override(t.plan, "parallelism.data_parallel_replicate_degree", "1"));
+    CHECK(t.plan["overrides"].size() == 2);
+    CHECK(t.plan["tier"] == "optimizer sharding / swap / offload");
+    // The issue measured 28.02 GiB with the estimator of the time; the model has moved since.
+    CHECK(t.plan_peak > 24LL * (1LL << 30));
+    CHECK(t.plan_peak < 34LL * (1LL << 30));
+    const std::string rendered = t.plan["rendered"].dump();
+    CHECK(rendered.find("[parallelism]") != std::string::npos);
+    CHECK(rendered.find("data_parallel_shard_degree = 8") != std::string::npos);
+}
+
+TEST_CASE("the shipped examples that do not fit end with a plan that round-trips") {
+    round_trip("--config examples/moe_expert_bound/job.toml --framework torchtitan_npu --model deepseek-v3 --device 910b3 "
+               "--world-size 256");
+    round_trip("--config examples/hccl_oom/pretrain_llama2_70b.sh --framework mindspeed --device 910b3 --world-size 32");
+    round_trip("--config examples/long_sequence/job.toml --model llama3-8b --device h100-80gb --world-size 8");
+    round_trip("--config examples/activation_bound/train_args.yaml --framework hf_trainer --model llama3-8b "
+               "--device h100-80gb --world-size 8");
+    round_trip("--config examples/npu_workspace_oom/job.toml --framework torchtitan_npu --model qwen3-8b --device 910b3 "
+               "--world-size 16");
+}
+
+TEST_CASE("held-out configurations: dense 8B/70B, MoE, long sequence, NPU, Megatron, DeepSpeed, HF") {
+    round_trip("--model llama3-8b --device h100-80gb --world-size 8 --set training.local_batch_size=8 "
+               "--set training.seq_len=8192 --set activation_checkpoint.mode=none");
+    const trip big = round_trip("--model llama3-70b --device a100-80gb --world-size 8 --set training.seq_len=8192 "
+                                "--set activation_checkpoint.mode=none --set training.local_batch_size=2");
+    CHECK(big.world >= 8);
+    round_trip("--model qwen3-30b-a3b --device h100-80gb --world-size 8 --set training.local_batch_size=4 "
+               "--set training.seq_len=8192 --set activation_checkpoint.mode=none");
+    round_trip("--model mixtral-8x7b --device a100-40gb --world-size 8 --set training.seq_len=4096");
+    round_trip("--model llama3-8b --device h100-80gb --world-size 8 --set training.seq_len=131072 "
+               "--set activation_checkpoint.mode=none");
+    round_trip("--config tests/fixtures/configs/mindspeed/pretrain_qwen25_72b_32k.sh --model qwen2.5-72b --device 910b3");
+    round_trip("--config tests/fixtures/configs/torchtitan_npu/launch_flags.sh --model qwen3-8b --device 910b3 "
+               "--world-size 16 --set training.local_batch_size=16 --set activation_checkpoint.mode=none");
+    round_trip("--config tests/fixtures/configs/megatron/pretrain_llama3_8b.sh --model llama3-8b --device a100-40gb "
+               "--world-size 16 --set training.local_batch_size=4 --set activation_checkpoint.mode=none");
+    round_trip("--config tests/fixtures/configs/deepspeed/ds_z2_fp16.json --model llama3-8b --device a100-40gb --world-size 8");
+    round_trip("--config tests/fixtures/configs/hf_trainer/training_args.yaml --model qwen2.5-72b --device h100-80gb "
+               "--world-size 8");
+    round_trip("--config tests/fixtures/configs/torchtitan/config_registry.py:llama3_70b --model llama3-70b "
+               "--device h100-80gb --world-size 32 --set training.local_batch_size=8");
+}
+
+TEST_CASE("a job that fits keeps its configuration") {
+    const run_result p = run("preflight --model llama3-8b --device h100-80gb --world-size 8 --set training.local_batch_size=1 "
+                             "--set activation_checkpoint.mode=full --plan --format json");
+    REQUIRE(p.rc == 0);
+    const auto j = nlohmann::json::parse(p.out);
+    CHECK(j["plan"]["fits"].get<bool>());
+    CHECK(j["plan"]["base_fits"].get<bool>());
+    CHECK(j["plan"]["overrides"].empty());
+    CHECK(j["plan"]["world_size"] == 8);
+}
+
+TEST_CASE("HF Trainer is never offered selective checkpointing") {
+    const run_result p = run("preflight --config tests/fixtures/configs/hf_trainer/training_args.yaml --model qwen2.5-72b "
+                             "--device h100-80gb --world-size 8 --plan --top 20 --format json");
+    const auto j = nlohmann::json::parse(p.out);
+    for (const auto& c : j["plan"]["candidates"]) {
+        CHECK(c["job_syntax"].dump().find("has no setting") == std::string::npos);
+        for (const auto& o : c["overrides"]) CHECK_FALSE((o["key"] == "activation_checkpoint.mode" && o["value"] == "selective"));
+    }
+}
