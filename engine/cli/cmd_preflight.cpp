@@ -21,6 +21,7 @@ struct preflight_opts {
     output_format fmt = output_format::text;
     std::size_t top = 10;
     bool explain = false;
+    std::string lang = "en";
 };
 
 }  // namespace
@@ -37,6 +38,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
     cmd->add_option("-s,--set", req.sets, "Canonical key=value applied on top of the config, repeatable")->take_all();
     cmd->add_flag("--plan", req.plan, "The cheapest overrides that fit (AC, sharding/swap, TP/PP/CP/EP, micro-batch), or the device count that does");
     cmd->add_flag("--explain", opts->explain, "Add the rule trace (how, why, why not)");
+    cmd->add_option("--lang", opts->lang, "Report language: en or zh")->check(CLI::IsMember({"en", "zh"}));
     cmd->add_option("-l,--log", opts->logs, "Log of an earlier run of the same job: its memory readings calibrate the estimate")
         ->check(CLI::ExistingPath);
     cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
@@ -54,6 +56,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
         dr.sets = q.sets;
         dr.logs = opts->logs;
         dr.plan = q.plan;
+        dr.lang = opts->lang;
         dr.plan_opts = q.plan_opts;
         dr.plan_opts.search.top = opts->top;
         stderr_progress bar;
@@ -63,7 +66,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
             };
         const diagnosis_report rep = run_diagnosis(dr);
         dr.plan_opts.search.progress = nullptr;
-        print_diagnosis(rep, opts->fmt, opts->explain, "en");
+        print_diagnosis(rep, opts->fmt, opts->explain, opts->lang);
         exit_code = rep.exit_code;
     });
 }

@@ -53,5 +53,6 @@ void add_rules_command(CLI::App& app, int& exit_code);
 void add_facts_command(CLI::App& app, int& exit_code);
 void add_capture_command(CLI::App& app, int& exit_code);
 void add_completion_command(CLI::App& app, int& exit_code);
+void add_i18n_command(CLI::App& app, int& exit_code);
 
 }  // namespace oomdx::cli

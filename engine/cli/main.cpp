@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     oomdx::cli::add_watch_command(app, exit_code);
     oomdx::cli::add_facts_command(app, exit_code);
     oomdx::cli::add_rules_command(app, exit_code);
+    oomdx::cli::add_i18n_command(app, exit_code);
     oomdx::cli::add_capture_command(app, exit_code);
     oomdx::cli::add_completion_command(app, exit_code);
     try {

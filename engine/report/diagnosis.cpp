@@ -2,6 +2,13 @@
 
 #include <chrono>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "engine/core/errors.h"
+#include "engine/core/translations.h"
 #include "engine/report/pipeline.h"
 
 namespace oomdx {
@@ -9,6 +16,10 @@ namespace oomdx {
 diagnosis_report run_diagnosis(const diagnosis_request& req) {
     diagnosis_report rep(&vocabulary::shipped());
     rep.mode = req.preflight ? "preflight" : "diagnose";
+    const auto& langs = report_languages();
+    if (req.lang != "en" && std::find(langs.begin(), langs.end(), req.lang) == langs.end())
+        throw usage_error(fmt::format("--lang {}: the report languages are en and {}", req.lang, fmt::join(langs, ", ")));
+    rep.lang = req.lang;
     pipeline_state s{req, rep, {}, nullptr, {}};
     static constexpr struct {
         const char* name;

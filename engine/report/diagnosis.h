@@ -117,6 +117,7 @@ struct report_step {
 
 struct diagnosis_report {
     std::string mode = "diagnose";  // diagnose | preflight
+    std::string lang = "en";        // the language of the texts (diagnosis_request::lang)
     std::string headline;
     std::string framework;
     std::vector<std::string> inputs;  // what was read, one line each

@@ -8,47 +8,20 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/render_diff.h"
+#include "engine/report/report_phrases.h"
 #include "parsers/log/log_analyzer.h"
 
 namespace oomdx {
 
 namespace {
 
-// Fixed phrases in English and Chinese.
-const std::map<std::string, std::pair<const char*, const char*>>& phrases() {
-    static const std::map<std::string, std::pair<const char*, const char*>> p = {
-        {"title", {"oomdx diagnosis", "oomdx 诊断报告"}},
-        {"title_preflight", {"oomdx preflight", "oomdx 启动前检查"}},
-        {"summary", {"SUMMARY", "结论"}},
-        {"inputs", {"INPUTS", "输入"}},
-        {"oom", {"OOM TYPE AND TIMING", "OOM 类型与时机"}},
-        {"route", {"ROUTE THROUGH THE METHOD", "诊断路径"}},
-        {"estimate", {"STATIC ESTIMATE PER DEVICE", "静态内存估算(单卡)"}},
-        {"snapshot", {"SNAPSHOT ANALYSIS", "Snapshot 分析"}},
-        {"findings", {"FINDINGS", "发现"}},
-        {"recs", {"RECOMMENDED OVERRIDES", "优化建议"}},
-        {"next", {"WHAT TO DO NEXT", "下一步"}},
-        {"uncertain", {"WHAT THE EVIDENCE CANNOT TELL", "尚不确定"}},
-        {"explain", {"EXPLANATION", "推理过程"}},
-        {"expected", {"expected after", "预期"}},
-        {"evidence", {"evidence", "证据"}},
-        {"why", {"why", "原因"}},
-        {"confirm", {"to confirm", "如何确认"}},
-        {"anchored", {"anchored on the measurement", "按实测校准"}},
-        {"consistency", {"ESTIMATE AGAINST MEASUREMENTS", "估算与实测对比"}},
-        {"baseline", {"AGAINST THE BASELINE CONFIG", "与基线配置对比"}},
-        {"plan", {"A PLAN THAT FITS", "可行方案"}},
-    };
-    return p;
-}
-
 class writer {
 public:
     explicit writer(const render_options& o) : m_o(o) {}
-    std::string t(const std::string& key) const {
-        auto it = phrases().find(key);
-        if (it == phrases().end()) return key;
-        return m_o.lang == "zh" ? it->second.second : it->second.first;
+    std::string t(const std::string& key, const message_args& args = {}) const { return phrase(m_o.lang, key, args); }
+    std::string v(const std::string& kind, const std::string& value) const { return value_phrase(m_o.lang, kind, value); }
+    std::string produced(const std::string& prefix, const std::string& english) const {
+        return translated(m_o.lang, prefix, english);
     }
     void heading(const std::string& key) {
         if (!m_out.empty()) m_out += "\n";
@@ -78,9 +51,10 @@ public:
         return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
     }
     std::string sev(const std::string& s) const {
-        if (s == "critical" || s == "high") return style(s, "31");
-        if (s == "medium") return style(s, "33");
-        return s;
+        const std::string shown = v("level", s);
+        if (s == "critical" || s == "high") return style(shown, "31");
+        if (s == "medium") return style(shown, "33");
+        return shown;
     }
     std::string& out() { return m_out; }
     const render_options& opt() const { return m_o; }
@@ -95,40 +69,51 @@ std::string opt_bytes(const std::optional<std::int64_t>& v) { return v ? format_
 std::string pct(double x) { return fmt::format("{:.1f}%", x * 100.0); }
 
 void render_oom(writer& w, const log_analysis& a) {
-    w.heading("oom");
-    std::string head = fmt::format("source: {}", a.source);
+    w.heading("report.heading.oom");
+    std::string head = w.t("report.oom.source", {{"source", w.v("source", a.source)}});
     if (!a.device_kind.empty() && a.device_kind != "unknown") head += fmt::format(" ({})", a.device_kind);
-    if (a.step) head += fmt::format(", failing step {}", *a.step);
-    else if (a.last_logged_step) head += fmt::format(", last logged step {}", *a.last_logged_step);
-    head += fmt::format(", timing {}", a.timing);
-    if (a.rank) head += fmt::format(", rank {}", *a.rank);
-    if (a.device_index) head += fmt::format(", device {}", *a.device_index);
+    if (a.step) head += w.t("report.oom.failing_step", {{"step", std::to_string(*a.step)}});
+    else if (a.last_logged_step) head += w.t("report.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}});
+    head += w.t("report.oom.timing", {{"timing", w.v("timing", a.timing)}});
+    if (a.rank) head += w.t("report.oom.rank", {{"rank", std::to_string(*a.rank)}});
+    if (a.device_index) head += w.t("report.oom.device", {{"device", std::to_string(*a.device_index)}});
     w.line(head);
-    if (!a.timing_reason.empty()) w.line("timing: " + a.timing_reason);
+    if (!a.timing_reason.empty())
+        w.line(w.t("report.oom.timing_reason", {{"reason", w.produced("log.timing.", a.timing_reason)}}));
     if (a.source != "none") {
-        std::string sizes = fmt::format("requested {}, capacity {}, free {}, allocated by PyTorch {}, reserved but unallocated {}{}",
-                                        opt_bytes(a.requested_bytes), opt_bytes(a.capacity_bytes), opt_bytes(a.free_bytes),
-                                        opt_bytes(a.allocated_bytes), opt_bytes(a.reserved_unallocated_bytes),
-                                        a.reserved_unallocated_derived ? " (derived: reserved - allocated)" : "");
-        w.line(sizes);
-        if (a.process_in_use_bytes) w.line("process in use " + format_bytes(*a.process_in_use_bytes) +
-                                           (a.non_pytorch_bytes ? ", outside PyTorch " + format_bytes(*a.non_pytorch_bytes) : ""));
+        w.line(w.t("report.oom.sizes", {{"requested", opt_bytes(a.requested_bytes)},
+                                        {"capacity", opt_bytes(a.capacity_bytes)},
+                                        {"free", opt_bytes(a.free_bytes)},
+                                        {"allocated", opt_bytes(a.allocated_bytes)},
+                                        {"unallocated", opt_bytes(a.reserved_unallocated_bytes)},
+                                        {"derived", a.reserved_unallocated_derived ? w.t("report.oom.derived") : ""}}));
+        if (a.process_in_use_bytes)
+            w.line(w.t("report.oom.process_in_use", {{"bytes", format_bytes(*a.process_in_use_bytes)}}) +
+                   (a.non_pytorch_bytes ? w.t("report.oom.outside_pytorch", {{"bytes", format_bytes(*a.non_pytorch_bytes)}}) : ""));
     }
     if (!a.ranks_failed.empty()) {
         std::string ranks;
         for (auto r : a.ranks_failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-        w.line(fmt::format("ranks with an OOM: {}{}", ranks,
-                           a.all_ranks_failed ? (*a.all_ranks_failed ? " (all ranks)" : " (not all ranks)") : ""));
+        w.line(w.t("report.oom.ranks", {{"ranks", ranks},
+                                        {"all", a.all_ranks_failed ? w.t(*a.all_ranks_failed ? "report.oom.all_ranks"
+                                                                                              : "report.oom.not_all_ranks")
+                                                                   : ""}}));
     }
     if (!a.memory_series.empty()) {
         const auto& first = a.memory_series.front();
         const auto& last = a.memory_series.back();
-        w.line(fmt::format("memory per step ({}): step {} {} -> step {} {}{}{}", first.statistic, first.step,
-                           format_bytes(first.bytes), last.step, format_bytes(last.bytes),
-                           a.growth_bytes_per_step ? fmt::format(", growth {}/step", format_bytes(static_cast<std::int64_t>(*a.growth_bytes_per_step))) : "",
-                           a.leak_signal ? " - steady growth: leak signal" : ""));
+        w.line(w.t("report.oom.memory_series",
+                   {{"statistic", first.statistic},
+                    {"first_step", std::to_string(first.step)},
+                    {"first", format_bytes(first.bytes)},
+                    {"last_step", std::to_string(last.step)},
+                    {"last", format_bytes(last.bytes)},
+                    {"growth", a.growth_bytes_per_step
+                                   ? w.t("report.oom.growth", {{"bytes", format_bytes(static_cast<std::int64_t>(*a.growth_bytes_per_step))}})
+                                   : ""},
+                    {"leak", a.leak_signal ? w.t("report.oom.leak_signal") : ""}}));
     }
-    w.line(w.t("evidence") + ":");
+    w.line(w.t("report.evidence"));
     int shown = 0;
     for (const auto& e : a.evidence) {
         if (++shown > 8) break;
@@ -155,138 +140,191 @@ void bar(writer& w, const estimate_result& e) {
     const int budget_col = static_cast<int>(std::lround(e.budget_bytes * scale));
     std::string marker(static_cast<size_t>(std::min(budget_col, width)), ' ');
     w.line("[" + s + "]");
-    w.line(" " + marker + "^ 95% of capacity");
+    w.line(" " + marker + "^ " + w.t("report.estimate.bar_budget"));
+}
+
+// Terminal columns of a string (CJK characters take two).
+size_t columns(const std::string& s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if ((c & 0xC0) == 0x80) continue;
+        n += c >= 0xE3 && c <= 0xED ? 2 : 1;  // U+3000..U+DFFF: CJK, Hangul (wide)
+    }
+    return n;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+    const size_t c = columns(s);
+    return c >= width ? s : s + std::string(width - c, ' ');
+}
+
+// Cut to `max` terminal columns with "..." (on a character boundary).
+std::string cut(const std::string& s, size_t max) {
+    if (columns(s) <= max) return s;
+    size_t used = 0, i = 0;
+    while (i < s.size()) {
+        size_t len = 1;
+        while (i + len < s.size() && (static_cast<unsigned char>(s[i + len]) & 0xC0) == 0x80) ++len;
+        const size_t w = columns(s.substr(i, len));
+        if (used + w > max - 3) break;
+        used += w;
+        i += len;
+    }
+    return s.substr(0, i) + "...";
 }
 
 void render_estimate(writer& w, const estimate_result& e, const diagnosis_report& r) {
-    w.heading("estimate");
+    const std::string& lang = w.opt().lang;
+    w.heading("report.heading.estimate");
     if (w.opt().markdown) {
-        w.line("| component | bytes | share of peak | how |");
+        w.line(w.t("report.estimate.table_header"));
         w.line("|---|---:|---:|---|");
         for (const auto& c : e.components)
-            w.line(fmt::format("| {} | {} | {} | {} |", c.label, format_bytes(c.bytes),
-                               e.peak_bytes > 0 ? pct(static_cast<double>(c.bytes) / e.peak_bytes) : "-", c.formula));
+            w.line(fmt::format("| {} | {} | {} | {} |", estimate_label(lang, c), format_bytes(c.bytes),
+                               e.peak_bytes > 0 ? pct(static_cast<double>(c.bytes) / e.peak_bytes) : "-",
+                               w.produced("estimate.formula.", c.formula)));
         w.blank();
     } else {
         for (const auto& c : e.components)
-            w.line(fmt::format("{:<28} {:>12}  {:>6}  {}", c.label, format_bytes(c.bytes),
+            w.line(fmt::format("{} {:>12}  {:>6}  {}", pad_right(estimate_label(lang, c), 28), format_bytes(c.bytes),
                                e.peak_bytes > 0 ? pct(static_cast<double>(c.bytes) / e.peak_bytes) : "-",
-                               c.formula.size() > 70 ? c.formula.substr(0, 67) + "..." : c.formula));
+                               cut(w.produced("estimate.formula.", c.formula), 70)));
     }
-    w.line(fmt::format("live-tensor peak {} (compare with max_memory_allocated) at {}, stage {}",
-                       format_bytes(e.peak_bytes), e.peak_phase, e.worst_stage));
-    w.line(fmt::format("expected reserved {} (compare with max_memory_reserved); device use {}",
-                       format_bytes(e.reserved_peak_bytes), format_bytes(e.device_peak_bytes)));
+    w.line(w.t("report.estimate.live_peak", {{"peak", format_bytes(e.peak_bytes)},
+                                             {"phase", w.v("phase", e.peak_phase)},
+                                             {"stage", w.produced("estimate.stage.", e.worst_stage)}}));
+    w.line(w.t("report.estimate.reserved", {{"reserved", format_bytes(e.reserved_peak_bytes)},
+                                            {"device", format_bytes(e.device_peak_bytes)}}));
     if (e.high_bytes > e.low_bytes) {
-        w.line(fmt::format("device use interval {} .. {} (builds differ or evidence disagrees):", format_bytes(e.low_bytes),
-                           format_bytes(e.high_bytes)));
-        for (const auto& why : e.interval_reasons) w.bullet(why, 2);
+        w.line(w.t("report.estimate.interval", {{"low", format_bytes(e.low_bytes)}, {"high", format_bytes(e.high_bytes)}}));
+        for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
     }
     if (e.capacity_bytes > 0)
-        w.line(fmt::format("capacity {}, budget (x0.95) {}: {} by {}", format_bytes(e.capacity_bytes),
-                           format_bytes(e.budget_bytes), e.fits ? "fits" : "DOES NOT FIT",
-                           format_bytes(std::llabs(e.margin_bytes))));
+        w.line(w.t(e.fits ? "report.estimate.fits_by" : "report.estimate.over_by",
+                   {{"capacity", format_bytes(e.capacity_bytes)},
+                    {"budget", format_bytes(e.budget_bytes)},
+                    {"margin", format_bytes(std::llabs(e.margin_bytes))}}));
     bar(w, e);
     if (r.log && r.log->allocated_bytes)
-        w.line(fmt::format("measured at the OOM: allocated by PyTorch {} (the live-tensor figure), reserved {}",
-                           format_bytes(*r.log->allocated_bytes), opt_bytes(r.log->reserved_bytes)));
+        w.line(w.t("report.estimate.measured_oom", {{"allocated", format_bytes(*r.log->allocated_bytes)},
+                                                    {"reserved", opt_bytes(r.log->reserved_bytes)}}));
     if (!r.snapshots.empty()) {
         const auto& s = r.snapshots.front();
         if (s.primary >= 0)
-            w.line(fmt::format("measured in the snapshot: peak live {} , reserved {}",
-                               format_bytes(s.devices[s.primary].peak_bytes), format_bytes(s.devices[s.primary].reserved_bytes)));
+            w.line(w.t("report.estimate.measured_snapshot", {{"peak", format_bytes(s.devices[s.primary].peak_bytes)},
+                                                             {"reserved", format_bytes(s.devices[s.primary].reserved_bytes)}}));
     }
-    if (!e.complete) w.line("incomplete inputs: the defaults listed under uncertainty were assumed");
+    if (!e.complete) w.line(w.t("report.estimate.incomplete"));
 }
 
 void render_snapshots(writer& w, const diagnosis_report& r) {
-    w.heading("snapshot");
+    w.heading("report.heading.snapshot");
     for (const auto& s : r.snapshots) {
         if (s.primary < 0) {
-            w.line(s.file + ": empty snapshot (no segments or trace)");
+            w.line(w.t("report.snapshot.empty", {{"file", s.file}}));
             continue;
         }
         const auto& d = s.devices[s.primary];
-        w.line(fmt::format("{} (device {}): reserved {}, live allocated {}, pending free {}, inactive cached {}, peak {}",
-                           s.file, d.device, format_bytes(d.reserved_bytes), format_bytes(d.allocated_bytes),
-                           format_bytes(d.pending_free_bytes), format_bytes(d.inactive_bytes), format_bytes(d.peak_bytes)));
-        w.line(fmt::format("fragmentation {} ({}), largest reusable inactive block {}", pct(d.fragmentation_rate),
-                           d.fragmentation_level, format_bytes(d.largest_inactive_block_bytes)));
+        w.line(w.t("report.snapshot.memory", {{"file", s.file},
+                                              {"device", std::to_string(d.device)},
+                                              {"reserved", format_bytes(d.reserved_bytes)},
+                                              {"allocated", format_bytes(d.allocated_bytes)},
+                                              {"pending", format_bytes(d.pending_free_bytes)},
+                                              {"inactive", format_bytes(d.inactive_bytes)},
+                                              {"peak", format_bytes(d.peak_bytes)}}));
+        w.line(w.t("report.snapshot.fragmentation", {{"rate", pct(d.fragmentation_rate)},
+                                                     {"level", w.v("fragmentation", d.fragmentation_level)},
+                                                     {"largest", format_bytes(d.largest_inactive_block_bytes)}}));
         std::string cats;
         int n = 0;
         for (const auto& c : d.categories) {
             if (c.bytes <= 0 || ++n > 6) continue;
-            cats += (cats.empty() ? "" : ", ") + fmt::format("{} {} ({})", c.name, format_bytes(c.bytes), pct(c.share));
+            cats += (cats.empty() ? "" : ", ") +
+                    fmt::format("{} {} ({})", w.v("category", c.name), format_bytes(c.bytes), pct(c.share));
         }
-        if (!cats.empty()) w.line("categories: " + cats);
+        if (!cats.empty()) w.line(w.t("report.snapshot.categories", {{"categories", cats}}));
         n = 0;
         for (const auto& site : d.sites) {
             if (++n > 5) break;
-            w.bullet(fmt::format("{}  {} in {} blocks ({})", site.site, format_bytes(site.bytes), site.blocks, pct(site.share)), 2);
+            w.bullet(w.t("report.snapshot.site", {{"site", site.site},
+                                                  {"bytes", format_bytes(site.bytes)},
+                                                  {"blocks", std::to_string(site.blocks)},
+                                                  {"share", pct(site.share)}}),
+                     2);
         }
         for (const auto& o : d.ooms) {
-            w.line(fmt::format("OOM event at trace #{}: requested {}, device free {}, largest inactive block {}{}",
-                               o.trace_index, format_bytes(o.requested_bytes),
-                               o.device_free_bytes >= 0 ? format_bytes(o.device_free_bytes) : "-",
-                               o.largest_inactive_block_bytes >= 0 ? format_bytes(o.largest_inactive_block_bytes) : "-",
-                               o.fragmentation ? " - fragmentation" : ""));
+            w.line(w.t("report.snapshot.oom_event",
+                       {{"index", std::to_string(o.trace_index)},
+                        {"requested", format_bytes(o.requested_bytes)},
+                        {"free", o.device_free_bytes >= 0 ? format_bytes(o.device_free_bytes) : "-"},
+                        {"largest", o.largest_inactive_block_bytes >= 0 ? format_bytes(o.largest_inactive_block_bytes) : "-"},
+                        {"fragmentation", o.fragmentation ? w.t("report.snapshot.oom_fragmentation") : ""}}));
             break;
         }
         for (const auto& p : d.patterns)
-            w.bullet(fmt::format("pattern {}{}: {}", p.name, p.expected ? " (expected, not a leak)" : p.leak ? " (leak/retention)" : "",
-                                 p.summary), 2);
+            w.bullet(w.t("report.snapshot.pattern",
+                         {{"name", p.name},
+                          {"tag", p.expected ? w.t("report.snapshot.expected") : p.leak ? w.t("report.snapshot.leak") : ""},
+                          {"summary", w.produced("snapshot.pattern.", p.summary)}}),
+                     2);
     }
     if (r.trend) {
-        w.line(fmt::format("trend over {} snapshots: {} - {}", r.trend->files.size(), r.trend->verdict, r.trend->explanation));
-        if (!r.trend->growing_category.empty()) w.line("growing category: " + r.trend->growing_category);
-        if (!r.trend->growing_site.empty()) w.line("growing site: " + r.trend->growing_site);
+        w.line(w.t("report.snapshot.trend", {{"n", std::to_string(r.trend->files.size())},
+                                             {"verdict", w.v("trend", r.trend->verdict)},
+                                             {"explanation", w.produced("snapshot.trend.", r.trend->explanation)}}));
+        if (!r.trend->growing_category.empty())
+            w.line(w.t("report.snapshot.growing_category", {{"category", w.v("category", r.trend->growing_category)}}));
+        if (!r.trend->growing_site.empty()) w.line(w.t("report.snapshot.growing_site", {{"site", r.trend->growing_site}}));
     }
     if (r.diff) {
-        w.line(fmt::format("diff: live {} -> {}", format_bytes(r.diff->live_a), format_bytes(r.diff->live_b)));
-        for (const auto& f : r.diff->findings) w.bullet(f, 2);
+        w.line(w.t("report.snapshot.diff", {{"a", format_bytes(r.diff->live_a)}, {"b", format_bytes(r.diff->live_b)}}));
+        for (const auto& f : r.diff->findings) w.bullet(w.produced("snapshot.diff.", f), 2);
     }
-}
-
-std::string override_text(const override_value& o) {
-    return fmt::format("{}={}", o.key, o.val.is_string() ? o.val.as_string() : o.val.to_string());
 }
 
 }  // namespace
 
 std::string render_diagnosis_text(const diagnosis_report& r, const render_options& o) {
     writer w(o);
-    const std::string title = w.t(r.mode == "preflight" ? "title_preflight" : "title");
+    const std::string title = w.t(r.mode == "preflight" ? "report.title_preflight" : "report.title");
     if (o.markdown) w.out() += "# " + title + "\n\n";
     else w.out() += w.style(title, "1") + "\n\n";
-    w.heading("summary");
+    w.heading("report.heading.summary");
     w.line(w.style(r.headline, "1"));
     if (!r.inputs.empty()) {
-        w.heading("inputs");
+        w.heading("report.heading.inputs");
         for (const auto& i : r.inputs) w.bullet(i);
     }
     if (r.log) render_oom(w, *r.log);
-    w.heading("route");
+    w.heading("report.heading.route");
     for (const auto& s : r.route)
-        w.bullet(fmt::format("{}: {}", s.title.empty() ? s.step : s.title, s.why));
+        w.bullet(w.t("report.route.item", {{"step", s.title.empty() ? s.step : s.title}, {"why", s.why}}));
     if (r.estimate) render_estimate(w, *r.estimate, r);
     if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0)
-        w.line(fmt::format("largest that fit: micro-batch {} at sequence length {}; sequence length {} at micro-batch {}",
-                           r.limits->max_micro_batch, r.limits->seq_len, r.limits->max_seq_len, r.limits->micro_batch));
+        w.line(w.t("report.preflight.limits", {{"max_micro_batch", std::to_string(r.limits->max_micro_batch)},
+                                                {"seq_len", std::to_string(r.limits->seq_len)},
+                                                {"max_seq_len", std::to_string(r.limits->max_seq_len)},
+                                                {"micro_batch", std::to_string(r.limits->micro_batch)}}));
     if (r.baseline_diff) {
-        w.heading("baseline");
+        w.heading("report.heading.baseline");
         w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);
     }
     if (!r.consistency.empty()) {
-        w.heading("consistency");
+        w.heading("report.heading.consistency");
         for (const auto& c : r.consistency)
-            w.bullet(fmt::format("{}: measured {} {} ({}) vs estimated {} - {:.2f}x, {}", c.id, format_bytes(c.measured_bytes),
-                                 c.statistic, c.source.empty() ? "-" : c.source, format_bytes(c.estimated_bytes), c.ratio,
-                                 c.verdict == "agree" ? "agrees" : c.verdict == "measured_higher" ? "measured higher" : "measured lower"));
-        if (r.anchor) w.line(fmt::format("expected figures: {}", r.anchor->why));
+            w.bullet(w.t("report.consistency.line", {{"id", c.id},
+                                                     {"measured", format_bytes(c.measured_bytes)},
+                                                     {"statistic", w.v("statistic", c.statistic)},
+                                                     {"source", c.source.empty() ? "-" : c.source},
+                                                     {"estimated", format_bytes(c.estimated_bytes)},
+                                                     {"ratio", fmt::format("{:.2f}", c.ratio)},
+                                                     {"verdict", w.v("consistency", c.verdict)}}));
+        if (r.anchor) w.line(w.t("report.consistency.expected_figures", {{"why", r.anchor->why}}));
     }
     if (!r.snapshots.empty()) render_snapshots(w, r);
-    w.heading("findings");
-    if (r.findings.empty()) w.line("none");
+    w.heading("report.heading.findings");
+    if (r.findings.empty()) w.line(w.t("report.none"));
     int n = 0;
     for (const auto& f : r.findings) {
         w.line(fmt::format("{}. [{}] {}", ++n, w.sev(f.severity), f.text));
@@ -296,44 +334,52 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                                  e.excerpt.empty() || e.excerpt == e.value ? "" : fmt::format(": \"{}\"", e.excerpt)), 3);
         }
     }
-    w.heading("recs");
-    if (r.recommendations.empty()) w.line("none");
+    w.heading("report.heading.recs");
+    if (r.recommendations.empty()) w.line(w.t("report.none"));
     for (const auto& rec : r.recommendations) {
-        w.line(fmt::format("{}. [{}] {}{}", rec.rank, rec.confidence, rec.action, rec.text.empty() ? "" : " - " + rec.text));
+        w.line(fmt::format("{}. [{}] {}{}", rec.rank, w.v("level", rec.confidence), rec.action,
+                           rec.text.empty() ? "" : " - " + rec.text));
         if (!rec.rendered.empty()) {
-            const std::string how = rec.framework == "canonical" ? "as canonical keys (no framework known)"
-                                                                 : fmt::format("in {} syntax", rec.framework);
-            if (!o.markdown) w.line(how + ":", 2);
-            else w.line(std::string(1, static_cast<char>(std::toupper(how[0]))) + how.substr(1) + ":");
+            const bool canon = rec.framework == "canonical";
+            w.line(w.t(canon ? (o.markdown ? "report.rec.syntax_canonical_md" : "report.rec.syntax_canonical")
+                             : (o.markdown ? "report.rec.syntax_md" : "report.rec.syntax"),
+                       {{"framework", rec.framework}}),
+                   o.markdown ? 1 : 2);
             w.code(rec.rendered, 3);
         }
         if (rec.expected_device_peak_bytes)
-            w.line(fmt::format("{}: live peak {}, device {} - {}{}", w.t("expected"), format_bytes(*rec.expected_peak_bytes),
-                               format_bytes(*rec.expected_device_peak_bytes),
-                               rec.expected_fits && *rec.expected_fits ? "fits" : "still over the budget",
-                               rec.expected_note.empty() ? "" : " (" + rec.expected_note + ")"),
+            w.line(w.t("report.rec.expected_after",
+                       {{"live", format_bytes(*rec.expected_peak_bytes)},
+                        {"device", format_bytes(*rec.expected_device_peak_bytes)},
+                        {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
+                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}),
                    2);
         else if (!rec.expected_note.empty())
-            w.line(fmt::format("{}: {}", w.t("expected"), rec.expected_note), 2);
+            w.line(w.t("report.rec.expected_note", {{"note", rec.expected_note}}), 2);
         if (rec.anchored_device_peak_bytes && r.anchor)
-            w.line(fmt::format("{} ({}): device {} - {}{}", w.t("anchored"), r.anchor->source,
-                               format_bytes(*rec.anchored_device_peak_bytes),
-                               rec.anchored_fits && *rec.anchored_fits ? "fits" : "over the budget",
-                               r.anchor->used ? " (the figure to trust here)" : ""),
+            w.line(w.t("report.rec.anchored",
+                       {{"source", r.anchor->source},
+                        {"device", format_bytes(*rec.anchored_device_peak_bytes)},
+                        {"verdict", w.t(rec.anchored_fits && *rec.anchored_fits ? "report.rec.fits" : "report.rec.over")},
+                        {"trust", r.anchor->used ? w.t("report.rec.trust") : ""}}),
                    2);
-        if (!rec.rationale.empty()) w.line(fmt::format("{}: {}", w.t("why"), rec.rationale), 2);
-        if (!rec.confirm.empty()) w.line(fmt::format("{}: {}", w.t("confirm"), rec.confirm), 2);
+        if (!rec.rationale.empty()) w.line(w.t("report.rec.why", {{"rationale", rec.rationale}}), 2);
+        if (!rec.confirm.empty()) w.line(w.t("report.rec.confirm", {{"confirm", rec.confirm}}), 2);
     }
     for (const auto& n : r.not_offered)
-        w.line(fmt::format("not offered: {} ({}): {}", n.action, n.rule_id, n.why));
+        w.line(w.t("report.rec.not_offered", {{"action", n.action}, {"rule", n.rule_id}, {"why", n.why}}));
     if (r.plan) {
-        w.heading("plan");
+        w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
         std::string block = render_plan_text(p, o.explain ? 5 : 3);
         if (r.anchor && p.fits)
-            block += fmt::format("anchored on the measurement ({}): device {} - {}\n", r.anchor->source,
-                                 format_bytes(p.expected_device_peak_bytes + r.anchor->offset_bytes),
-                                 p.expected_device_peak_bytes + r.anchor->offset_bytes <= p.budget_bytes ? "fits" : "over the budget");
+            block += w.t("report.plan.anchored",
+                         {{"source", r.anchor->source},
+                          {"device", format_bytes(p.expected_device_peak_bytes + r.anchor->offset_bytes)},
+                          {"verdict", w.t(p.expected_device_peak_bytes + r.anchor->offset_bytes <= p.budget_bytes
+                                              ? "report.rec.fits"
+                                              : "report.rec.over")}}) +
+                     "\n";
         std::size_t start = 0;
         while (start < block.size()) {
             const std::size_t end = block.find('\n', start);
@@ -343,28 +389,28 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         }
     }
     if (!r.next_steps.empty()) {
-        w.heading("next");
+        w.heading("report.heading.next");
         for (const auto& s : r.next_steps) w.bullet(s);
     }
     if (!r.uncertain.empty()) {
-        w.heading("uncertain");
+        w.heading("report.heading.uncertain");
         for (const auto& s : r.uncertain) w.bullet(s);
     }
     if (o.explain) {
-        w.heading("explain");
-        w.line("Rules fired, in order:");
+        w.heading("report.heading.explain");
+        w.line(w.t("report.explain.fired"));
         for (const auto& f : r.inference.firings) {
             std::string facts;
             for (int id : f.fact_ids)
                 if (const fact* x = r.facts.by_id(id)) facts += (facts.empty() ? "" : ", ") + x->name + "=" + x->val.to_string();
             w.line(fmt::format("FIRE {} {} [{}]: {}", f.seq, f.rule_id, f.step, facts), 2);
         }
-        w.line("How each finding was reached:");
+        w.line(w.t("report.explain.how"));
         for (const auto& f : r.findings) {
             w.line(fmt::format("{} (rule {})", f.id, f.rule_id), 2);
             for (const auto& h : f.how) w.line(h, 3);
         }
-        w.line("Why other rules did not fire:");
+        w.line(w.t("report.explain.why_not"));
         for (const auto& nm : r.inference.near_misses) w.line(fmt::format("{} [{}]: {}", nm.rule_id, nm.step, nm.reason), 2);
     }
     return w.out();
@@ -376,6 +422,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
     j["schema"] = r.mode == "preflight" ? "oomdx.preflight/1" : "oomdx.diagnosis/1";
     j["version"] = OOMDX_VERSION;
     j["mode"] = r.mode;
+    j["lang"] = r.lang;
     j["headline"] = r.headline;
     j["framework"] = r.framework;
     j["inputs"] = r.inputs;

@@ -1,5 +1,7 @@
 // Renderers of the diagnosis report: text (terminal, optional colour), markdown, and JSON
-// ("schema": "oomdx.diagnosis/1", documented in docs/json-schemas.md).
+// ("schema": "oomdx.diagnosis/1", documented in docs/engine.md). The JSON's machine fields are
+// language-neutral; its texts (headline, findings, recommendations, route, next steps, uncertainty)
+// are in the report's language, named by "lang".
 #pragma once
 
 #include <string>
@@ -14,7 +16,7 @@ struct render_options {
     bool markdown = false;
     bool color = false;
     bool explain = false;
-    std::string lang = "en";  // en | zh (headings and fixed phrases)
+    std::string lang = "en";  // en | zh: the fixed phrases; the report's own texts are in diagnosis_report::lang
 };
 
 std::string render_diagnosis_text(const diagnosis_report& r, const render_options& o);

@@ -8,6 +8,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/utf8.h"
+#include "engine/report/report_phrases.h"
 
 namespace oomdx {
 
@@ -73,7 +74,7 @@ const char* const k_palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#7
 std::string colour(std::size_t i) { return k_palette[i % (sizeof(k_palette) / sizeof(k_palette[0]))]; }
 
 const char* k_css = R"(
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC","WenQuanYi Zen Hei","WenQuanYi Micro Hei","PingFang SC","Microsoft YaHei",sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}
 main{max-width:1100px;margin:0 auto;padding:18px 24px 40px}
 h1{font-size:1.5em;margin:.3em 0}
 h2{font-size:1.2em;margin:1.6em 0 .5em;padding-bottom:.2em;border-bottom:2px solid #d5d9e0}
@@ -95,7 +96,7 @@ pre{background:#f0f2f5;padding:8px 10px;border-radius:4px;overflow-x:auto;white-
 .fits{color:#2a7d2a;font-weight:600}.nofit{color:#c62020;font-weight:600}
 .finding,.rec{margin:.6em 0 1em;padding-left:10px;border-left:3px solid #d5d9e0}
 svg.chart{display:block;margin:6px 0 2px;max-width:100%;height:auto;background:#fff}
-svg.chart text{font-family:system-ui,sans-serif;font-size:12px;fill:#1d2330}
+svg.chart text{font-family:system-ui,"Noto Sans CJK SC","Source Han Sans SC","WenQuanYi Zen Hei","WenQuanYi Micro Hei","PingFang SC","Microsoft YaHei",sans-serif;font-size:12px;fill:#1d2330}
 svg.chart .ax{stroke:#9aa3ad;stroke-width:1}
 svg.chart .grid{stroke:#e6e9ee;stroke-width:1}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:.85em;margin:2px 0 8px}
@@ -364,6 +365,7 @@ std::vector<xy> downsample(const std::vector<xy>& in, std::size_t max_points, bo
 
 class doc {
 public:
+    explicit doc(std::string lang) : m_lang(std::move(lang)) {}
     void raw(const std::string& s) { m_s += s; }
     void h(int level, const std::string& text, const std::string& id = "") {
         m_s += fmt::format("<h{0}{2}>{1}</h{0}>\n", level, esc(text), id.empty() ? "" : " id=\"" + id + "\"");
@@ -376,31 +378,51 @@ public:
         for (const auto& i : items) m_s += "<li>" + esc(i) + "</li>\n";
         m_s += ordered ? "</ol>\n" : "</ul>\n";
     }
-    void kv_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+    // `quoted`: the keys whose values are quoted from an input as they were (class "ev").
+    void kv_table(const std::vector<std::pair<std::string, std::string>>& rows, const std::string& quoted = "") {
         m_s += "<table>\n";
-        for (const auto& [k, v] : rows) m_s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
+        for (const auto& [k, v] : rows)
+            m_s += "<tr><th>" + esc(k) + (k == quoted ? "</th><td class=\"ev\">" : "</th><td>") + esc(v) + "</td></tr>\n";
         m_s += "</table>\n";
+    }
+    // "<table><tr><th>..." with the column names `html.col.<name>`; numeric columns right-aligned.
+    void table_head(std::initializer_list<std::pair<const char*, bool>> cols) {
+        m_s += "<table><tr>";
+        for (const auto& [name, num] : cols)
+            m_s += fmt::format("<th{}>{}</th>", num ? " class=\"num\"" : "", esc(t(std::string("html.col.") + name)));
+        m_s += "</tr>\n";
     }
     void open_section(const std::string& id) { m_s += "<section id=\"" + id + "\">\n"; }
     void close_section() { m_s += "</section>\n"; }
     std::string& str() { return m_s; }
+    // The report's fixed phrases, machine values and producer sentences in its language.
+    std::string t(const std::string& key, const message_args& args = {}) const { return phrase(m_lang, key, args); }
+    // A phrase whose arguments are HTML already (escaped by the caller): the phrase's own text is escaped.
+    std::string html(const std::string& key, const message_args& html_args) const {
+        return format_message(esc(phrase(m_lang, key)), html_args);
+    }
+    std::string v(const std::string& kind, const std::string& value) const { return value_phrase(m_lang, kind, value); }
+    std::string produced(const std::string& prefix, const std::string& english) const {
+        return translated(m_lang, prefix, english);
+    }
+    const std::string& lang() const { return m_lang; }
 
 private:
+    std::string m_lang;
     std::string m_s;
 };
 
-std::string page_head(const std::string& title) {
-    return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+std::string page_head(const doc& d, const std::string& title) {
+    return "<!DOCTYPE html>\n<html lang=\"" + std::string(d.lang() == "zh" ? "zh-CN" : d.lang()) +
+           "\">\n<head>\n<meta charset=\"utf-8\">\n"
            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
            "<title>" +
            esc(title) + "</title>\n<style>" + k_css + "</style>\n</head>\n<body>\n<main>\n";
 }
 
-std::string page_tail() {
-    return fmt::format("<p class=\"muted\">Generated by oomdx {}. Self-contained: no scripts, no network references.</p>\n"
-                       "</main>\n</body>\n</html>\n",
-                       OOMDX_VERSION);
+std::string page_tail(const doc& d) {
+    return "<p class=\"muted\">" + esc(d.t("html.generated", {{"version", OOMDX_VERSION}})) + "</p>\n</main>\n</body>\n</html>\n";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,9 +430,7 @@ std::string page_tail() {
 
 void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t capacity) {
     if (!dev.has_trace) {
-        d.p("No allocation trace in this snapshot (state only): no timeline; the bars below show the memory held "
-            "when the snapshot was taken.",
-            "caption");
+        d.p(d.t("html.snapshot.no_trace"), "caption");
         return;
     }
     // The analysis keeps a reduced curve: slice ends, phase turning points, the peak and the OOM
@@ -431,29 +451,30 @@ void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t ca
     bool cut = false;
     uniq = downsample(uniq, 3000, cut);
 
-    std::vector<series> ss{{"live (active) bytes", "#4e79a7", uniq, false, true}};
+    std::vector<series> ss{{d.t("html.chart.live_active"), "#4e79a7", uniq, false, true}};
     std::vector<v_line> hl;
-    if (dev.peak_reserved_bytes > 0) hl.push_back({dev.peak_reserved_bytes, "peak reserved " + bytes(dev.peak_reserved_bytes), "#9c755f", true});
+    if (dev.peak_reserved_bytes > 0)
+        hl.push_back({dev.peak_reserved_bytes, d.t("html.chart.peak_reserved", {{"bytes", bytes(dev.peak_reserved_bytes)}}), "#9c755f", true});
     if (capacity > 0) {
-        hl.push_back({capacity, "capacity " + bytes(capacity), "#1d2330", false});
-        hl.push_back({capacity * 95 / 100, "95% of capacity", "#d62728", true});
+        hl.push_back({capacity, d.t("html.chart.capacity", {{"bytes", bytes(capacity)}}), "#1d2330", false});
+        hl.push_back({capacity * 95 / 100, d.t("report.estimate.bar_budget"), "#d62728", true});
     }
     std::vector<point_mark> pm;
     if (dev.peak_index >= 0) pm.push_back({{static_cast<double>(dev.peak_index), static_cast<double>(dev.peak_bytes)},
-                                          "peak " + bytes(dev.peak_bytes), "#e15759"});
+                                          d.t("html.chart.peak", {{"bytes", bytes(dev.peak_bytes)}}), "#e15759"});
     std::vector<x_mark> xm;
     std::size_t shown = 0;
     for (const auto& o : dev.ooms) {
         if (++shown > 20) break;
-        xm.push_back({static_cast<double>(o.trace_index), "OOM: request " + bytes(o.requested_bytes), "#d62728"});
+        xm.push_back({static_cast<double>(o.trace_index), d.t("html.chart.oom_request", {{"bytes", bytes(o.requested_bytes)}}), "#d62728"});
     }
-    d.raw(line_chart(ss, hl, xm, pm, "trace event index", "live memory over the trace"));
-    std::string cap = fmt::format(
-        "Live memory over the trace of {} events, reconstructed from {} slice ends, {} phase turning points, the peak "
-        "and {} OOM event(s): a downsampled outline, not every event{}.",
-        dev.trace_entries, dev.timeline.size(), dev.phases.size() * 2, dev.oom_count,
-        cut ? "; further reduced to min/max per bucket" : "");
-    if (dev.ooms.size() > shown) cap += fmt::format(" The first {} OOM events are marked.", shown - 1);
+    d.raw(line_chart(ss, hl, xm, pm, d.t("html.chart.trace_index"), d.t("html.chart.live_over_trace")));
+    std::string cap = d.t("html.snapshot.timeline_caption", {{"events", std::to_string(dev.trace_entries)},
+                                                             {"slices", std::to_string(dev.timeline.size())},
+                                                             {"turns", std::to_string(dev.phases.size() * 2)},
+                                                             {"ooms", std::to_string(dev.oom_count)},
+                                                             {"reduced", cut ? d.t("html.snapshot.timeline_reduced") : ""}});
+    if (dev.ooms.size() > shown) cap += d.t("html.snapshot.first_ooms_marked", {{"n", std::to_string(shown - 1)}});
     d.p(cap, "caption");
     if (!dev.phases.empty()) {
         std::string phases;
@@ -465,7 +486,7 @@ void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t ca
             }
             phases += (phases.empty() ? "" : ", ") + fmt::format("{} {} -> {}", ph.kind, bytes(ph.start_bytes), bytes(ph.end_bytes));
         }
-        d.p(fmt::format("Phases ({} growth/release cycles): {}", dev.cycles, phases), "muted");
+        d.p(d.t("html.snapshot.phases", {{"cycles", std::to_string(dev.cycles)}, {"phases", phases}}), "muted");
     }
 }
 
@@ -510,16 +531,15 @@ std::string final_state(const snap::device_analysis& dev) {
 
 void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t top) {
     if (sites.empty()) return;
-    d.raw("<table><tr><th>site</th><th>category</th><th class=\"num\">bytes</th><th class=\"num\">blocks</th>"
-          "<th class=\"num\">share</th></tr>\n");
+    d.table_head({{"site", false}, {"category", false}, {"bytes", true}, {"blocks", true}, {"share", true}});
     for (std::size_t i = 0; i < sites.size() && i < top; ++i) {
         const auto& s = sites[i];
         d.raw(fmt::format("<tr><td class=\"ev\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                           "<td class=\"num\">{}</td></tr>\n",
-                          esc_cut(s.site, 300), esc(s.category), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
+                          esc_cut(s.site, 300), esc(d.v("category", s.category)), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
     }
     d.raw("</table>\n");
-    if (sites.size() > top) d.p(fmt::format("{} more sites not listed.", sites.size() - top), "muted");
+    if (sites.size() > top) d.p(d.t("html.snapshot.more_sites", {{"n", std::to_string(sites.size() - top)}}), "muted");
 }
 
 void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
@@ -563,7 +583,7 @@ void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
     for (const auto& r : rows)
         for (const auto& sg : r.first.segs) sum += std::max<std::int64_t>(0, sg.bytes);
     if (sum <= 0) {
-        d.p("No reserved memory in this snapshot: no fragmentation picture.", "caption");
+        d.p(d.t("html.snapshot.no_reserved"), "caption");
         return;
     }
     bars_with_legends(d, rows, "fragmentation summary");
@@ -582,8 +602,8 @@ void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
 
 void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
     if (a.primary < 0 || a.devices.empty()) {
-        d.p("Empty snapshot: no segments and no trace.");
-        for (const auto& w : a.warnings) d.p("warning: " + w, "muted");
+        d.p(d.t("html.snapshot.empty"));
+        for (const auto& w : a.warnings) d.p(d.t("html.snapshot.warning", {{"warning", d.produced("snapshot.warning.", w)}}), "muted");
         return;
     }
     const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
@@ -607,7 +627,7 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
                {"expandable segments", a.expandable_segments ? "yes" : "no"}});
     d.kv_table(kv);
 
-    d.h(hl, "Live memory timeline");
+    d.h(hl, d.t("html.heading.timeline"));
     snapshot_timeline(d, dev, capacity);
 
     const std::string when = final_state(dev);
@@ -649,7 +669,7 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
         }
     }
 
-    d.h(hl, "Top allocation sites");
+    d.h(hl, d.t("html.heading.top_sites"));
     {
         std::vector<std::pair<bar_row, std::string>> rows;
         if (peak && !dev.peak_sites.empty())
@@ -673,14 +693,13 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
         d.p(peak && !dev.peak_sites.empty() ? "Table: sites live " + at_peak + "." : "Table: sites live " + when + ".", "muted");
     }
 
-    d.h(hl, "Fragmentation");
+    d.h(hl, d.t("html.heading.fragmentation"));
     fragmentation_chart(d, dev);
 
     if (!dev.ooms.empty()) {
-        d.h(hl, "OOM events");
-        d.raw("<table><tr><th>trace event</th><th class=\"num\">requested</th><th class=\"num\">device free</th>"
-              "<th class=\"num\">live</th><th class=\"num\">reserved</th><th class=\"num\">largest inactive</th>"
-              "<th>site</th><th>diagnosis</th></tr>\n");
+        d.h(hl, d.t("html.heading.oom_events"));
+        d.table_head({{"trace_event", false}, {"requested", true}, {"device_free", true}, {"live", true}, {"reserved", true},
+                      {"largest_inactive", true}, {"site", false}, {"diagnosis", false}});
         std::size_t n = 0;
         for (const auto& o : dev.ooms) {
             if (++n > 20) break;
@@ -690,32 +709,32 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
                               o.device_free_bytes >= 0 ? esc(bytes(o.device_free_bytes)) : "-", esc(bytes(o.live_bytes)),
                               esc(bytes(o.reserved_bytes)),
                               o.largest_inactive_block_bytes >= 0 ? esc(bytes(o.largest_inactive_block_bytes)) : "-",
-                              esc_cut(o.site, 200), o.fragmentation ? "fragmentation" : "out of memory"));
+                              esc_cut(o.site, 200), esc(d.t(o.fragmentation ? "html.oom.fragmentation" : "html.oom.out_of_memory"))));
         }
         d.raw("</table>\n");
-        if (dev.oom_count > 20) d.p(fmt::format("{} OOM events in all; the first 20 are listed.", dev.oom_count), "muted");
+        if (dev.oom_count > 20) d.p(d.t("html.snapshot.more_ooms", {{"n", std::to_string(dev.oom_count)}}), "muted");
         if (dev.non_pytorch_gap_bytes >= 0)
-            d.p("Memory outside PyTorch at the OOM (capacity - free - reserved): " + bytes(dev.non_pytorch_gap_bytes));
+            d.p(d.t("html.snapshot.outside_pytorch", {{"bytes", bytes(dev.non_pytorch_gap_bytes)}}));
     }
 
     if (!dev.patterns.empty()) {
-        d.h(hl, "Patterns");
+        d.h(hl, d.t("html.heading.patterns"));
         for (const auto& p : dev.patterns) {
             d.raw(fmt::format("<div class=\"finding\"><b>{}</b> <span class=\"muted\">{}{}</span><br>{}", esc(p.name),
-                              esc(p.confidence.empty() ? "" : p.confidence + " confidence"),
-                              p.expected ? ", expected (not a leak)" : p.leak ? ", leak / retention" : "", esc(p.summary)));
+                              esc(p.confidence.empty() ? "" : d.t("html.pattern.confidence", {{"level", d.v("level", p.confidence)}})),
+                              esc(p.expected ? d.t("html.pattern.expected") : p.leak ? d.t("html.pattern.leak") : ""),
+                              esc(d.produced("snapshot.pattern.", p.summary))));
             if (!p.evidence.empty()) {
                 d.raw("<ul>");
-                for (const auto& e : p.evidence) d.raw("<li class=\"ev\">" + esc_cut(e, 400) + "</li>");
+                for (const auto& e : p.evidence) d.raw("<li class=\"ev\">" + esc_cut(d.produced("snapshot.evidence.", e), 400) + "</li>");
                 d.raw("</ul>");
             }
             d.raw("</div>\n");
         }
     }
     if (a.devices.size() > 1) {
-        d.h(hl, "All devices");
-        d.raw("<table><tr><th>device</th><th class=\"num\">reserved</th><th class=\"num\">live</th>"
-              "<th class=\"num\">peak</th><th class=\"num\">OOM events</th></tr>\n");
+        d.h(hl, d.t("html.heading.all_devices"));
+        d.table_head({{"device", false}, {"reserved", true}, {"live", true}, {"peak", true}, {"oom_events", true}});
         for (const auto& x : a.devices)
             d.raw(fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                               "<td class=\"num\">{}</td></tr>\n",
@@ -724,9 +743,10 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
         d.raw("</table>\n");
     }
     if (!a.warnings.empty() || !dev.inconsistencies.empty()) {
-        std::vector<std::string> w = a.warnings;
-        w.insert(w.end(), dev.inconsistencies.begin(), dev.inconsistencies.end());
-        d.p("Warnings:", "muted");
+        std::vector<std::string> w;
+        for (const auto& x : a.warnings) w.push_back(d.produced("snapshot.warning.", x));
+        for (const auto& x : dev.inconsistencies) w.push_back(d.produced("snapshot.warning.", x));
+        d.p(d.t("html.snapshot.warnings"), "muted");
         d.list(w);
     }
 }
@@ -736,38 +756,45 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
 
 void oom_section(doc& d, const log_analysis& a) {
     d.open_section("oom");
-    d.h(2, "OOM type and timing");
+    d.h(2, d.t("html.heading.oom"));
     std::vector<std::pair<std::string, std::string>> rows;
-    rows.push_back({"source", a.source + (a.device_kind.empty() || a.device_kind == "unknown" ? "" : " (" + a.device_kind + ")")});
-    if (!a.signature.empty()) rows.push_back({"signature", a.signature});
-    if (!a.message.empty()) rows.push_back({"message", a.file + ":" + std::to_string(a.line) + ": " + a.message});
-    if (!a.error_code.empty()) rows.push_back({"error code", a.error_code});
-    std::string when = a.step ? fmt::format("failing step {}", *a.step)
-                              : a.last_logged_step ? fmt::format("last logged step {}", *a.last_logged_step) : "step unknown";
-    rows.push_back({"timing", a.timing + ", " + when + (a.timing_reason.empty() ? "" : " - " + a.timing_reason)});
+    rows.push_back({d.t("html.kv.source"),
+                    d.v("source", a.source) + (a.device_kind.empty() || a.device_kind == "unknown" ? "" : " (" + a.device_kind + ")")});
+    if (!a.signature.empty()) rows.push_back({d.t("html.kv.signature"), a.signature});
+    if (!a.message.empty()) rows.push_back({d.t("html.kv.message"), a.file + ":" + std::to_string(a.line) + ": " + a.message});
+    if (!a.error_code.empty()) rows.push_back({d.t("html.kv.error_code"), a.error_code});
+    std::string when = a.step ? d.t("html.oom.failing_step", {{"step", std::to_string(*a.step)}})
+                       : a.last_logged_step ? d.t("html.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}})
+                                            : d.t("html.oom.step_unknown");
+    rows.push_back({d.t("html.kv.timing"),
+                    d.v("timing", a.timing) + d.t("html.oom.list_sep") + when +
+                        (a.timing_reason.empty() ? "" : " - " + d.produced("log.timing.", a.timing_reason))});
     if (a.rank || a.device_index)
-        rows.push_back({"rank / device", (a.rank ? std::to_string(*a.rank) : "-") + " / " + (a.device_index ? std::to_string(*a.device_index) : "-")});
+        rows.push_back({d.t("html.kv.rank_device"),
+                        (a.rank ? std::to_string(*a.rank) : "-") + " / " + (a.device_index ? std::to_string(*a.device_index) : "-")});
     if (a.source != "none") {
-        rows.push_back({"requested", opt_bytes(a.requested_bytes)});
-        rows.push_back({"capacity / free", opt_bytes(a.capacity_bytes) + " / " + opt_bytes(a.free_bytes)});
-        rows.push_back({"allocated by PyTorch", opt_bytes(a.allocated_bytes)});
-        rows.push_back({"reserved but unallocated", opt_bytes(a.reserved_unallocated_bytes) +
-                                                        (a.reserved_unallocated_derived ? " (derived: reserved - allocated)" : "")});
-        if (a.process_in_use_bytes) rows.push_back({"process in use", bytes(*a.process_in_use_bytes)});
-        if (a.non_pytorch_bytes) rows.push_back({"outside PyTorch", bytes(*a.non_pytorch_bytes)});
+        rows.push_back({d.t("html.kv.requested"), opt_bytes(a.requested_bytes)});
+        rows.push_back({d.t("html.kv.capacity_free"), opt_bytes(a.capacity_bytes) + " / " + opt_bytes(a.free_bytes)});
+        rows.push_back({d.t("html.kv.allocated_by_pytorch"), opt_bytes(a.allocated_bytes)});
+        rows.push_back({d.t("html.kv.reserved_unallocated"),
+                        opt_bytes(a.reserved_unallocated_bytes) + (a.reserved_unallocated_derived ? d.t("report.oom.derived") : "")});
+        if (a.process_in_use_bytes) rows.push_back({d.t("html.kv.process_in_use"), bytes(*a.process_in_use_bytes)});
+        if (a.non_pytorch_bytes) rows.push_back({d.t("html.kv.outside_pytorch"), bytes(*a.non_pytorch_bytes)});
     }
     if (!a.failure_kind.empty())
-        rows.push_back({"other failure", a.failure_kind + " (" + a.failure_signature + ") at " + a.failure_file + ":" +
-                                             std::to_string(a.failure_line)});
+        rows.push_back({d.t("html.kv.other_failure"),
+                        d.t("html.oom.other_failure", {{"kind", a.failure_kind},
+                                                       {"signature", a.failure_signature},
+                                                       {"where", a.failure_file + ":" + std::to_string(a.failure_line)}})});
     if (!a.ranks_failed.empty()) {
         std::string ranks;
         for (auto r : a.ranks_failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-        if (a.all_ranks_failed) ranks += *a.all_ranks_failed ? " (all ranks)" : " (not all ranks)";
-        rows.push_back({"ranks with an OOM", ranks});
+        if (a.all_ranks_failed) ranks += d.t(*a.all_ranks_failed ? "report.oom.all_ranks" : "report.oom.not_all_ranks");
+        rows.push_back({d.t("html.kv.ranks_with_oom"), ranks});
     }
-    d.kv_table(rows);
+    d.kv_table(rows, d.t("html.kv.message"));
     if (!a.evidence.empty()) {
-        d.h(3, "Evidence lines");
+        d.h(3, d.t("html.heading.evidence_lines"));
         d.raw("<table>\n");
         std::size_t n = 0;
         for (const auto& e : a.evidence) {
@@ -776,10 +803,10 @@ void oom_section(doc& d, const log_analysis& a) {
                               e.line, esc(e.role), esc_cut(e.text, 300)));
         }
         d.raw("</table>\n");
-        if (a.evidence.size() > 12) d.p(fmt::format("{} more evidence lines not shown.", a.evidence.size() - 12), "muted");
+        if (a.evidence.size() > 12) d.p(d.t("html.oom.more_evidence", {{"n", std::to_string(a.evidence.size() - 12)}}), "muted");
     }
     if (!a.memory_series.empty()) {
-        d.h(3, "Memory per step");
+        d.h(3, d.t("html.heading.memory_per_step"));
         std::vector<xy> pts;
         pts.reserve(a.memory_series.size());
         for (const auto& m : a.memory_series) pts.push_back({static_cast<double>(m.step), static_cast<double>(m.bytes)});
@@ -793,85 +820,95 @@ void oom_section(doc& d, const log_analysis& a) {
         const double icept = (sy - slope * sx) / n;
         bool cut = false;
         std::vector<xy> shown = downsample(pts, 2000, cut);
-        std::vector<series> ss{{"memory (" + a.memory_series.front().statistic + ")", "#4e79a7", shown, false, true}};
+        std::vector<series> ss{{d.t("html.chart.memory_statistic", {{"statistic", a.memory_series.front().statistic}}), "#4e79a7",
+                                shown, false, true}};
         if (pts.size() >= 2) {
             const double xa = pts.front().x, xb = pts.back().x;
-            ss.push_back({fmt::format("trend {}/step", bytes(static_cast<std::int64_t>(slope))), "#e15759",
+            ss.push_back({d.t("html.chart.trend_per_step", {{"bytes", bytes(static_cast<std::int64_t>(slope))}}), "#e15759",
                           {{xa, std::max(0.0, icept + slope * xa)}, {xb, std::max(0.0, icept + slope * xb)}}, true, false});
         }
         std::vector<v_line> hl;
         if (a.capacity_bytes && *a.capacity_bytes > 0) {
-            hl.push_back({*a.capacity_bytes, "capacity " + bytes(*a.capacity_bytes), "#1d2330", false});
+            hl.push_back({*a.capacity_bytes, d.t("html.chart.capacity", {{"bytes", bytes(*a.capacity_bytes)}}), "#1d2330", false});
         }
         std::vector<x_mark> xm;
-        if (a.step) xm.push_back({static_cast<double>(*a.step), fmt::format("OOM at step {}", *a.step), "#d62728"});
-        d.raw(line_chart(ss, hl, xm, {}, "step", "memory per step"));
+        if (a.step) xm.push_back({static_cast<double>(*a.step), d.t("html.chart.oom_at_step", {{"step", std::to_string(*a.step)}}), "#d62728"});
+        d.raw(line_chart(ss, hl, xm, {}, d.t("html.chart.step"), d.t("html.chart.memory_per_step")));
         d.raw(series_legend(ss));
-        d.p(fmt::format("{} readings{}{}{}.", a.memory_series.size(),
-                        a.memory_series_rank ? fmt::format(" of rank {}", *a.memory_series_rank) : "",
-                        cut ? fmt::format(", drawn as {} points (min/max per bucket)", shown.size()) : "",
-                        a.leak_signal ? "; steady growth: leak signal" : ""),
+        d.p(d.t("html.oom.readings", {{"n", std::to_string(a.memory_series.size())},
+                                      {"rank", a.memory_series_rank ? d.t("html.oom.of_rank", {{"rank", std::to_string(*a.memory_series_rank)}}) : ""},
+                                      {"drawn", cut ? d.t("html.oom.drawn_as", {{"n", std::to_string(shown.size())}}) : ""},
+                                      {"leak", a.leak_signal ? d.t("html.oom.leak_signal") : ""}}),
             "caption");
     }
     d.close_section();
 }
 
-std::vector<bar_seg> estimate_segs(const estimate_result& e) {
+std::vector<bar_seg> estimate_segs(const doc& d, const estimate_result& e) {
     std::vector<bar_seg> segs;
     std::int64_t sum = 0;
     for (std::size_t i = 0; i < e.components.size(); ++i) {
-        segs.push_back({e.components[i].label, e.components[i].bytes, colour(i)});
+        segs.push_back({estimate_label(d.lang(), e.components[i]), e.components[i].bytes, colour(i)});
         sum += std::max<std::int64_t>(0, e.components[i].bytes);
     }
-    if (e.device_peak_bytes > sum) segs.push_back({"allocator cache + runtime", e.device_peak_bytes - sum, "#d0d4da"});
+    if (e.device_peak_bytes > sum) segs.push_back({d.t("html.chart.cache_runtime"), e.device_peak_bytes - sum, "#d0d4da"});
     return segs;
 }
 
-std::vector<v_line> capacity_lines(const estimate_result& e) {
+std::vector<v_line> capacity_lines(const doc& d, const estimate_result& e) {
     std::vector<v_line> l;
     if (e.capacity_bytes > 0) {
-        l.push_back({e.budget_bytes, "95% budget " + bytes(e.budget_bytes), "#d62728", true});
-        l.push_back({e.capacity_bytes, "capacity " + bytes(e.capacity_bytes), "#1d2330", false});
+        l.push_back({e.budget_bytes, d.t("html.chart.budget", {{"bytes", bytes(e.budget_bytes)}}), "#d62728", true});
+        l.push_back({e.capacity_bytes, d.t("html.chart.capacity", {{"bytes", bytes(e.capacity_bytes)}}), "#1d2330", false});
     }
     return l;
 }
 
 void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& e) {
     d.open_section("estimate");
-    d.h(2, "Static estimate per device");
-    std::vector<bar_row> rows{{"estimate (device use)", estimate_segs(e),
-                               bytes(e.device_peak_bytes) + (e.capacity_bytes > 0 ? (e.fits ? " fits" : " does not fit") : "")}};
-    std::vector<v_line> lines = capacity_lines(e);
+    d.h(2, d.t("html.heading.estimate"));
+    std::vector<bar_row> rows{{d.t("html.chart.estimate_device_use"), estimate_segs(d, e),
+                               bytes(e.device_peak_bytes) +
+                                   (e.capacity_bytes > 0 ? d.t(e.fits ? "html.chart.fits_note" : "html.chart.does_not_fit_note") : "")}};
+    std::vector<v_line> lines = capacity_lines(d, e);
     if (r.log && r.log->allocated_bytes && *r.log->allocated_bytes > 0) {
-        bar_row m{"measured at the OOM", {{"allocated by PyTorch", *r.log->allocated_bytes, "#76b7b2"}}, ""};
+        bar_row m{d.t("html.chart.measured_at_oom"), {{d.t("html.kv.allocated_by_pytorch"), *r.log->allocated_bytes, "#76b7b2"}}, ""};
         if (r.log->reserved_bytes && *r.log->reserved_bytes > *r.log->allocated_bytes)
-            m.segs.push_back({"reserved, unallocated", *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
-        if (r.log->reserved_bytes) m.note = "reserved " + bytes(*r.log->reserved_bytes);
+            m.segs.push_back({d.t("html.chart.reserved_unallocated"), *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
+        if (r.log->reserved_bytes) m.note = d.t("html.chart.reserved", {{"bytes", bytes(*r.log->reserved_bytes)}});
         rows.push_back(m);
     }
-    d.raw(bar_chart(rows, lines, "estimate against capacity"));
-    d.raw(legend(estimate_segs(e)));
+    d.raw(bar_chart(rows, lines, d.t("html.chart.estimate_vs_capacity")));
+    d.raw(legend(estimate_segs(d, e)));
     if (e.capacity_bytes > 0)
-        d.raw(fmt::format("<p>Capacity {}, budget (x0.95) {}: <span class=\"{}\">{} by {}</span>.</p>\n", esc(bytes(e.capacity_bytes)),
-                          esc(bytes(e.budget_bytes)), e.fits ? "fits" : "nofit", e.fits ? "fits" : "does not fit",
-                          esc(bytes(std::llabs(e.margin_bytes)))));
-    d.p(fmt::format("Live-tensor peak {} (compare with max_memory_allocated) at {}, stage {}; expected reserved {} (compare "
-                    "with max_memory_reserved); device use {}.",
-                    bytes(e.peak_bytes), e.peak_phase, e.worst_stage, bytes(e.reserved_peak_bytes), bytes(e.device_peak_bytes)));
-    d.raw("<table><tr><th>component</th><th class=\"num\">bytes</th><th class=\"num\">share of peak</th><th>how</th></tr>\n");
+        d.raw("<p>" +
+              d.html("html.estimate.capacity", {{"capacity", esc(bytes(e.capacity_bytes))},
+                                             {"budget", esc(bytes(e.budget_bytes))},
+                                             {"verdict", fmt::format("<span class=\"{}\">{}</span>", e.fits ? "fits" : "nofit",
+                                                                     esc(d.t(e.fits ? "html.estimate.fits_by" : "html.estimate.over_by",
+                                                                             {{"margin", bytes(std::llabs(e.margin_bytes))}})))}}) +
+              "</p>\n");
+    d.p(d.t("html.estimate.peaks", {{"peak", bytes(e.peak_bytes)},
+                                    {"phase", d.v("phase", e.peak_phase)},
+                                    {"stage", d.produced("estimate.stage.", e.worst_stage)},
+                                    {"reserved", bytes(e.reserved_peak_bytes)},
+                                    {"device", bytes(e.device_peak_bytes)}}));
+    d.table_head({{"component", false}, {"bytes", true}, {"share_of_peak", true}, {"how", false}});
     for (std::size_t i = 0; i < e.components.size(); ++i) {
         const auto& c = e.components[i];
         d.raw(fmt::format("<tr><td><span class=\"legend\" style=\"display:inline\"><span class=\"sw\" style=\"background:{}\">"
                           "</span></span>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"muted\">{}</td></tr>\n",
-                          colour(i), esc(c.label), esc(bytes(c.bytes)),
+                          colour(i), esc(estimate_label(d.lang(), c)), esc(bytes(c.bytes)),
                           e.peak_bytes > 0 ? pct(static_cast<double>(c.bytes) / static_cast<double>(e.peak_bytes)) : "-",
-                          esc_cut(c.formula, 300)));
+                          esc_cut(d.produced("estimate.formula.", c.formula), 300)));
     }
     d.raw("</table>\n");
-    if (!e.complete) d.p("Incomplete inputs: the defaults listed under uncertainty were assumed.", "muted");
+    if (!e.complete) d.p(d.t("html.estimate.incomplete"), "muted");
     if (!e.assumptions.empty()) {
-        d.p("Assumptions:", "muted");
-        d.list(e.assumptions);
+        d.p(d.t("html.estimate.assumptions"), "muted");
+        std::vector<std::string> shown;
+        for (const auto& a : e.assumptions) shown.push_back(d.produced("estimate.assumption.", a));
+        d.list(shown);
     }
     d.close_section();
 }
@@ -889,32 +926,32 @@ void evidence_table(doc& d, const std::vector<report_evidence>& ev) {
 
 void recommendations_section(doc& d, const diagnosis_report& r) {
     d.open_section("recommendations");
-    d.h(2, "Recommended overrides");
-    if (r.recommendations.empty()) d.p("None.");
+    d.h(2, d.t("html.heading.recs"));
+    if (r.recommendations.empty()) d.p(d.t("html.none"));
     if (r.estimate && !r.recommendations.empty()) {
         const auto& e = *r.estimate;
-        std::vector<bar_row> rows{{"now", estimate_segs(e), bytes(e.device_peak_bytes)}};
+        std::vector<bar_row> rows{{d.t("html.chart.now"), estimate_segs(d, e), bytes(e.device_peak_bytes)}};
         bool any = false;
         for (const auto& rec : r.recommendations) {
             bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, ""};
             if (rec.expected_device_peak_bytes) {
                 const std::string c = rec.expected_fits && *rec.expected_fits ? "#59a14f" : "#e15759";
                 const std::int64_t live = rec.expected_peak_bytes ? *rec.expected_peak_bytes : 0;
-                row.segs.push_back({"live tensors", std::min(live, *rec.expected_device_peak_bytes), c});
-                row.segs.push_back({"allocator cache + runtime", *rec.expected_device_peak_bytes - std::min(live, *rec.expected_device_peak_bytes),
+                row.segs.push_back({d.t("html.chart.live_tensors"), std::min(live, *rec.expected_device_peak_bytes), c});
+                row.segs.push_back({d.t("html.chart.cache_runtime"),
+                                    *rec.expected_device_peak_bytes - std::min(live, *rec.expected_device_peak_bytes),
                                     c == "#59a14f" ? "#b9dcb4" : "#f4b9ba"});
-                row.note = bytes(*rec.expected_device_peak_bytes) + (rec.expected_fits && *rec.expected_fits ? " fits" : " over budget");
+                row.note = bytes(*rec.expected_device_peak_bytes) +
+                           d.t(rec.expected_fits && *rec.expected_fits ? "html.chart.fits_note" : "html.chart.over_budget_note");
                 any = true;
             } else {
-                row.note = "no figure";
+                row.note = d.t("html.chart.no_figure");
             }
             rows.push_back(row);
         }
         if (any) {
-            d.raw(bar_chart(rows, capacity_lines(e), "device use before and after each recommendation"));
-            d.p("Device use now (stacked by component) and expected after each recommendation alone: dark part live "
-                "tensors, light part allocator cache and runtime; green fits under the 95% line, red does not.",
-                "caption");
+            d.raw(bar_chart(rows, capacity_lines(d, e), d.t("html.chart.before_after")));
+            d.p(d.t("html.recs.caption"), "caption");
         }
     }
     for (const auto& rec : r.recommendations) {
@@ -922,20 +959,31 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
         d.raw(fmt::format("<h3>{}. {}</h3>\n", rec.rank, esc(rec.action)));
         if (!rec.text.empty()) d.p(rec.text);
         if (!rec.rendered.empty()) {
-            d.raw(fmt::format("<div class=\"muted\">in {} syntax:</div><pre>", esc(rec.framework)));
+            d.raw("<div class=\"muted\">" + esc(d.t("report.rec.syntax", {{"framework", rec.framework}})) + "</div><pre>");
             for (const auto& l : rec.rendered) d.raw(esc(l) + "\n");
             d.raw("</pre>\n");
         }
         if (rec.expected_device_peak_bytes) {
             const bool fits = rec.expected_fits && *rec.expected_fits;
-            d.raw(fmt::format("<p>Expected after: live peak {}, device {} - <span class=\"{}\">{}</span>{}</p>\n",
-                              esc(opt_bytes(rec.expected_peak_bytes)), esc(bytes(*rec.expected_device_peak_bytes)),
-                              fits ? "fits" : "nofit", fits ? "fits" : "still over the budget",
-                              rec.expected_note.empty() ? "" : " (" + esc(rec.expected_note) + ")"));
+            d.raw("<p>" +
+                  d.html("html.recs.expected_after",
+                      {{"live", esc(opt_bytes(rec.expected_peak_bytes))},
+                       {"device", esc(bytes(*rec.expected_device_peak_bytes))},
+                       {"verdict", fmt::format("<span class=\"{}\">{}</span>", fits ? "fits" : "nofit",
+                                               esc(d.t(fits ? "report.rec.fits" : "report.rec.still_over")))},
+                       {"note", rec.expected_note.empty() ? "" : esc(d.t("report.rec.note", {{"note", rec.expected_note}}))}}) +
+                  "</p>\n");
         } else if (!rec.expected_note.empty()) {
-            d.p("Expected: " + rec.expected_note);
+            d.p(d.t("html.recs.expected", {{"note", rec.expected_note}}));
         }
-        if (!rec.rationale.empty()) d.p("Why: " + rec.rationale, "muted");
+        if (rec.anchored_device_peak_bytes && r.anchor)
+            d.p(d.t("report.rec.anchored",
+                    {{"source", r.anchor->source},
+                     {"device", bytes(*rec.anchored_device_peak_bytes)},
+                     {"verdict", d.t(rec.anchored_fits && *rec.anchored_fits ? "report.rec.fits" : "report.rec.over")},
+                     {"trust", r.anchor->used ? d.t("report.rec.trust") : ""}}));
+        if (!rec.rationale.empty()) d.p(d.t("html.recs.why", {{"rationale", rec.rationale}}), "muted");
+        if (!rec.confirm.empty()) d.p(d.t("html.recs.confirm", {{"confirm", rec.confirm}}), "muted");
         evidence_table(d, rec.evidence);
         d.raw("</div>\n");
     }
@@ -943,23 +991,25 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
 }
 
 void trend_section(doc& d, const snap::trend_result& t) {
-    d.h(3, "Trend over snapshots");
+    d.h(3, d.t("html.heading.trend"));
     std::vector<series> ss;
-    auto mk = [&](const char* name, const char* c, const std::vector<std::int64_t>& v) {
+    auto mk = [&](const std::string& name, const char* c, const std::vector<std::int64_t>& v) {
         series s{name, c, {}, false, true};
         for (std::size_t i = 0; i < v.size(); ++i) s.pts.push_back({static_cast<double>(i + 1), static_cast<double>(v[i])});
         if (!s.pts.empty()) ss.push_back(s);
     };
-    mk("live", "#4e79a7", t.live);
-    mk("reserved", "#9c755f", t.reserved);
-    mk("peak", "#e15759", t.peak);
+    mk(d.t("html.chart.live"), "#4e79a7", t.live);
+    mk(d.t("html.chart.reserved_series"), "#9c755f", t.reserved);
+    mk(d.t("html.chart.peak_series"), "#e15759", t.peak);
     if (!ss.empty()) {
-        d.raw(line_chart(ss, {}, {}, {}, "snapshot (in the order given)", "trend over snapshots"));
+        d.raw(line_chart(ss, {}, {}, {}, d.t("html.chart.snapshot_order"), d.t("html.chart.trend_over_snapshots")));
         d.raw(series_legend(ss));
     }
-    d.p(fmt::format("{} snapshots: {} - {}", t.files.size(), t.verdict, t.explanation));
-    if (!t.growing_category.empty()) d.p("Growing category: " + t.growing_category);
-    if (!t.growing_site.empty()) d.p("Growing site: " + t.growing_site);
+    d.p(d.t("html.trend.line", {{"n", std::to_string(t.files.size())},
+                                {"verdict", d.v("trend", t.verdict)},
+                                {"explanation", d.produced("snapshot.trend.", t.explanation)}}));
+    if (!t.growing_category.empty()) d.p(d.t("html.trend.growing_category", {{"category", d.v("category", t.growing_category)}}));
+    if (!t.growing_site.empty()) d.p(d.t("html.trend.growing_site", {{"site", t.growing_site}}));
 }
 
 // A snapshot with an OOM event is about the OOM: the request and the memory at that moment.
@@ -985,95 +1035,119 @@ std::string snapshot_headline(const snap::device_analysis& dev) {
 
 }  // namespace
 
-std::string render_snapshot_html(const snap::snapshot_analysis& a) {
-    doc d;
-    d.raw(page_head("oomdx snapshot: " + a.file));
-    d.raw("<h1>oomdx snapshot analysis</h1>\n");
+std::string render_snapshot_html(const snap::snapshot_analysis& a, const std::string& lang) {
+    doc d(lang);
+    d.raw(page_head(d, d.t("html.snapshot.page_title", {{"file", a.file}})));
+    d.raw("<h1>" + esc(d.t("html.snapshot.title")) + "</h1>\n");
     if (a.primary >= 0 && !a.devices.empty()) {
         const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
         d.raw(fmt::format("<div class=\"headline{}\" id=\"headline\">{}</div>\n", dev.oom_count > 0 || dev.leak_suspected ? " bad" : "",
                           esc(snapshot_headline(dev))));
     }
     d.open_section("snapshot");
-    d.h(2, a.file.empty() ? "Snapshot" : a.file);
+    d.h(2, a.file.empty() ? d.t("html.snapshot.heading") : a.file);
     snapshot_body(d, a, 3);
     d.close_section();
-    d.raw(page_tail());
+    d.raw(page_tail(d));
     return d.str();
 }
 
 std::string render_diagnosis_html(const diagnosis_report& r) {
-    doc d;
+    doc d(r.lang);
     const bool pre = r.mode == "preflight";
-    d.raw(page_head(pre ? "oomdx preflight" : "oomdx diagnosis"));
-    d.raw(pre ? "<h1>oomdx preflight</h1>\n" : "<h1>oomdx diagnosis</h1>\n");
+    const std::string title = d.t(pre ? "report.title_preflight" : "report.title");
+    d.raw(page_head(d, title));
+    d.raw("<h1>" + esc(title) + "</h1>\n");
     std::string cls;
     if (pre && r.estimate && r.estimate->capacity_bytes > 0) cls = r.estimate->fits ? " good" : " bad";
     else if (!pre && r.log && r.log->source != "none") cls = " bad";
     d.raw(fmt::format("<div class=\"headline{}\" id=\"summary\">{}</div>\n", cls, esc(r.headline)));
     // Contents line.
     std::string nav;
-    auto link = [&](const char* id, const char* name) {
-        nav += fmt::format("{}<a href=\"#{}\">{}</a>", nav.empty() ? "" : " &middot; ", id, name);
+    auto link = [&](const char* id, const char* key) {
+        nav += fmt::format("{}<a href=\"#{}\">{}</a>", nav.empty() ? "" : " &middot; ", id, esc(d.t(key)));
     };
-    if (r.log) link("oom", "OOM type");
-    link("route", "route");
-    if (r.estimate) link("estimate", "estimate");
-    if (!r.snapshots.empty()) link("snapshots", "snapshots");
-    link("findings", "findings");
-    link("recommendations", "recommendations");
-    if (!r.next_steps.empty()) link("next", "next steps");
-    if (!r.uncertain.empty()) link("uncertain", "uncertainty");
+    if (r.log) link("oom", "html.nav.oom");
+    link("route", "html.nav.route");
+    if (r.estimate) link("estimate", "html.nav.estimate");
+    if (!r.snapshots.empty()) link("snapshots", "html.nav.snapshots");
+    link("findings", "html.nav.findings");
+    link("recommendations", "html.nav.recommendations");
+    if (!r.next_steps.empty()) link("next", "html.nav.next");
+    if (!r.uncertain.empty()) link("uncertain", "html.nav.uncertain");
     d.raw("<p class=\"muted\">" + nav + "</p>\n");
 
     if (!r.inputs.empty()) {
         d.open_section("inputs");
-        d.h(2, "Inputs");
+        d.h(2, d.t("html.heading.inputs"));
         d.list(r.inputs);
         d.close_section();
     }
     if (r.log) oom_section(d, *r.log);
 
     d.open_section("route");
-    d.h(2, "Route through the method");
-    if (r.route.empty()) d.p("No steps recorded.");
+    d.h(2, d.t("html.heading.route"));
+    if (r.route.empty()) d.p(d.t("html.route.none"));
     d.raw("<ol>\n");
     for (const auto& s : r.route)
-        d.raw(fmt::format("<li><b>{}</b>: {}</li>\n", esc(s.title.empty() ? s.step : s.title), esc(s.why)));
+        d.raw(fmt::format("<li><b>{}</b>{}{}</li>\n", esc(s.title.empty() ? s.step : s.title), esc(d.t("html.route.sep")), esc(s.why)));
     d.raw("</ol>\n");
     d.close_section();
 
     if (r.estimate) estimate_section(d, r, *r.estimate);
 
+    if (!r.consistency.empty()) {
+        d.open_section("consistency");
+        d.h(2, d.t("html.heading.consistency"));
+        std::vector<std::string> items;
+        for (const auto& c : r.consistency)
+            items.push_back(d.t("report.consistency.line", {{"id", c.id},
+                                                            {"measured", bytes(c.measured_bytes)},
+                                                            {"statistic", d.v("statistic", c.statistic)},
+                                                            {"source", c.source.empty() ? "-" : c.source},
+                                                            {"estimated", bytes(c.estimated_bytes)},
+                                                            {"ratio", fmt::format("{:.2f}", c.ratio)},
+                                                            {"verdict", d.v("consistency", c.verdict)}}));
+        d.list(items);
+        if (r.anchor) d.p(d.t("report.consistency.expected_figures", {{"why", r.anchor->why}}));
+        d.close_section();
+    }
+
     if (!r.snapshots.empty()) {
         d.open_section("snapshots");
-        d.h(2, "Snapshot analysis");
+        d.h(2, d.t("html.heading.snapshots"));
         std::size_t n = 0;
         for (const auto& s : r.snapshots) {
             if (++n > 4) {
-                d.p(fmt::format("{} more snapshots not drawn (see the JSON report).", r.snapshots.size() - 4), "muted");
+                d.p(d.t("html.snapshot.more_snapshots", {{"n", std::to_string(r.snapshots.size() - 4)}}), "muted");
                 break;
             }
-            d.h(3, s.file.empty() ? "snapshot" : s.file);
+            d.h(3, s.file.empty() ? d.t("html.snapshot.heading") : s.file);
             snapshot_body(d, s, 4);
         }
         if (r.trend) trend_section(d, *r.trend);
         if (r.diff) {
-            d.h(3, "Difference between two snapshots");
-            d.p(fmt::format("live {} -> {}, reserved {} -> {}, peak {} -> {}", bytes(r.diff->live_a), bytes(r.diff->live_b),
-                            bytes(r.diff->reserved_a), bytes(r.diff->reserved_b), bytes(r.diff->peak_a), bytes(r.diff->peak_b)));
-            d.list(r.diff->findings);
+            d.h(3, d.t("html.heading.diff"));
+            d.p(d.t("html.diff.line", {{"live_a", bytes(r.diff->live_a)},
+                                       {"live_b", bytes(r.diff->live_b)},
+                                       {"reserved_a", bytes(r.diff->reserved_a)},
+                                       {"reserved_b", bytes(r.diff->reserved_b)},
+                                       {"peak_a", bytes(r.diff->peak_a)},
+                                       {"peak_b", bytes(r.diff->peak_b)}}));
+            std::vector<std::string> findings;
+            for (const auto& f : r.diff->findings) findings.push_back(d.produced("snapshot.diff.", f));
+            d.list(findings);
         }
         d.close_section();
     }
 
     d.open_section("findings");
-    d.h(2, "Findings");
-    if (r.findings.empty()) d.p("None.");
+    d.h(2, d.t("html.heading.findings"));
+    if (r.findings.empty()) d.p(d.t("html.none"));
     std::size_t n = 0;
     for (const auto& f : r.findings) {
         d.raw(fmt::format("<div class=\"finding\"><p>{}. <span class=\"sev {}\">{}</span>{}</p>\n", ++n,
-                          esc(f.severity), esc(f.severity), esc(f.text)));
+                          esc(f.severity), esc(d.v("level", f.severity)), esc(f.text)));
         if (!f.rationale.empty()) d.p(f.rationale, "muted");
         evidence_table(d, f.evidence);
         d.raw("</div>\n");
@@ -1084,17 +1158,17 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
 
     if (!r.next_steps.empty()) {
         d.open_section("next");
-        d.h(2, "What to do next");
+        d.h(2, d.t("html.heading.next"));
         d.list(r.next_steps);
         d.close_section();
     }
     if (!r.uncertain.empty()) {
         d.open_section("uncertain");
-        d.h(2, "What the evidence cannot tell");
+        d.h(2, d.t("html.heading.uncertain"));
         d.list(r.uncertain);
         d.close_section();
     }
-    d.raw(page_tail());
+    d.raw(page_tail(d));
     return d.str();
 }
 
@@ -1106,8 +1180,8 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
 namespace oomdx {
 
 std::string render_diff_html(const config_diff& d) {
-    doc page;
-    page.raw(page_head("oomdx diff"));
+    doc page("en");  // `oomdx diff` has no --lang
+    page.raw(page_head(page, "oomdx diff"));
     page.raw("<h1>oomdx diff</h1>\n");
     const std::int64_t delta = d.b.device_peak_bytes - d.a.device_peak_bytes;
     page.raw(fmt::format("<div class=\"headline{}\">Device peak {} &rarr; {} ({}{}) from {} changed key{}</div>\n",
@@ -1160,7 +1234,7 @@ std::string render_diff_html(const config_diff& d) {
     }
     page.raw("</table>\n");
     page.close_section();
-    page.raw(page_tail());
+    page.raw(page_tail(page));
     return page.str();
 }
 

@@ -12,10 +12,11 @@
 
 namespace oomdx {
 
-// `oomdx diagnose --format html` and `oomdx preflight --format html`.
+// `oomdx diagnose --format html` and `oomdx preflight --format html`, in the report's language
+// (`<html lang>`, a font stack that shows CJK).
 std::string render_diagnosis_html(const diagnosis_report& r);
 // `oomdx snapshot FILE --format html`.
-std::string render_snapshot_html(const snap::snapshot_analysis& a);
+std::string render_snapshot_html(const snap::snapshot_analysis& a, const std::string& lang = "en");
 
 // `oomdx diff A B --format html`.
 std::string render_diff_html(const config_diff& d);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/report/report_phrases.h"
 
 namespace oomdx {
 
@@ -50,11 +51,10 @@ void collect_consistency(diagnosis_report& rep) {
         a.statistic = c.statistic;
         a.offset_bytes = c.measured_bytes - c.estimated_bytes;
         a.used = c.verdict != "agree";
-        a.why = a.used ? fmt::format("the measured {} ({}) is {:.2f}x the estimate's, so the expected figures are the "
-                                     "measured peak minus each change's estimated saving",
-                                     c.statistic, format_bytes(c.measured_bytes), c.ratio)
-                       : fmt::format("the measured {} ({}) agrees with the estimate ({:.2f}x), so the estimate's figures stand",
-                                     c.statistic, format_bytes(c.measured_bytes), c.ratio);
+        a.why = phrase(rep.lang, a.used ? "report.anchor.used" : "report.anchor.agrees",
+                       {{"statistic", value_phrase(rep.lang, "statistic", c.statistic)},
+                        {"measured", format_bytes(c.measured_bytes)},
+                        {"ratio", fmt::format("{:.2f}", c.ratio)}});
         rep.anchor = a;
         break;
     }

@@ -4,6 +4,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/pipeline.h"
+#include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
@@ -91,7 +92,7 @@ void stage_inputs(pipeline_state& s) {
             if (const auto d = lookup_device(req.device))
                 lo.device_capacity_bytes = d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
         rep.log = analyze_logs(req.logs, lo);
-        for (const auto& f : rep.log->files) rep.inputs.push_back(fmt::format("log {} ({} lines)", f.path, f.lines));
+        for (const auto& f : rep.log->files) rep.inputs.push_back(phrase(rep.lang, "report.input.log", {{"file", f.path}, {"lines", std::to_string(f.lines)}}));
     }
     job_inputs_options jo;
     jo.config = req.config;
@@ -101,10 +102,11 @@ void stage_inputs(pipeline_state& s) {
     jo.sets = req.sets;
     if (rep.log && !rep.log->launch_line.empty()) jo.launch_args = launch_overrides(rep.log->launch_line);
     s.job = load_job_inputs(jo);
-    if (!req.config.empty()) rep.inputs.push_back(fmt::format("config {}", req.config));
-    if (s.job->model) rep.inputs.push_back(fmt::format("model {}", s.job->model->name));
+    if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));
+    if (s.job->model) rep.inputs.push_back(phrase(rep.lang, "report.input.model", {{"model", s.job->model->name}}));
     if (s.job->device)
-        rep.inputs.push_back(fmt::format("device {} ({})", s.job->device->name, format_bytes(s.job->device->capacity_bytes)));
+        rep.inputs.push_back(phrase(rep.lang, "report.input.device",
+                                    {{"device", s.job->device->name}, {"capacity", format_bytes(s.job->device->capacity_bytes)}}));
     if (!req.snapshots.empty()) {
         const auto files = snap::expand_snapshot_inputs(req.snapshots);
         snap::analysis_options ao;
@@ -113,7 +115,7 @@ void stage_inputs(pipeline_state& s) {
         rep.snapshots = snap::analyze_files(files, ao);
         if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
         if (rep.snapshots.size() == 2) rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
-        for (const auto& a : rep.snapshots) rep.inputs.push_back(fmt::format("snapshot {}", a.file));
+        for (const auto& a : rep.snapshots) rep.inputs.push_back(phrase(rep.lang, "report.input.snapshot", {{"file", a.file}}));
     }
 }
 

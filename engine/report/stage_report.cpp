@@ -7,6 +7,7 @@
 #include "engine/report/pipeline.h"
 #include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
+#include "engine/report/report_phrases.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_validate.h"
@@ -58,9 +59,9 @@ void headline(diagnosis_report& rep) {
         if (!best || severity_rank(f.severity) < severity_rank(best->severity)) best = &f;
     if (best) rep.headline = best->text;
     else if (rep.mode == "preflight" && rep.estimate)
-        rep.headline = rep.estimate->fits ? "The configuration is expected to fit." : "The configuration is not expected to fit.";
+        rep.headline = phrase(rep.lang, rep.estimate->fits ? "report.headline.fits" : "report.headline.does_not_fit");
     else
-        rep.headline = "No out-of-memory error was found and no rule applied.";
+        rep.headline = phrase(rep.lang, "report.headline.nothing");
 }
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
@@ -72,7 +73,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         measures = measures && o.key.rfind("profiling.", 0) == 0;
     }
     if (affects && !rep.estimate) {
-        rr.expected_note = "no estimate: give --model (and the config) to get the expected peak";
+        rr.expected_note = phrase(rep.lang, "report.note.no_estimate");
         return;
     }
     if (affects) {
@@ -88,10 +89,9 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
     }
-    rr.expected_note = measures ? "a measurement: it leaves the device memory as it is (the history costs host memory)"
-                       : config.empty()
-                           ? "a change in code or libraries that the estimate does not apply: the figure is the job as it is"
-                           : "does not change the tensor peak; it changes where the memory goes or why it fails";
+    rr.expected_note = phrase(rep.lang, measures         ? "report.note.measurement"
+                                        : config.empty() ? "report.note.code_change"
+                                                         : "report.note.no_peak_change");
 }
 
 }  // namespace
@@ -162,9 +162,17 @@ void stage_report(pipeline_state& s) {
             } catch (const std::exception&) {
                 for (const auto& o : config_overrides) rr.rendered.push_back(fmt::format("{}={}", o.key, o.val.to_string()));
             }
+            // The adapter's comment lines ("# torchtitan has no setting for ...") in the report's language.
+            for (auto& line : rr.rendered)
+                if (line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#')
+                    line = translated(rep.lang, "adapter.", line);
         }
-        for (const auto& o : code_overrides)
-            rr.rendered.push_back(fmt::format("# code: {}", o.val.is_string() ? o.val.as_string() : o.val.to_string()));
+        for (const auto& o : code_overrides) {
+            std::string shown = o.val.is_string() ? o.val.as_string() : o.val.to_string();
+            for (const auto& [key, text] : r.code_texts)
+                if (key == o.key) shown = text;
+            rr.rendered.push_back(fmt::format("# code: {}", shown));
+        }
         expected_after(facts, rep, s.job->syntax, config_overrides, rr);
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
@@ -178,7 +186,9 @@ void stage_report(pipeline_state& s) {
     rep.contradictions = rep.inference.contradictions;
     rep.uncertain = rep.inference.uncertain;
     if (rep.estimate && !rep.estimate->complete)
-        for (const auto& a : rep.estimate->assumptions) rep.uncertain.push_back("Estimate assumption: " + a);
+        for (const auto& a : rep.estimate->assumptions)
+            rep.uncertain.push_back(
+                phrase(rep.lang, "report.uncertain.assumption", {{"assumption", translated(rep.lang, "estimate.assumption.", a)}}));
     // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
     if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
 }

@@ -24,7 +24,9 @@ void stage_rules(pipeline_state& s) {
         }
         s.rules = &s.extra->rules;
     }
-    rep.inference = run_inference(*s.rules, rep.facts);
+    inference_options io;
+    io.lang = s.req.lang;
+    rep.inference = run_inference(*s.rules, rep.facts, io);
     if (rep.log) apply_log_verdicts(*rep.log, rep.facts);  // the evidence step's timing and leak signal
     // The snapshot sections show each file's verdicts, decided by the same packs.
     apply_snapshot_verdicts(rep.snapshots, *s.rules);
@@ -33,7 +35,7 @@ void stage_rules(pipeline_state& s) {
     for (const auto& r : rep.inference.route) {
         report_step st;
         st.step = r.to;
-        if (const step_def* sd = s.rules->step(r.to)) st.title = sd->title;
+        if (const step_def* sd = s.rules->step(r.to)) st.title = s.rules->text(s.req.lang, "step." + sd->id + ".title", sd->title);
         st.why = r.why;
         st.from_rule = r.from_rule;
         rep.route.push_back(std::move(st));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/translations.h"
 #include "engine/core/vocabulary.h"
 #include "engine/rules/text_template.h"
 
@@ -108,14 +109,22 @@ private:
 inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
     inference_result res;
     template_names names(rs, facts.vocab());
-    auto render = [&](const std::string& t) { return render_template(t, facts, &names.get()); };
+    const translation_table* know = opts.lang == "en" ? nullptr : &translation_table::shipped(opts.lang);
+    auto render = [&](const std::string& t) { return render_template(t, facts, &names.get(), know); };
+    // A rule text in the report's language: the translation when current, else the English.
+    auto text = [&](const std::string& key, const std::string& en) { return rs.text(opts.lang, key, en); };
+    auto trimmed = [](std::string s) {  // folded YAML ends translations with a newline
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        return s;
+    };
     std::set<std::string> active;
     const std::set<std::string> only(opts.only_steps.begin(), opts.only_steps.end());
     auto allowed = [&](const std::string& step) { return only.empty() || only.count(step) > 0; };
     for (const auto& s : rs.steps)
         if (s.always && allowed(s.id)) {
             active.insert(s.id);
-            if (s.listed) res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : s.goal, -1});
+            if (s.listed)
+                res.route.push_back({s.id, "", s.goal.empty() ? "always runs" : text("step." + s.id + ".goal", s.goal), -1});
         }
     std::set<std::string> fired_keys;
     std::map<std::string, std::string> group_winner;
@@ -190,13 +199,16 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             f.rule_id = r.id;
             f.step = r.step;
             f.severity = r.severity;
-            f.text = render(r.finding);
-            f.rationale = r.rationale;
+            const std::string base = "rule." + r.id + ".";
+            f.text = render(text(base + "finding", r.finding));
+            f.rationale = opts.lang == "en" ? r.rationale : trimmed(text(base + "rationale", r.rationale));
             f.evidence = evidence_of(r.finding);
             f.firing = fi.seq;
             res.findings.push_back(std::move(f));
         }
-        for (const auto& d : r.recommendations) {
+        for (size_t di = 0; di < r.recommendations.size(); ++di) {
+            const recommendation_def& d = r.recommendations[di];
+            const std::string tkey = fmt::format("rule.{}.recommend.{}.", r.id, di);
             // A confidence expression that gives "none": the evidence does not support this one here.
             std::string confidence = "medium";
             if (d.confidence.expr || d.confidence.literal.is_string()) {
@@ -212,20 +224,39 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             rec.action = d.action;
             rec.priority = d.priority;
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
-            rec.text = render(d.text);
-            rec.rationale = d.rationale.empty() ? r.rationale : d.rationale;
-            rec.confirm = render(d.confirm);
+            rec.text = render(text(tkey + "text", d.text));
+            rec.rationale = d.rationale.empty() ? text("rule." + r.id + ".rationale", r.rationale)
+                                                : text(tkey + "rationale", d.rationale);
+            if (opts.lang != "en") rec.rationale = trimmed(rec.rationale);
+            rec.confirm = render(text(tkey + "confirm", d.confirm));
+            for (size_t oi = 0; oi < d.overrides.size(); ++oi) {
+                const auto& [okey, av] = d.overrides[oi];
+                if (okey.rfind("code.", 0) != 0 || rec.overrides[oi].val.is_null()) continue;
+                const value& v = rec.overrides[oi].val;
+                std::string shown = v.is_string() ? v.as_string() : v.to_string();
+                if (opts.lang != "en") {
+                    const std::string en = av.expr ? av.text : shown;
+                    const std::string t = text(tkey + "set." + okey, en);
+                    if (t != en) shown = av.expr ? render(t) : t;
+                }
+                rec.code_texts.push_back({okey, shown});
+            }
             rec.evidence = evidence_of(d.text);
             rec.firing = fi.seq;
             res.recommendations.push_back(std::move(rec));
         }
         for (const auto& rt : r.routes) {
             if (!allowed(rt.to)) continue;
-            res.route.push_back({rt.to, r.id, render(rt.why.empty() ? r.desc : rt.why), fi.seq});
+            const size_t ri = static_cast<size_t>(&rt - r.routes.data());
+            res.route.push_back({rt.to, r.id, render(text(fmt::format("rule.{}.route.{}.why", r.id, ri),
+                                                          rt.why.empty() ? r.desc : rt.why)),
+                                 fi.seq});
             active.insert(rt.to);
         }
-        for (const auto& t : r.next_steps) res.next_steps.push_back(render(t));
-        for (const auto& t : r.uncertain) res.uncertain.push_back(render(t));
+        for (size_t i = 0; i < r.next_steps.size(); ++i)
+            res.next_steps.push_back(render(text(fmt::format("rule.{}.next_steps.{}", r.id, i), r.next_steps[i])));
+        for (size_t i = 0; i < r.uncertain.size(); ++i)
+            res.uncertain.push_back(render(text(fmt::format("rule.{}.uncertain.{}", r.id, i), r.uncertain[i])));
     }
     for (const auto& s : rs.steps)
         if (active.count(s.id)) res.steps_run.push_back(s.id);

@@ -48,6 +48,8 @@ struct recommendation {
     std::string rationale;
     std::string confidence = "medium";  // high | medium | low
     std::string confirm;                // what would confirm it or rule it out
+    // code.* overrides as the report shows them (`# code: ...`), in the report's language.
+    std::vector<std::pair<std::string, std::string>> code_texts;
     std::vector<int> evidence;
     int firing = 0;
 };
@@ -70,6 +72,9 @@ struct inference_options {
     // When not empty, only rules of these steps are eligible and routes to other steps are not
     // followed (`oomdx log` / `oomdx snapshot` run the `evidence` step alone for their verdicts).
     std::vector<std::string> only_steps;
+    // The language of the texts (findings, recommendations, route, next steps): "en", or one of
+    // report_languages() rendered from the translations beside the packs (English when missing or stale).
+    std::string lang = "en";
 };
 
 struct inference_result {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/rules/rule_tests.h"
+#include "engine/rules/rule_translations.h"
 
 namespace oomdx {
 
@@ -19,6 +20,31 @@ size_t lint_report::errors() const {
 }
 
 size_t lint_report::warnings() const { return diagnostics.size() - errors(); }
+
+std::vector<rule_diagnostic> lint_rule_translations(const rule_set& rules) {
+    std::vector<rule_diagnostic> out;
+    for (const auto& lang : report_languages()) {
+        static const translation_table none;
+        auto it = rules.i18n.find(lang);
+        const translation_table& table = it == rules.i18n.end() ? none : it->second;
+        std::set<std::string> expected;
+        auto check = [&](const std::vector<rule_text>& texts, const std::string& pack) {
+            for (const auto& t : texts) {
+                expected.insert(t.key);
+                check_translation(t, table, lang, translation_file(pack, lang), out);
+            }
+        };
+        for (const auto& s : rules.steps) check(step_texts(s), s.where.file);
+        for (const auto& r : rules.rules) check(rule_texts(*r), r->where.file);
+        for (const auto& key : table.keys())
+            if (!expected.count(key)) {
+                const translation* t = table.find(key);
+                out.push_back({rule_error_code::orphan_translation, {t->file, t->line, 1},
+                               fmt::format("'{}' translates a text no rule or step has (remove it)", key), "", {}});
+            }
+    }
+    return out;
+}
 
 lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const std::vector<action_decl>& actions) {
     lint_report rep;
@@ -45,6 +71,8 @@ lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const st
                 rep.diagnostics.push_back({rule_error_code::missing_test, r->where,
                                            fmt::format("rule '{}' is never expected to fire in a test case", r->id), "", {}});
     }
+    // Every text a report shows has a current translation in every report language.
+    for (auto& d : lint_rule_translations(lr.rules)) rep.diagnostics.push_back(std::move(d));
     // No two rules share a condition.
     std::map<std::string, const rule_def*> by_cond;
     for (const auto& r : lr.rules.rules) {

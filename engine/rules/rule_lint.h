@@ -1,5 +1,5 @@
 // `oomdx rules lint`: load diagnostics plus set-wide checks (tests present, rules covered,
-// duplicate conditions).
+// duplicate conditions, every text translated: engine/rules/rule_translations.h).
 #pragma once
 
 #include <string>
@@ -15,6 +15,9 @@ struct lint_report {
     size_t errors() const;
     size_t warnings() const;
 };
+
+// W206/W207/W208/E115 for the rule and step texts of `rules` in every report language.
+std::vector<rule_diagnostic> lint_rule_translations(const rule_set& rules);
 
 lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const std::vector<action_decl>& actions);
 

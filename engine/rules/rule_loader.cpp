@@ -14,6 +14,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_file.h"
+#include "engine/rules/rule_translations.h"
 #include "engine/rules/text_template.h"
 
 namespace oomdx {
@@ -74,6 +75,12 @@ public:
         std::vector<std::string> files;
         for (const auto& p : paths) collect_files(p, files);
         for (const auto& f : files) read_file(f);
+        for (const auto& f : files)
+            for (const auto& lang : report_languages()) {
+                const std::string tf = translation_file(f, lang);
+                std::error_code ec;
+                if (fs::exists(tf, ec)) read_rule_translations(tf, lang, m_out.rules.i18n[lang], m_out.diagnostics);
+            }
         for (const auto& it : m_items) declare(it);
         std::sort(m_out.rules.steps.begin(), m_out.rules.steps.end(),
                   [](const step_def& a, const step_def& b) { return a.order < b.order; });
@@ -105,7 +112,8 @@ private:
             std::vector<std::string> found;
             for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
                 const std::string s = e.path().string();
-                if (e.is_regular_file() && s.ends_with(".yaml") && !s.ends_with(".test.yaml"))
+                if (e.is_regular_file() && s.ends_with(".yaml") && !s.ends_with(".test.yaml") &&
+                    !is_translation_file(fs::relative(e.path(), p, ec).string()))
                     found.push_back(s);
             }
             std::sort(found.begin(), found.end());

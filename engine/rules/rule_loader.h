@@ -44,7 +44,8 @@ struct load_result {
 std::vector<action_decl> load_actions(const std::string& path);
 const std::vector<action_decl>& shipped_actions();
 
-// Loads every *.yaml (not *.test.yaml) under each path (files or directories, recursively).
+// Loads every *.yaml (not *.test.yaml, nor the translations under i18n/) under each path (files or
+// directories, recursively), and the translations beside each pack (engine/rules/rule_translations.h).
 load_result load_rules(const std::vector<std::string>& paths, const vocabulary& vocab,
                        const std::vector<action_decl>& actions);
 // Default: the shipped rules/ with the shipped vocabulary and actions; throws input_error listing

@@ -14,4 +14,10 @@ const rule_def* rule_set::rule(const std::string& id) const {
     return nullptr;
 }
 
+std::string rule_set::text(const std::string& lang, const std::string& key, const std::string& en) const {
+    if (lang == "en") return en;
+    auto it = i18n.find(lang);
+    return it == i18n.end() ? en : it->second.pick(key, en);
+}
+
 }  // namespace oomdx

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/translations.h"
 #include "engine/core/value.h"
 #include "engine/rules/expression.h"
 #include "engine/rules/source_context.h"
@@ -80,9 +81,14 @@ struct rule_set {
     std::map<std::string, std::vector<value>> lists;
     std::map<std::string, std::vector<std::string>> contradicts;  // claim -> claims it cannot stand beside
     std::vector<std::string> files;  // rule files loaded
+    // Translations of the rule and step texts by language (rules/i18n/<lang>/<pack>.yaml).
+    std::map<std::string, translation_table> i18n;
 
     const step_def* step(const std::string& id) const;
     const rule_def* rule(const std::string& id) const;
+    // The text under `key` (engine/rules/rule_translations.h) in `lang`, or `en` when the
+    // translation is missing or stale.
+    std::string text(const std::string& lang, const std::string& key, const std::string& en) const;
 };
 
 }  // namespace oomdx

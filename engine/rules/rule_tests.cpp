@@ -13,6 +13,7 @@
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_file.h"
 #include "engine/core/fact_store.h"
+#include "engine/core/translations.h"
 #include "engine/rules/inference.h"
 
 namespace oomdx {
@@ -142,6 +143,8 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 }
             }
             if (!setup_ok) continue;
+            std::vector<fact> initial;  // the case's facts, for a second run in another language
+            for (const fact* f : facts.current()) initial.push_back(*f);
             inference_result res;
             try {
                 res = run_inference(lr.rules, facts);
@@ -166,18 +169,37 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 if (!lr.rules.rule(id)) fail("expect_not_fired", id, "no such rule");
                 else if (res.fired(id)) fail("expect_not_fired", "not " + id, "fired");
             }
-            for (const auto& kv : c["expect_finding"]) {
-                const std::string id = kv.first.as<std::string>();
-                std::string got = "(no finding)";
-                for (const auto& f : res.findings)
-                    if (f.rule_id == id || f.id == id) got = f.text;
-                if (kv.second.IsMap() && kv.second["contains"]) {
-                    const std::string want = kv.second["contains"].as<std::string>();
-                    if (got.find(want) == std::string::npos) fail("expect_finding " + id, "contains: " + want, got);
-                } else {
-                    const std::string want = kv.second.as<std::string>();
-                    if (got != want) fail("expect_finding " + id, want, got);
+            // expect_finding (English) and expect_finding_<lang> (the same case run in that language).
+            auto check_findings = [&](const YAML::Node& expect, const inference_result& got_res, const std::string& what) {
+                for (const auto& kv : expect) {
+                    const std::string id = kv.first.as<std::string>();
+                    std::string got = "(no finding)";
+                    for (const auto& f : got_res.findings)
+                        if (f.rule_id == id || f.id == id) got = f.text;
+                    if (kv.second.IsMap() && kv.second["contains"]) {
+                        const std::string want = kv.second["contains"].as<std::string>();
+                        if (got.find(want) == std::string::npos) fail(what + " " + id, "contains: " + want, got);
+                    } else {
+                        const std::string want = kv.second.as<std::string>();
+                        if (got != want) fail(what + " " + id, want, got);
+                    }
                 }
+            };
+            check_findings(c["expect_finding"], res, "expect_finding");
+            for (const auto& lang : report_languages()) {
+                const YAML::Node expect = c["expect_finding_" + lang];
+                if (!expect) continue;
+                fact_store again(&vocab);
+                for (const fact& f : initial) again.emit(f);
+                inference_options io;
+                io.lang = lang;
+                inference_result res_lang;
+                try {
+                    res_lang = run_inference(lr.rules, again, io);
+                } catch (const std::exception& e) {
+                    fail("run", "a fixpoint", e.what());
+                }
+                check_findings(expect, res_lang, "expect_finding_" + lang);
             }
             for (const auto& kv : c["expect_overrides"]) {
                 const std::string id = kv.first.as<std::string>();

@@ -7,6 +7,7 @@
 //       expect_fired: [step0_workspace_or_hccl]
 //       expect_not_fired: [step0_caching_allocator]
 //       expect_finding: {rule_id: "exact rendered text"}       # or {rule_id: {contains: "..."}}
+//       expect_finding_zh: {rule_id: {contains: "..."}}          # the same case rendered in Chinese
 //       expect_overrides: {rule_id: {training.torch_npu_memory_ratio: 0.9}}
 //       expect_route: [step0, step1, step2]                      # steps entered, in order
 //       expect_facts: {diagnosis.primary: temporary_memory}

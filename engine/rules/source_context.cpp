@@ -25,11 +25,15 @@ const char* rule_error_code_str(rule_error_code c) {
         case rule_error_code::unknown_macro: return "E112";
         case rule_error_code::macro_cycle: return "E113";
         case rule_error_code::template_error: return "E114";
+        case rule_error_code::translation_mismatch: return "E115";
         case rule_error_code::unused_macro: return "W201";
         case rule_error_code::unused_list: return "W202";
         case rule_error_code::missing_test: return "W203";
         case rule_error_code::duplicate_condition: return "W204";
         case rule_error_code::unknown_group: return "W205";
+        case rule_error_code::missing_translation: return "W206";
+        case rule_error_code::stale_translation: return "W207";
+        case rule_error_code::orphan_translation: return "W208";
     }
     return "E000";
 }
@@ -51,11 +55,15 @@ const char* rule_error_short(rule_error_code c) {
         case rule_error_code::unknown_macro: return "unknown-name";
         case rule_error_code::macro_cycle: return "macro-cycle";
         case rule_error_code::template_error: return "template";
+        case rule_error_code::translation_mismatch: return "translation-mismatch";
         case rule_error_code::unused_macro: return "unused-macro";
         case rule_error_code::unused_list: return "unused-list";
         case rule_error_code::missing_test: return "missing-test";
         case rule_error_code::duplicate_condition: return "duplicate-condition";
         case rule_error_code::unknown_group: return "unknown-group";
+        case rule_error_code::missing_translation: return "missing-translation";
+        case rule_error_code::stale_translation: return "stale-translation";
+        case rule_error_code::orphan_translation: return "orphan-translation";
     }
     return "?";
 }
@@ -66,7 +74,10 @@ bool rule_error_is_warning(rule_error_code c) {
         case rule_error_code::unused_list:
         case rule_error_code::missing_test:
         case rule_error_code::duplicate_condition:
-        case rule_error_code::unknown_group: return true;
+        case rule_error_code::unknown_group:
+        case rule_error_code::missing_translation:
+        case rule_error_code::stale_translation:
+        case rule_error_code::orphan_translation: return true;
         default: return false;
     }
 }

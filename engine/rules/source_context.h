@@ -28,11 +28,15 @@ enum class rule_error_code {
     unknown_macro,      // E112
     macro_cycle,        // E113
     template_error,     // E114
+    translation_mismatch,  // E115 a translation uses other facts or expressions than the English text
     unused_macro,       // W201
     unused_list,        // W202
     missing_test,       // W203
     duplicate_condition,// W204
     unknown_group,      // W205
+    missing_translation,   // W206 a text has no translation in a report language
+    stale_translation,     // W207 the English text changed since it was translated
+    orphan_translation,    // W208 a translation of a text that no longer exists
 };
 
 const char* rule_error_code_str(rule_error_code c);  // "E103"

@@ -1,11 +1,13 @@
 #include "engine/rules/text_template.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
 #include "engine/core/fact_store.h"
+#include "engine/core/translations.h"
 #include "engine/core/vocabulary.h"
 
 namespace oomdx {
@@ -60,13 +62,15 @@ std::vector<placeholder> scan(const std::string& t, std::vector<template_error>*
     return out;
 }
 
-std::string apply_filter(const value& v, const std::string& filter, const fact_decl* decl) {
-    if (v.is_null()) return "unknown";
+std::string apply_filter(const value& v, const std::string& filter, const fact_decl* decl,
+                         const translation_table* tr) {
+    if (v.is_null()) return tr ? tr->pick("template.unknown", "unknown") : "unknown";
     if (filter == "phrase") {
         const std::string key = v.is_string() ? v.as_string() : v.to_string();
         if (decl) {
             auto it = decl->phrases.find(key);
-            if (it != decl->phrases.end()) return it->second;
+            if (it != decl->phrases.end())
+                return tr ? tr->pick("phrase." + decl->name + "." + key, it->second) : it->second;
         }
         return key;
     }
@@ -118,7 +122,31 @@ std::vector<std::string> check_template(const std::string& tmpl, const name_reso
     return facts;
 }
 
-std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names) {
+std::vector<std::string> template_placeholders(const std::string& tmpl, bool* well_formed) {
+    std::vector<std::string> out;
+    std::vector<template_error> errs;
+    const auto found = scan(tmpl, &errs);
+    if (well_formed) *well_formed = errs.empty();
+    for (const auto& p : found) {
+        // String literals are text (a translation words them in its language): compared empty.
+        const std::string raw = (p.is_expr ? "=" : "") + p.body + (p.filter.empty() ? "" : "|" + p.filter);
+        std::string s;
+        char quote = 0;
+        for (char c : raw) {
+            if (quote) {
+                if (c == quote) quote = 0, s += c;
+                continue;
+            }
+            if (c == '\'' || c == '"') quote = c;
+            if (c != ' ' && c != '\t' && c != '\n') s += c;
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names,
+                            const translation_table* tr) {
     std::string out;
     size_t pos = 0;
     name_resolver r;
@@ -134,7 +162,7 @@ std::string render_template(const std::string& tmpl, const fact_store& facts, co
         }
         const fact_decl* decl = nullptr;
         if (e.root->op == expr_op::fact && facts.vocab()) decl = facts.vocab()->find(e.root->name);
-        out += apply_filter(evaluate(*e.root, facts).val, p.filter, decl);
+        out += apply_filter(evaluate(*e.root, facts).val, p.filter, decl, tr);
     }
     out += tmpl.substr(pos);
     // "{{" renders as "{"
