@@ -68,19 +68,21 @@ struct macro_state {
 
 class loader {
 public:
-    loader(const vocabulary& vocab, const std::vector<action_decl>& actions)
-        : m_vocab(vocab), m_actions(actions) {}
+    loader(const vocabulary& vocab, const std::vector<action_decl>& actions, translation_loading translations)
+        : m_vocab(vocab), m_actions(actions), m_translations(translations) {}
 
     load_result run(const std::vector<std::string>& paths) {
         std::vector<std::string> files;
         for (const auto& p : paths) collect_files(p, files);
         for (const auto& f : files) read_file(f);
-        for (const auto& f : files)
-            for (const auto& lang : report_languages()) {
-                const std::string tf = translation_file(f, lang);
-                std::error_code ec;
-                if (fs::exists(tf, ec)) read_rule_translations(tf, lang, m_out.rules.i18n[lang], m_out.diagnostics);
-            }
+        if (m_translations == translation_loading::lazy) {
+            m_out.rules.lazy_i18n = std::make_shared<lazy_translations>();
+            m_out.rules.lazy_i18n->load = [files](const std::string& lang) { return read_translations(files, lang); };
+        } else {
+            for (const auto& lang : report_languages())
+                if (has_translations(files, lang))
+                    read_translations(files, lang, m_out.rules.i18n[lang], m_out.diagnostics);
+        }
         for (const auto& it : m_items) declare(it);
         std::sort(m_out.rules.steps.begin(), m_out.rules.steps.end(),
                   [](const step_def& a, const step_def& b) { return a.order < b.order; });
@@ -699,8 +701,36 @@ private:
         m_out.rules.rules.push_back(std::move(r));
     }
 
+    static bool has_translations(const std::vector<std::string>& packs, const std::string& lang) {
+        std::error_code ec;
+        return std::any_of(packs.begin(), packs.end(),
+                           [&](const std::string& f) { return fs::exists(translation_file(f, lang), ec); });
+    }
+
+    static void read_translations(const std::vector<std::string>& packs, const std::string& lang,
+                                  translation_table& table, std::vector<rule_diagnostic>& diags) {
+        for (const auto& f : packs) {
+            const std::string tf = translation_file(f, lang);
+            std::error_code ec;
+            if (fs::exists(tf, ec)) read_rule_translations(tf, lang, table, diags);
+        }
+    }
+
+    // The lazy form: throws input_error when a translation file has errors.
+    static translation_table read_translations(const std::vector<std::string>& packs, const std::string& lang) {
+        translation_table table;
+        std::vector<rule_diagnostic> diags;
+        read_translations(packs, lang, table, diags);
+        std::string msg;
+        for (const auto& d : diags)
+            if (!rule_error_is_warning(d.code)) msg += "\n" + d.render();
+        if (!msg.empty()) throw input_error("the " + lang + " rule translations do not load:" + msg);
+        return table;
+    }
+
     const vocabulary& m_vocab;
     const std::vector<action_decl>& m_actions;
+    translation_loading m_translations;
     load_result m_out;
     std::vector<raw_item> m_items;
     std::map<std::string, macro_state> m_macros;
@@ -714,14 +744,15 @@ private:
 }  // namespace
 
 load_result load_rules(const std::vector<std::string>& paths, const vocabulary& vocab,
-                       const std::vector<action_decl>& actions) {
-    loader l(vocab, actions);
+                       const std::vector<action_decl>& actions, translation_loading translations) {
+    loader l(vocab, actions, translations);
     return l.run(paths);
 }
 
 const rule_set& shipped_rules() {
     static const load_result r = [] {
-        load_result lr = load_rules({data_path("rules")}, vocabulary::shipped(), shipped_actions());
+        load_result lr = load_rules({data_path("rules")}, vocabulary::shipped(), shipped_actions(),
+                                    translation_loading::lazy);
         if (!lr.ok()) {
             std::string msg = "the shipped rules do not load:";
             for (const auto& d : lr.diagnostics)

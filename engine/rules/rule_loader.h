@@ -44,12 +44,19 @@ struct load_result {
 std::vector<action_decl> load_actions(const std::string& path);
 const std::vector<action_decl>& shipped_actions();
 
+// When the translations beside the packs are read: with the packs, their diagnostics in the
+// result (lint, rule tests), or on first use of a language (rule_set::lazy_i18n; a malformed
+// translation file then throws input_error when that language is used).
+enum class translation_loading { eager, lazy };
+
 // Loads every *.yaml (not *.test.yaml, nor the translations under i18n/) under each path (files or
 // directories, recursively), and the translations beside each pack (engine/rules/rule_translations.h).
 load_result load_rules(const std::vector<std::string>& paths, const vocabulary& vocab,
-                       const std::vector<action_decl>& actions);
+                       const std::vector<action_decl>& actions,
+                       translation_loading translations = translation_loading::eager);
 // Default: the shipped rules/ with the shipped vocabulary and actions; throws input_error listing
-// the diagnostics when they contain errors.
+// the diagnostics when they contain errors. Translations are read lazily (`oomdx rules lint` and
+// `oomdx i18n lint` check them).
 const rule_set& shipped_rules();
 
 }  // namespace oomdx

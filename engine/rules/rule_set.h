@@ -1,8 +1,10 @@
 // Compiled rule packs: steps, macros, lists and rules. Knows nothing about YAML.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,13 @@ struct rule_def {
     source_context where;
 };
 
+// Translations read on first use of a language (shipped_rules: an English run reads none).
+struct lazy_translations {
+    std::function<translation_table(const std::string& lang)> load;  // throws input_error
+    std::mutex mu;
+    std::map<std::string, translation_table> loaded;
+};
+
 struct rule_set {
     std::vector<step_def> steps;  // sorted by order
     std::vector<std::unique_ptr<rule_def>> rules;
@@ -81,14 +90,18 @@ struct rule_set {
     std::map<std::string, std::vector<value>> lists;
     std::map<std::string, std::vector<std::string>> contradicts;  // claim -> claims it cannot stand beside
     std::vector<std::string> files;  // rule files loaded
-    // Translations of the rule and step texts by language (rules/i18n/<lang>/<pack>.yaml).
+    // Translations of the rule and step texts by language (rules/i18n/<lang>/<pack>.yaml), read
+    // with the packs (load_rules, eager), or else through `lazy_i18n` when a language is first used.
     std::map<std::string, translation_table> i18n;
+    std::shared_ptr<lazy_translations> lazy_i18n;
 
     const step_def* step(const std::string& id) const;
     const rule_def* rule(const std::string& id) const;
     // The text under `key` (engine/rules/rule_translations.h) in `lang`, or `en` when the
     // translation is missing or stale.
     std::string text(const std::string& lang, const std::string& key, const std::string& en) const;
+    // The translations into `lang` (read now when lazy and not read yet), or nullptr when none.
+    const translation_table* translations(const std::string& lang) const;
 };
 
 }  // namespace oomdx
