@@ -347,17 +347,20 @@ void signature_set::finish() {
     if (m_min_len == 255 || m_min_len < 4) m_min_len = 4;  // the loader refuses shorter literals
     const size_t m = m_min_len;
     m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
+    m_head_filter.assign(1024, 0);
     std::vector<std::vector<int>> bucket_of(65536);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
         for (const auto& t : m_sigs[i].literals) {
             const auto* u = reinterpret_cast<const unsigned char*>(t.data());
             for (size_t q = 0; q + 1 < m; ++q) {
-                unsigned key = (u[q] << 8) | u[q + 1];
+                const unsigned key = bigram(u + q);
                 m_shift[key] = std::min<std::uint8_t>(m_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
-            bucket_of[(u[m - 2] << 8) | u[m - 1]].push_back(static_cast<int>(m_lits.size()));
+            bucket_of[bigram(u + m - 2)].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
             std::memcpy(&head, t.data(), 4);
+            const unsigned h = head_hash(head);
+            m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
             m_lits.push_back({t, static_cast<int>(i), m_sigs[i].exclusive, head});
         }
     }
@@ -387,9 +390,10 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const std::uint8_t* shift = m_shift.data();
     const std::uint64_t* some = m_short_shift.data();
     const std::uint64_t* zero = m_zero_shift.data();
+    const std::uint64_t* heads = m_head_filter.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
-        const unsigned key = (p[pos] << 8) | p[pos + 1];
+        const unsigned key = bigram(p + pos);
         const std::uint64_t bit = std::uint64_t{1} << (key & 63);
         if (!(some[key >> 6] & bit)) {  // the common case: a bigram of no literal window
             pos += m - 1;
@@ -402,6 +406,10 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         const size_t start = pos - (m - 2);
         std::uint32_t head;
         std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
+        if (const unsigned h = head_hash(head); !(heads[h >> 6] & (std::uint64_t{1} << (h & 63)))) {
+            ++pos;  // no literal starts with these 4 bytes
+            continue;
+        }
         for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
             if (m_bucket[b].head != head) continue;
             const lit_ref& l = m_lits[m_bucket[b].lit];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -95,7 +96,8 @@ public:
 
 private:
     // Multi-literal search (Wu-Manber, blocks of 2 bytes): windows of the shortest literal
-    // length slide by the shift of their last bigram; shift 0 = check the bucket.
+    // length slide by the shift of their last bigram; shift 0 = check the bucket, unless no
+    // literal starts with the window's first 4 bytes (a hashed bit filter).
     struct lit_ref {
         std::string text;
         int sig = 0;
@@ -114,6 +116,14 @@ private:
     std::vector<std::uint64_t> m_zero_shift;         // bit per bigram: shift 0, check its bucket
     std::vector<std::uint32_t> m_bucket_begin;       // bigram -> first entry in m_bucket (65537)
     std::vector<bucket_entry> m_bucket;              // literals by the last bigram of their window
+    std::vector<std::uint64_t> m_head_filter;        // bit per hash of a literal's first 4 bytes
+    // Bigram key: the two bytes as one unaligned 16-bit load (the tables use the same order).
+    static unsigned bigram(const unsigned char* q) {
+        std::uint16_t k;
+        std::memcpy(&k, q, 2);
+        return k;
+    }
+    static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
 };
 
 }  // namespace oomdx
