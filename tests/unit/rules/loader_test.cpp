@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include "engine/core/errors.h"
 #include "engine/rules/rule_loader.h"
 #include "test_helpers.h"
 
@@ -117,4 +118,33 @@ TEST_CASE("recommendations may only set declared override keys with valid values
     REQUIRE(d);
     CHECK(d->where.line == 6);
     CHECK(find_code(lr, rule_error_code::bad_value));
+}
+
+TEST_CASE("translations beside the packs: eager for lint, lazy on first use of a language") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("i18n");
+    dir.write("pack.yaml", "- rule: r1\n  step: s1\n  condition: a > 1\n  finding: \"big\"\n");
+    std::filesystem::create_directories(dir.dir / "i18n" / "zh");
+    dir.write("i18n/zh/pack.yaml", "- rule: r1\n  finding: {en: \"big\", zh: \"大\"}\n");
+
+    load_result eager = load_rules({dir.dir.string()}, vocab, test::small_actions());
+    REQUIRE(eager.ok());
+    CHECK(eager.rules.i18n.count("zh") == 1);
+    CHECK(eager.rules.text("zh", "rule.r1.finding", "big") == "大");
+
+    load_result lazy = load_rules({dir.dir.string()}, vocab, test::small_actions(), translation_loading::lazy);
+    REQUIRE(lazy.ok());
+    CHECK(lazy.rules.i18n.empty());  // nothing read yet
+    CHECK(lazy.rules.text("en", "rule.r1.finding", "big") == "big");
+    CHECK(lazy.rules.text("zh", "rule.r1.finding", "big") == "大");  // read now
+
+    // A malformed translation file: the lint sees the error; a lazy set loads, and fails only
+    // the run that asks for that language.
+    dir.write("i18n/zh/pack.yaml", "- rule: r1\n  finding: [not, a, text]\n");
+    load_result eager_bad = load_rules({dir.dir.string()}, vocab, test::small_actions());
+    CHECK_FALSE(eager_bad.ok());
+    load_result lazy_bad = load_rules({dir.dir.string()}, vocab, test::small_actions(), translation_loading::lazy);
+    REQUIRE(lazy_bad.ok());
+    CHECK(lazy_bad.rules.text("en", "rule.r1.finding", "big") == "big");
+    CHECK_THROWS_AS(lazy_bad.rules.text("zh", "rule.r1.finding", "big"), input_error);
 }
