@@ -7,7 +7,7 @@
 # merge running while summaries are rewritten never reads half a file.
 # $1 = oomdx binary, $2 = repo root. Exit 77 without python3.
 set -u
-oomdx="$1"
+oomdx=$(realpath "$1")
 root="$2"
 command -v python3 >/dev/null 2>&1 || { echo "skipped: python3 is not installed"; exit 77; }
 fx="$root/tests/fixtures/snapshots"
