@@ -442,6 +442,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         j["snapshot"] = {{"files", s}};
         if (r.trend) j["snapshot"]["trend"] = snap::to_json(*r.trend);
         if (r.diff) j["snapshot"]["diff"] = snap::to_json(*r.diff);
+        if (r.merged_ranks) j["snapshot"]["ranks"] = snap::to_json(*r.merged_ranks);
     }
     j["route"] = json::array();
     for (const auto& s : r.route)
