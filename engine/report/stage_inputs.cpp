@@ -6,12 +6,14 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
+#include "engine/report/log_summaries.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
+#include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/summary.h"
@@ -101,7 +103,13 @@ void stage_inputs(pipeline_state& s) {
         if (!req.device.empty())  // the forecast's capacity; an unknown device is reported by load_job_inputs
             if (const auto d = lookup_device(req.device))
                 lo.device_capacity_bytes = d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
-        rep.log = analyze_logs(req.logs, lo);
+        // Training logs, or their summaries (oomdx log --format json, oomdx log merge --format json).
+        std::vector<std::string> logs, summaries;
+        for (const auto& f : req.logs)
+            (log_summary_kind_of(f) == log_summary_kind::not_summary ? logs : summaries).push_back(f);
+        if (!logs.empty() && !summaries.empty())
+            throw input_error::in_file(summaries.front(), "a log summary among training logs: give the logs or their summaries, not both");
+        rep.log = summaries.empty() ? analyze_logs(logs, lo) : combine_log_summaries(summaries);
         for (const auto& f : rep.log->files) rep.inputs.push_back(phrase(rep.lang, "report.input.log", {{"file", f.path}, {"lines", std::to_string(f.lines)}}));
     }
     job_inputs_options jo;
