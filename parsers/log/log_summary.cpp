@@ -133,9 +133,14 @@ log_summary_kind log_summary_kind_of(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::string text(static_cast<std::size_t>(size), '\0');
     if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) return log_summary_kind::not_summary;
-    if (text.find("\"oomdx.log/1\"") == std::string::npos) return log_summary_kind::not_summary;
+    // A summary names its schema (near its end: keys are sorted) and opens with "{" on a line of
+    // its own (a JSON-lines log opens with a whole object).
+    const bool names_schema = text.find("\"oomdx.log/1\"") != std::string::npos;
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || text[first] != '{') return log_summary_kind::not_summary;
+    const auto eol = text.find('\n', first);
+    const bool brace_line = eol != std::string::npos && text.find_first_not_of(" \t\r", first + 1) == eol;
+    if (!names_schema && !brace_line) return log_summary_kind::not_summary;
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     // A cut or damaged summary is still one: reading it reports where it breaks.
     if (j.is_discarded()) return log_summary_kind::analysis;
