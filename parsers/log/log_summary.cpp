@@ -180,6 +180,10 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
     a.reserved_unallocated_derived = r.opt_bool(o, "reserved_unallocated_derived").value_or(false);
     a.process_in_use_bytes = r.opt_int(o, "process_in_use_bytes");
     a.other_processes = static_cast<int>(r.integer(o, "other_processes"));
+    a.other_processes_bytes = r.opt_int(o, "other_processes_bytes");
+    a.reserved_derived = r.opt_bool(o, "reserved_derived").value_or(false);
+    a.message_form = r.text(o, "message_form");
+    a.message_hint = r.text(o, "message_hint");
     a.non_pytorch_bytes = r.opt_int(o, "non_pytorch_bytes");
     a.allowed_bytes = r.opt_int(o, "allowed_bytes");
     a.active_bytes = r.opt_int(o, "active_bytes");
