@@ -8,6 +8,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/render_diff.h"
+#include "engine/report/render_plan.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/log/log_analyzer.h"
 
@@ -371,7 +372,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (r.plan) {
         w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
-        std::string block = render_plan_text(p, o.explain ? 5 : 3);
+        std::string block = render_plan_text(p, o.explain ? 5 : 3, r.lang);
         if (r.anchor && p.fits)
             block += w.t("report.plan.anchored",
                          {{"source", r.anchor->source},
