@@ -248,7 +248,7 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
         n = 0;
         for (const auto& site : d.sites) {
             if (++n > 5) break;
-            w.bullet(w.t("report.snapshot.site", {{"site", site.site},
+            w.bullet(w.t("report.snapshot.site", {{"site", w.produced("snapshot.site.", site.site)},
                                                   {"bytes", format_bytes(site.bytes)},
                                                   {"blocks", std::to_string(site.blocks)},
                                                   {"share", pct(site.share)}}),

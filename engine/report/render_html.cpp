@@ -137,9 +137,9 @@ std::string legend(const std::vector<bar_seg>& items) {
     return s + "</div>\n";
 }
 
-// The legend of one bar: its title (what the bar shows) and exactly the segments it draws.
+// The legend of one bar: its title (what the bar shows, with its colon) and exactly the segments it draws.
 std::string row_legend(const bar_row& r, const std::string& title) {
-    std::string s = fmt::format("<div class=\"legend\" data-for=\"{}\"><span class=\"lt\">{}:</span>", esc(r.key), esc(title));
+    std::string s = fmt::format("<div class=\"legend\" data-for=\"{}\"><span class=\"lt\">{}</span>", esc(r.key), esc(title));
     for (const auto& it : r.segs) {
         if (it.bytes <= 0) continue;
         s += fmt::format("<span data-seg=\"{}\" data-bytes=\"{}\"><span class=\"sw\" style=\"background:{}\"></span>{} {}</span>",
@@ -481,10 +481,10 @@ void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t ca
         std::size_t n = 0;
         for (const auto& ph : dev.phases) {
             if (++n > 12) {
-                phases += ", ...";
+                phases += d.t("html.oom.list_sep") + "...";
                 break;
             }
-            phases += (phases.empty() ? "" : ", ") + d.t("html.snapshot.phase", {{"kind", d.v("phase_kind", ph.kind)},
+            phases += (phases.empty() ? "" : d.t("html.oom.list_sep")) + d.t("html.snapshot.phase", {{"kind", d.v("phase_kind", ph.kind)},
                                                                                  {"start", bytes(ph.start_bytes)},
                                                                                  {"end", bytes(ph.end_bytes)}});
         }
@@ -499,7 +499,7 @@ bar_row site_band(const doc& d, const std::string& label, const std::string& key
     std::int64_t used = 0;
     for (std::size_t i = 0; i < sites.size() && i < 8; ++i) {
         if (sites[i].bytes <= 0) continue;
-        r.segs.push_back({sites[i].site, sites[i].bytes, colour(i)});
+        r.segs.push_back({d.produced("snapshot.site.", sites[i].site), sites[i].bytes, colour(i)});
         used += sites[i].bytes;
     }
     if (total > used) r.segs.push_back({d.t("html.chart.other_sites"), total - used, "#d0d4da"});
@@ -511,7 +511,7 @@ void bars_with_legends(doc& d, const std::vector<std::pair<bar_row, std::string>
     std::vector<bar_row> bars;
     for (const auto& r : rows) bars.push_back(r.first);
     d.raw(bar_chart(bars, {}, aria));
-    for (const auto& r : rows) d.raw(row_legend(r.first, r.second));
+    for (const auto& r : rows) d.raw(row_legend(r.first, d.t("html.legend.title", {{"title", r.second}})));
 }
 
 // One OOM event in words: the request, where, and the memory at that moment.
@@ -545,7 +545,7 @@ void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t
         const auto& s = sites[i];
         d.raw(fmt::format("<tr><td class=\"ev\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                           "<td class=\"num\">{}</td></tr>\n",
-                          esc_cut(s.site, 300), esc(d.v("category", s.category)), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
+                          esc_cut(d.produced("snapshot.site.", s.site), 300), esc(d.v("category", s.category)), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
     }
     d.raw("</table>\n");
     if (sites.size() > top) d.p(d.t("html.snapshot.more_sites", {{"n", std::to_string(sites.size() - top)}}), "muted");

@@ -41,6 +41,15 @@ std::string layout(const std::string& lang, const estimate_input& in) {
                    {"extra", extra}});
 }
 
+// A line of overrides in the job's syntax: its comment lines ("# run on 16 devices ...", the
+// adapter's "# ... has no setting for ...") in the report's language.
+std::string override_line(const std::string& lang, const std::string& line) {
+    const auto at = line.find_first_not_of(' ');
+    if (at == std::string::npos || line[at] != '#') return line;
+    const std::string t = translated(lang, "plan.line.", line);
+    return t != line ? t : translated(lang, "adapter.", line);
+}
+
 std::string set_args(const std::vector<estimate_override>& ovs) {
     std::string s;
     for (const auto& o : ovs) s += fmt::format(" --set {}={}", o.key, value_key(o.val));
@@ -65,7 +74,7 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
                                     {"budget", format_bytes(p.budget_bytes)},
                                     {"tier", t(tier_key(p.tier))},
                                     {"cost", cost(p.cost)}}) + "\n";
-        for (const auto& l : p.rendered) s += "    " + l + "\n";
+        for (const auto& l : p.rendered) s += "    " + override_line(lang, l) + "\n";
         for (const auto& term : p.terms)
             s += "    " + t("report.plan.term", {{"cost", cost(term.fraction)},
                                                  {"name", value_phrase(lang, "cost_term", term.name)},
@@ -82,7 +91,7 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
                                                   {"verdict", t(a.fits ? "report.rec.fits" : "report.plan.still_not_fit")},
                                                   {"device", format_bytes(a.expected_device_peak_bytes)},
                                                   {"cost", cost(a.cost)}}) + "\n";
-            for (const auto& l : a.rendered) s += "    " + l + "\n";
+            for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
         }
     }
     std::size_t shown = 0;

@@ -334,6 +334,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"html.legend.failed_request", "failed request {when}"},
     {"html.legend.live", "live {when}, {bytes}"},
     {"html.legend.sites_live", "sites live {when}"},
+    {"html.legend.title", "{title}:"},
     {"html.snapshot.more_ooms", "{n} OOM events in all; the first 20 are listed."},
     {"html.snapshot.outside_pytorch", "Memory outside PyTorch at the OOM (capacity - free - reserved): {bytes}"},
     {"html.snapshot.more_snapshots", "{n} more snapshots not drawn (see the JSON report)."},

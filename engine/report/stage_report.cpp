@@ -144,14 +144,14 @@ void stage_report(pipeline_state& s) {
         // Only advice the job can take: what its framework can express, in a layout the checks accept.
         if (!config_overrides.empty() && known_framework) {
             if (const expressibility ex = can_express(s.job->syntax, config_overrides); !ex.ok) {
-                rep.not_offered.push_back({r.action, r.rule_id, ex.why});
+                rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "adapter.", ex.why)});
                 --rank;
                 continue;
             }
         }
         if (!config_overrides.empty() && rep.estimate)
             if (const auto problem = override_problem(facts, config_overrides)) {
-                rep.not_offered.push_back({r.action, r.rule_id, *problem});
+                rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "check.", *problem)});
                 --rank;
                 continue;
             }
