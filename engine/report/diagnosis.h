@@ -85,7 +85,7 @@ struct report_consistency {
     std::int64_t estimated_bytes = 0;
     double ratio = 0;
     std::string source;     // file:line of the measurement, or the snapshot
-    std::string verdict;    // agree | measured_higher | measured_lower
+    std::string verdict;    // agree | measured_higher | measured_lower | not_above (a reading that is no peak: only higher is news)
     bool anchor = false;    // a peak the expected figures may be anchored on
 };
 

@@ -89,6 +89,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
     }
+    if (!rep.estimate && !measures && config.empty()) return;  // a code change and no figure to speak of
     rr.expected_note = phrase(rep.lang, measures         ? "report.note.measurement"
                                         : config.empty() ? "report.note.code_change"
                                                          : "report.note.no_peak_change");

@@ -67,12 +67,19 @@ struct log_analysis {
     std::string file;          // file and line of the primary message
     std::int64_t line = 0;
     std::string error_code;    // EL0004, 207001, ...
+    // Wording that dates the message (which PyTorch release printed it), as printed: the clause
+    // that names the cache ("cached", "reserved in total by PyTorch", ...) and the hint's setting.
+    std::string message_form, message_hint;
 
     // Sizes as printed by the message (bytes); nullopt when not printed.
     std::optional<std::int64_t> requested_bytes, capacity_bytes, free_bytes, allocated_bytes,
         reserved_bytes, reserved_unallocated_bytes, process_in_use_bytes, non_pytorch_bytes,
         allowed_bytes, active_bytes, private_pool_bytes;
+    // Device memory held by other processes: capacity minus free minus this process's use, when
+    // the message prints all three and they agree with PyTorch's own figures.
+    std::optional<std::int64_t> other_processes_bytes;
     bool reserved_unallocated_derived = false;
+    bool reserved_derived = false;  // allocated + reserved-but-unallocated (messages since 2.1)
     int other_processes = 0;  // "Process N has ..." clauses beyond the largest one
 
     std::optional<std::int64_t> device_index, rank;

@@ -41,6 +41,10 @@ void apply_fields(log_analysis& a, const field_list& f) {
     set_if_null(a.device_index, find_field(f, "device_index"));
     if (a.error_code.empty())
         if (auto* e = find_field(f, "error_code")) a.error_code = e->str;
+    if (a.message_form.empty())
+        if (auto* e = find_field(f, "message_form")) a.message_form = e->str;
+    if (a.message_hint.empty())
+        if (auto* e = find_field(f, "message_hint")) a.message_hint = e->str;
 }
 
 std::string lower(std::string s) {
@@ -222,12 +226,15 @@ log_analysis scanner::finish() {
         a.reserved_unallocated_bytes = *a.reserved_bytes - *a.allocated_bytes;
         a.reserved_unallocated_derived = true;
     }
-    if (a.process_in_use_bytes) {
-        std::optional<std::int64_t> reserved = a.reserved_bytes;
-        if (!reserved && a.allocated_bytes && a.reserved_unallocated_bytes)
-            reserved = *a.allocated_bytes + *a.reserved_unallocated_bytes;
-        if (reserved && *a.process_in_use_bytes >= *reserved)
-            a.non_pytorch_bytes = *a.process_in_use_bytes - *reserved;
+    if (!a.reserved_bytes && a.allocated_bytes && a.reserved_unallocated_bytes) {
+        a.reserved_bytes = *a.allocated_bytes + *a.reserved_unallocated_bytes;
+        a.reserved_derived = true;
+    }
+    if (a.process_in_use_bytes && a.reserved_bytes && *a.process_in_use_bytes >= *a.reserved_bytes) {
+        a.non_pytorch_bytes = *a.process_in_use_bytes - *a.reserved_bytes;
+        // A container may print 0 bytes for this process: only a use that covers PyTorch's own is trusted.
+        if (a.capacity_bytes && a.free_bytes && *a.capacity_bytes - *a.free_bytes >= *a.process_in_use_bytes)
+            a.other_processes_bytes = *a.capacity_bytes - *a.free_bytes - *a.process_in_use_bytes;
     }
     if (prim && a.device_kind.empty()) a.device_kind = "unknown";
 

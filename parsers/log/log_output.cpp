@@ -112,6 +112,8 @@ nlohmann::json to_json(const log_analysis& a) {
     o["file"] = str_or_null(a.file);
     o["line"] = a.line > 0 ? json(a.line) : json(nullptr);
     o["error_code"] = str_or_null(a.error_code);
+    o["message_form"] = str_or_null(a.message_form);
+    o["message_hint"] = str_or_null(a.message_hint);
     o["requested_bytes"] = opt(a.requested_bytes);
     o["capacity_bytes"] = opt(a.capacity_bytes);
     o["free_bytes"] = opt(a.free_bytes);
@@ -122,6 +124,8 @@ nlohmann::json to_json(const log_analysis& a) {
         a.reserved_unallocated_bytes ? json(a.reserved_unallocated_derived) : json(nullptr);
     o["process_in_use_bytes"] = opt(a.process_in_use_bytes);
     o["other_processes"] = a.other_processes;
+    o["other_processes_bytes"] = opt(a.other_processes_bytes);
+    o["reserved_derived"] = a.reserved_bytes ? json(a.reserved_derived) : json(nullptr);
     o["non_pytorch_bytes"] = opt(a.non_pytorch_bytes);
     o["allowed_bytes"] = opt(a.allowed_bytes);
     o["active_bytes"] = opt(a.active_bytes);
@@ -304,17 +308,22 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         bytes("oom.free_bytes", a.free_bytes);
         bytes("oom.allocated_bytes", a.allocated_bytes);
         bytes("oom.reserved_bytes", a.reserved_bytes);
+        if (a.reserved_bytes && a.reserved_derived) sink.emit("oom.reserved_derived", value(true), p);
         bytes("oom.reserved_unallocated_bytes", a.reserved_unallocated_bytes);
         if (a.reserved_unallocated_bytes)
             sink.emit("oom.reserved_unallocated_derived", value(a.reserved_unallocated_derived), p);
         bytes("oom.process_in_use_bytes", a.process_in_use_bytes);
         bytes("oom.non_pytorch_bytes", a.non_pytorch_bytes);
+        bytes("oom.other_processes_bytes", a.other_processes_bytes);
+        if (a.other_processes > 0) sink.emit("oom.other_processes", value(static_cast<std::int64_t>(a.other_processes)), p);
         bytes("oom.allowed_bytes", a.allowed_bytes);
         bytes("oom.active_bytes", a.active_bytes);
         bytes("oom.device_index", a.device_index);
         if (a.line > 0) sink.emit("oom.line", value(a.line), p);
         if (!a.message.empty()) sink.emit("oom.message", value(a.message), p);
         if (!a.error_code.empty()) sink.emit("oom.error_code", value(a.error_code), p);
+        if (!a.message_form.empty()) sink.emit("oom.message_form", value(a.message_form), p);
+        if (!a.message_hint.empty()) sink.emit("oom.message_hint", value(a.message_hint), p);
         if (!a.ranks_failed.empty())
             sink.emit("oom.ranks_failed", value(static_cast<std::int64_t>(a.ranks_failed.size())), p);
         if (a.all_ranks_failed) sink.emit("oom.all_ranks_failed", value(*a.all_ranks_failed), p);

@@ -42,7 +42,7 @@ const std::vector<std::string> k_field_names{
     "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
     "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
-    "total", "last_step", "memory", "memory_pct", "world_size", "epoch"};
+    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint"};
 
 }  // namespace
 
@@ -52,7 +52,9 @@ bool is_field_name(std::string_view name) {
 bool is_size_field(std::string_view name) {
     return name == "memory" || (name.size() > 6 && name.substr(name.size() - 6) == "_bytes");
 }
-bool is_string_field(std::string_view name) { return name == "error_code" || name == "device_kind"; }
+bool is_string_field(std::string_view name) {
+    return name == "error_code" || name == "device_kind" || name == "message_form" || name == "message_hint";
+}
 
 const std::vector<std::string>& oom_sources() {
     static const std::vector<std::string> v{"caching_allocator", "workspace", "hccl", "nccl",

@@ -22,6 +22,8 @@ gen="$root/tests/bench/gen_snapshot.py"
 
 # name: generator options. Knobs covered: trace length 100k-3M, stack depth 5-80, distinct
 # stacks 1-200k, Python-only and C++ frames, with and without compile_context/user_metadata.
+# The last shape is the held-out file of issue 18 (2.9 M events, 35 frames, a fresh frames list
+# per event; > 400 MB).
 shapes=(
     "100k-d20:--events 100000 --depth 20 --stacks 1000"
     "1M-d5-s1:--events 1000000 --depth 5 --stacks 1"
@@ -29,6 +31,7 @@ shapes=(
     "1M-d35-cc:--events 1000000 --depth 35 --stacks 20000 --compile-context"
     "1M-d80-cpp-cc-um:--events 1000000 --depth 80 --stacks 20000 --cpp --compile-context --user-metadata"
     "3M-d40-cc-um:--events 3000000 --depth 40 --stacks 50000 --compile-context --user-metadata --layers 48"
+    "2.9M-d35-lpe:--events 2900000 --depth 35 --list-per-event"
 )
 
 if [ -n "${BENCH_KEEP:-}" ]; then

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Writes a synthetic multi-rank training log of about SIZE_MB megabytes to PATH.
 
+usage: gen_log.py PATH SIZE_MB [RANKS]   (RANKS: 64 unless given)
+
 Progress lines of several frameworks (torchtitan with ANSI colours, Megatron, DeepSpeed,
 HF dicts, tqdm), NCCL INFO noise, [rankN]: prefixes, and an OOM at the end."""
 import sys
 
 path, size_mb = sys.argv[1], int(sys.argv[2])
-ranks = 64
+ranks = int(sys.argv[3]) if len(sys.argv) > 3 else 64
 target = size_mb * 1024 * 1024
 ESC = "\x1b"
 out = open(path, "w", buffering=1 << 22)

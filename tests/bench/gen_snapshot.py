@@ -13,7 +13,8 @@ Object identity decides the opcode stream (memoized once, then BINGET), so it is
   strings are fresh objects per frame (pybind11 casts each std::string anew);
 - one frames list per captured traceback: an allocation's alloc, free_requested and
   free_completed events, the segment_alloc it caused and its block share that list; the next
-  allocation gets a fresh list even when its stack is the same;
+  allocation gets a fresh list even when its stack is the same (--list-per-event: every
+  event gets a fresh list, the shape of the held-out file of issue 18);
 - per event, compile_context and user_metadata are fresh str objects ("N/A" is written out
   every time; "" is CPython's one empty string, so it is memoized once);
 - segment_pool_id is a fresh tuple per segment; key order is the producer's (frames last
@@ -31,7 +32,8 @@ iteration, as the caching allocator reuses blocks, so the final segments agree w
 The trace stops after exactly `--events` events.
 
 usage: gen_snapshot.py OUT [--events N] [--depth D] [--stacks S] [--variants V] [--cpp] [--compile-context]
-                           [--user-metadata] [--oom] [--layers L] [--seed N] [--protocol P]
+                           [--user-metadata] [--oom] [--list-per-event] [--layers L] [--seed N]
+                           [--protocol P]
 """
 import argparse
 import pickle
@@ -222,7 +224,7 @@ class job:
         if self.a.user_metadata:
             e[USER_METADATA] = fresh(self.metadata) if self.metadata else ""
         if frames is not None:
-            e[FRAMES] = frames
+            e[FRAMES] = list(frames) if self.a.list_per_event and frames else frames
         self.trace.append(e)
 
     def addr(self, slot):
@@ -361,6 +363,8 @@ def main(argv=None):
     p.add_argument("--compile-context", action="store_true", help="compile_context in entries (2.7+)")
     p.add_argument("--user-metadata", action="store_true", help="user_metadata in entries (2.9+)")
     p.add_argument("--oom", action="store_true", help="the last event is an oom")
+    p.add_argument("--list-per-event", action="store_true",
+                   help="a fresh frames list for every event, not one per allocation")
     p.add_argument("--layers", type=int, default=24)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--protocol", type=int, default=pickle.DEFAULT_PROTOCOL)
