@@ -883,10 +883,11 @@ void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& 
     d.h(2, d.t("html.heading.estimate"));
     std::vector<bar_row> rows{{d.t("html.chart.estimate_device_use"), estimate_segs(d, e),
                                bytes(e.device_peak_bytes) +
-                                   (e.capacity_bytes > 0 ? d.t(e.fits ? "html.chart.fits_note" : "html.chart.does_not_fit_note") : "")}};
+                                   (e.capacity_bytes > 0 ? d.t(e.fits ? "html.chart.fits_note" : "html.chart.does_not_fit_note") : ""),
+                               ""}};
     std::vector<v_line> lines = capacity_lines(d, e);
     if (r.log && r.log->allocated_bytes && *r.log->allocated_bytes > 0) {
-        bar_row m{d.t("html.chart.measured_at_oom"), {{d.t("html.kv.allocated_by_pytorch"), *r.log->allocated_bytes, "#76b7b2"}}, ""};
+        bar_row m{d.t("html.chart.measured_at_oom"), {{d.t("html.kv.allocated_by_pytorch"), *r.log->allocated_bytes, "#76b7b2"}}, "", ""};
         if (r.log->reserved_bytes && *r.log->reserved_bytes > *r.log->allocated_bytes)
             m.segs.push_back({d.t("html.chart.reserved_unallocated"), *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
         if (r.log->reserved_bytes) m.note = d.t("html.chart.reserved", {{"bytes", bytes(*r.log->reserved_bytes)}});
@@ -944,10 +945,10 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
     if (r.recommendations.empty()) d.p(d.t("html.none"));
     if (r.estimate && !r.recommendations.empty()) {
         const auto& e = *r.estimate;
-        std::vector<bar_row> rows{{d.t("html.chart.now"), estimate_segs(d, e), bytes(e.device_peak_bytes)}};
+        std::vector<bar_row> rows{{d.t("html.chart.now"), estimate_segs(d, e), bytes(e.device_peak_bytes), ""}};
         bool any = false;
         for (const auto& rec : r.recommendations) {
-            bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, ""};
+            bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, "", ""};
             if (rec.expected_device_peak_bytes) {
                 const std::string c = rec.expected_fits && *rec.expected_fits ? "#59a14f" : "#e15759";
                 const std::int64_t live = rec.expected_peak_bytes ? *rec.expected_peak_bytes : 0;
@@ -1227,7 +1228,7 @@ std::string render_diff_html(const config_diff& d) {
     }
     std::vector<v_line> lines;
     if (d.a.capacity_bytes > 0) lines.push_back({d.a.budget_bytes, "95% of capacity", "#d62728", true});
-    page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes)}, {"B", segs_b, bytes(d.b.device_peak_bytes)}}, lines,
+    page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes), ""}, {"B", segs_b, bytes(d.b.device_peak_bytes), ""}}, lines,
                        "device peak of A and B by component"));
     page.p("Each bar is one side's device peak split by component; the legend gives each component's change from A to B.",
            "caption");
