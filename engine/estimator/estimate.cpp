@@ -138,6 +138,28 @@ int dtype_bytes(const std::string& s) {
     return 2;
 }
 
+// "2024-12-26", "2024-12" (its first day), "20241226" or "2024/12/26" -> 20241226; 0 when unreadable.
+int parse_framework_date(const std::string& s) {
+    int y = 0, mo = 0, d = 0;
+    std::string digits;
+    std::vector<int> parts;
+    for (char ch : s + "-") {
+        if (ch >= '0' && ch <= '9') {
+            if (digits.size() < 8) digits += ch;
+        } else if (!digits.empty()) {
+            parts.push_back(std::stoi(digits));
+            digits.clear();
+        }
+    }
+    if (parts.size() == 1 && parts[0] >= 19000101) {
+        y = parts[0] / 10000, mo = parts[0] / 100 % 100, d = parts[0] % 100;
+    } else if (parts.size() >= 2) {
+        y = parts[0], mo = parts[1], d = parts.size() >= 3 ? parts[2] : 1;
+    }
+    if (y < 2000 || y > 2100 || mo < 1 || mo > 12 || d < 1 || d > 31) return 0;
+    return y * 10000 + mo * 100 + d;
+}
+
 std::int64_t clamp_degree(std::int64_t v) { return std::clamp<std::int64_t>(v, 1, std::int64_t(1) << 24); }
 
 // Adapter target names of PEFT / LLaMA-Factory (HF module names), torchtune, torchtitan and
@@ -325,11 +347,26 @@ estimate_input from_facts(const fact_store& facts) {
     const std::int64_t local = std::clamp<std::int64_t>(
         r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1, std::int64_t(1) << 24);
     in.micro_batch = local;
+    in.framework_date = parse_framework_date(r.str("job.framework_date", "", nullptr));
     if (in.pp > 1) {
+        const bool pipelining = in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune;
+        // torchtitan before 2025-04-07 (5e2033c7) split the local batch into
+        // experimental.pipeline_parallel_microbatches micro-batches, by default the PP degree
+        const bool count_era = pipelining && in.framework_date > 0 && in.framework_date < est::date_pp_microbatch_size;
         if (auto mbs = r.int_opt("parallelism.pipeline_parallel_microbatch_size"); mbs && *mbs > 0) {
             in.micro_batch = *mbs;
             in.num_microbatches = std::max<std::int64_t>(1, local / *mbs);
-        } else if (in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune) {
+        } else if (auto cnt = r.int_opt("parallelism.pipeline_parallel_microbatches"); cnt && *cnt > 0) {
+            in.num_microbatches = *cnt;
+            in.micro_batch = std::max<std::int64_t>(1, local / *cnt);
+        } else if (count_era) {
+            in.num_microbatches = in.pp;
+            in.micro_batch = std::max<std::int64_t>(1, local / in.pp);
+            in.pp_microbatch_assumed = true;
+            in.assumptions.push_back(fmt::format(
+                "pipeline micro-batches = PP degree {} of {} sequences (torchtitan default before 2025-04-07, the build "
+                "date given)", in.pp, in.micro_batch));
+        } else if (pipelining) {
             in.micro_batch = 1;
             in.num_microbatches = local;
             in.pp_microbatch_assumed = true;
@@ -343,6 +380,7 @@ estimate_input from_facts(const fact_store& facts) {
             in.num_microbatches = std::max<std::int64_t>(1, *gb / (local * in.dp_shard * in.dp_replicate));
         } else {
             in.num_microbatches = in.pp;
+            in.pp_microbatch_assumed = true;
             in.assumptions.push_back("pipeline micro-batches per step = pipeline degree (count unknown)");
         }
     }
@@ -637,11 +675,14 @@ estimate_result estimate(const estimate_input& in) {
     if (in.pp > 1) {
         r.pp_microbatch_size = in.micro_batch;
         r.pp_microbatches = in.num_microbatches;
-        r.pp_microbatch_note = in.pp_microbatch_assumed
-                                   ? fmt::format("assumed: torchtitan default pipeline_parallel_microbatch_size = 1; older "
-                                                 "torchtitan split the local batch into {} micro-batches of {} (high end)",
-                                                 in.pp, in.pp_alt_micro_batch)
-                                   : "from the config";
+        r.pp_microbatch_note =
+            !in.pp_microbatch_assumed ? "from the config"
+            : in.pp_alt_micro_batch > 0
+                ? fmt::format("assumed: torchtitan default pipeline_parallel_microbatch_size = 1 (since 2025-04-07); older "
+                              "torchtitan split the local batch into {} micro-batches of {} (high end)",
+                              in.pp, in.pp_alt_micro_batch)
+            : in.framework_date > 0 ? "assumed: micro-batches = PP degree (torchtitan default before 2025-04-07, the build date given)"
+                                    : "assumed: micro-batches = PP degree (count not given)";
     }
     // interval where framework versions differ or evidence disagrees
     {
@@ -660,7 +701,7 @@ estimate_result estimate(const estimate_input& in) {
                 "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
                 "version (DTensor loss_parallel: fp32 input, log-softmax and gradient shards)",
                 k.logits_bytes_unfused, k.logits_bytes_loss_parallel_high));
-        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss)
+        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss && in.framework_date == 0)
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
                 "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
@@ -684,6 +725,10 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
                 "gradient checkpointing those inputs stay for every layer (high end)");
+        if (in.pp > 1 && in.framework == train_framework::torchtitan && in.framework_date == 0)
+            r.interval_reasons.push_back(
+                "torch.distributed.pipelining keeps every micro-batch's last-stage output (logits) until step() "
+                "merges them, unless torchtitan passes return_outputs=False (since 2025-10-22): high end keeps them");
         if (in.pp > 1 && in.pp_alt_micro_batch > in.micro_batch)
             r.interval_reasons.push_back(fmt::format(
                 "pipeline micro-batch size not given: torchtitan's default is 1 now, {} sequences before 2025 "

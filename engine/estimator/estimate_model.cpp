@@ -399,6 +399,28 @@ double frozen_linear_bytes(const finetune_spec& ft) {
     }
 }
 
+// Layers of pipeline rank `rank` (p ranks, v stages each). torchtitan's generate_split_points
+// (9dec370 pipelining_utils.py; later pipeline_module_split) gives the first stage the base
+// share, the middle stages one extra while extras remain, the last stage the rest; rank r holds
+// stages r, r + p, ... Other frameworks: the first L mod p ranks take one more.
+std::int64_t rank_layers(const estimate_input& in, std::int64_t L, std::int64_t p, std::int64_t v, std::int64_t rank) {
+    if (in.framework != train_framework::torchtitan || p * v > L) return L / p + (rank < L % p ? 1 : 0);
+    const std::int64_t S = p * v, base = L / S;
+    std::int64_t extra = L % S, n = 0, used = 0;
+    for (std::int64_t i = 0; i < S; ++i) {
+        std::int64_t li = base;
+        if (i == S - 1)
+            li = L - used;
+        else if (i > 0 && extra > 0) {
+            ++li;
+            --extra;
+        }
+        used += li;
+        if (i % p == rank) n += li;
+    }
+    return n;
+}
+
 }  // namespace
 
 double compute(const estimate_input& in, breakdown& out) {
@@ -411,6 +433,7 @@ double compute(const estimate_input& in, breakdown& out) {
     const double c = double(std::max<std::int64_t>(1, in.cp));
     const double ep = double(std::max<std::int64_t>(1, in.ep)), etp = double(std::max<std::int64_t>(1, in.etp));
     const double h = double(m.hidden), V = double(m.vocab);
+    const double a_heads_dim = double(m.heads) * double(std::max<std::int64_t>(1, m.head_dim));
     const double pb = double(in.param_bytes);
     const bool finetune = ft.kind != finetune_kind::full;
     const bool lora = ft.kind == finetune_kind::lora;
@@ -472,7 +495,8 @@ double compute(const estimate_input& in, breakdown& out) {
         bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         bpe = k.logits_bytes_megatron;
-    else if (in.variant < 0 && in.compile && in.framework == train_framework::torchtitan) {
+    else if (in.compile && in.framework == train_framework::torchtitan &&
+             (in.framework_date > 0 ? in.framework_date >= date_compiled_loss : in.variant < 0)) {
         // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
         bpe = k.logits_bytes_compiled;
@@ -485,7 +509,10 @@ double compute(const estimate_input& in, breakdown& out) {
     out.logits_bpe = bpe;
 
     out.stages.resize(std::size_t(p));
-    const std::int64_t base = m.layers / p, rem = m.layers % p;
+    const bool tt = in.framework == train_framework::torchtitan;
+    // torch.distributed.pipelining (torchtitan) keeps every micro-batch's last-stage output
+    // (output_chunks, merged at the end of step()) until torchtitan passes return_outputs=False
+    const bool pp_keeps_outputs = tt && p > 1 && (in.framework_date > 0 ? in.framework_date < date_pp_drops_outputs : in.variant > 0);
     std::int64_t first = 0;
     out.worst = 0;
     out.peak = 0;
@@ -495,7 +522,7 @@ double compute(const estimate_input& in, breakdown& out) {
         stage_figures& st = out.stages[std::size_t(s)];
         st = stage_figures{};
         st.stage = int(s);
-        const std::int64_t n = base + (s < rem ? 1 : 0);
+        const std::int64_t n = rank_layers(in, m.layers, p, v, s);
         st.layers = n;
         double tp_sh = 0, rep = 0, routed = 0, max_layer = 0, lin = 0, max_lin = 0, adapters = 0, train_layer_params = 0;
         std::int64_t frozen_layers = 0, tail_layers = 0;
@@ -572,7 +599,7 @@ double compute(const estimate_input& in, breakdown& out) {
                 case pp_schedule_kind::interleaved: {
                     const double chunks = std::min(double(p * v + p - 1 - 2 * s), mb * double(v));
                     inflight_mb = 1;
-                    layers_held = chunks * double(m.layers) / double(p * v);
+                    layers_held = chunks * double(n) / double(v);
                     break;
                 }
                 default: inflight_mb = std::min(double(p - s), mb); break;
@@ -607,6 +634,13 @@ double compute(const estimate_input& in, breakdown& out) {
             st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
             if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
             st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
+            if (pp_keeps_outputs) {
+                // every micro-batch's logits (compute dtype) stay referenced until the step ends, so
+                // the current one is live rather than stranded in the cache
+                st.pp_outputs = mb * tokens * V / (vocab_parallel ? t : 1.0) * pb;
+                st.logits += st.pp_outputs;
+                st.stranded_loss = 0;
+            }
         }
 
         // temporaries
@@ -627,11 +661,16 @@ double compute(const estimate_input& in, breakdown& out) {
                 bwd += (lora ? adapter_params(in, false) / t : max_layer) * (ft.trainable_bytes + 4.0);
             if (last) loss += output_rank * (finetune ? double(ft.load_bytes) : pb);  // output projection all-gathered
             if (p > 1) {
-                // torchtitan: no reshard after forward under PP; unsharded grads accumulate (fp32)
-                const double unsharded = st.params_rank * pb;
+                // torchtitan: no reshard after forward under PP (float8 all-gather: the unsharded
+                // linears stay fp8); FSDP2 accumulates the unsharded gradients in the fp32 reduce
+                // dtype until the last micro-batch (to_accumulated_grad_if_needed), and in 1F1B the
+                // last stage computes each later loss with them alive
+                const double unsharded = in.fp8_all_gather && float8 ? lin * 1.0 + std::max(0.0, st.params_rank - lin) * pb
+                                                                     : st.params_rank * pb;
+                const double accumulated = mb > 1 ? st.trainable_rank * 4.0 : 0.0;
                 fwd += unsharded;
-                bwd += unsharded + (mb > 1 ? st.trainable_rank * 4.0 : 0.0);
-                loss += unsharded;
+                bwd += unsharded + accumulated;
+                loss += unsharded + (in.schedule != pp_schedule_kind::gpipe ? accumulated : 0.0);
             }
         } else if (fsdp && in.framework == train_framework::deepspeed) {
             fwd += 4.0 * max_layer * gather_bytes;
@@ -667,9 +706,33 @@ double compute(const estimate_input& in, breakdown& out) {
         }
         // backward of one layer: recompute under AC, activation gradients of the residual stream
         const double act_grad = 2.0 * 2.0 * h * tokens / (in.sequence_parallel ? t : 1.0);
+        // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage
+        // chunk) for the activations (all but the first stage) and the gradients (all but the
+        // last) once, and keeps them; the in-flight activation buffers are the stages' saved inputs
+        if (p > 1 && (tt || in.framework == train_framework::torchtune)) {
+            const double io = tokens * 2.0 * h / (in.sequence_parallel ? t : 1.0);
+            const double chunks = mb * double(v);
+            const double act_recv = chunks - (s == 0 ? mb : 0.0);
+            const double grad_recv = chunks - (last ? mb : 0.0);
+            const double held = in.schedule == pp_schedule_kind::interleaved ? st.inflight / std::max(1.0, double(n) / double(v))
+                                                                             : inflight_mb;
+            st.pp_buffers = (std::max(0.0, act_recv - held) + grad_recv) * io;
+        }
+        // torch ring attention (torchtitan CP, all-gather rotation by default): each layer gathers the
+        // K/V of every CP rank (torchtitan repeats K/V to all heads first) and merges the partial
+        // outputs in fp32; its backward gathers again and accumulates dq, dk, dv in fp32 and passes
+        // the dk/dv accumulators around the ring (torch/distributed/tensor/experimental/_attention.py)
+        double cp_fwd = 0, cp_bwd = 0;
+        if (tt && in.cp > 1) {
+            const double hd = a_heads_dim / t, kv = 2.0 * 2.0 * hd;
+            cp_fwd = tokens * (c * kv + kv + 4.0 * hd);
+            cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
+        }
         if (in.ac != ac_kind::none) bwd += working * tokens;
-        bwd += act_grad + tp_buf;
-        fwd += tp_buf;
+        bwd += act_grad + tp_buf + st.pp_buffers + cp_bwd;
+        fwd += tp_buf + st.pp_buffers + cp_fwd;
+        loss += st.pp_buffers;
+        step += st.pp_buffers + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
         if (in.optimizer_in_backward) {
             bwd += max_layer * pb;  // one layer's grads before its fused step
         }

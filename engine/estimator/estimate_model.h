@@ -9,6 +9,12 @@
 
 namespace oomdx::est {
 
+// torchtitan build dates (yyyymmdd) where the memory behaviour changed; estimate_input.framework_date
+// picks the side, an unknown date puts the other side in the interval (docs/estimator.md).
+inline constexpr int date_compiled_loss = 20250220;        // d1f62be7: the loss is compiled with the model
+inline constexpr int date_pp_microbatch_size = 20250407;   // 5e2033c7: pipeline_parallel_microbatch_size (default 1)
+inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(return_outputs=False)
+
 // Parameter counts of one transformer layer, split by how they shard.
 struct layer_params {
     double tp_sharded = 0;   // attention, dense MLP, shared experts: / TP
@@ -59,6 +65,8 @@ struct stage_figures {
     double layer_transient = 0;                          // one layer's freed forward intermediates
     double symm = 0;                                     // async-TP buffers outside the caching allocator
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
+    double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)
+    double pp_outputs = 0;                               // last-stage outputs kept until the step ends (in logits)
 };
 
 struct breakdown {

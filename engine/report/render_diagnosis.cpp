@@ -81,13 +81,17 @@ void render_oom(writer& w, const log_analysis& a) {
     w.line(head);
     if (!a.timing_reason.empty())
         w.line(w.t("report.oom.timing_reason", {{"reason", w.produced("log.timing.", a.timing_reason)}}));
-    if (a.source != "none") {
+    const bool any_size = a.requested_bytes || a.capacity_bytes || a.free_bytes || a.allocated_bytes ||
+                          a.reserved_unallocated_bytes;
+    if (a.source != "none" && any_size) {  // a message without figures (HCCL, host) gets no line of dashes
         w.line(w.t("report.oom.sizes", {{"requested", opt_bytes(a.requested_bytes)},
                                         {"capacity", opt_bytes(a.capacity_bytes)},
                                         {"free", opt_bytes(a.free_bytes)},
                                         {"allocated", opt_bytes(a.allocated_bytes)},
                                         {"unallocated", opt_bytes(a.reserved_unallocated_bytes)},
                                         {"derived", a.reserved_unallocated_derived ? w.t("report.oom.derived") : ""}}));
+    }
+    if (a.source != "none") {
         if (a.process_in_use_bytes)
             w.line(w.t("report.oom.process_in_use", {{"bytes", format_bytes(*a.process_in_use_bytes)}}) +
                    (a.non_pytorch_bytes ? w.t("report.oom.outside_pytorch", {{"bytes", format_bytes(*a.non_pytorch_bytes)}}) : ""));

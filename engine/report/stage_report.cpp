@@ -1,6 +1,7 @@
 // Stage `report`: the headline, and the ranked recommendations rendered in the job's own syntax
 // and re-estimated with their overrides applied.
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,11 @@ std::vector<std::string> canonical_lines(const override_syntax& syntax, const st
         out.insert(out.end(), lines.begin(), lines.end());
     }
     return out;
+}
+
+std::string trimmed(std::string t) {
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    return t;
 }
 
 void headline(diagnosis_report& rep) {
@@ -130,10 +136,10 @@ void stage_report(pipeline_state& s) {
         rr.action = r.action;
         rr.rule_id = r.rule_id;
         rr.overrides = r.overrides;
-        rr.text = r.text;
-        rr.rationale = r.rationale;
+        rr.text = trimmed(r.text);
+        rr.rationale = trimmed(r.rationale);  // a folded YAML block keeps its final newline
         rr.confidence = r.confidence;
-        rr.confirm = r.confirm;
+        rr.confirm = trimmed(r.confirm);
         rr.framework = known_framework ? adapter.name() : "canonical";
         for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
         std::vector<canonical_override> config_overrides, code_overrides;
@@ -143,13 +149,21 @@ void stage_report(pipeline_state& s) {
             else config_overrides.push_back({o.key, o.val});
         }
         // Only advice the job can take: what its framework can express, in a layout the checks accept.
+        // A rule's `code.fallback` is the same change made in code, for frameworks without the setting.
+        auto fallback = std::find_if(code_overrides.begin(), code_overrides.end(),
+                                     [](const canonical_override& o) { return o.key == "code.fallback"; });
         if (!config_overrides.empty() && known_framework) {
             if (const expressibility ex = can_express(s.job->syntax, config_overrides); !ex.ok) {
-                rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "adapter.", ex.why)});
-                --rank;
-                continue;
+                if (fallback == code_overrides.end()) {
+                    rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "adapter.", ex.why)});
+                    --rank;
+                    continue;
+                }
+                config_overrides.clear();  // the code change instead of the setting the framework lacks
+                fallback = code_overrides.end();
             }
         }
+        if (fallback != code_overrides.end() && !config_overrides.empty()) code_overrides.erase(fallback);
         if (!config_overrides.empty() && rep.estimate)
             if (const auto problem = override_problem(facts, config_overrides)) {
                 rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "check.", *problem)});

@@ -1,6 +1,7 @@
 // Renderings of a log_analysis: JSON (oomdx.log/1), text/markdown, and facts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/bytes.h"
@@ -358,6 +359,11 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         sink.emit("log.memory_first_bytes", value(first.bytes), fp);
         sink.emit("log.memory_first_step", value(first.step), fp);
         sink.emit("log.memory_last_step", value(last.step), mp);
+        const auto& hi = *std::max_element(a.memory_series.begin(), a.memory_series.end(),
+                                           [](const memory_point& x, const memory_point& y) { return x.bytes < y.bytes; });
+        auto hp = prov(a, hi.line, "", hi.file);
+        sink.emit("log.memory_max_bytes", value(hi.bytes), hp);
+        sink.emit("log.memory_max_step", value(hi.step), hp);
         if (a.series_nondecreasing) sink.emit("log.memory_series_nondecreasing", value(*a.series_nondecreasing), mp);
         if (a.growth_bytes_per_step) {
             sink.emit("log.memory_growth_bytes_per_step",

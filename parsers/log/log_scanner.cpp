@@ -244,8 +244,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 break;
             case sig_kind::framework:
                 if (verify_sig(s, seg)) {
-                    if (!m_fw_sigs_seen[h]) {
-                        m_fw_sigs_seen[h] = 1;
+                    if (m_fw_sigs_seen[h] < k_fw_tries) {
+                        m_fw_sigs_seen[h] = k_fw_tries;
                         m_fw_score[s.framework] += s.weight;
                         m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
                     }
@@ -400,10 +400,16 @@ void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
 
 void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {
     const signature& s = m_sigs.all()[sig];
-    if (!s.framework.empty() && !m_fw_sigs_seen[sig]) {
-        m_fw_sigs_seen[sig] = 1;
-        m_fw_score[s.framework] += 2;
-        m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+    // A progress format names its framework only when the whole pattern matched, not on the literal
+    // alone ("step=" is in every key=value logger); a format that keeps failing stops being tried.
+    if (!s.framework.empty() && m_fw_sigs_seen[sig] < k_fw_tries) {
+        if (verify_sig(s, plain_text(seg.substr(0, std::min(seg.size(), k_progress_text)), m_scratch2))) {
+            m_fw_sigs_seen[sig] = k_fw_tries;
+            m_fw_score[s.framework] += 2;
+            m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+        } else {
+            ++m_fw_sigs_seen[sig];
+        }
     }
     std::int64_t total = -1;
     if (s.by_total) {  // bars of different totals (training, evaluation, loading) are separate counters

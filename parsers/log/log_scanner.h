@@ -20,6 +20,7 @@ namespace oomdx::log_detail {
 
 constexpr size_t k_match_cap = 64 * 1024;  // bytes of one segment that are matched
 constexpr size_t k_excerpt_cap = 1024;     // bytes of a line kept as evidence
+constexpr char k_fw_tries = 64;            // candidate lines a framework's progress format is checked on
 
 struct field_val {
     std::string name;
@@ -218,7 +219,7 @@ private:
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
-    std::vector<char> m_fw_sigs_seen;
+    std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up
     std::optional<std::int64_t> m_world_size;
     std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
     struct text_hash {

@@ -53,8 +53,11 @@ void describe_patterns(const snapshot_analysis& a, device_analysis& d, const rep
 
     // Retained autograd graph / growing container: live blocks at the end of the trace that were
     // allocated in several different steps by the same site.
+    // Weights and optimizer states are allocated once and kept: built over a stretch of the
+    // trace, they are the model, not a container.
     std::vector<const site_epochs*> fwd, rest;
     for (const auto& s : x.accumulating) {
+        if (s.category == cat_parameter || s.category == cat_optimizer_state) continue;
         (forward_like(s.category) ? fwd : rest).push_back(&s);
         m.retention_max_steps = std::max<std::int64_t>(m.retention_max_steps, s.distinct_epochs);
     }

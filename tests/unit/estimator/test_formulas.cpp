@@ -256,6 +256,73 @@ TEST_CASE("pipeline: in-flight micro-batches per stage (1F1B and interleaved)") 
     CHECK(b.stages[0].inflight == doctest::Approx(32));  // min(35, 32)
 }
 
+TEST_CASE("pipeline: torchtitan's layer split, receive buffers, last-stage outputs by build date") {
+    estimate_input in;
+    in.model = llama8b();
+    in.model.layers = 126;
+    in.pp = 8;
+    in.dp_shard = 8;
+    in.zero_stage = 3;
+    in.micro_batch = 1;
+    in.num_microbatches = 8;
+    in.seq_len = 4096;
+    est::breakdown b;
+    est::compute(in, b);
+    // generate_split_points: first stage 126 / 8 = 15, six middle stages 16, last 15
+    CHECK(b.stages[0].layers == 15);
+    CHECK(b.stages[1].layers == 16);
+    CHECK(b.stages[6].layers == 16);
+    CHECK(b.stages[7].layers == 15);
+    // receive buffers, 4096 tokens x 2h each: stage 0 gradients only (8), the last stage the
+    // activations not in flight (8 - 1); a middle stage both
+    const double io = 4096.0 * 2.0 * 4096.0;
+    CHECK(b.stages[0].pp_buffers == doctest::Approx(8 * io));
+    CHECK(b.stages[7].pp_buffers == doctest::Approx(7 * io));
+    CHECK(b.stages[3].pp_buffers == doctest::Approx((8 - 5 + 8) * io));
+    // last-stage outputs: kept by builds before 2025-10-22, not after; the high end keeps them
+    // when the date is unknown
+    CHECK(b.stages[7].pp_outputs == 0.0);
+    in.framework_date = 20241226;
+    est::compute(in, b);
+    CHECK(b.stages[7].pp_outputs == doctest::Approx(8 * 4096.0 * 128256.0 * 2.0));
+    CHECK(b.stages[6].pp_outputs == 0.0);
+    in.framework_date = 20251101;
+    est::compute(in, b);
+    CHECK(b.stages[7].pp_outputs == 0.0);
+    in.framework_date = 0;
+    in.variant = 1;
+    est::compute(in, b);
+    CHECK(b.stages[7].pp_outputs > 0.0);
+    // other frameworks: the first L mod p stages take one more
+    in.variant = 0;
+    in.framework = train_framework::megatron;
+    est::compute(in, b);
+    CHECK(b.stages[0].layers == 16);
+    CHECK(b.stages[7].layers == 15);
+}
+
+TEST_CASE("context parallel (torchtitan): ring attention's gathered K/V grow with the CP degree") {
+    estimate_input in;
+    in.model = llama8b();
+    in.dp_shard = 1;
+    in.zero_stage = 0;
+    in.micro_batch = 1;
+    in.ac = ac_kind::full;
+    est::breakdown b;
+    double prev = 0;
+    for (std::int64_t cp : {2, 4, 8}) {
+        in.cp = cp;
+        in.seq_len = 8192 * cp;  // constant tokens per rank
+        est::compute(in, b);
+        const double bwd = b.stages[0].temp_backward;
+        if (prev > 0) {
+            // c x K+V repeated to all heads, bf16: 8192 tokens x 2 x 2 B x 4096 per extra rank
+            CHECK(bwd - prev == doctest::Approx(double(cp / 2) * 8192.0 * 4.0 * 4096.0));
+        }
+        prev = bwd;
+    }
+}
+
 TEST_CASE("logits: tokens x vocab x bytes per element, / TP with loss parallel") {
     const estimator_constants& k = estimator_k();
     estimate_input in;

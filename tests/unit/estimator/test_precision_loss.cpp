@@ -166,6 +166,40 @@ TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the old
     CHECK(g.pp_microbatch_note == "from the config");
 }
 
+TEST_CASE("pipeline micro-batch: the build date picks torchtitan's old split; a count is read as given") {
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    e("model.hidden_size", std::int64_t(4096));
+    e("model.num_layers", std::int64_t(32));
+    e("model.num_attention_heads", std::int64_t(32));
+    e("model.num_kv_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(14336));
+    e("model.vocab_size", std::int64_t(128256));
+    e("job.framework", "torchtitan");
+    e("job.world_size", std::int64_t(8));
+    e("parallelism.pipeline_parallel_degree", std::int64_t(4));
+    e("training.local_batch_size", std::int64_t(16));
+    e("training.seq_len", std::int64_t(4096));
+    e("job.framework_date", "2024-12-26");
+    const estimate_result r = estimate(from_facts(f));
+    CHECK(r.pp_microbatch_size == 4);
+    CHECK(r.pp_microbatches == 4);
+    CHECK(r.pp_microbatch_note.find("before 2025-04-07") != std::string::npos);
+    CHECK_FALSE(mentions(r, "pipeline micro-batch size not given"));
+    CHECK_FALSE(mentions(r, "return_outputs"));
+    e("job.framework_date", "2025-05");
+    CHECK(estimate(from_facts(f)).pp_microbatch_size == 1);
+    e("job.framework_date", "not a date");
+    const estimate_result u = estimate(from_facts(f));
+    CHECK(u.pp_microbatch_size == 1);
+    CHECK(mentions(u, "return_outputs"));
+    e("parallelism.pipeline_parallel_microbatches", std::int64_t(8));
+    const estimate_result c = estimate(from_facts(f));
+    CHECK(c.pp_microbatch_size == 2);
+    CHECK(c.pp_microbatches == 8);
+    CHECK(c.pp_microbatch_note == "from the config");
+}
+
 TEST_CASE("max_fitting: the largest micro-batch and sequence length within the budget") {
     estimate_input in = llama8b_fsdp(8);
     in.capacity_bytes = std::int64_t(80) << 30;

@@ -275,3 +275,15 @@ TEST_CASE("oomdx log CLI: json, exit codes") {
     CHECK(err.find("oomdx: error:") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("a key=value logger is no framework; its step peak is a memory reading") {
+    auto dir = temp_dir();
+    std::ofstream(dir / "kv.log") << "step=0 TRAIN alloc=10.33 peak=68.03 GiB\n"
+                                      "step=1 TRAIN alloc=10.33 peak=73.94 GiB\n";
+    auto a = analyze_logs({(dir / "kv.log").string()});
+    CHECK(a.framework == "unknown");  // "step=" is DeepSpeed's literal, not its format
+    REQUIRE(a.memory_series.size() == 2);
+    CHECK(a.memory_series.back().statistic == "max_allocated");
+    CHECK(a.memory_series.back().bytes == static_cast<std::int64_t>(73.94 * 1024 * 1024 * 1024));
+    fs::remove_all(dir);
+}
