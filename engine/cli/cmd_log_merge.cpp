@@ -4,6 +4,7 @@
 // OOM source shared by the ranks, what each held at its OOM, missing and bad summaries by rank.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -30,6 +31,7 @@ struct log_row {
     std::int64_t step = -1, last_logged_step = -1;
     std::int64_t requested = -1, allocated = -1, reserved = -1, capacity = -1;
     std::string signature;
+    std::string summary;  // the summary file, absolute
 };
 
 std::int64_t opt(const json& o, const char* k) {
@@ -71,6 +73,9 @@ log_row row_of(const std::string& path, std::int64_t position) {
     r.reserved = opt(o, "reserved_bytes");
     r.capacity = opt(o, "capacity_bytes");
     r.signature = text(o, "signature");
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(path, ec);
+    r.summary = ec ? path : abs.lexically_normal().string();
     return r;
 }
 
@@ -169,7 +174,8 @@ void add_log_merge_command(CLI::App& log_cmd, int& exit_code) {
                         {"allocated_spread_at_oom", spread},
                         {"missing_ranks", missing},
                         {"missing_rank_count", missing_count}}},
-                      {"merge", {{"inputs", files.size()}, {"merged", rows.size()}, {"bad", jb}}}};
+                      {"merge", {{"inputs", files.size()}, {"merged", rows.size()}, {"bad", jb},
+                                 {"first_failed_summary", first ? json(first->summary) : json(nullptr)}}}};
             out = j.dump(2) + "\n";
         } else {
             out += fmt::format("Ranks ({} log summaries merged of {})\n", rows.size(), files.size());

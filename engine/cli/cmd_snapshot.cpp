@@ -217,7 +217,8 @@ int run_merge(const snapshot_opts& o) {
         j["schema"] = "oomdx.snapshot/1";
         j["kind"] = "ranks";
         j["ranks"] = snap::to_json(m.table);
-        j["merge"] = {{"inputs", m.inputs}, {"merged", m.table.rows.size()}, {"bad", bad}};
+        j["merge"] = {{"inputs", m.inputs}, {"merged", m.table.rows.size()}, {"bad", bad},
+                      {"peak_summary", m.peak_summary.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.peak_summary)}};
         print(j.dump(2));
     } else {
         std::string out = snap::render_text(m.table, o.format == output_format::markdown, use_color());

@@ -73,6 +73,5 @@ plan_answer make_plan(const fact_store& facts, const override_syntax& syntax, co
 // "plan" of oomdx.preflight/1 and oomdx.diagnosis/1.
 nlohmann::json plan_json(const plan_answer& p);
 // Text block for reports: the plan, its peak, the lines to paste, the alternatives.
-std::string render_plan_text(const plan_answer& p, std::size_t max_candidates = 3);
 
 }  // namespace oomdx

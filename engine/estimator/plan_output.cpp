@@ -1,8 +1,7 @@
-// The plan as JSON ("plan" of oomdx.preflight/1 and oomdx.diagnosis/1) and as a text block.
-#include <fmt/format.h>
+// The plan as JSON ("plan" of oomdx.preflight/1 and oomdx.diagnosis/1); the text block is the
+// report's (engine/report/render_plan.h).
 #include <nlohmann/json.hpp>
 
-#include "engine/core/bytes.h"
 #include "engine/estimator/plan.h"
 
 namespace oomdx {
@@ -28,19 +27,6 @@ nlohmann::json terms_json(const std::vector<plan_cost_term>& terms) {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& t : terms) a.push_back({{"name", t.name}, {"fraction", t.fraction}, {"why", t.why}});
     return a;
-}
-
-std::string layout(const estimate_input& in) {
-    return fmt::format("TP {} PP {} CP {} EP {} DP {}x{} | micro-batch {} | AC {} | ZeRO {}{}{}{}", in.tp, in.pp, in.cp, in.ep,
-                       in.dp_replicate, in.dp_shard, in.micro_batch, ac_name(in.ac), in.zero_stage,
-                       in.swap_optimizer ? " | swap optimizer" : "", in.optimizer_offload ? " | optimizer offload" : "",
-                       in.params_offload ? " | param offload" : "");
-}
-
-std::string set_args(const std::vector<estimate_override>& ovs) {
-    std::string s;
-    for (const auto& o : ovs) s += fmt::format(" --set {}={}", o.key, value_key(o.val));
-    return s;
 }
 
 }  // namespace
@@ -92,44 +78,6 @@ nlohmann::json plan_json(const plan_answer& p) {
                        {"job_syntax", c.rendered}});
     }
     return j;
-}
-
-std::string render_plan_text(const plan_answer& p, std::size_t max_candidates) {
-    std::string s;
-    if (p.base_fits) {
-        s += fmt::format("Plan: the job fits as configured ({} of {} budget).\n", format_bytes(p.base_device_peak_bytes),
-                         format_bytes(p.budget_bytes));
-    } else if (!p.fits) {
-        s += fmt::format("Plan: nothing in the searched space fits on {} to {} devices.\n", p.base_world_size,
-                         p.worlds_searched.empty() ? p.base_world_size : p.worlds_searched.back());
-    } else {
-        s += fmt::format("Plan: {} devices, {} device peak of {} budget ({}; {:+.0f}% step time):\n", p.world_size,
-                         format_bytes(p.expected_device_peak_bytes), format_bytes(p.budget_bytes), plan_tier_name(p.tier),
-                         100.0 * p.cost);
-        for (const auto& l : p.rendered) s += "    " + l + "\n";
-        for (const auto& t : p.terms) s += fmt::format("    {:+.0f}% {}: {}\n", 100.0 * t.fraction, t.name, t.why);
-        s += fmt::format("    check: oomdx estimate ... --world-size {}{}\n", p.world_size, set_args(p.overrides));
-    }
-    for (const auto& n : p.notes) s += "  " + n + "\n";
-    if (p.at_current_size.searched) {
-        const plan_alternative& a = p.at_current_size;
-        if (a.overrides.empty()) {
-            s += fmt::format("  On {} devices the framework offers no offload or swap setting.\n", p.base_world_size);
-        } else {
-            s += fmt::format("  On {} devices, offload / swap {}: {} ({:+.0f}% step time)\n", p.base_world_size,
-                             a.fits ? "fits" : "still does not fit", format_bytes(a.expected_device_peak_bytes),
-                             100.0 * a.cost);
-            for (const auto& l : a.rendered) s += "    " + l + "\n";
-        }
-    }
-    std::size_t shown = 0;
-    for (std::size_t i = p.base_fits ? 0 : 1; i < p.candidates.size() && shown < max_candidates; ++i, ++shown) {
-        if (shown == 0) s += "  Next candidates:\n";
-        const plan_candidate& c = p.candidates[i].candidate;
-        s += fmt::format("   {}. {} -> {} ({}, {:+.0f}%)\n", shown + 1, layout(c.input), format_bytes(c.device_peak_bytes),
-                         plan_tier_name(c.tier), 100.0 * c.cost);
-    }
-    return s;
 }
 
 }  // namespace oomdx

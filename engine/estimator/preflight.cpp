@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
@@ -72,33 +71,6 @@ preflight_result run_preflight(const preflight_request& req) {
     r.limits = max_fitting(r.input, true);
     r.exit_code = r.input.capacity_bytes > 0 && !r.fits_high ? exit_does_not_fit : exit_ok;
     return r;
-}
-
-std::string render_preflight_text(const preflight_result& r) {
-    std::string s = render_text(r.estimate);
-    if (r.input.capacity_bytes > 0) {
-        const estimate_result& e = r.estimate;
-        std::string head = fmt::format("Preflight: {} ({} of {} budget{})\n", r.fits_high ? "fits" : "DOES NOT FIT",
-                                       format_bytes(e.high_bytes), format_bytes(e.budget_bytes),
-                                       e.high_bytes > e.low_bytes ? ", high end of the interval" : "");
-        if (r.straddles)
-            head += fmt::format("  the interval {} .. {} straddles the budget: it may fit on some builds\n", format_bytes(e.low_bytes),
-                                format_bytes(e.high_bytes));
-        const fit_limits& l = r.limits;
-        if (l.max_micro_batch >= 0)
-            head += fmt::format("  largest that fit: micro-batch {} at sequence length {}; sequence length {} at micro-batch {}\n",
-                                l.max_micro_batch, l.seq_len, l.max_seq_len, l.micro_batch);
-        s = head + s;
-    }
-    if (r.planned) {
-        const plan_answer& p = r.plan;
-        s += fmt::format("\nPlan search: {} configurations evaluated over {} world size(s), {} fit ({:.0f} candidates/s); "
-                         "overrides in {} {} syntax.\n",
-                         p.evaluated, p.worlds_searched.size(), p.fitting,
-                         p.seconds > 0 ? double(p.evaluated) / p.seconds : 0.0, p.framework, p.syntax);
-        s += render_plan_text(p, 5);
-    }
-    return s;
 }
 
 nlohmann::json preflight_json(const preflight_result& r) {

@@ -48,7 +48,6 @@ struct preflight_result {
 void gather_facts(const preflight_request& req, fact_store& facts, override_syntax* syntax = nullptr);
 preflight_result run_preflight(const preflight_request& req);
 
-std::string render_preflight_text(const preflight_result& r);
 nlohmann::json preflight_json(const preflight_result& r);  // "schema": "oomdx.preflight/1"
 
 }  // namespace oomdx

@@ -16,7 +16,7 @@ namespace oomdx {
 namespace {
 
 // Keys whose English is a producer's sentence, matched by template (no source to compare with).
-const char* const k_produced[] = {"log.", "estimate.", "snapshot.", "adapter.", "term."};
+const char* const k_produced[] = {"log.", "estimate.", "snapshot.", "adapter.", "plan.", "check.", "term."};
 
 bool is_produced(const std::string& key) {
     for (const char* p : k_produced)

@@ -8,6 +8,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/report/render_diff.h"
+#include "engine/report/render_plan.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/log/log_analyzer.h"
 
@@ -251,7 +252,7 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
         n = 0;
         for (const auto& site : d.sites) {
             if (++n > 5) break;
-            w.bullet(w.t("report.snapshot.site", {{"site", site.site},
+            w.bullet(w.t("report.snapshot.site", {{"site", w.produced("snapshot.site.", site.site)},
                                                   {"bytes", format_bytes(site.bytes)},
                                                   {"blocks", std::to_string(site.blocks)},
                                                   {"share", pct(site.share)}}),
@@ -375,7 +376,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (r.plan) {
         w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
-        std::string block = render_plan_text(p, o.explain ? 5 : 3);
+        std::string block = render_plan_text(p, o.explain ? 5 : 3, r.lang);
         if (r.anchor && p.fits)
             block += w.t("report.plan.anchored",
                          {{"source", r.anchor->source},
@@ -446,6 +447,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         j["snapshot"] = {{"files", s}};
         if (r.trend) j["snapshot"]["trend"] = snap::to_json(*r.trend);
         if (r.diff) j["snapshot"]["diff"] = snap::to_json(*r.diff);
+        if (r.merged_ranks) j["snapshot"]["ranks"] = snap::to_json(*r.merged_ranks);
     }
     j["route"] = json::array();
     for (const auto& s : r.route)

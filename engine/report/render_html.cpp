@@ -137,9 +137,9 @@ std::string legend(const std::vector<bar_seg>& items) {
     return s + "</div>\n";
 }
 
-// The legend of one bar: its title (what the bar shows) and exactly the segments it draws.
+// The legend of one bar: its title (what the bar shows, with its colon) and exactly the segments it draws.
 std::string row_legend(const bar_row& r, const std::string& title) {
-    std::string s = fmt::format("<div class=\"legend\" data-for=\"{}\"><span class=\"lt\">{}:</span>", esc(r.key), esc(title));
+    std::string s = fmt::format("<div class=\"legend\" data-for=\"{}\"><span class=\"lt\">{}</span>", esc(r.key), esc(title));
     for (const auto& it : r.segs) {
         if (it.bytes <= 0) continue;
         s += fmt::format("<span data-seg=\"{}\" data-bytes=\"{}\"><span class=\"sw\" style=\"background:{}\"></span>{} {}</span>",
@@ -481,26 +481,28 @@ void snapshot_timeline(doc& d, const snap::device_analysis& dev, std::int64_t ca
         std::size_t n = 0;
         for (const auto& ph : dev.phases) {
             if (++n > 12) {
-                phases += ", ...";
+                phases += d.t("html.oom.list_sep") + "...";
                 break;
             }
-            phases += (phases.empty() ? "" : ", ") + fmt::format("{} {} -> {}", ph.kind, bytes(ph.start_bytes), bytes(ph.end_bytes));
+            phases += (phases.empty() ? "" : d.t("html.oom.list_sep")) + d.t("html.snapshot.phase", {{"kind", d.v("phase_kind", ph.kind)},
+                                                                                 {"start", bytes(ph.start_bytes)},
+                                                                                 {"end", bytes(ph.end_bytes)}});
         }
         d.p(d.t("html.snapshot.phases", {{"cycles", std::to_string(dev.cycles)}, {"phases", phases}}), "muted");
     }
 }
 
 // Top sites as coloured bands of one bar, plus the remainder.
-bar_row site_band(const std::string& label, const std::string& key, const std::vector<snap::site_total>& sites,
+bar_row site_band(const doc& d, const std::string& label, const std::string& key, const std::vector<snap::site_total>& sites,
                   std::int64_t total) {
     bar_row r{label, {}, bytes(total), key};
     std::int64_t used = 0;
     for (std::size_t i = 0; i < sites.size() && i < 8; ++i) {
         if (sites[i].bytes <= 0) continue;
-        r.segs.push_back({sites[i].site, sites[i].bytes, colour(i)});
+        r.segs.push_back({d.produced("snapshot.site.", sites[i].site), sites[i].bytes, colour(i)});
         used += sites[i].bytes;
     }
-    if (total > used) r.segs.push_back({"other sites", total - used, "#d0d4da"});
+    if (total > used) r.segs.push_back({d.t("html.chart.other_sites"), total - used, "#d0d4da"});
     return r;
 }
 
@@ -509,24 +511,31 @@ void bars_with_legends(doc& d, const std::vector<std::pair<bar_row, std::string>
     std::vector<bar_row> bars;
     for (const auto& r : rows) bars.push_back(r.first);
     d.raw(bar_chart(bars, {}, aria));
-    for (const auto& r : rows) d.raw(row_legend(r.first, r.second));
+    for (const auto& r : rows) d.raw(row_legend(r.first, d.t("html.legend.title", {{"title", r.second}})));
 }
 
 // One OOM event in words: the request, where, and the memory at that moment.
-std::string oom_sentence(const snap::oom_event& o) {
-    std::string t = fmt::format("a request of {} failed", bytes(o.requested_bytes));
-    if (!o.site.empty()) t += " at " + o.site;
-    t += fmt::format(" with {} live of {} reserved", bytes(o.live_bytes), bytes(o.reserved_bytes));
-    if (o.largest_inactive_block_bytes >= 0 && o.inactive_bytes >= 0)
-        t += fmt::format("; the largest cached free block was {} of {} cached", bytes(o.largest_inactive_block_bytes),
-                         bytes(o.inactive_bytes));
-    if (o.device_free_bytes >= 0) t += fmt::format("; the device had {} free", bytes(o.device_free_bytes));
-    return t;
+std::string oom_sentence(const doc& d, const snap::oom_event& o) {
+    const bool cache = o.largest_inactive_block_bytes >= 0 && o.inactive_bytes >= 0;
+    return d.t("html.oom_sentence",
+               {{"requested", bytes(o.requested_bytes)},
+                {"site", o.site.empty() ? "" : d.t("html.oom_sentence.site", {{"site", o.site}})},
+                {"live", bytes(o.live_bytes)},
+                {"reserved", bytes(o.reserved_bytes)},
+                {"cache", cache ? d.t("html.oom_sentence.cache", {{"largest", bytes(o.largest_inactive_block_bytes)},
+                                                                  {"cached", bytes(o.inactive_bytes)}})
+                                : ""},
+                {"free", o.device_free_bytes >= 0 ? d.t("html.oom_sentence.free", {{"free", bytes(o.device_free_bytes)}}) : ""}});
 }
 
 // What "live at the snapshot" is: the state the file was written in.
-std::string final_state(const snap::device_analysis& dev) {
-    return dev.oom_count > 0 ? "at the snapshot, after the OOM" : "at the snapshot";
+std::string final_state(const doc& d, const snap::device_analysis& dev) {
+    return d.t(dev.oom_count > 0 ? "html.when.final_after_oom" : "html.when.final");
+}
+
+// The same, short, as a bar's label.
+std::string final_label(const doc& d, const snap::device_analysis& dev) {
+    return d.t(dev.oom_count > 0 ? "html.when.final_after_oom_short" : "html.when.final");
 }
 
 void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t top) {
@@ -536,7 +545,7 @@ void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t
         const auto& s = sites[i];
         d.raw(fmt::format("<tr><td class=\"ev\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                           "<td class=\"num\">{}</td></tr>\n",
-                          esc_cut(s.site, 300), esc(d.v("category", s.category)), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
+                          esc_cut(d.produced("snapshot.site.", s.site), 300), esc(d.v("category", s.category)), esc(bytes(s.bytes)), s.blocks, pct(s.share)));
     }
     d.raw("</table>\n");
     if (sites.size() > top) d.p(d.t("html.snapshot.more_sites", {{"n", std::to_string(sites.size() - top)}}), "muted");
@@ -544,40 +553,42 @@ void sites_table(doc& d, const std::vector<snap::site_total>& sites, std::size_t
 
 void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
     std::vector<std::pair<bar_row, std::string>> rows;
-    const std::string when = final_state(dev);
+    const std::string when = final_state(d, dev);
     std::int64_t other = dev.reserved_bytes - dev.allocated_bytes - dev.pending_free_bytes - dev.inactive_bytes;
-    const std::string short_when = dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot";
-    bar_row res{"reserved, " + short_when,
-                {{"allocated (live)", dev.allocated_bytes, "#4e79a7"},
-                 {"pending free", dev.pending_free_bytes, "#edc948"},
-                 {"inactive (cached, reusable)", dev.inactive_bytes, "#bab0ac"}},
-                pct(dev.fragmentation_rate) + " not allocated", "final-reserved"};
-    if (other > 0) res.segs.push_back({"unaccounted", other, "#ff9da7"});
-    rows.push_back({res, "reserved " + when + " (" + bytes(dev.reserved_bytes) + ")"});
+    const std::string short_when = final_label(d, dev);
+    const std::string largest = d.t("html.chart.largest_inactive"), rest = d.t("html.chart.other_inactive_blocks");
+    bar_row res{d.t("html.chart.reserved_when", {{"when", short_when}}),
+                {{d.t("html.chart.allocated_live"), dev.allocated_bytes, "#4e79a7"},
+                 {d.t("html.chart.pending_free"), dev.pending_free_bytes, "#edc948"},
+                 {d.t("html.chart.inactive_reusable"), dev.inactive_bytes, "#bab0ac"}},
+                d.t("html.chart.not_allocated", {{"share", pct(dev.fragmentation_rate)}}), "final-reserved"};
+    if (other > 0) res.segs.push_back({d.t("html.chart.unaccounted"), other, "#ff9da7"});
+    rows.push_back({res, d.t("html.legend.reserved", {{"when", when}, {"bytes", bytes(dev.reserved_bytes)}})});
     if (dev.inactive_bytes > 0)
-        rows.push_back({{"cached, " + short_when,
-                         {{"largest inactive block", dev.largest_inactive_block_bytes, "#59a14f"},
-                          {"other inactive blocks", dev.inactive_bytes - dev.largest_inactive_block_bytes, "#d0d4da"}},
-                         fmt::format("{} free blocks, {} under 1 MiB", dev.free_blocks, dev.small_free_blocks),
+        rows.push_back({{d.t("html.chart.cached_when", {{"when", short_when}}),
+                         {{largest, dev.largest_inactive_block_bytes, "#59a14f"},
+                          {rest, dev.inactive_bytes - dev.largest_inactive_block_bytes, "#d0d4da"}},
+                         d.t("html.chart.free_blocks", {{"n", std::to_string(dev.free_blocks)},
+                                                        {"small", std::to_string(dev.small_free_blocks)}}),
                          "final-cached"},
-                        "inactive (cached) blocks " + when + " (" + bytes(dev.inactive_bytes) + ")"});
+                        d.t("html.legend.inactive_blocks", {{"when", when}, {"bytes", bytes(dev.inactive_bytes)}})});
     std::size_t n = 0;
     for (const auto& o : dev.ooms) {
         if (o.inactive_bytes < 0) continue;
         if (++n > 3) break;
-        const std::string at = fmt::format("at the OOM (event {})", o.trace_index);
-        rows.push_back({{fmt::format("request, OOM at {}", o.trace_index),
-                         {{"requested", o.requested_bytes, "#e15759"}},
-                         o.fragmentation ? "no free block large enough" : "",
+        const std::string index = std::to_string(o.trace_index);
+        const std::string at = d.t("html.when.at_oom", {{"index", index}});
+        rows.push_back({{d.t("html.chart.request_at_oom", {{"index", index}}),
+                         {{d.t("html.chart.requested"), o.requested_bytes, "#e15759"}},
+                         o.fragmentation ? d.t("html.chart.no_block_large_enough") : "",
                          fmt::format("oom{}-request", o.trace_index)},
-                        "failed request " + at});
-        rows.push_back({{fmt::format("cached, OOM at {}", o.trace_index),
-                         {{"largest inactive block", o.largest_inactive_block_bytes, "#59a14f"},
-                          {"other inactive blocks", o.inactive_bytes - std::max<std::int64_t>(0, o.largest_inactive_block_bytes),
-                           "#d0d4da"}},
-                         bytes(o.inactive_bytes) + " inactive",
+                        d.t("html.legend.failed_request", {{"when", at}})});
+        rows.push_back({{d.t("html.chart.cached_at_oom", {{"index", index}}),
+                         {{largest, o.largest_inactive_block_bytes, "#59a14f"},
+                          {rest, o.inactive_bytes - std::max<std::int64_t>(0, o.largest_inactive_block_bytes), "#d0d4da"}},
+                         d.t("html.chart.inactive_bytes", {{"bytes", bytes(o.inactive_bytes)}}),
                          fmt::format("oom{}-cached", o.trace_index)},
-                        "inactive (cached) blocks " + at + " (" + bytes(o.inactive_bytes) + ")"});
+                        d.t("html.legend.inactive_blocks", {{"when", at}, {"bytes", bytes(o.inactive_bytes)}})});
     }
     std::int64_t sum = 0;
     for (const auto& r : rows)
@@ -586,17 +597,16 @@ void fragmentation_chart(doc& d, const snap::device_analysis& dev) {
         d.p(d.t("html.snapshot.no_reserved"), "caption");
         return;
     }
-    bars_with_legends(d, rows, "fragmentation summary");
-    d.p(fmt::format("{}Fragmentation {} ({}) {}. The analysis keeps totals, not the address layout of each "
-                    "segment, so this is a free-block summary rather than a segment map: reserved memory split into "
-                    "live, pending and cached bytes, and the largest cached block against the rest. Segments: {} ({} "
-                    "large, {} small, {} expandable).",
-                    dev.ooms.empty() ? ""
-                                     : "The bars compare two moments: the final state (when the snapshot was written, "
-                                       "after the OOM unwound) and each OOM event (from the free-block replay), where "
-                                       "the failed request stands next to the cached blocks of that moment. ",
-                    pct(dev.fragmentation_rate), dev.fragmentation_level, when, dev.segments, dev.large_segments,
-                    dev.small_segments, dev.expandable_segments),
+    bars_with_legends(d, rows, d.t("html.chart.fragmentation_summary"));
+    d.p(d.t("html.snapshot.fragmentation_caption",
+            {{"moments", dev.ooms.empty() ? "" : d.t("html.snapshot.fragmentation_moments")},
+             {"rate", pct(dev.fragmentation_rate)},
+             {"level", d.v("fragmentation", dev.fragmentation_level)},
+             {"when", when},
+             {"segments", std::to_string(dev.segments)},
+             {"large", std::to_string(dev.large_segments)},
+             {"small", std::to_string(dev.small_segments)},
+             {"expandable", std::to_string(dev.expandable_segments)}}),
         "caption");
 }
 
@@ -608,32 +618,38 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
     }
     const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
     const std::int64_t capacity = a.device_capacity_bytes;
-    const std::string fin = " (" + final_state(dev) + ")";
+    const std::string when = final_state(d, dev);
+    auto fin = [&](const char* key) { return d.t("html.kv.when", {{"label", d.t(key)}, {"when", when}}); };
     std::vector<std::pair<std::string, std::string>> kv{
-        {"file", a.file},
-        {"format", fmt::format("{} {} ({}), producer {}", a.info.format,
-                               a.info.pickle_protocol ? fmt::format("protocol {}", a.info.pickle_protocol) : "",
-                               a.info.era, a.info.producer)},
-        {"device", fmt::format("{} (largest of {} device(s) with memory)", dev.device, a.devices.size())},
-        {"OOM events", std::to_string(dev.oom_count)}};
-    if (!dev.ooms.empty()) kv.push_back({"at the last OOM", oom_sentence(dev.ooms.back())});
+        {d.t("html.kv.file"), a.file},
+        {d.t("html.kv.format"),
+         d.t("html.snapshot.format",
+             {{"format", a.info.format},
+              {"protocol", a.info.pickle_protocol ? d.t("html.snapshot.protocol", {{"n", std::to_string(a.info.pickle_protocol)}}) : ""},
+              {"era", a.info.era},
+              {"producer", a.info.producer}})},
+        {d.t("html.kv.device"), d.t("html.snapshot.device", {{"device", std::to_string(dev.device)},
+                                                             {"n", std::to_string(a.devices.size())}})},
+        {d.t("html.kv.oom_events"), std::to_string(dev.oom_count)}};
+    if (!dev.ooms.empty()) kv.push_back({d.t("html.kv.at_last_oom"), oom_sentence(d, dev.ooms.back())});
     kv.insert(kv.end(),
-              {{"reserved" + fin, bytes(dev.reserved_bytes)},
-               {"live allocated" + fin, bytes(dev.allocated_bytes)},
-               {"pending free" + fin, bytes(dev.pending_free_bytes)},
-               {"inactive cached" + fin, bytes(dev.inactive_bytes)},
-               {"peak live", bytes(dev.peak_bytes) + (dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "")},
-               {"allocator settings", a.alloc_conf.empty() ? "-" : a.alloc_conf},
-               {"expandable segments", a.expandable_segments ? "yes" : "no"}});
+              {{fin("html.kv.reserved"), bytes(dev.reserved_bytes)},
+               {fin("html.kv.live_allocated"), bytes(dev.allocated_bytes)},
+               {fin("html.kv.pending_free"), bytes(dev.pending_free_bytes)},
+               {fin("html.kv.inactive_cached"), bytes(dev.inactive_bytes)},
+               {d.t("html.kv.peak_live"),
+                bytes(dev.peak_bytes) +
+                    (dev.has_trace ? d.t("html.snapshot.at_trace_event", {{"index", std::to_string(dev.peak_index)}}) : "")},
+               {d.t("html.kv.allocator_settings"), a.alloc_conf.empty() ? "-" : a.alloc_conf},
+               {d.t("html.kv.expandable_segments"), d.t(a.expandable_segments ? "html.yes" : "html.no")}});
     d.kv_table(kv);
 
     d.h(hl, d.t("html.heading.timeline"));
     snapshot_timeline(d, dev, capacity);
 
-    const std::string when = final_state(dev);
     const bool peak = dev.has_trace && dev.peak_bytes > 0;
-    const std::string at_peak = fmt::format("at the peak (event {})", dev.peak_index);
-    d.h(hl, "Memory by category");
+    const std::string at_peak = d.t("html.when.at_peak", {{"index", std::to_string(dev.peak_index)}});
+    d.h(hl, d.t("html.heading.by_category"));
     {
         std::vector<std::pair<bar_row, std::string>> rows;
         auto cat_row = [&](const std::string& label, const std::string& key, const std::vector<snap::category_total>& cats,
@@ -645,27 +661,25 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
                 // Same colour for the same category in every bar.
                 auto it = std::find(a.category_names.begin(), a.category_names.end(), c.name);
                 const std::size_t ci = it == a.category_names.end() ? i : static_cast<std::size_t>(it - a.category_names.begin());
-                r.segs.push_back({c.name, c.bytes, colour(ci)});
+                r.segs.push_back({d.v("category", c.name), c.bytes, colour(ci)});
                 ++i;
             }
             return r;
         };
         if (peak && !dev.peak_categories.empty())
             rows.push_back({cat_row(at_peak, "peak-categories", dev.peak_categories, dev.peak_bytes),
-                            "live " + at_peak + ", " + bytes(dev.peak_bytes)});
+                            d.t("html.legend.live", {{"when", at_peak}, {"bytes", bytes(dev.peak_bytes)}})});
         if (dev.allocated_bytes > 0)
-            rows.push_back({cat_row(dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot", "final-categories",
-                                    dev.categories, dev.allocated_bytes),
-                            "live " + when + ", " + bytes(dev.allocated_bytes)});
+            rows.push_back({cat_row(final_label(d, dev), "final-categories", dev.categories, dev.allocated_bytes),
+                            d.t("html.legend.live", {{"when", when}, {"bytes", bytes(dev.allocated_bytes)}})});
         if (!rows.empty()) {
-            bars_with_legends(d, rows, "memory by category");
+            bars_with_legends(d, rows, d.t("html.chart.memory_by_category"));
             if (rows.size() > 1)
-                d.p(fmt::format("Two moments on one scale: the peak of the trace and the final state (when the snapshot "
-                                "was written{}). Each bar has its own legend.",
-                                dev.oom_count > 0 ? ", after the OOM unwound" : ""),
+                d.p(d.t("html.snapshot.category_caption",
+                        {{"after", dev.oom_count > 0 ? d.t("html.snapshot.after_unwound") : ""}}),
                     "caption");
         } else {
-            d.p("No live memory to categorize.", "caption");
+            d.p(d.t("html.snapshot.nothing_to_categorize"), "caption");
         }
     }
 
@@ -673,24 +687,24 @@ void snapshot_body(doc& d, const snap::snapshot_analysis& a, int hl) {
     {
         std::vector<std::pair<bar_row, std::string>> rows;
         if (peak && !dev.peak_sites.empty())
-            rows.push_back({site_band(at_peak, "peak-sites", dev.peak_sites, dev.peak_bytes), "sites live " + at_peak});
+            rows.push_back({site_band(d, at_peak, "peak-sites", dev.peak_sites, dev.peak_bytes),
+                            d.t("html.legend.sites_live", {{"when", at_peak}})});
         if (!dev.ooms.empty() && !dev.ooms.back().holders.empty()) {
             const auto& o = dev.ooms.back();
-            const std::string at = fmt::format("at the OOM (event {})", o.trace_index);
-            rows.push_back({site_band(at, "oom-sites", o.holders, o.live_bytes), "sites live " + at});
+            const std::string at = d.t("html.when.at_oom", {{"index", std::to_string(o.trace_index)}});
+            rows.push_back({site_band(d, at, "oom-sites", o.holders, o.live_bytes), d.t("html.legend.sites_live", {{"when", at}})});
         }
         if (dev.allocated_bytes > 0 && !dev.sites.empty())
-            rows.push_back({site_band(dev.oom_count > 0 ? "final, after the OOM" : "at the snapshot", "final-sites", dev.sites,
-                                      dev.allocated_bytes),
-                            "sites live " + when});
+            rows.push_back({site_band(d, final_label(d, dev), "final-sites", dev.sites, dev.allocated_bytes),
+                            d.t("html.legend.sites_live", {{"when", when}})});
         if (!rows.empty()) {
-            bars_with_legends(d, rows, "top allocation sites");
-            d.p(std::string("Each coloured band is one allocation site (first user frame); grey is the rest.") +
-                    (rows.size() > 1 ? " The bars are different moments, each with its own legend." : ""),
+            bars_with_legends(d, rows, d.t("html.chart.top_sites"));
+            d.p(d.t("html.snapshot.sites_caption") + (rows.size() > 1 ? d.t("html.snapshot.sites_caption_moments") : ""),
                 "caption");
         }
-        sites_table(d, peak && !dev.peak_sites.empty() ? dev.peak_sites : dev.sites, 10);
-        d.p(peak && !dev.peak_sites.empty() ? "Table: sites live " + at_peak + "." : "Table: sites live " + when + ".", "muted");
+        const bool at_peak_table = peak && !dev.peak_sites.empty();
+        sites_table(d, at_peak_table ? dev.peak_sites : dev.sites, 10);
+        d.p(d.t("html.snapshot.sites_table", {{"when", at_peak_table ? at_peak : when}}), "muted");
     }
 
     d.h(hl, d.t("html.heading.fragmentation"));
@@ -869,10 +883,11 @@ void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& 
     d.h(2, d.t("html.heading.estimate"));
     std::vector<bar_row> rows{{d.t("html.chart.estimate_device_use"), estimate_segs(d, e),
                                bytes(e.device_peak_bytes) +
-                                   (e.capacity_bytes > 0 ? d.t(e.fits ? "html.chart.fits_note" : "html.chart.does_not_fit_note") : "")}};
+                                   (e.capacity_bytes > 0 ? d.t(e.fits ? "html.chart.fits_note" : "html.chart.does_not_fit_note") : ""),
+                               ""}};
     std::vector<v_line> lines = capacity_lines(d, e);
     if (r.log && r.log->allocated_bytes && *r.log->allocated_bytes > 0) {
-        bar_row m{d.t("html.chart.measured_at_oom"), {{d.t("html.kv.allocated_by_pytorch"), *r.log->allocated_bytes, "#76b7b2"}}, ""};
+        bar_row m{d.t("html.chart.measured_at_oom"), {{d.t("html.kv.allocated_by_pytorch"), *r.log->allocated_bytes, "#76b7b2"}}, "", ""};
         if (r.log->reserved_bytes && *r.log->reserved_bytes > *r.log->allocated_bytes)
             m.segs.push_back({d.t("html.chart.reserved_unallocated"), *r.log->reserved_bytes - *r.log->allocated_bytes, "#d0e8e6"});
         if (r.log->reserved_bytes) m.note = d.t("html.chart.reserved", {{"bytes", bytes(*r.log->reserved_bytes)}});
@@ -930,10 +945,10 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
     if (r.recommendations.empty()) d.p(d.t("html.none"));
     if (r.estimate && !r.recommendations.empty()) {
         const auto& e = *r.estimate;
-        std::vector<bar_row> rows{{d.t("html.chart.now"), estimate_segs(d, e), bytes(e.device_peak_bytes)}};
+        std::vector<bar_row> rows{{d.t("html.chart.now"), estimate_segs(d, e), bytes(e.device_peak_bytes), ""}};
         bool any = false;
         for (const auto& rec : r.recommendations) {
-            bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, ""};
+            bar_row row{fmt::format("#{} {}", rec.rank, rec.action), {}, "", ""};
             if (rec.expected_device_peak_bytes) {
                 const std::string c = rec.expected_fits && *rec.expected_fits ? "#59a14f" : "#e15759";
                 const std::int64_t live = rec.expected_peak_bytes ? *rec.expected_peak_bytes : 0;
@@ -1014,23 +1029,27 @@ void trend_section(doc& d, const snap::trend_result& t) {
 
 // A snapshot with an OOM event is about the OOM: the request and the memory at that moment.
 // The state the file was written in (after the OOM unwound) follows as what it is.
-std::string snapshot_headline(const snap::device_analysis& dev) {
+std::string snapshot_headline(const doc& d, const snap::device_analysis& dev) {
+    const std::string device = std::to_string(dev.device), live = bytes(dev.allocated_bytes), reserved = bytes(dev.reserved_bytes);
     if (!dev.ooms.empty()) {
         const auto& o = dev.ooms.back();
-        std::string t = fmt::format("Device {}: out of memory at trace event {}: {}.", dev.device, o.trace_index, oom_sentence(o));
-        if (dev.oom_count > 1) t += fmt::format(" ({} OOM events; the last detailed one is shown.)", dev.oom_count);
-        t += fmt::format(" When the snapshot was written, after the OOM: {} live of {} reserved.", bytes(dev.allocated_bytes),
-                         bytes(dev.reserved_bytes));
-        return t;
+        std::string t = d.t("html.snapshot.headline_oom",
+                            {{"device", device}, {"index", std::to_string(o.trace_index)}, {"oom", oom_sentence(d, o)}});
+        if (dev.oom_count > 1) t += d.t("html.snapshot.headline_more_ooms", {{"n", std::to_string(dev.oom_count)}});
+        return t + d.t("html.snapshot.headline_after", {{"live", live}, {"reserved", reserved}});
     }
     if (dev.oom_count > 0)
-        return fmt::format("Device {}: {} OOM event(s) in the trace; when the snapshot was written: {} live of {} reserved.",
-                           dev.device, dev.oom_count, bytes(dev.allocated_bytes), bytes(dev.reserved_bytes));
-    return fmt::format("Device {}: no OOM event; peak live {}{}; when the snapshot was written: {} live of {} reserved, "
-                       "fragmentation {} ({}){}",
-                       dev.device, bytes(dev.peak_bytes), dev.has_trace ? fmt::format(" at trace event {}", dev.peak_index) : "",
-                       bytes(dev.allocated_bytes), bytes(dev.reserved_bytes), pct(dev.fragmentation_rate),
-                       dev.fragmentation_level, dev.leak_suspected ? "; leak suspected" : "");
+        return d.t("html.snapshot.headline_ooms",
+                   {{"device", device}, {"n", std::to_string(dev.oom_count)}, {"live", live}, {"reserved", reserved}});
+    return d.t("html.snapshot.headline",
+               {{"device", device},
+                {"peak", bytes(dev.peak_bytes)},
+                {"at", dev.has_trace ? d.t("html.snapshot.at_trace_event", {{"index", std::to_string(dev.peak_index)}}) : ""},
+                {"live", live},
+                {"reserved", reserved},
+                {"rate", pct(dev.fragmentation_rate)},
+                {"level", d.v("fragmentation", dev.fragmentation_level)},
+                {"leak", dev.leak_suspected ? d.t("html.snapshot.leak_suspected") : ""}});
 }
 
 }  // namespace
@@ -1042,7 +1061,7 @@ std::string render_snapshot_html(const snap::snapshot_analysis& a, const std::st
     if (a.primary >= 0 && !a.devices.empty()) {
         const auto& dev = a.devices[static_cast<std::size_t>(a.primary)];
         d.raw(fmt::format("<div class=\"headline{}\" id=\"headline\">{}</div>\n", dev.oom_count > 0 || dev.leak_suspected ? " bad" : "",
-                          esc(snapshot_headline(dev))));
+                          esc(snapshot_headline(d, dev))));
     }
     d.open_section("snapshot");
     d.h(2, a.file.empty() ? d.t("html.snapshot.heading") : a.file);
@@ -1209,7 +1228,7 @@ std::string render_diff_html(const config_diff& d) {
     }
     std::vector<v_line> lines;
     if (d.a.capacity_bytes > 0) lines.push_back({d.a.budget_bytes, "95% of capacity", "#d62728", true});
-    page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes)}, {"B", segs_b, bytes(d.b.device_peak_bytes)}}, lines,
+    page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes), ""}, {"B", segs_b, bytes(d.b.device_peak_bytes), ""}}, lines,
                        "device peak of A and B by component"));
     page.p("Each bar is one side's device peak split by component; the legend gives each component's change from A to B.",
            "caption");

@@ -1,15 +1,22 @@
 // Stages `inputs` and `facts`: read every input given and turn it into facts with provenance,
 // then derive the job.* facts the rules route on (world size, framework, device kind).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/errors.h"
+#include "engine/report/log_summaries.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
+#include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
+#include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/summary.h"
 
 namespace oomdx {
 
@@ -80,6 +87,11 @@ void derive_device(pipeline_state& s) {
     facts.emit("job.device_kind", value(kind), oomdx_provenance());
 }
 
+const snap::snapshot_analysis& max_peak(const std::vector<snap::snapshot_analysis>& v) {
+    auto peak = [](const snap::snapshot_analysis& a) { return a.primary >= 0 ? a.devices[a.primary].peak_bytes : 0; };
+    return *std::max_element(v.begin(), v.end(), [&](const auto& a, const auto& b) { return peak(a) < peak(b); });
+}
+
 }  // namespace
 
 void stage_inputs(pipeline_state& s) {
@@ -91,7 +103,13 @@ void stage_inputs(pipeline_state& s) {
         if (!req.device.empty())  // the forecast's capacity; an unknown device is reported by load_job_inputs
             if (const auto d = lookup_device(req.device))
                 lo.device_capacity_bytes = d->capacity_bytes > 0 ? d->capacity_bytes : d->nominal_bytes;
-        rep.log = analyze_logs(req.logs, lo);
+        // Training logs, or their summaries (oomdx log --format json, oomdx log merge --format json).
+        std::vector<std::string> logs, summaries;
+        for (const auto& f : req.logs)
+            (log_summary_kind_of(f) == log_summary_kind::not_summary ? logs : summaries).push_back(f);
+        if (!logs.empty() && !summaries.empty())
+            throw input_error::in_file(summaries.front(), "a log summary among training logs: give the logs or their summaries, not both");
+        rep.log = summaries.empty() ? analyze_logs(logs, lo) : combine_log_summaries(summaries);
         for (const auto& f : rep.log->files) rep.inputs.push_back(phrase(rep.lang, "report.input.log", {{"file", f.path}, {"lines", std::to_string(f.lines)}}));
     }
     job_inputs_options jo;
@@ -108,14 +126,38 @@ void stage_inputs(pipeline_state& s) {
         rep.inputs.push_back(phrase(rep.lang, "report.input.device",
                                     {{"device", s.job->device->name}, {"capacity", format_bytes(s.job->device->capacity_bytes)}}));
     if (!req.snapshots.empty()) {
-        const auto files = snap::expand_snapshot_inputs(req.snapshots);
+        // Snapshots and per-file summaries are analyses; merged summaries give rank rows only.
+        std::vector<std::string> files, merged;
+        for (auto& f : snap::expand_snapshot_inputs(req.snapshots))
+            (snap::summary_kind_of(f) == snap::summary_kind::ranks ? merged : files).push_back(std::move(f));
         snap::analysis_options ao;
         if (s.job->device) ao.device_capacity_bytes = s.job->device->capacity_bytes;
         else if (rep.log && rep.log->capacity_bytes) ao.device_capacity_bytes = *rep.log->capacity_bytes;
         rep.snapshots = snap::analyze_files(files, ao);
-        if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
-        if (rep.snapshots.size() == 2) rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
         for (const auto& a : rep.snapshots) rep.inputs.push_back(phrase(rep.lang, "report.input.snapshot", {{"file", a.file}}));
+        if (!merged.empty()) {
+            // Rows: the merged ones and those of the other files given. The per-snapshot facts come
+            // from the analysis of largest peak: a file given, or the summary a merge names.
+            std::vector<snap::rank_row> rows;
+            std::vector<std::string> peaks;
+            for (const auto& f : merged) {
+                auto m = snap::load_merged(f);
+                rows.insert(rows.end(), std::make_move_iterator(m.rows.begin()), std::make_move_iterator(m.rows.end()));
+                rep.inputs.push_back(phrase(rep.lang, "report.input.snapshot", {{"file", f}}));
+                if (m.peak_summary.empty() || snap::summary_kind_of(m.peak_summary) != snap::summary_kind::analysis)
+                    throw input_error::in_file(
+                        f, m.peak_summary.empty()
+                               ? "merged summary without 'merge.peak_summary': merge again with this oomdx, or give the per-file summaries"
+                               : "merge.peak_summary: " + m.peak_summary + " is not a readable per-file summary here; give the per-file summaries instead");
+                peaks.push_back(m.peak_summary);
+            }
+            for (const auto& a : rep.snapshots) rows.push_back(snap::rank_row_of(a, static_cast<std::int64_t>(rows.size())));
+            for (const auto& p : peaks) rep.snapshots.push_back(snap::analyze_file(p, ao));
+            rep.merged_ranks = snap::rank_table_of(std::move(rows));
+        } else {
+            if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
+            if (rep.snapshots.size() == 2) rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
+        }
     }
 }
 
@@ -133,7 +175,11 @@ void stage_facts(pipeline_state& s) {
     finish_job_inputs(*s.job, facts);  // derived facts (torchtitan zero_stage), input checks, render syntax
     facts.emit("job.has_config", value(!req.config.empty() || !req.sets.empty()), oomdx_provenance());
     facts.emit("job.has_model", value(facts.has("model.hidden_size")), oomdx_provenance());
-    if (!rep.snapshots.empty()) {
+    if (rep.merged_ranks) {
+        // The analysis with the largest peak (when any was given) and the merged ranks' view.
+        snap::emit_analysis_facts(max_peak(rep.snapshots), facts, static_cast<std::int64_t>(rep.merged_ranks->rows.size()));
+        snap::emit_facts(*rep.merged_ranks, facts);
+    } else if (!rep.snapshots.empty()) {
         snap::emit_facts(rep.snapshots, facts, rep.snapshots.size() >= 3);
         if (rep.diff) snap::emit_facts(*rep.diff, facts);
     }

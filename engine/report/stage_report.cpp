@@ -155,7 +155,7 @@ void stage_report(pipeline_state& s) {
         if (!config_overrides.empty() && known_framework) {
             if (const expressibility ex = can_express(s.job->syntax, config_overrides); !ex.ok) {
                 if (fallback == code_overrides.end()) {
-                    rep.not_offered.push_back({r.action, r.rule_id, ex.why});
+                    rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "adapter.", ex.why)});
                     --rank;
                     continue;
                 }
@@ -166,7 +166,7 @@ void stage_report(pipeline_state& s) {
         if (fallback != code_overrides.end() && !config_overrides.empty()) code_overrides.erase(fallback);
         if (!config_overrides.empty() && rep.estimate)
             if (const auto problem = override_problem(facts, config_overrides)) {
-                rep.not_offered.push_back({r.action, r.rule_id, *problem});
+                rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "check.", *problem)});
                 --rank;
                 continue;
             }

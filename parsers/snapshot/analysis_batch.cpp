@@ -11,6 +11,7 @@
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
 #include "parsers/snapshot/snapshot_loader.h"
+#include "parsers/snapshot/summary.h"
 
 namespace oomdx::snap {
 
@@ -46,6 +47,21 @@ std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& 
 }
 
 snapshot_analysis analyze_file(const std::string& path, const analysis_options& opt) {
+    // A per-file summary stands for its snapshot (thousands of ranks: docs/scale.md).
+    switch (summary_kind_of(path)) {
+        case summary_kind::analysis: {
+            snapshot_analysis a = load_summary(path);
+            if (a.rank < 0) a.rank = rank_from_name(a.file, rank_from_name(path, -1));
+            return a;
+        }
+        case summary_kind::ranks:
+            throw input_error::in_file(path, "a merged summary (kind 'ranks') is not one snapshot: give it to "
+                                             "`oomdx diagnose --snapshot`, or merge the per-file summaries");
+        case summary_kind::other:
+            throw input_error::in_file(path, "an oomdx.snapshot/1 report that is neither a per-file summary "
+                                             "(kind 'analysis') nor a merged one (kind 'ranks')");
+        case summary_kind::not_summary: break;
+    }
     snapshot s = load_snapshot(path, load_limits{}, opt.load_progress);
     snapshot_analysis a = analyze(s, opt);
     a.rank = rank_from_name(path, -1);

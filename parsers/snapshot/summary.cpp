@@ -270,9 +270,19 @@ merge_result merge_summaries(const std::vector<std::string>& files,
     m.inputs = files.size();
     std::vector<rank_row> rows;
     rows.reserve(files.size());
+    bool have_peak = false;
     for (std::size_t i = 0; i < files.size(); ++i) {
         try {
             rows.push_back(scan_row(files[i], static_cast<std::int64_t>(i)));
+            const rank_row& r = rows.back();
+            if (!have_peak || r.peak > m.peak_bytes || (r.peak == m.peak_bytes && r.rank < m.peak_rank)) {
+                have_peak = true;
+                std::error_code ec;
+                const fs::path abs = fs::absolute(files[i], ec);
+                m.peak_summary = ec ? files[i] : abs.lexically_normal().string();
+                m.peak_rank = r.rank;
+                m.peak_bytes = r.peak;
+            }
         } catch (const input_error& e) {
             m.bad.push_back({files[i], rank_from_name(files[i], -1), e.what()});
         }
@@ -497,5 +507,43 @@ json read_summary(const std::string& path) {
 }  // namespace
 
 snapshot_analysis load_summary(const std::string& path) { return analysis_of_summary(read_summary(path), path); }
+
+summary_kind summary_kind_of(const std::string& path) {
+    std::string ext = fs::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+    std::error_code ec;
+    if (ext != ".json" || !fs::is_regular_file(path, ec)) return summary_kind::not_summary;
+    const auto size = fs::file_size(path, ec);
+    if (ec || size > k_max_summary_bytes) return summary_kind::not_summary;
+    // The schema name is never part of a memory snapshot: only files that hold it are parsed.
+    std::ifstream in(path, std::ios::binary);
+    std::string text(static_cast<std::size_t>(size), '\0');
+    if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) return summary_kind::not_summary;
+    if (text.find("\"oomdx.snapshot/1\"") == std::string::npos) return summary_kind::not_summary;
+    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return summary_kind::not_summary;  // the reader of snapshots reports it
+    auto sc = j.find("schema");
+    if (sc == j.end() || *sc != "oomdx.snapshot/1") return summary_kind::not_summary;
+    auto k = j.find("kind");
+    if (k != j.end() && *k == "analysis") return summary_kind::analysis;
+    if (k != j.end() && *k == "ranks") return summary_kind::ranks;
+    return summary_kind::other;
+}
+
+merged_summary load_merged(const std::string& path) {
+    const json j = read_summary(path);
+    if (!j.is_object() || str_at(j, "schema", path) != "oomdx.snapshot/1" || str_at(j, "kind", path) != "ranks")
+        throw input_error::in_file(path, "not a merged summary (oomdx snapshot merge --format json)");
+    const json& rows = at(at(j, "ranks", path), "rows", path);
+    if (!rows.is_array()) throw input_error::in_file(path, "key 'ranks.rows' is not a list");
+    merged_summary out;
+    for (const auto& r : rows) {
+        if (!r.is_object()) throw input_error::in_file(path, "an item of 'ranks.rows' is not an object");
+        out.rows.push_back(rank_row_of_cross_rank(r, path, static_cast<std::int64_t>(out.rows.size())));
+    }
+    if (auto mi = j.find("merge"); mi != j.end() && mi->is_object())
+        if (auto pi = mi->find("peak_summary"); pi != mi->end() && pi->is_string()) out.peak_summary = pi->get<std::string>();
+    return out;
+}
 
 }  // namespace oomdx::snap

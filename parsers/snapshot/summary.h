@@ -32,6 +32,10 @@ struct merge_result {
     rank_table table;
     std::vector<summary_error> bad;
     std::size_t inputs = 0;
+    // The summary of the rank with the largest peak (lowest rank on a tie), as an absolute path:
+    // `diagnose` given the merged view reads it for the per-snapshot facts.
+    std::string peak_summary;
+    std::int64_t peak_rank = -1, peak_bytes = 0;
 };
 
 // The row of one summary (an oomdx.snapshot/1 "analysis" document); throws input_error naming
@@ -50,5 +54,19 @@ merge_result merge_summaries(const std::vector<std::string>& files,
 // timeline, measurements and the patterns decided when it was written. Throws input_error.
 snapshot_analysis analysis_of_summary(const nlohmann::json& j, const std::string& path);
 snapshot_analysis load_summary(const std::string& path);
+
+// What a file given where snapshots are expected is: not an oomdx document (a memory snapshot,
+// pickle or JSON), a per-file summary (kind "analysis"), a merged one (`oomdx snapshot merge
+// --format json`, kind "ranks") or another oomdx.snapshot/1 document (diff, trend, a directory's
+// report). Only *.json files of at most 64 MiB that name the schema are parsed to tell.
+enum class summary_kind { not_summary, analysis, ranks, other };
+summary_kind summary_kind_of(const std::string& path);
+// A merged summary: its rows (`ranks.rows`) and the path of its peak rank's summary
+// (`merge.peak_summary`, "" when absent). Throws input_error.
+struct merged_summary {
+    std::vector<rank_row> rows;
+    std::string peak_summary;
+};
+merged_summary load_merged(const std::string& path);
 
 }  // namespace oomdx::snap

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Chinese HTML report renders its Chinese text in Chromium: two examples rendered with
+# The Chinese HTML report renders its Chinese text in Chromium: three examples rendered with
 # --lang zh are loaded in headless Chromium and screenshot; a copy of each page whose Chinese
 # characters are replaced by a code point no font has is screenshot too. When a CJK font shows
 # the text, the two screenshots differ; identical screenshots mean every Chinese character was
@@ -42,7 +42,7 @@ shot() {  # shot PAGE PNG [DOM]
 }
 
 fail=0
-for name in npu_workspace_oom leak_three_snapshots; do
+for name in npu_workspace_oom leak_three_snapshots fragmentation_snapshot; do
   dir="$root/examples/$name"
   [ -f "$dir/cmd" ] || { echo "FAIL $name: no such example"; fail=1; continue; }
   read -r -a args < "$dir/cmd"

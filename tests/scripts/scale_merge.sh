@@ -4,10 +4,11 @@
 # merge. Checks: the merge's `ranks` section equals `oomdx snapshot DIR...` on the snapshots;
 # the torchrun OOM hook printed by `oomdx capture --on-oom` summarizes each rank (with a
 # stand-in torch module); a cut and a missing summary are reported by rank, never dropped; a
-# merge running while summaries are rewritten never reads half a file.
+# merge running while summaries are rewritten, or while several processes write new ones, never
+# reads half a file. Run under the asan preset (ctest) and a ThreadSanitizer build (docs/scale.md).
 # $1 = oomdx binary, $2 = repo root. Exit 77 without python3.
 set -u
-oomdx="$1"
+oomdx=$(realpath "$1")
 root="$2"
 command -v python3 >/dev/null 2>&1 || { echo "skipped: python3 is not installed"; exit 77; }
 fx="$root/tests/fixtures/snapshots"
@@ -150,6 +151,35 @@ assert not d['merge']['bad'] and len(d['ranks']['rows']) == 8, d['merge']" || to
 done
 wait "$writer"
 check "merges during concurrent rewrites never read half a summary" test "$torn" -eq 0
+
+# New summaries appearing while merges run: 4 writer processes at once, each writing its ranks
+# (--output: temp file + rename); every merge sees each summary whole or not at all.
+fresh="$work/fresh"
+mkdir -p "$fresh"
+(for w in 0 1 2 3; do
+   (for r in $(seq "$w" 4 31); do
+      "$oomdx" snapshot "$work/snaps/rank$((r % 8))_oom.pickle" --format json --rank "$r" --output "$fresh/rank$r.json" || exit 1
+    done) &
+ done
+ wait) &
+writer=$!
+torn=0
+merges=0
+while kill -0 "$writer" 2>/dev/null || [ "$merges" -lt 3 ]; do
+  "$oomdx" snapshot merge "$fresh" --format json > "$work/fresh.json" 2> "$work/fresh.err"
+  rc=$?
+  merges=$((merges + 1))
+  [ "$rc" -eq 2 ] && grep -q "no \*.json\|no summary matches" "$work/fresh.err" && continue  # none written yet
+  python3 -c "
+import json; d = json.load(open('$work/fresh.json'))
+assert not d['merge']['bad'], d['merge']['bad']" || torn=1
+done
+wait "$writer"
+check "merges while 4 processes write new summaries ($merges merges) never read half a summary" test "$torn" -eq 0
+"$oomdx" snapshot merge "$fresh" --world-size 32 --format json > "$work/fresh.json" 2>/dev/null
+check "then all 32 summaries merge, none missing" python3 -c "
+import json; r = json.load(open('$work/fresh.json'))['ranks']
+assert [x['rank'] for x in r['rows']] == list(range(32)) and r['missing_ranks'] == [], r['missing_ranks']"
 
 # Logs: four per-rank logs summarized by two "nodes" at once, then merged.
 mkdir -p "$work/logs0" "$work/logs1"

@@ -1,8 +1,10 @@
 // Every snapshot pattern the analysis can name has a Chinese template that matches what it
-// writes (summary and evidence): small snapshots built in C++ raise each pattern.
+// writes (summary and evidence): small snapshots built in C++ raise each pattern (the analysis
+// measures the candidates, the rules' evidence step names the patterns).
 #include <doctest/doctest.h>
 
 #include "engine/core/translations.h"
+#include "engine/report/snapshot_verdicts.h"
 #include "parsers/snapshot/categories.h"
 #include "parsers/snapshot/snapshot_analysis.h"
 #include "tests/unit/snapshot/snap_builder.h"
@@ -20,7 +22,9 @@ device_analysis run(const snapshot& s, std::int64_t capacity = 0) {
     analysis_options o;
     o.rules = &rules;
     o.device_capacity_bytes = capacity;
-    return analyze(s, o).devices.at(0);
+    snapshot_analysis a = analyze(s, o);
+    apply_snapshot_verdicts(a, shipped_rules());
+    return a.devices.at(0);
 }
 
 struct stacks {
@@ -66,6 +70,12 @@ void check_all(const device_analysis& d, const char* want) {
             INFO("evidence: " << e);
             CHECK(zh.translate_produced("snapshot.evidence.", e));
         }
+    }
+    // Every variant the analysis measured, chosen or not.
+    for (const auto& c : d.pattern_candidates) {
+        INFO("candidate " << c.p.name << " (" << c.variant << "): " << c.p.summary);
+        CHECK(zh.translate_produced("snapshot.pattern.", c.p.summary));
+        for (const auto& e : c.p.evidence) CHECK(zh.translate_produced("snapshot.evidence.", e));
     }
     CHECK_MESSAGE(found, "the scenario no longer raises " << want);
 }

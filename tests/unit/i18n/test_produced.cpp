@@ -10,6 +10,7 @@
 
 #include "engine/core/translations.h"
 #include "engine/report/report_phrases.h"
+#include "engine/report/snapshot_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/compare.h"
@@ -96,6 +97,7 @@ TEST_CASE("snapshot patterns, evidence, warnings, trend and diff translate") {
         } catch (const std::exception&) {
             continue;  // fixtures of unreadable inputs
         }
+        apply_snapshot_verdicts(a, shipped_rules());
         for (const auto& w : a.warnings) check_translated("snapshot.warning.", w);
         for (const auto& d : a.devices) {
             for (const auto& w : d.inconsistencies) check_translated("snapshot.warning.", w);
@@ -112,7 +114,9 @@ TEST_CASE("snapshot patterns, evidence, warnings, trend and diff translate") {
         for (const auto& f : snap::diff(all[i], all[i + 1]).findings) check_translated("snapshot.diff.", f);
     for (size_t i = 0; i + 3 <= all.size(); ++i) {
         std::vector<snap::snapshot_analysis> three(all.begin() + i, all.begin() + i + 3);
-        check_translated("snapshot.trend.", snap::trend(three).explanation);
+        snap::trend_result t = snap::trend(three);
+        apply_snapshot_verdicts(t, shipped_rules());
+        check_translated("snapshot.trend.", t.explanation);
     }
 }
 
@@ -127,7 +131,8 @@ TEST_CASE("estimate labels, formulas, stages and assumptions translate") {
         "--set training.chunked_loss=true --set activation_checkpoint.mode=selective",
         "--model qwen3-8b --device a100-80gb --world-size 8 --framework deepspeed --set parallelism.zero_stage=1 "
         "--set optimizer.offload=cpu --set optimizer.swap_optimizer=true --set optimizer.name=lamb",
-        "--model llama3-8b --device h100-80gb --world-size 6 --set parallelism.data_parallel_shard_degree=4",
+        "--model llama3-8b --device h100-80gb --world-size 8 --set parallelism.data_parallel_shard_degree=4 "
+        "--set parallelism.data_parallel_replicate_degree=2",
         "--model deepseek-v3 --device 910b3 --world-size 256 --framework torchtitan_npu "
         "--set parallelism.expert_parallel_degree=8 --set parallelism.pipeline_parallel_degree=8",
         "--model llama3-8b --device h100-80gb --world-size 8 --framework llama_factory --set training.finetuning_type=qlora "
@@ -172,4 +177,60 @@ TEST_CASE("the pipeline stage of the peak is named in Chinese") {
     CHECK(r.out.find("stage ") != std::string::npos);
     CHECK(r.out.find("(last)") == std::string::npos);
     CHECK(r.out.find("(first)") == std::string::npos);
+}
+
+TEST_CASE("the plan's notes, cost terms and comment lines translate") {
+    const char* variants[] = {
+        "--model llama3-70b --device h100-80gb --world-size 8",
+        "--model llama3-8b --device h100-80gb --world-size 8 --set training.seq_len=32768 --set training.local_batch_size=4 "
+        "--set training.global_batch_size=64",
+        "--model llama3-8b --device a100-40gb --world-size 8 --framework deepspeed --set training.local_batch_size=8 "
+        "--set training.gradient_accumulation_steps=4",
+        "--model llama3-70b --device 910b3 --world-size 16 --framework megatron --set training.seq_len=8192",
+        "--model deepseek-v3 --device 910b3 --world-size 64 --framework torchtitan_npu",
+        "--model qwen2.5-7b --device a100-40gb --world-size 4 --framework hf_trainer --set training.gradient_accumulation_steps=3",
+    };
+    int terms = 0, notes = 0;
+    for (const char* v : variants) {
+        const auto r = oomdx::test::run_oomdx(std::string("preflight --plan ") + v + " --format json", oomdx::test::stderr_to::discard);
+        INFO(v);
+        REQUIRE(r.rc <= 1);
+        const auto j = nlohmann::json::parse(r.out);
+        REQUIRE(j.contains("plan"));
+        const auto& p = j["plan"];
+        auto comments = [&](const nlohmann::json& lines) {
+            for (const auto& l : lines) {
+                const std::string s = l.get<std::string>();
+                if (s.rfind("#", 0) != 0) continue;
+                const auto t = zh().translate_produced("plan.line.", s);
+                if (!t) check_translated("adapter.", s);
+                else CHECK_FALSE(english_prose(*t));
+            }
+        };
+        for (const auto& n : p["notes"]) check_translated("plan.note.", n.get<std::string>()), ++notes;
+        for (const auto& t : p["cost_terms"]) check_translated("plan.term.", t["why"].get<std::string>()), ++terms;
+        for (const auto& c : p["candidates"])
+            for (const auto& t : c["cost_terms"]) check_translated("plan.term.", t["why"].get<std::string>()), ++terms;
+        comments(p["rendered"]);
+        if (p.contains("at_current_size")) {
+            comments(p["at_current_size"]["rendered"]);
+            for (const auto& t : p["at_current_size"]["cost_terms"]) check_translated("plan.term.", t["why"].get<std::string>());
+        }
+        for (const auto& n : j["not_offered"]) {
+            const std::string why = n.value("why", "");
+            check_translated(zh().translate_produced("check.", why) ? "check." : "adapter.", why);
+        }
+    }
+    CHECK(terms >= 5);
+    CHECK(notes >= 2);
+}
+
+TEST_CASE("a recommendation not offered says why in Chinese") {
+    // The input checks' messages and the adapters' "has no setting" reasons.
+    for (const char* s : {"parallelism.data_parallel_shard_degree = 8 (job.toml:12): dp_replicate 1 x dp_shard 8 x TP 1 x PP 1 x CP 2 = 16, not the world size 8",
+                          "parallelism.tensor_parallel_degree = 3 (--set): TP 3 does not divide the 32 attention heads",
+                          "job.world_size = 12 (--world-size): not a multiple of TP 8 x PP 1 x CP 1 = 8"})
+        check_translated("check.", s);
+    check_translated("adapter.", "mindspeed has no setting for training.torch_npu_memory_ratio = 0.9");
+    check_translated("adapter.", "the config registry's SelectiveAC.Config has no setting for selective_ac_option = 2");
 }

@@ -114,3 +114,28 @@ TEST_CASE("snapshot html: each legend names its bar and lists exactly the bar's 
     }
     CHECK(pages > 5);
 }
+
+TEST_CASE("snapshot html in Chinese: the same bars and legends, the headline and captions in Chinese") {
+    for (const char* name : {"v2_7_oom_expandable.pickle", "v2_6_annotations.pickle"}) {
+        INFO(name);
+        const auto a = fixture(name);
+        const std::string zh = render_snapshot_html(a, "zh");
+        check_legends(zh);
+        CHECK(zh.find("<html lang=\"zh-CN\">") != std::string::npos);
+        const std::string h = headline(zh);
+        INFO(h);
+        CHECK(h.rfind("设备 ", 0) == 0);
+        for (const char* en : {"Device ", "live of", "reserved", "after the OOM", "no OOM event", "a request of"})
+            CHECK(h.find(en) == std::string::npos);
+        for (const char* en : {"Each coloured band", "Two moments on one scale", "The analysis keeps totals", "Table: sites live",
+                               "other sites", "at the snapshot", "inactive (cached) blocks", "sites live"})
+            CHECK(zh.find(en) == std::string::npos);
+        // The English page has the same bars, keyed alike.
+        const std::string en = render_snapshot_html(a);
+        std::vector<std::pair<std::string, segs>> be, le, bz, lz;
+        std::vector<std::string> oe, oz;
+        bars_and_legends(en, be, le, oe);
+        bars_and_legends(zh, bz, lz, oz);
+        CHECK(oe == oz);
+    }
+}

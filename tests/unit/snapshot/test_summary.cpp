@@ -131,3 +131,36 @@ TEST_CASE("atomic write: the file appears whole, no temporary left") {
     CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
     CHECK_THROWS_AS(write_file_atomic((t.path / "no" / "dir.json").string(), "x"), input_error);
 }
+
+TEST_CASE("summaries are told from snapshots, and analyze_file reads a summary as its snapshot") {
+    const auto dir = fs::temp_directory_path() / ("oomdx_summary_kind_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string pickle = std::string(OOMDX_TEST_DIR) + "/fixtures/snapshots/v2_7_oom_expandable.pickle";
+    const snapshot_analysis a = analyze_file(pickle);
+    const std::string summary = (dir / "rank5.json").string();
+    write_file_atomic(summary, to_json(a).dump(2));
+    CHECK(summary_kind_of(pickle) == summary_kind::not_summary);
+    CHECK(summary_kind_of(summary) == summary_kind::analysis);
+    const snapshot_analysis b = analyze_file(summary);
+    CHECK(b.file == a.file);
+    CHECK(b.rank == 5);  // from the summary's name when the analysis has none
+    rank_row ra = rank_row_of(a, 5), rb = rank_row_of(b, 5);
+    CHECK(same(ra, rb));
+    const std::string merged = (dir / "merged.json").string();
+    write_file_atomic(merged, R"({"schema": "oomdx.snapshot/1", "kind": "ranks", "ranks": {"rows": [
+        {"rank": 1, "file": "r1.pickle", "device": 0, "peak_bytes": 10, "allocated_bytes": 5, "reserved_bytes": 20,
+         "inactive_bytes": 15, "fragmentation_rate": 0.5, "oom_events": 0, "first_oom_time_us": null,
+         "top_site": "", "top_category": ""}]}, "merge": {"peak_summary": "/s/rank1.json"}})");
+    CHECK(summary_kind_of(merged) == summary_kind::ranks);
+    const merged_summary m = load_merged(merged);
+    REQUIRE(m.rows.size() == 1);
+    CHECK(m.rows[0].rank == 1);
+    CHECK(m.rows[0].reserved == 20);
+    CHECK(m.peak_summary == "/s/rank1.json");
+    CHECK_THROWS_AS(analyze_file(merged), input_error);
+    const std::string trend = (dir / "trend.json").string();
+    write_file_atomic(trend, R"({"schema": "oomdx.snapshot/1", "kind": "trend"})");
+    CHECK(summary_kind_of(trend) == summary_kind::other);
+    CHECK_THROWS_AS(analyze_file(trend), input_error);
+    fs::remove_all(dir);
+}

@@ -1,0 +1,110 @@
+#include "engine/report/render_plan.h"
+
+#include <fmt/format.h>
+
+#include "engine/core/bytes.h"
+#include "engine/estimator/plan_search.h"
+#include "engine/report/report_phrases.h"
+
+namespace oomdx {
+
+namespace {
+
+// The phrase key of a tier (report.plan.tier.*; the English is plan_tier_name).
+const char* tier_key(int tier) {
+    switch (tier) {
+        case tier_ac: return "report.plan.tier.ac";
+        case tier_optimizer: return "report.plan.tier.optimizer";
+        case tier_parallelism: return "report.plan.tier.parallelism";
+        case tier_batch: return "report.plan.tier.batch";
+        default: return "report.plan.tier.none";
+    }
+}
+
+std::string cost(double fraction) { return fmt::format("{:+.0f}%", 100.0 * fraction); }
+
+std::string layout(const std::string& lang, const estimate_input& in) {
+    std::string extra;
+    if (in.swap_optimizer) extra += phrase(lang, "report.plan.layout.swap_optimizer");
+    if (in.optimizer_offload) extra += phrase(lang, "report.plan.layout.optimizer_offload");
+    if (in.params_offload) extra += phrase(lang, "report.plan.layout.param_offload");
+    return phrase(lang, "report.plan.layout",
+                  {{"tp", std::to_string(in.tp)},
+                   {"pp", std::to_string(in.pp)},
+                   {"cp", std::to_string(in.cp)},
+                   {"ep", std::to_string(in.ep)},
+                   {"dp_replicate", std::to_string(in.dp_replicate)},
+                   {"dp_shard", std::to_string(in.dp_shard)},
+                   {"micro_batch", std::to_string(in.micro_batch)},
+                   {"ac", ac_name(in.ac)},
+                   {"zero", std::to_string(in.zero_stage)},
+                   {"extra", extra}});
+}
+
+// A line of overrides in the job's syntax: its comment lines ("# run on 16 devices ...", the
+// adapter's "# ... has no setting for ...") in the report's language.
+std::string override_line(const std::string& lang, const std::string& line) {
+    const auto at = line.find_first_not_of(' ');
+    if (at == std::string::npos || line[at] != '#') return line;
+    const std::string t = translated(lang, "plan.line.", line);
+    return t != line ? t : translated(lang, "adapter.", line);
+}
+
+std::string set_args(const std::vector<estimate_override>& ovs) {
+    std::string s;
+    for (const auto& o : ovs) s += fmt::format(" --set {}={}", o.key, value_key(o.val));
+    return s;
+}
+
+}  // namespace
+
+std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, const std::string& lang) {
+    auto t = [&](const char* key, const message_args& args = {}) { return phrase(lang, key, args); };
+    std::string s;
+    if (p.base_fits) {
+        s += t("report.plan.fits_as_configured",
+               {{"device", format_bytes(p.base_device_peak_bytes)}, {"budget", format_bytes(p.budget_bytes)}}) + "\n";
+    } else if (!p.fits) {
+        s += t("report.plan.nothing_fits",
+               {{"from", std::to_string(p.base_world_size)},
+                {"to", std::to_string(p.worlds_searched.empty() ? p.base_world_size : p.worlds_searched.back())}}) + "\n";
+    } else {
+        s += t("report.plan.head", {{"world", std::to_string(p.world_size)},
+                                    {"device", format_bytes(p.expected_device_peak_bytes)},
+                                    {"budget", format_bytes(p.budget_bytes)},
+                                    {"tier", t(tier_key(p.tier))},
+                                    {"cost", cost(p.cost)}}) + "\n";
+        for (const auto& l : p.rendered) s += "    " + override_line(lang, l) + "\n";
+        for (const auto& term : p.terms)
+            s += "    " + t("report.plan.term", {{"cost", cost(term.fraction)},
+                                                 {"name", value_phrase(lang, "cost_term", term.name)},
+                                                 {"why", translated(lang, "plan.term.", term.why)}}) + "\n";
+        s += "    " + t("report.plan.check", {{"world", std::to_string(p.world_size)}, {"sets", set_args(p.overrides)}}) + "\n";
+    }
+    for (const auto& n : p.notes) s += "  " + translated(lang, "plan.note.", n) + "\n";
+    if (p.at_current_size.searched) {
+        const plan_alternative& a = p.at_current_size;
+        if (a.overrides.empty()) {
+            s += "  " + t("report.plan.no_offload", {{"world", std::to_string(p.base_world_size)}}) + "\n";
+        } else {
+            s += "  " + t("report.plan.offload", {{"world", std::to_string(p.base_world_size)},
+                                                  {"verdict", t(a.fits ? "report.rec.fits" : "report.plan.still_not_fit")},
+                                                  {"device", format_bytes(a.expected_device_peak_bytes)},
+                                                  {"cost", cost(a.cost)}}) + "\n";
+            for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
+        }
+    }
+    std::size_t shown = 0;
+    for (std::size_t i = p.base_fits ? 0 : 1; i < p.candidates.size() && shown < max_candidates; ++i, ++shown) {
+        if (shown == 0) s += "  " + t("report.plan.next") + "\n";
+        const plan_candidate& c = p.candidates[i].candidate;
+        s += "   " + t("report.plan.candidate", {{"n", std::to_string(shown + 1)},
+                                                  {"layout", layout(lang, c.input)},
+                                                  {"device", format_bytes(c.device_peak_bytes)},
+                                                  {"tier", t(tier_key(c.tier))},
+                                                  {"cost", cost(c.cost)}}) + "\n";
+    }
+    return s;
+}
+
+}  // namespace oomdx
