@@ -104,7 +104,12 @@ void render_oom(writer& w, const log_analysis& a) {
                                                                                               : "report.oom.not_all_ranks")
                                                                    : ""}}));
     }
-    if (!a.memory_series.empty()) {
+    if (a.memory_series.size() == 1) {  // one reading: no "step N -> step N"
+        const auto& only = a.memory_series.front();
+        w.line(w.t("report.oom.memory_single", {{"statistic", only.statistic},
+                                                {"step", std::to_string(only.step)},
+                                                {"bytes", format_bytes(only.bytes)}}));
+    } else if (!a.memory_series.empty()) {
         const auto& first = a.memory_series.front();
         const auto& last = a.memory_series.back();
         w.line(w.t("report.oom.memory_series",

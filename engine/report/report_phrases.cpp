@@ -61,6 +61,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.oom.ranks", "ranks with an OOM: {ranks}{all}"},
     {"report.oom.all_ranks", " (all ranks)"},
     {"report.oom.not_all_ranks", " (not all ranks)"},
+    {"report.oom.memory_single", "memory at step {step} ({statistic}): {bytes}"},
     {"report.oom.memory_series", "memory per step ({statistic}): step {first_step} {first} -> step {last_step} {last}{growth}{leak}"},
     {"report.oom.growth", ", growth {bytes}/step"},
     {"report.oom.leak_signal", " - steady growth: leak signal"},
