@@ -8,6 +8,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/utf8.h"
+#include "engine/report/render_plan.h"
 #include "engine/report/report_phrases.h"
 
 namespace oomdx {
@@ -1174,6 +1175,19 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
     d.close_section();
 
     recommendations_section(d, r);
+
+    if (!r.not_offered.empty()) {  // what the job's framework cannot take as written
+        std::vector<std::string> items;
+        for (const auto& n : r.not_offered)
+            items.push_back(d.t("html.not_offered", {{"action", n.action}, {"rule", n.rule_id}, {"why", n.why}}));
+        d.list(items);
+    }
+    if (r.plan) {
+        d.open_section("plan");
+        d.h(2, d.t("html.heading.plan"));
+        d.raw("<pre>" + esc(render_plan_text(*r.plan, 3, d.lang())) + "</pre>\n");
+        d.close_section();
+    }
 
     if (!r.next_steps.empty()) {
         d.open_section("next");

@@ -168,6 +168,8 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"html.heading.findings", "Findings"},
     {"html.heading.recs", "Recommended overrides"},
     {"html.heading.next", "What to do next"},
+    {"html.heading.plan", "A plan that fits"},
+    {"html.not_offered", "Not offered: {action} ({rule}): {why}"},
     {"html.heading.uncertain", "What the evidence cannot tell"},
     {"html.route.none", "No steps recorded."},
     {"html.route.sep", ": "},
