@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
+#include "engine/core/json_file.h"
 
 namespace oomdx {
 
@@ -16,7 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uintmax_t k_max_summary_bytes = std::uintmax_t(64) << 20;  // summaries are kilobytes
 
 // The reader of one summary: every getter names the file and the key when the value is wrong.
 struct reader {
@@ -70,24 +70,6 @@ struct reader {
     }
 };
 
-json read_json(const std::string& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) throw input_error::in_file(path, "missing summary: no such file");
-    const auto size = fs::file_size(path, ec);
-    if (ec) throw input_error::in_file(path, "cannot read: " + ec.message());
-    if (size > k_max_summary_bytes)
-        throw input_error::in_file(path, fmt::format("{} bytes: too large for a log summary (at most {} MiB)", size,
-                                                     k_max_summary_bytes >> 20));
-    std::ifstream in(path, std::ios::binary);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) throw input_error::in_file(path, "cannot read");
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw input_error::at_offset(path, static_cast<std::int64_t>(e.byte), std::string("invalid JSON: ") + e.what());
-    }
-}
-
 memory_forecast forecast_of(const json& f, const reader& r) {
     memory_forecast m;
     m.available = r.opt_bool(f, "available").value_or(false);
@@ -124,15 +106,9 @@ memory_forecast forecast_of(const json& f, const reader& r) {
 }  // namespace
 
 log_summary_kind log_summary_kind_of(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-    std::error_code ec;
-    if (ext != ".json" || !fs::is_regular_file(path, ec)) return log_summary_kind::not_summary;
-    const auto size = fs::file_size(path, ec);
-    if (ec || size > k_max_summary_bytes) return log_summary_kind::not_summary;
-    std::ifstream in(path, std::ios::binary);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) return log_summary_kind::not_summary;
+    const std::optional<std::string> read = json_file_text(path);
+    if (!read) return log_summary_kind::not_summary;
+    const std::string& text = *read;
     // A summary names its schema (near its end: keys are sorted) and opens with "{" on a line of
     // its own (a JSON-lines log opens with a whole object).
     const bool names_schema = text.find("\"oomdx.log/1\"") != std::string::npos;
@@ -261,10 +237,10 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
     return a;
 }
 
-log_analysis load_log_summary(const std::string& path) { return analysis_of_log_summary(read_json(path), path); }
+log_analysis load_log_summary(const std::string& path) { return analysis_of_log_summary(read_json_file(path, "a log summary"), path); }
 
 merged_log_summary load_merged_log_summary(const std::string& path) {
-    const json j = read_json(path);
+    const json j = read_json_file(path, "a log summary");
     const reader r{path};
     if (!j.is_object() || r.text(j, "schema") != "oomdx.log/1" || r.text(j, "kind") != "ranks")
         throw input_error::in_file(path, "not a merged log summary (oomdx log merge --format json)");

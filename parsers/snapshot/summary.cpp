@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
+#include "engine/core/json_file.h"
 
 namespace oomdx::snap {
 
@@ -18,7 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uintmax_t k_max_summary_bytes = std::uintmax_t(64) << 20;  // summaries are kilobytes
 
 bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
@@ -233,9 +233,9 @@ rank_row scan_row(const std::string& path, std::int64_t fallback_rank) {
     if (!fs::is_regular_file(path, ec)) throw input_error::in_file(path, "missing summary: no such file");
     const std::uintmax_t size = fs::file_size(path, ec);
     if (ec) throw input_error::in_file(path, "cannot read: " + ec.message());
-    if (size > k_max_summary_bytes)
+    if (size > k_summary_max_bytes)
         throw input_error::in_file(path, fmt::format("{} bytes: too large for a summary (at most {} MiB)", size,
-                                                     k_max_summary_bytes >> 20));
+                                                     k_summary_max_bytes >> 20));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error::in_file(path, "cannot open");
     std::string tail(static_cast<std::size_t>(std::min<std::uintmax_t>(size, 64)), '\0');
@@ -486,39 +486,14 @@ snapshot_analysis analysis_of_summary(const json& j, const std::string& path) {
     return a;
 }
 
-namespace {
-json read_summary(const std::string& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) throw input_error::in_file(path, "missing summary: no such file");
-    const auto size = fs::file_size(path, ec);
-    if (ec) throw input_error::in_file(path, "cannot read: " + ec.message());
-    if (size > k_max_summary_bytes)
-        throw input_error::in_file(path, fmt::format("{} bytes: too large for a summary (at most {} MiB)", size,
-                                                     k_max_summary_bytes >> 20));
-    std::ifstream in(path, std::ios::binary);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) throw input_error::in_file(path, "cannot read");
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw input_error::at_offset(path, static_cast<std::int64_t>(e.byte), std::string("invalid JSON: ") + e.what());
-    }
-}
-}  // namespace
 
-snapshot_analysis load_summary(const std::string& path) { return analysis_of_summary(read_summary(path), path); }
+snapshot_analysis load_summary(const std::string& path) { return analysis_of_summary(read_json_file(path, "a summary"), path); }
 
 summary_kind summary_kind_of(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-    std::error_code ec;
-    if (ext != ".json" || !fs::is_regular_file(path, ec)) return summary_kind::not_summary;
-    const auto size = fs::file_size(path, ec);
-    if (ec || size > k_max_summary_bytes) return summary_kind::not_summary;
     // The schema name is never part of a memory snapshot: only files that hold it are parsed.
-    std::ifstream in(path, std::ios::binary);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) return summary_kind::not_summary;
+    const std::optional<std::string> read = json_file_text(path);
+    if (!read) return summary_kind::not_summary;
+    const std::string& text = *read;
     if (text.find("\"oomdx.snapshot/1\"") == std::string::npos) return summary_kind::not_summary;
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) return summary_kind::not_summary;  // the reader of snapshots reports it
@@ -531,7 +506,7 @@ summary_kind summary_kind_of(const std::string& path) {
 }
 
 merged_summary load_merged(const std::string& path) {
-    const json j = read_summary(path);
+    const json j = read_json_file(path, "a summary");
     if (!j.is_object() || str_at(j, "schema", path) != "oomdx.snapshot/1" || str_at(j, "kind", path) != "ranks")
         throw input_error::in_file(path, "not a merged summary (oomdx snapshot merge --format json)");
     const json& rows = at(at(j, "ranks", path), "rows", path);
