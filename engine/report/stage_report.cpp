@@ -1,7 +1,6 @@
 // Stage `report`: the headline, and the ranked recommendations rendered in the job's own syntax
 // and re-estimated with their overrides applied.
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -52,11 +51,6 @@ std::vector<std::string> canonical_lines(const override_syntax& syntax, const st
         out.insert(out.end(), lines.begin(), lines.end());
     }
     return out;
-}
-
-std::string trimmed(std::string t) {
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    return t;
 }
 
 void headline(diagnosis_report& rep) {
@@ -136,10 +130,10 @@ void stage_report(pipeline_state& s) {
         rr.action = r.action;
         rr.rule_id = r.rule_id;
         rr.overrides = r.overrides;
-        rr.text = trimmed(r.text);
-        rr.rationale = trimmed(r.rationale);  // a folded YAML block keeps its final newline
+        rr.text = r.text;
+        rr.rationale = r.rationale;
         rr.confidence = r.confidence;
-        rr.confirm = trimmed(r.confirm);
+        rr.confirm = r.confirm;
         rr.framework = known_framework ? adapter.name() : "canonical";
         for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
         std::vector<canonical_override> config_overrides, code_overrides;

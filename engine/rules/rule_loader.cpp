@@ -50,6 +50,13 @@ const std::vector<action_decl>& shipped_actions() {
 
 namespace {
 
+// A folded block (`rationale: >`) keeps its final newline; the text is the sentence without it.
+std::string without_final_newline(std::string t) {
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+}
+
+
 struct raw_item {
     YAML::Node node;
     std::string file;
@@ -506,7 +513,7 @@ private:
                  fmt::format("exclusive group '{}' is not declared (- group: {})", r->exclusive_group,
                              r->exclusive_group),
                  item, iw);
-        r->rationale = scalar(it, "rationale", item, false);
+        r->rationale = without_final_newline(scalar(it, "rationale", item, false));
         r->status = n["status"] ? scalar(it, "status", item, false) : "stable";
         if (r->status != "stable" && r->status != "experimental")
             diag(rule_error_code::bad_value, ctx(it.file, n["status"]), "status is stable or experimental", item, iw);
@@ -616,12 +623,12 @@ private:
                 }
                 d.priority = x["priority"] ? x["priority"].as<int>(act->priority) : act->priority;
                 if (x["text"]) {
-                    d.text = x["text"].as<std::string>("");
+                    d.text = without_final_newline(x["text"].as<std::string>(""));
                     check_text(it.file, x["text"], item, iw);
                 }
-                if (x["rationale"]) d.rationale = x["rationale"].as<std::string>("");
+                if (x["rationale"]) d.rationale = without_final_newline(x["rationale"].as<std::string>(""));
                 if (x["confirm"]) {
-                    d.confirm = x["confirm"].as<std::string>("");
+                    d.confirm = without_final_newline(x["confirm"].as<std::string>(""));
                     check_text(it.file, x["confirm"], item, iw);
                 }
                 if (const YAML::Node c = x["confidence"]) {
