@@ -19,15 +19,22 @@ struct pivot {
     std::int64_t value;  // cumulative delta after the event
 };
 
-// Turning points of the cumulative-delta curve with hysteresis h.
-std::vector<pivot> zigzag(const std::vector<std::int64_t>& dv, std::int64_t h) {
+// The change of active bytes an entry makes (alloc +size, the completing free -size).
+inline std::int64_t active_delta(const trace_entry& e, action_kind free_kind) {
+    return e.kind == action_kind::alloc ? e.size : e.kind == free_kind ? -e.size : 0;
+}
+
+// Turning points of the cumulative-delta curve with hysteresis h. The curve is summed again
+// from the trace (not kept: 8 bytes an entry).
+std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::int64_t h) {
     std::vector<pivot> pv;
     pv.push_back({-1, 0});
-    if (dv.empty()) return pv;
+    if (trace.empty()) return pv;
     int dir = 0;
     pivot lo{-1, 0}, hi{-1, 0}, ext{-1, 0};
-    for (std::size_t i = 0; i < dv.size(); ++i) {
-        std::int64_t v = dv[i];
+    std::int64_t v = 0;
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+        v += active_delta(trace[i], free_kind);
         std::int64_t ii = static_cast<std::int64_t>(i);
         if (dir == 0) {
             if (v < lo.value) lo = {ii, v};
@@ -60,8 +67,8 @@ std::vector<pivot> zigzag(const std::vector<std::int64_t>& dv, std::int64_t h) {
         }
     }
     if (dir != 0 && ext.index != pv.back().index) pv.push_back(ext);
-    std::int64_t last = static_cast<std::int64_t>(dv.size()) - 1;
-    if (pv.back().index != last) pv.push_back({last, dv.back()});
+    std::int64_t last = static_cast<std::int64_t>(trace.size()) - 1;
+    if (pv.back().index != last) pv.push_back({last, v});
     return pv;
 }
 
@@ -197,7 +204,6 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         d.peak_sites.assign(d.sites.begin(), d.sites.begin() + std::min<std::size_t>(d.sites.size(), opt.top));
     }
 
-    std::vector<std::int64_t> dv(trace.size());
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const auto& e = trace[i];
@@ -205,7 +211,6 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         else if (e.kind == free_kind) cum -= e.size;
         else if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
         else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
-        dv[i] = cum;
         if (cum > maxd) {
             maxd = cum;
             max_index = static_cast<std::int64_t>(i);
@@ -231,7 +236,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
 
     // Phases: legs between turning points (hysteresis 10% of the range, at least 1 MiB).
     std::int64_t h = std::max<std::int64_t>((maxd - mind) / 10, 1 << 20);
-    std::vector<pivot> pv = d.has_trace ? zigzag(dv, h) : std::vector<pivot>{};
+    std::vector<pivot> pv = d.has_trace ? zigzag(trace, free_kind, h) : std::vector<pivot>{};
     std::vector<std::int64_t> peaks;  // indices of turning points that start a release
     for (std::size_t k = 1; k < pv.size(); ++k) {
         phase p;
@@ -300,12 +305,13 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     // Bulk free runs (consecutive frees without allocations).
     std::int64_t fwd_live = 0;
     auto fwd_cat = [](int c) { return c == cat_activation || c == cat_attention || c == cat_loss || c == cat_moe; };
-    std::int64_t run_frees = 0, run_bytes = 0, run_start = -1, run_last = -1;
+    std::int64_t run_frees = 0, run_bytes = 0, run_start = -1, run_last = -1, run_last_cum = 0;
+    std::int64_t cum_i = 0;  // the cumulative delta after entry i (pass A's curve, summed again)
     int run_min_epoch = 1 << 30, run_max_epoch = -1;
     bool unwinding = false, run_unwinding = false;  // frees right after an OOM unwind the stack
     auto close_run = [&]() {
         // A run that frees (nearly) everything is a teardown (del model / end of program).
-        bool teardown = run_last >= 0 && l0 + dv[run_last] <= (l0 + maxd) / 20;
+        bool teardown = run_last >= 0 && l0 + run_last_cum <= (l0 + maxd) / 20;
         if (run_frees > x.bulk_frees && !run_unwinding && !teardown) {
             x.bulk_frees = run_frees;
             x.bulk_bytes = run_bytes;
@@ -348,6 +354,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
 
     for (std::int64_t i = 0; i < n; ++i) {
         const trace_entry& e = trace[i];
+        cum_i += active_delta(e, free_kind);
         while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
         timeline_slice* ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
         switch (e.kind) {
@@ -447,6 +454,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 ++run_frees;
                 run_bytes += e.size;
                 run_last = i;
+                run_last_cum = cum_i;
                 if (ts) {
                     ++ts->frees;
                     ts->free_bytes += e.size;
@@ -500,7 +508,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 o.requested_bytes = e.size;
                 o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
                 o.time_us = e.time_us;
-                o.live_bytes = l0 + dv[i];
+                o.live_bytes = l0 + cum_i;
                 o.reserved_bytes = std::max<std::int64_t>(reserved, 0);
                 int st = attr.site(e.frames);
                 o.site = e.frames ? attr.describe_site(st).site : std::string();
@@ -512,7 +520,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
             default:
                 break;
         }
-        if (ts) ts->live_end_bytes = l0 + dv[i];
+        if (ts) ts->live_end_bytes = l0 + cum_i;
         if (i == d.peak_index) {
             peak_site_bytes = site_live;
             peak_site_blocks = site_blocks;

@@ -80,6 +80,9 @@ public:
 
     std::size_t size() const { return m_size; }
     std::uint32_t raw(std::size_t i) const { return slot(i); }
+    // Raw slot i < size(), reading the first chunk (where a trace's keys and frame dicts
+    // usually are) without the chunk table: one load instead of three dependent ones.
+    std::uint32_t raw_near(std::size_t i) const { return i < k_chunk ? m_first[i] : slot(i); }
     val get(std::size_t i) const {
         const std::uint32_t r = slot(i);
         switch (tag_of(r)) {
@@ -103,6 +106,7 @@ public:
     }
     void resize(std::size_t n) {
         while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
+        m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
         if (n > m_size) m_size = n;
     }
 
@@ -133,6 +137,7 @@ private:
         return make(t_boxed, b);
     }
     std::vector<block_pool::block_ptr> m_chunks;
+    std::uint32_t* m_first = nullptr;  // m_chunks[0]
     std::size_t m_size = 0;
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
@@ -505,7 +510,7 @@ private:
         if (*q != 'j') return 0;
         idx = u32(q + 1);
         q += 5;
-        return idx < memo_size ? m_memo.raw(idx) : 0;
+        return idx < memo_size ? m_memo.raw_near(idx) : 0;
     }
     static bool is(std::uint32_t raw, memo_table::tag t) { return memo_table::tag_of(raw) == t; }
     // SHORT_BINUNICODE or BINUNICODE followed by MEMOIZE: the string's id; its memo value is
@@ -619,7 +624,7 @@ private:
                     q += 2;
                 } else if (*q == 'j') {
                     const std::uint32_t idx = u32(q + 1);
-                    r = idx < memo_size ? m_memo.raw(idx) : 0;
+                    r = idx < memo_size ? m_memo.raw_near(idx) : 0;
                     q += 5;
                 } else {
                     break;
@@ -764,9 +769,9 @@ private:
                     return false;
                 }
                 switch (f) {
-                case field::action:
-                    e.action = m_pool.view(sid);
+                case field::action:  // a known action's text is action_name(kind)
                     e.kind = action_of(sid);
+                    if (e.kind == action_kind::other) e.action = m_pool.view(sid);
                     break;
                 case field::compile_context: cc = sid; break;
                 case field::user_metadata: um = sid; break;

@@ -65,11 +65,11 @@ const V* find_at(const std::vector<std::pair<std::uint64_t, V>>& v, std::uint64_
 }
 }  // namespace
 
-void trace_list::push_back(const trace_event& e) {
+void trace_list::push_back_extras(const trace_event& e) {
     const std::uint64_t i = m_entries.size();
     m_entries.push_back(e);
-    const std::int64_t prev = m_side && !m_side->streams.empty() ? m_side->streams.back().second : 0;
-    if (e.stream != prev) extras().streams.emplace_back(i, e.stream);
+    if (e.stream != m_stream) extras().streams.emplace_back(i, e.stream);
+    m_stream = e.stream;
     if (e.device_free != -1) extras().device_free.emplace_back(i, e.device_free);
     if (e.kind == action_kind::other || (!e.action.empty() && e.action != action_name(e.kind)))
         extras().actions.emplace_back(i, e.action.empty() ? "" : e.action.data());

@@ -124,7 +124,14 @@ public:
     const_iterator end() const { return m_entries.end(); }
 
     // `e.action` must outlive the list (a snapshot's interned string or a literal).
-    void push_back(const trace_event& e);
+    void push_back(const trace_event& e) {
+        if (e.stream == m_stream && e.device_free == -1 && e.action.empty() && e.kind != action_kind::other)
+            [[likely]] {
+            m_entries.push_back(e);
+            return;
+        }
+        push_back_extras(e);
+    }
     void clear() { *this = trace_list(); }
     std::int64_t stream(std::size_t i) const;
     std::int64_t device_free(std::size_t i) const;  // -1 when absent
@@ -137,7 +144,8 @@ public:
     trace_list() = default;
     trace_list(trace_list&&) noexcept = default;
     trace_list& operator=(trace_list&&) noexcept = default;
-    trace_list(const trace_list& o) : m_entries(o.m_entries), m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr) {}
+    trace_list(const trace_list& o)
+        : m_entries(o.m_entries), m_stream(o.m_stream), m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr) {}
     trace_list& operator=(const trace_list& o) {
         if (this != &o) *this = trace_list(o);
         return *this;
@@ -155,7 +163,9 @@ private:
         if (!m_side) m_side = std::make_unique<side>();
         return *m_side;
     }
+    void push_back_extras(const trace_event& e);
     chunked_list<trace_entry> m_entries;
+    std::int64_t m_stream = 0;  // the stream of the last entry (0 before the first)
     std::unique_ptr<side> m_side;
 };
 
