@@ -23,6 +23,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "engine/core/utf8.h"
+#include "parsers/snapshot/list_span_cache.h"
 #include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_opcodes.h"
 
@@ -309,6 +310,7 @@ private:
         if (idx < m_memo.size()) {
             if (m_memo.raw(idx) == 0) ++m_memo_count;
             m_memo.set(idx, v);
+            m_spans.clear();  // cached list bytes may name this slot
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
             m_memo.set(idx, v);
@@ -650,6 +652,41 @@ private:
         nref = n;
         return ok;
     }
+    // The items of a fresh frames list after its MARK when they are BINGETs only, up to
+    // APPENDS: a list whose bytes were read before (list_span_cache) is not read again. On a
+    // hit `q` moves to the APPENDS and `n` is the item count; on a miss the bytes are kept in
+    // m_span for commit_list.
+    bool cached_span(const std::uint8_t*& q, std::size_t& n) {
+        const std::uint8_t* t = q;
+        const std::uint8_t* const lim = m_end - k_slack;
+        std::uint32_t items = 0;
+        while (t < lim) {
+            if (*t == 'h') t += 2;
+            else if (*t == 'j') t += 5;
+            else break;
+            ++items;
+        }
+        if (t >= lim || *t != 'e' || items == 0) return false;
+        const std::size_t len = static_cast<std::size_t>(t - q);
+        std::uint64_t h;
+        if (const auto c = m_spans.find(q, len, h); c.id >= 0) {
+            m_span.hit = c.id;
+            n = c.items;
+            q = t;
+            return true;
+        }
+        m_span = span{q, len, items, h, -1};
+        return false;
+    }
+    // The id of the fresh list just read (its items in m_fids[0, n) unless cached_span hit).
+    frames_id commit_list(std::size_t n) {
+        if (m_span.hit >= 0) return m_span.hit;
+        const frames_id id = m_frames.intern_list(m_fids.data(), n);
+        if (m_span.p) m_spans.add(m_span.p, m_span.len, m_span.items, m_span.hash, id);
+        else m_spans.forget_previous();
+        return id;
+    }
+
     // A frames list as a record's value: a BINGET of a settled list, or a fresh list
     // (EMPTY_LIST MEMOIZE, then nothing, one item and APPEND, or MARK items APPENDS). A fresh
     // list's memo value is queued at m_pend[lpend] and its items are m_fids[0, n).
@@ -665,10 +702,11 @@ private:
         q += 2;
         lpend = static_cast<int>(npend++);
         n = 0;
+        m_span = span{};
         if (*q == 0x95 && !skip_frames(q)) return false;
         if (*q == '(') {
             ++q;
-            if (!list_items(q, memo_size, npend, n)) return false;
+            if (!(m_spans.enabled() && cached_span(q, n)) && !list_items(q, memo_size, npend, n)) return false;
             ++q;  // APPENDS
         } else if (*q == 'h' || *q == 'j' || *q == '}') {  // one item, then APPEND
             if (*q == '}') {
@@ -810,7 +848,7 @@ private:
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
         for (std::size_t i = 0; i < npend; ++i) {
             if (static_cast<int>(i) == lpend) {
-                e.frames = m_frames.intern_list(m_fids.data(), nframes);
+                e.frames = commit_list(nframes);
                 m_pend[i] = val{vt::frames, static_cast<std::uint32_t>(e.frames), 0};
             }
             memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
@@ -844,7 +882,7 @@ private:
         int lpend = -1;
         frames_id id = 0;
         if (!frames_value(q, m_memo.size(), npend, lpend, n, id) || lpend < 0 || n == 0) return false;
-        id = m_frames.intern_list(m_fids.data(), n);
+        id = commit_list(n);
         m_pend[lpend] = val{vt::frames, static_cast<std::uint32_t>(id), 0};
         for (std::size_t i = 0; i < npend; ++i) memo_put(static_cast<std::uint64_t>(m_memo_count), m_pend[i]);
         count(static_cast<std::int64_t>(n + npend));
@@ -853,6 +891,15 @@ private:
         return true;
     }
 
+    struct span {  // the fresh frames list being read (cached_span)
+        const std::uint8_t* p = nullptr;  // its item bytes when they may be cached
+        std::size_t len = 0;
+        std::uint32_t items = 0;
+        std::uint64_t hash = 0;
+        frames_id hit = -1;  // the list, when its bytes were cached
+    };
+    span m_span;
+    list_span_cache m_spans;
     static constexpr std::size_t k_max_pend = 256;   // memo values one record may queue
     static constexpr std::size_t k_str_cache = 64;
     struct str_cache_entry {
@@ -1252,7 +1299,7 @@ void reader::run() {
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
-    const std::size_t release_step = std::size_t(2) << 20;
+    const std::size_t release_step = std::size_t(1) << 20;
     std::size_t next_release = release_step;
     for (;;) {
         m_op = static_cast<std::size_t>(p - m_begin);

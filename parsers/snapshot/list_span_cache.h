@@ -1,0 +1,134 @@
+// Frame lists by the bytes that wrote them. Python's pickler writes a stack it has written
+// before as the same BINGETs of the same memoized frame dicts, so the bytes of a fresh frames
+// list name the list it was interned as, for as long as no memo slot is overwritten (the
+// reader clears the cache then). A hit costs a compare of the bytes instead of reading every
+// item's memo slot and interning the list again. Since a trace repeats its sequence of stacks,
+// the span that followed the previous one last time is compared first (and fetched into the
+// cache ahead); then a hash table. Bounded: past k_max_lists lists or k_max_bytes of stored
+// bytes nothing more is added, and once full, a cache that misses more than half of the lists
+// of a round of k_round is switched off (a trace with more distinct stacks than it holds).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "parsers/snapshot/frame_lists.h"
+#include "parsers/snapshot/pickle_common.h"
+
+namespace oomdx::snap {
+
+class list_span_cache {
+public:
+    static constexpr std::size_t k_max_lists = std::size_t(1) << 16;
+    static constexpr std::size_t k_max_bytes = std::size_t(4) << 20;
+    static constexpr std::uint32_t k_round = 4096;
+
+    bool enabled() const { return m_enabled; }
+
+    struct hit {
+        frames_id id = -1;  // -1: not cached
+        std::uint32_t items = 0;
+    };
+
+    // Looks up the n bytes at p; `h` receives their hash when it had to be computed (0 if not).
+    hit find(const std::uint8_t* p, std::size_t n, std::uint64_t& h) {
+        h = 0;
+        if (m_entries.empty()) return {};
+        if (m_full && ++m_looked == k_round) {  // m_missed counts this round's misses
+            if (m_missed * 2 > k_round) m_enabled = false;
+            m_looked = m_missed = 0;
+        }
+        if (m_prev >= 0) {
+            const std::int32_t c = m_entries[static_cast<std::size_t>(m_prev)].next;
+            if (c >= 0 && same(m_entries[static_cast<std::size_t>(c)], p, n)) return take(c);
+        }
+        h = hash_bytes(p, n) | 1;
+        const std::size_t mask = m_table.size() - 1;
+        for (std::size_t i = h & mask; m_table[i].entry >= 0; i = (i + 1) & mask) {
+            const slot& s = m_table[i];
+            if (s.hash == h && same(m_entries[static_cast<std::size_t>(s.entry)], p, n)) return take(s.entry);
+        }
+        if (m_full) ++m_missed;
+        return {};
+    }
+
+    // Adds the n bytes at p (not found by find, whose hash `h` was; 0: computes it).
+    void add(const std::uint8_t* p, std::size_t n, std::uint32_t items, std::uint64_t h, frames_id id) {
+        if (m_entries.size() >= k_max_lists || m_bytes.size() + n > k_max_bytes) {
+            m_full = true;
+            m_prev = -1;
+            return;
+        }
+        if (h == 0) h = hash_bytes(p, n) | 1;
+        if ((m_entries.size() + 1) * 2 > m_table.size()) grow();
+        const std::size_t mask = m_table.size() - 1;
+        std::size_t i = h & mask;
+        while (m_table[i].entry >= 0) i = (i + 1) & mask;
+        const auto e = static_cast<std::int32_t>(m_entries.size());
+        m_table[i] = slot{h, e};
+        m_entries.push_back(entry{static_cast<std::uint32_t>(m_bytes.size()), static_cast<std::uint32_t>(n), items, id, -1});
+        m_bytes.insert(m_bytes.end(), p, p + n);
+        follow(e);
+    }
+
+    // Lists read without the cache: the sequence restarts.
+    void forget_previous() { m_prev = -1; }
+
+    void clear() {
+        m_table.clear();
+        m_entries.clear();
+        m_bytes.clear();
+        m_prev = -1;
+        m_full = false;
+        m_looked = m_missed = 0;
+    }
+
+private:
+    struct entry {
+        std::uint32_t off, len, items;
+        frames_id id;
+        std::int32_t next;  // the entry that followed this one last time, -1 when none
+    };
+    struct slot {
+        std::uint64_t hash = 0;
+        std::int32_t entry = -1;
+    };
+    bool same(const entry& e, const std::uint8_t* p, std::size_t n) const {
+        return e.len == n && std::memcmp(m_bytes.data() + e.off, p, n) == 0;
+    }
+    hit take(std::int32_t e) {
+        follow(e);
+        const entry& x = m_entries[static_cast<std::size_t>(e)];
+        return {x.id, x.items};
+    }
+    void follow(std::int32_t e) {
+        if (m_prev >= 0) m_entries[static_cast<std::size_t>(m_prev)].next = e;
+        m_prev = e;
+        const std::int32_t n = m_entries[static_cast<std::size_t>(e)].next;
+        if (n >= 0) {
+            const entry& x = m_entries[static_cast<std::size_t>(n)];
+            for (std::size_t o = 0; o < x.len; o += 64) __builtin_prefetch(m_bytes.data() + x.off + o);
+        }
+    }
+    void grow() {
+        std::vector<slot> old(m_table.empty() ? 256 : m_table.size() * 2);
+        old.swap(m_table);
+        const std::size_t mask = m_table.size() - 1;
+        for (const slot& s : old) {
+            if (s.entry < 0) continue;
+            std::size_t i = s.hash & mask;
+            while (m_table[i].entry >= 0) i = (i + 1) & mask;
+            m_table[i] = s;
+        }
+    }
+    std::vector<slot> m_table;
+    std::vector<entry> m_entries;
+    std::vector<std::uint8_t> m_bytes;
+    std::int32_t m_prev = -1;
+    bool m_full = false, m_enabled = true;
+    std::uint32_t m_looked = 0, m_missed = 0;
+};
+
+}  // namespace oomdx::snap
