@@ -1,4 +1,4 @@
-// Zero-filled 4 MiB blocks (2 MiB aligned, huge-page advised, already faulted in), prepared
+// Zero-filled 2 MiB blocks (2 MiB aligned: one huge page, already faulted in), prepared
 // ahead on a helper thread: a reader that grows big arrays does not stop for page faults.
 // The helper starts with the second block taken (small inputs never start it) and keeps at
 // most two blocks ready. Thread-safe; blocks are returned with give_back.
@@ -15,7 +15,9 @@ namespace oomdx::snap {
 
 class block_pool {
 public:
-    static constexpr std::size_t k_block = std::size_t(4) << 20;
+    // One huge page: what a growing array leaves unused at its end, and what the helper keeps
+    // ready (two blocks), stays small.
+    static constexpr std::size_t k_block = std::size_t(2) << 20;
 
     static block_pool& shared();
     void* take();  // throws std::bad_alloc

@@ -62,12 +62,12 @@ struct node {
 
 constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 
-// The memo in chunks of 1M slots of 4 bytes (4 MiB; no reallocation copies): zero-filled
+// The memo in chunks of 512 Ki slots of 4 bytes (2 MiB; no reallocation copies): zero-filled
 // block_pool::array_block blocks, and zero reads as unset. A slot is a tag and a payload: a
 // string, frame or frame-list id, or the index of a value kept whole in a side array (a
 // container being built, a number, an id that does not fit in 28 bits).
 class memo_table {
-    static constexpr std::size_t k_shift = 20;
+    static constexpr std::size_t k_shift = 19;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
     static_assert(k_chunk * sizeof(std::uint32_t) <= block_pool::k_block);
 
