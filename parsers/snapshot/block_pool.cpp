@@ -13,7 +13,7 @@
 namespace oomdx::snap {
 
 namespace {
-constexpr std::size_t k_ready = 2;
+constexpr std::size_t k_ready = 1;  // one block ahead: 2 MiB of zero pages unused at the end
 constexpr std::size_t k_align = std::size_t(2) << 20;
 }  // namespace
 

@@ -58,8 +58,8 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
-    // Every MiB: drop the pages behind the cursor; a helper thread faults in the 2 MiB ahead.
-    read_ahead ahead(mf.data(), mf.size(), std::size_t(2) << 20);
+    // Every 512 KiB: drop the pages behind the cursor; a helper thread faults in the MiB ahead.
+    read_ahead ahead(mf.data(), mf.size(), std::size_t(1) << 20);
     auto release = [&](std::size_t off) {
         mf.release_before(off);
         if (progress) progress(off, mf.size());
