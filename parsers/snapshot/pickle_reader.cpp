@@ -42,6 +42,34 @@ struct val {
     std::int64_t i = 0;   // integer value, float bits, node generation
 };
 
+// The value stack: a vector whose push is inlined (std::vector's is not, for its growth path).
+class val_stack {
+public:
+    std::size_t size() const { return m_size; }
+    val& back() { return m_data[m_size - 1]; }
+    val& operator[](std::size_t i) { return m_data[i]; }
+    void push_back(const val& v) {
+        if (m_size == m_cap) [[unlikely]] grow(m_cap ? m_cap * 2 : 64);
+        m_data[m_size++] = v;
+    }
+    void resize(std::size_t n) {  // shrinks only
+        if (n < m_size) m_size = n;
+    }
+    void reserve(std::size_t n) {
+        if (n > m_cap) grow(n);
+    }
+
+private:
+    [[gnu::noinline]] void grow(std::size_t cap) {
+        auto d = std::make_unique<val[]>(cap);
+        std::copy(m_data.get(), m_data.get() + m_size, d.get());
+        m_data = std::move(d);
+        m_cap = cap;
+    }
+    std::unique_ptr<val[]> m_data;
+    std::size_t m_size = 0, m_cap = 0;
+};
+
 enum class nk : std::uint8_t { free, list, dict, tuple };
 
 struct node {
@@ -100,14 +128,20 @@ public:
         if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
         s = encode(v);
     }
-    bool try_append(const val& v) {
-        if (m_size >= m_chunks.size() * k_chunk) return false;
-        slot(m_size++) = encode(v);
+    [[gnu::always_inline]] bool try_append(const val& v) {
+        if (m_size >= m_capacity) [[unlikely]] return false;
+        std::uint32_t r;
+        if (v.a <= k_payload && v.t == vt::consumed) r = make(t_consumed, 0);
+        else if (v.a <= k_payload && v.t == vt::str) r = make(t_str, v.a);
+        else if (v.a <= k_payload && v.t == vt::frames) r = make(t_frames, v.a);
+        else r = encode(v);
+        slot(m_size++) = r;
         return true;
     }
     void resize(std::size_t n) {
         while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
+        m_capacity = m_chunks.size() * k_chunk;
         if (n > m_size) m_size = n;
     }
 
@@ -115,7 +149,7 @@ private:
     std::uint32_t& slot(std::size_t i) const {
         return static_cast<std::uint32_t*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)];
     }
-    std::uint32_t encode(const val& v) {
+    [[gnu::noinline]] std::uint32_t encode(const val& v) {
         if (v.a <= k_payload) {
             switch (v.t) {
             case vt::unset: return make(t_unset, 0);
@@ -139,6 +173,7 @@ private:
     }
     std::vector<block_pool::block_ptr> m_chunks;
     std::uint32_t* m_first = nullptr;  // m_chunks[0]
+    std::size_t m_capacity = 0;        // slots in m_chunks
     std::size_t m_size = 0;
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
@@ -397,7 +432,7 @@ private:
         }
         append_node(list, v);
     }
-    trace_event take_record(const val& v) {
+    const trace_event& take_record(const val& v) {
         if (v.a >= m_records.size() || !m_record_live[v.a])
             fail("a trace entry was used twice");
         m_record_live[v.a] = 0;
@@ -925,7 +960,7 @@ private:
     std::uint8_t m_opcode = 0;
     int m_protocol = 0;
     std::int64_t m_objects = 0;
-    std::vector<val> m_stack;
+    val_stack m_stack;
     std::vector<std::size_t> m_marks;
     std::deque<node> m_nodes;
     std::vector<std::uint32_t> m_free;
