@@ -48,7 +48,7 @@ public:
     std::size_t size() const { return m_size; }
     val& back() { return m_data[m_size - 1]; }
     val& operator[](std::size_t i) { return m_data[i]; }
-    void push_back(const val& v) {
+    [[gnu::always_inline]] void push_back(const val& v) {
         if (m_size == m_cap) [[unlikely]] grow(m_cap ? m_cap * 2 : 64);
         m_data[m_size++] = v;
     }
@@ -432,7 +432,7 @@ private:
         }
         append_node(list, v);
     }
-    const trace_event& take_record(const val& v) {
+    [[gnu::always_inline]] const trace_event& take_record(const val& v) {
         if (v.a >= m_records.size() || !m_record_live[v.a])
             fail("a trace entry was used twice");
         m_record_live[v.a] = 0;
