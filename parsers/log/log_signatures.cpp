@@ -105,6 +105,7 @@ struct skip_signature {};
 struct loader {
     std::string file;
     std::vector<std::string>& errors;
+    bool lazy = false;
 
     void error(const YAML::Node& n, const std::string& msg) const {
         errors.push_back(file + ":" + std::to_string(n.Mark().line + 1) + ": " + msg);
@@ -114,12 +115,11 @@ struct loader {
         throw skip_signature{};
     }
 
-    std::unique_ptr<RE2> compile(const YAML::Node& n, int min_groups) const {
+    std::unique_ptr<sig_regex> compile(const YAML::Node& n, int min_groups) const {
         if (!n.IsScalar()) fail(n, "pattern must be a string");
-        auto re = std::make_unique<RE2>(n.as<std::string>(), re_options());
-        if (!re->ok()) fail(n, "bad RE2 pattern: " + re->error());
-        if (re->NumberOfCapturingGroups() < min_groups)
-            fail(n, "pattern needs a capturing group: " + n.as<std::string>());
+        auto re = std::make_unique<sig_regex>(n.Scalar(), file + ":" + std::to_string(n.Mark().line + 1), min_groups);
+        if (lazy) return re;
+        if (const std::string err = re->compile(); !err.empty()) fail(n, err);
         return re;
     }
 
@@ -267,7 +267,22 @@ struct loader {
 
 }  // namespace
 
-signature_set signature_set::load(const std::vector<std::string>& dirs) {
+std::string sig_regex::compile() const {
+    std::call_once(m_once, [this] {
+        auto re = std::make_unique<RE2>(m_pattern, re_options());
+        if (!re->ok()) m_error = "bad RE2 pattern: " + re->error();
+        else if (re->NumberOfCapturingGroups() < m_min_groups) m_error = "pattern needs a capturing group: " + m_pattern;
+        else m_re = std::move(re);
+    });
+    return m_error;
+}
+
+const RE2& sig_regex::re() const {
+    if (const std::string err = compile(); !err.empty()) throw input_error(m_where + ": " + err);
+    return *m_re;
+}
+
+signature_set signature_set::load(const std::vector<std::string>& dirs, patterns when) {
     signature_set set;
     std::map<std::string, std::string> ids;
     std::vector<std::string> errors;
@@ -287,7 +302,7 @@ signature_set signature_set::load(const std::vector<std::string>& dirs) {
         }
         std::sort(files.begin(), files.end());
         for (const auto& p : files) {
-            loader ld{p.string(), errors};
+            loader ld{p.string(), errors, when == patterns::lazy};
             YAML::Node root;
             try {
                 root = load_yaml_file(p.string());
@@ -332,7 +347,7 @@ const signature_set& signature_set::shipped() {
     static std::once_flag once;
     static std::unique_ptr<signature_set> set;
     std::call_once(once, [] {
-        set = std::make_unique<signature_set>(load({data_path("knowledge/log_signatures")}));
+        set = std::make_unique<signature_set>(load({data_path("knowledge/log_signatures")}, patterns::lazy));
     });
     return *set;
 }

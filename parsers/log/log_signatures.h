@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,32 @@ enum class sig_kind {
 
 const char* sig_kind_name(sig_kind k);
 
+// A signature's RE2 pattern. Loaded eagerly it is compiled and checked at load (errors name
+// file:line); loaded lazily (the shipped set, which `oomdx log test` compiles and checks in CI)
+// it is compiled on first use, so a run compiles only the patterns its log reaches.
+class sig_regex {
+public:
+    sig_regex(std::string pattern, std::string where, int min_groups)
+        : m_pattern(std::move(pattern)), m_where(std::move(where)), m_min_groups(min_groups) {}
+    // The compiled pattern (thread-safe); throws input_error naming file:line when it is bad.
+    const RE2& re() const;
+    // Compiles now; the error text, empty when the pattern is good.
+    std::string compile() const;
+    const std::string& pattern() const { return m_pattern; }
+
+private:
+    std::string m_pattern;
+    std::string m_where;  // file:line
+    int m_min_groups = 0;
+    mutable std::once_flag m_once;
+    mutable std::unique_ptr<RE2> m_re;
+    mutable std::string m_error;
+};
+
 // One extracted field: the first pattern that matches gives group 1.
 struct field_rule {
     std::string name;  // requested_bytes, device_index, step, memory, rank, pid, error_code, ...
-    std::vector<std::unique_ptr<RE2>> patterns;
+    std::vector<std::unique_ptr<sig_regex>> patterns;
     double unit = 0;   // multiplier when the text has no unit (Megatron MB); 0 = parse unit
 };
 
@@ -45,8 +68,8 @@ struct signature {
     int line = 0;
     sig_kind kind = sig_kind::oom;
     std::vector<std::string> literals;  // any of them must occur before the regex runs
-    std::unique_ptr<RE2> regex;         // optional: literal alone is enough when absent
-    std::unique_ptr<RE2> unless;        // optional: a line that matches it is not this signature
+    std::unique_ptr<sig_regex> regex;   // optional: literal alone is enough when absent
+    std::unique_ptr<sig_regex> unless;  // optional: a line that matches it is not this signature
     std::string source;                 // oom, refine
     std::string device_kind;            // oom
     std::string framework;              // framework, progress, memory
@@ -77,8 +100,10 @@ const std::vector<std::string>& phase_names();
 class signature_set {
 public:
     // Loads every *.yaml in the directories, in order (not the *.test.yaml example files beside
-    // them); throws one input_error listing every error, each naming file:line.
-    static signature_set load(const std::vector<std::string>& dirs);
+    // them); throws one input_error listing every error, each naming file:line. Lazy: patterns
+    // are compiled on first use (see sig_regex).
+    enum class patterns { compile_now, lazy };
+    static signature_set load(const std::vector<std::string>& dirs, patterns when = patterns::compile_now);
     // The shipped set (data_path("knowledge/log_signatures")), loaded once.
     static const signature_set& shipped();
 
