@@ -104,7 +104,7 @@ int run_watch(const watch_opts& o) {
     lo.extra_signature_dirs = o.sig_dirs;
     lo.device_capacity_bytes = device_capacity(o.device);
     log_follower fol(o.files, lo);
-    auto rules = std::async(std::launch::async, [] { return &shipped_rules(); });
+    auto rules = std::async(std::launch::async, [] { return &shipped_evidence_rules(); });
     g_stop = 0;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
