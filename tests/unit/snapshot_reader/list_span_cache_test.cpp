@@ -1,0 +1,51 @@
+// list_span_cache: frame lists found again by the bytes that wrote them.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "parsers/snapshot/list_span_cache.h"
+
+using oomdx::snap::list_span_cache;
+
+namespace {
+const std::uint8_t* bytes(const std::string& s) { return reinterpret_cast<const std::uint8_t*>(s.data()); }
+}  // namespace
+
+TEST_CASE("a span is found again by its bytes, by prediction or by hash") {
+    list_span_cache c;
+    const std::string a = "h\x01h\x02", b = "h\x01h\x03", x = "j\x01\x02\x03\x04";
+    std::uint64_t h = 0;
+    CHECK(c.find(bytes(a), a.size(), h).id == -1);
+    c.add(bytes(a), a.size(), 2, h, 7);
+    CHECK(c.find(bytes(b), b.size(), h).id == -1);
+    c.add(bytes(b), b.size(), 2, h, 9);
+    // a then b again: b is predicted after a, a is found through the table
+    auto ha = c.find(bytes(a), a.size(), h);
+    CHECK(ha.id == 7);
+    CHECK(ha.items == 2);
+    auto hb = c.find(bytes(b), b.size(), h);
+    CHECK(hb.id == 9);
+    CHECK(h == 0);  // predicted: no hash computed
+    CHECK(c.find(bytes(x), x.size(), h).id == -1);
+    CHECK(c.find(bytes(a), 2, h).id == -1);  // a prefix is another span
+    c.clear();
+    CHECK(c.find(bytes(a), a.size(), h).id == -1);
+}
+
+TEST_CASE("a full cache that misses most spans switches itself off") {
+    list_span_cache c;
+    std::uint64_t h = 0;
+    std::string s;
+    std::uint32_t i = 0;
+    for (; c.enabled() && i < list_span_cache::k_max_lists + 4 * list_span_cache::k_round; ++i) {
+        s = "j" + std::string(reinterpret_cast<const char*>(&i), 4);
+        if (c.find(bytes(s), s.size(), h).id < 0) c.add(bytes(s), s.size(), 1, h, static_cast<int>(i));
+    }
+    CHECK_FALSE(c.enabled());
+    CHECK(i <= list_span_cache::k_max_lists + 2 * list_span_cache::k_round);
+    // what it holds is still right
+    const std::uint32_t k = 5;
+    s = "j" + std::string(reinterpret_cast<const char*>(&k), 4);
+    CHECK(c.find(bytes(s), s.size(), h).id == 5);
+}
