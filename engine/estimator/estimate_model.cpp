@@ -709,6 +709,7 @@ double compute(const estimate_input& in, breakdown& out) {
         // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage
         // chunk) for the activations (all but the first stage) and the gradients (all but the
         // last) once, and keeps them; the in-flight activation buffers are the stages' saved inputs
+        double pp_grads_bwd = 0;
         if (p > 1 && (tt || in.framework == train_framework::torchtune)) {
             const double io = tokens * 2.0 * h / (in.sequence_parallel ? t : 1.0);
             const double chunks = mb * double(v);
@@ -717,6 +718,15 @@ double compute(const estimate_input& in, breakdown& out) {
             const double held = in.schedule == pp_schedule_kind::interleaved ? st.inflight / std::max(1.0, double(n) / double(v))
                                                                              : inflight_mb;
             st.pp_buffers = (std::max(0.0, act_recv - held) + grad_recv) * io;
+            // forward_one_chunk keeps each micro-batch's stage output in fwd_cache until its backward
+            // (the last stage's output is the logits, counted there); stage_backward reads the input
+            // gradient from the receive buffer's .grad, which stays until clear_runtime_states() at the
+            // next step: the micro-batches already done while the most are in flight, all at the step
+            // (torch/distributed/pipelining/stage.py)
+            const double held_out = last ? held * double(v - 1) / double(v) : held;
+            st.pp_stage_outputs = held_out * io;
+            pp_grads_bwd = std::max(0.0, act_recv - held) * io;
+            st.pp_input_grads = act_recv * io;
         }
         // torch ring attention (torchtitan CP, all-gather rotation by default): each layer gathers the
         // K/V of every CP rank (torchtitan repeats K/V to all heads first) and merges the partial
@@ -729,10 +739,10 @@ double compute(const estimate_input& in, breakdown& out) {
             cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
         }
         if (in.ac != ac_kind::none) bwd += working * tokens;
-        bwd += act_grad + tp_buf + st.pp_buffers + cp_bwd;
-        fwd += tp_buf + st.pp_buffers + cp_fwd;
-        loss += st.pp_buffers;
-        step += st.pp_buffers + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
+        bwd += act_grad + tp_buf + st.pp_buffers + st.pp_stage_outputs + pp_grads_bwd + cp_bwd;
+        fwd += tp_buf + st.pp_buffers + st.pp_stage_outputs + cp_fwd;
+        loss += st.pp_buffers + st.pp_stage_outputs;
+        step += st.pp_buffers + st.pp_input_grads + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
         if (in.optimizer_in_backward) {
             bwd += max_layer * pb;  // one layer's grads before its fused step
         }

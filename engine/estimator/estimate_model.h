@@ -67,6 +67,8 @@ struct stage_figures {
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
     double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)
     double pp_outputs = 0;                               // last-stage outputs kept until the step ends (in logits)
+    double pp_stage_outputs = 0;                         // in-flight stage outputs kept for backward (non-last stages)
+    double pp_input_grads = 0;                           // input gradients left on the receive buffers (non-first stages)
 };
 
 struct breakdown {
