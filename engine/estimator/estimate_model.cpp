@@ -777,7 +777,12 @@ double compute(const estimate_input& in, breakdown& out) {
             // blocks too small for the activations and the loss buffers of the next step
             const double freed_grads = grads_fwd > 0 || in.optimizer_in_backward ? 0.0 : st.grads;
             const double round = 1.0 + k.allocator_rounding;
-            double res = std::max({st.phase_forward + freed_grads, st.phase_backward, st.phase_step});
+            // FSDP2 views the sharded gradients into its reduce-scatter output, allocated on the
+            // reduce-scatter stream, so the blocks zero_grad frees return to that stream's pool; with PP
+            // the reduce-scatters wait for the last micro-batch's backward, and the blocks stay stranded
+            // through every earlier backward (torch fsdp _fsdp_collectives.foreach_reduce)
+            const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
+            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step});
             if (last)
                 res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + k.stranded_layer_transients * st.layer_transient);
             st.stranded_loss += freed_grads;
