@@ -8,6 +8,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
+#include "engine/core/yaml_cache.h"
 
 namespace oomdx {
 
@@ -20,7 +21,7 @@ std::string yaml_error_text(const YAML::Exception& e) {
 YAML::Node load_yaml_file(const std::string& file) {
     const std::string text = read_text_file(file, "a YAML file", /*allow_empty=*/true);
     try {
-        return YAML::Load(text);
+        return load_yaml_cached(file, text);
     } catch (const YAML::Exception& e) {
         throw input_error::at_line(file, e.mark.line + 1, yaml_error_text(e));
     }

@@ -13,6 +13,7 @@
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
+#include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
 #include "engine/rules/rule_translations.h"
 #include "engine/rules/text_template.h"
@@ -137,7 +138,7 @@ private:
     void read_file(const std::string& file) {
         YAML::Node root;
         try {
-            root = YAML::Load(read_text_file(file, "a rule pack (YAML)", /*allow_empty=*/true));
+            root = load_yaml_cached(file, read_text_file(file, "a rule pack (YAML)", /*allow_empty=*/true));
         } catch (const YAML::Exception& e) {
             diag(rule_error_code::yaml_syntax, {file, e.mark.line + 1, e.mark.column + 1}, yaml_error_text(e));
             return;

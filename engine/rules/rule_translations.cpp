@@ -11,6 +11,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/message.h"
 #include "engine/core/text_file.h"
+#include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
 #include "engine/rules/text_template.h"
 
@@ -166,7 +167,7 @@ public:
     void run() {
         YAML::Node root;
         try {
-            root = YAML::Load(read_text_file(m_file, "a translation file (YAML)", /*allow_empty=*/true));
+            root = load_yaml_cached(m_file, read_text_file(m_file, "a translation file (YAML)", /*allow_empty=*/true));
         } catch (const YAML::Exception& e) {
             diag(rule_error_code::yaml_syntax, {m_file, e.mark.line + 1, e.mark.column + 1}, yaml_error_text(e));
             return;

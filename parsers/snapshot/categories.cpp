@@ -8,6 +8,7 @@
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
+#include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
 
 namespace oomdx::snap {
@@ -297,7 +298,7 @@ category_rules category_rules::parse(const std::string& text, const std::string&
     category_rules out;
     YAML::Node root;
     try {
-        root = YAML::Load(text);
+        root = load_yaml_cached(path, text);
     } catch (const YAML::Exception& e) {
         throw input_error::at_line(path, e.mark.line + 1, yaml_error_text(e));
     }
