@@ -797,10 +797,13 @@ double compute(const estimate_input& in, breakdown& out) {
     out.runtime = in.npu ? k.runtime_npu_bytes : k.runtime_cuda_bytes;
     const stage_figures& w = out.stages[std::size_t(out.worst)];
     out.reserved = std::max(worst_reserved, out.peak);
-    out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;
     // the allocator cannot cache beyond the device: near capacity reserved ~ allocated
-    if (in.capacity_bytes > 0)
-        out.reserved = std::min(out.reserved, std::max(out.peak, double(in.capacity_bytes) - out.runtime - w.symm));
+    if (in.capacity_bytes > 0) {
+        const double cap = std::max(out.peak, double(in.capacity_bytes) - out.runtime - w.symm);
+        out.reserved_capped = out.reserved > cap;
+        out.reserved = std::min(out.reserved, cap);
+    }
+    out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;  // after the cap: the figure the text states
     out.device = out.reserved + out.runtime + w.symm;  // async-TP symmetric memory sits beside the allocator
     return out.device;
 }

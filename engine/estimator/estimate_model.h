@@ -76,6 +76,7 @@ struct breakdown {
     int worst = 0;
     double peak = 0, reserved = 0, runtime = 0, device = 0;
     double reserved_factor = 1;      // reserved / allocated at the worst stage
+    bool reserved_capped = false;    // the cache model reached the device capacity
     double trainable = 0;            // trainable parameters in the model
     double logits_bpe = 0;           // loss-phase bytes per token x vocab element
 
