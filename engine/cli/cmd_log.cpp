@@ -89,7 +89,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
                                      : fmt::format("oomdx: reading {}", file));
             };
         // the rule packs load on a helper thread while the log is read
-        auto rules = std::async(std::launch::async, [] { return &shipped_rules(); });
+        auto rules = std::async(std::launch::async, [] { return &shipped_evidence_rules(); });
         log_analysis a = analyze_logs(o->files, lo);
         judge_log(a, rules.get());  // timing and leak signal: the `evidence` rules (rules/evidence_log.yaml)
         switch (o->fmt) {

@@ -66,10 +66,11 @@ struct combined {
     std::optional<std::int64_t> last_step;
 };
 
-combined combine(log_follower& fol) {
+combined combine(log_follower& fol, const rule_set* rules) {
     combined c;
     for (size_t i = 0; i < fol.size(); ++i) {
         log_analysis a = fol.analysis(i);
+        if (a.forecast) judge_log(a, rules);  // growth or noise: the evidence rules' verdict
         if (a.last_logged_step && (!c.last_step || *a.last_logged_step > *c.last_step)) c.last_step = a.last_logged_step;
         if (!a.forecast) continue;
         const memory_forecast& f = *a.forecast;
@@ -104,7 +105,7 @@ int run_watch(const watch_opts& o) {
     lo.extra_signature_dirs = o.sig_dirs;
     lo.device_capacity_bytes = device_capacity(o.device);
     log_follower fol(o.files, lo);
-    auto rules = std::async(std::launch::async, [] { return &shipped_rules(); });
+    auto rules = std::async(std::launch::async, [] { return &shipped_evidence_rules(); }).share();
     g_stop = 0;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -145,7 +146,7 @@ int run_watch(const watch_opts& o) {
                 if (fol.oom_lines(i) == 0) continue;
                 log_analysis a = fol.analysis(i);
                 judge_log(a, rules.get());
-                combined c = combine(fol);
+                combined c = combine(fol, rules.get());
                 if (jsonl) {
                     emit("oom", c, {{"alert", {{"kind", "oom"}, {"file", a.file}, {"line", a.line}, {"source", a.source}}},
                                     {"analysis", to_json(a)}});
@@ -155,7 +156,7 @@ int run_watch(const watch_opts& o) {
                 }
                 return k_exit_oom_alert;
             }
-            combined c = combine(fol);
+            combined c = combine(fol, rules.get());
             const bool alert = c.f && c.f->available &&
                                c.f->budget_step - static_cast<double>(c.f->last_step) <= static_cast<double>(o.warn_steps);
             if (alert) {
@@ -188,7 +189,7 @@ int run_watch(const watch_opts& o) {
         }
         const bool idle = o.idle_exit > 0 && std::chrono::duration<double>(now - last_data).count() >= o.idle_exit;
         if (g_stop || fol.static_only() || (o.duration > 0 && elapsed >= o.duration) || idle) {
-            combined c = combine(fol);
+            combined c = combine(fol, rules.get());
             const char* why = g_stop ? "signal" : fol.static_only() ? "inputs read" : idle ? "idle" : "duration";
             if (jsonl) emit("end", c, {{"reason", why}});
             else fmt::print("{} oomdx watch: stopped ({}), no alert\n", clock_text(), why);

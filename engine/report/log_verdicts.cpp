@@ -4,6 +4,7 @@
 #include "engine/rules/inference.h"
 #include "engine/rules/rule_loader.h"
 #include "parsers/log/log_analyzer.h"
+#include "parsers/log/memory_forecast.h"
 
 namespace oomdx {
 
@@ -12,6 +13,11 @@ void apply_log_verdicts(log_analysis& a, const fact_store& facts) {
     a.timing_reason = facts.string("oom.timing_reason").value_or("");
     a.leak_signal = facts.boolean("log.memory_leak_signal").value_or(false);
     a.series_monotonic = facts.boolean("log.memory_series_monotonic");
+    if (a.forecast) {
+        memory_forecast& f = *a.forecast;
+        f.available = f.projected && facts.boolean("log.forecast.available").value_or(false);
+        if (facts.boolean("log.forecast.flat").value_or(false)) f.reason = flat_reason(f);
+    }
 }
 
 fact_store judge_log(log_analysis& a, const rule_set* rules) {
@@ -19,7 +25,7 @@ fact_store judge_log(log_analysis& a, const rule_set* rules) {
     emit_facts(a, facts);
     inference_options opts;
     opts.only_steps = {"evidence"};
-    run_inference(rules ? *rules : shipped_rules(), facts, opts);
+    run_inference(rules ? *rules : shipped_evidence_rules(), facts, opts);
     apply_log_verdicts(a, facts);
     return facts;
 }

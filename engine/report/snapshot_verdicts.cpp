@@ -8,7 +8,7 @@
 namespace oomdx {
 
 const rule_set& rules_with(const std::vector<std::string>& dirs, std::optional<load_result>& holder) {
-    if (dirs.empty()) return shipped_rules();
+    if (dirs.empty()) return shipped_evidence_rules();
     std::vector<std::string> all = {data_path("rules")};
     all.insert(all.end(), dirs.begin(), dirs.end());
     holder = load_rules(all, vocabulary::shipped(), shipped_actions());

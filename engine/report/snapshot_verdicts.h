@@ -18,7 +18,7 @@
 
 namespace oomdx {
 
-// The shipped packs, or the shipped packs plus site packs from `dirs` (held in `holder`);
+// The shipped packs' evidence rules, or the shipped packs plus site packs from `dirs` (held in `holder`);
 // throws input_error listing the errors when a pack does not load.
 const rule_set& rules_with(const std::vector<std::string>& dirs, std::optional<load_result>& holder);
 

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -76,8 +78,9 @@ struct macro_state {
 
 class loader {
 public:
-    loader(const vocabulary& vocab, const std::vector<action_decl>& actions, translation_loading translations)
-        : m_vocab(vocab), m_actions(actions), m_translations(translations) {}
+    loader(const vocabulary& vocab, const std::vector<action_decl>& actions, translation_loading translations,
+           const std::vector<std::string>& only_steps)
+        : m_vocab(vocab), m_actions(actions), m_translations(translations), m_only_steps(only_steps) {}
 
     load_result run(const std::vector<std::string>& paths) {
         std::vector<std::string> files;
@@ -95,14 +98,14 @@ public:
         std::sort(m_out.rules.steps.begin(), m_out.rules.steps.end(),
                   [](const step_def& a, const step_def& b) { return a.order < b.order; });
         for (const auto& it : m_items)
-            if (it.node["rule"]) compile_rule(it);
+            if (it.node["rule"] && wanted(it)) compile_rule(it);
         for (auto& [name, m] : m_macros)
-            if (!m.used) {
+            if (!m.used && m_only_steps.empty()) {
                 m_out.macros_unused.push_back({name, m.where});
                 diag(rule_error_code::unused_macro, m.where, fmt::format("macro '{}' is never used", name));
             }
         for (auto& [name, l] : m_list_where)
-            if (!m_lists_used.count(name)) {
+            if (!m_lists_used.count(name) && m_only_steps.empty()) {
                 m_out.lists_unused.push_back({name, l});
                 diag(rule_error_code::unused_list, l, fmt::format("list '{}' is never used", name));
             }
@@ -116,6 +119,13 @@ public:
     }
 
 private:
+    bool wanted(const raw_item& it) const {
+        if (m_only_steps.empty()) return true;
+        const YAML::Node step = it.node["step"];
+        const std::string s = step && step.IsScalar() ? step.Scalar() : "";
+        return std::find(m_only_steps.begin(), m_only_steps.end(), s) != m_only_steps.end();
+    }
+
     void collect_files(const std::string& p, std::vector<std::string>& out) {
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
@@ -739,6 +749,7 @@ private:
     const vocabulary& m_vocab;
     const std::vector<action_decl>& m_actions;
     translation_loading m_translations;
+    std::vector<std::string> m_only_steps;
     load_result m_out;
     std::vector<raw_item> m_items;
     std::map<std::string, macro_state> m_macros;
@@ -752,23 +763,56 @@ private:
 }  // namespace
 
 load_result load_rules(const std::vector<std::string>& paths, const vocabulary& vocab,
-                       const std::vector<action_decl>& actions, translation_loading translations) {
-    loader l(vocab, actions, translations);
+                       const std::vector<action_decl>& actions, translation_loading translations,
+                       const std::vector<std::string>& only_steps) {
+    loader l(vocab, actions, translations, only_steps);
     return l.run(paths);
 }
 
+namespace {
+
+std::atomic<const rule_set*> g_shipped_all{nullptr};
+
+// The shipped packs a run of `only_steps` reads: all of them, or for the evidence step all but
+// the step packs (stepN_*.yaml), which hold neither evidence rules nor anything they use
+// (tests/unit/rules: the evidence set loads alone and equals the full set's evidence rules).
+std::vector<std::string> shipped_packs(const std::vector<std::string>& only_steps) {
+    const std::string dir = data_path("rules");
+    if (only_steps != std::vector<std::string>{"evidence"}) return {dir};
+    std::error_code ec;
+    std::vector<std::string> packs;
+    for (const auto& f : yaml_files_in(dir, ec)) {
+        const std::string name = fs::path(f).filename().string();
+        const bool step_pack = name.size() > 5 && name.starts_with("step") && std::isdigit(static_cast<unsigned char>(name[4]));
+        if (!name.ends_with(".test.yaml") && !step_pack) packs.push_back(f);
+    }
+    if (ec || packs.empty()) return {dir};
+    return packs;
+}
+
+}  // namespace
+
+load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
+    load_result lr = load_rules(shipped_packs(only_steps), vocabulary::shipped(), shipped_actions(),
+                                translation_loading::lazy, only_steps);
+    if (!lr.ok()) {
+        std::string msg = "the shipped rules do not load:";
+        for (const auto& d : lr.diagnostics)
+            if (!rule_error_is_warning(d.code)) msg += "\n" + d.render();
+        throw input_error(msg);
+    }
+    return lr;
+}
+
 const rule_set& shipped_rules() {
-    static const load_result r = [] {
-        load_result lr = load_rules({data_path("rules")}, vocabulary::shipped(), shipped_actions(),
-                                    translation_loading::lazy);
-        if (!lr.ok()) {
-            std::string msg = "the shipped rules do not load:";
-            for (const auto& d : lr.diagnostics)
-                if (!rule_error_is_warning(d.code)) msg += "\n" + d.render();
-            throw input_error(msg);
-        }
-        return lr;
-    }();
+    static const load_result r = load_shipped_rules({});
+    g_shipped_all.store(&r.rules);
+    return r.rules;
+}
+
+const rule_set& shipped_evidence_rules() {
+    if (const rule_set* all = g_shipped_all.load()) return *all;
+    static const load_result r = load_shipped_rules({"evidence"});
     return r.rules;
 }
 

@@ -53,10 +53,17 @@ enum class translation_loading { eager, lazy };
 // directories, recursively), and the translations beside each pack (engine/rules/rule_translations.h).
 load_result load_rules(const std::vector<std::string>& paths, const vocabulary& vocab,
                        const std::vector<action_decl>& actions,
-                       translation_loading translations = translation_loading::eager);
+                       translation_loading translations = translation_loading::eager,
+                       const std::vector<std::string>& only_steps = {});
 // Default: the shipped rules/ with the shipped vocabulary and actions; throws input_error listing
 // the diagnostics when they contain errors. Translations are read lazily (`oomdx rules lint` and
 // `oomdx i18n lint` check them).
 const rule_set& shipped_rules();
+// The shipped rules of the `evidence` step alone (with every macro, list and step declaration):
+// what `oomdx log` and `oomdx snapshot` run. Rules of other steps are neither compiled nor
+// checked here (`oomdx rules lint` checks them); the full set when it is loaded already.
+const rule_set& shipped_evidence_rules();
+// A fresh load of the shipped packs, all steps or only_steps (what the two above keep).
+load_result load_shipped_rules(const std::vector<std::string>& only_steps);
 
 }  // namespace oomdx

@@ -30,7 +30,10 @@ struct memory_point {
 // The forecast from a log that has not failed (yet): the steady per-step growth of one rank
 // extrapolated to the device capacity and to the 0.95 budget (parsers/log/memory_forecast.h).
 struct memory_forecast {
+    // The verdict: projected and the growth is beyond noise (rules/evidence_log.yaml decides;
+    // until the rules ran it equals `projected`).
     bool available = false;
+    bool projected = false;           // a rising line and a capacity: the crossing steps exist
     std::string reason;               // why there is none ("flat memory: ...", "capacity unknown: ...")
     std::optional<std::int64_t> rank;
     std::string statistic;            // what the readings measure (max_reserved, allocated, ...)
@@ -39,6 +42,10 @@ struct memory_forecast {
     double budget_fraction = 0.95;
     // the fitted line over the steady part (after the warm-up)
     double growth_bytes_per_step = 0, r2 = 0;
+    bool fitted = false;                  // enough readings: the line and the three below exist
+    double growth_lo_bytes_per_step = 0;  // the slope less two standard errors
+    double rise_bytes = 0;                // the line's rise over the readings
+    double noise_bytes = 0;               // the readings' scatter about the line (residual sigma)
     std::int64_t from_step = 0, last_step = 0, points = 0;
     std::int64_t last_bytes = 0;  // the line's value at the last step
     // steps where the line reaches capacity and the budget; intervals from the slope's and

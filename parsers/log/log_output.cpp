@@ -54,6 +54,7 @@ nlohmann::json forecast_json(const memory_forecast& f) {
     auto num = [](const std::optional<double>& v) { return v ? json(std::llround(*v)) : json(nullptr); };
     json j;
     j["available"] = f.available;
+    j["projected"] = f.projected;
     j["reason"] = f.reason.empty() ? json(nullptr) : json(f.reason);
     j["rank"] = f.rank ? json(*f.rank) : json(nullptr);
     j["statistic"] = f.statistic.empty() ? json(nullptr) : json(f.statistic);
@@ -62,6 +63,11 @@ nlohmann::json forecast_json(const memory_forecast& f) {
     j["budget_fraction"] = f.budget_fraction;
     j["growth_bytes_per_step"] = f.points > 0 ? json(std::llround(f.growth_bytes_per_step)) : json(nullptr);
     j["r2"] = std::round(f.r2 * 1000) / 1000;
+    if (f.fitted) {
+        j["growth_lo_bytes_per_step"] = std::llround(f.growth_lo_bytes_per_step);
+        j["rise_bytes"] = std::llround(f.rise_bytes);
+        j["noise_bytes"] = std::llround(f.noise_bytes);
+    }
     j["basis"] = {{"points", f.points}, {"from_step", f.from_step}, {"to_step", f.last_step},
                   {"steps", f.last_step - f.from_step}};
     if (f.available) {
@@ -279,13 +285,20 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
 }
 
 void emit_forecast_facts(const memory_forecast& f, fact_sink& sink, const provenance& p) {
-    sink.emit("log.forecast.available", value(f.available), p);
+    // log.forecast.available is the rules' verdict (rules/evidence_log.yaml)
+    sink.emit("log.forecast.projected", value(f.projected), p);
     if (f.rank) sink.emit("log.forecast.rank", value(*f.rank), p);
+    auto bytes = [](double v) { return value(static_cast<std::int64_t>(std::llround(v))); };
     if (f.points > 0) {
-        sink.emit("log.forecast.growth_bytes_per_step", value(static_cast<std::int64_t>(std::llround(f.growth_bytes_per_step))), p);
+        sink.emit("log.forecast.growth_bytes_per_step", bytes(f.growth_bytes_per_step), p);
         sink.emit("log.forecast.r2", value(f.r2), p);
     }
-    if (!f.available) return;
+    if (f.fitted) {
+        sink.emit("log.forecast.growth_lo_bytes_per_step", bytes(f.growth_lo_bytes_per_step), p);
+        sink.emit("log.forecast.rise_bytes", bytes(f.rise_bytes), p);
+        sink.emit("log.forecast.noise_bytes", bytes(f.noise_bytes), p);
+    }
+    if (!f.projected) return;
     sink.emit("log.forecast.capacity_bytes", value(f.capacity_bytes), p);
     sink.emit("log.forecast.capacity_from", value(f.capacity_from), p);
     sink.emit("log.forecast.capacity_step", value(static_cast<std::int64_t>(std::llround(f.capacity_step))), p);

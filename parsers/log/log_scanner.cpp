@@ -55,7 +55,8 @@ std::optional<std::int64_t> to_int(std::string_view t) {
 }  // namespace
 
 bool verify_sig(const signature& s, std::string_view text) {
-    return (!s.regex || RE2::PartialMatch(sp(text), *s.regex)) && (!s.unless || !RE2::PartialMatch(sp(text), *s.unless));
+    return (!s.regex || RE2::PartialMatch(sp(text), s.regex->re())) &&
+           (!s.unless || !RE2::PartialMatch(sp(text), s.unless->re()));
 }
 
 field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only) {
@@ -72,7 +73,7 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
                 re2::StringPiece in = sp(text);
                 std::optional<std::int64_t> best;
                 int n = 0;
-                while (n < 64 && RE2::FindAndConsume(&in, *re, &cap)) {
+                while (n < 64 && RE2::FindAndConsume(&in, re->re(), &cap)) {
                     if (auto v = to_bytes({cap.data(), cap.size()}, f.unit)) {
                         ++n;
                         if (!best || *v > *best) best = v;
@@ -84,7 +85,7 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
                 }
                 continue;
             }
-            if (!RE2::PartialMatch(sp(text), *re, &cap)) continue;
+            if (!RE2::PartialMatch(sp(text), re->re(), &cap)) continue;
             std::string_view c(cap.data(), cap.size());
             field_val fv;
             fv.name = f.name;
@@ -418,7 +419,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
             re2::StringPiece cap;
             std::string_view text = plain_text(seg.substr(0, std::min(seg.size(), k_progress_text)), m_scratch2);
             for (const auto& re : f.patterns)
-                if (RE2::PartialMatch(sp(text), *re, &cap)) {
+                if (RE2::PartialMatch(sp(text), re->re(), &cap)) {
                     total = to_int({cap.data(), cap.size()}).value_or(-1);
                     break;
                 }

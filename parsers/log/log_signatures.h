@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,32 @@ enum class sig_kind {
 
 const char* sig_kind_name(sig_kind k);
 
+// A signature's RE2 pattern. Loaded eagerly it is compiled and checked at load (errors name
+// file:line); loaded lazily (the shipped set, which `oomdx log test` compiles and checks in CI)
+// it is compiled on first use, so a run compiles only the patterns its log reaches.
+class sig_regex {
+public:
+    sig_regex(std::string pattern, std::string where, int min_groups)
+        : m_pattern(std::move(pattern)), m_where(std::move(where)), m_min_groups(min_groups) {}
+    // The compiled pattern (thread-safe); throws input_error naming file:line when it is bad.
+    const RE2& re() const;
+    // Compiles now; the error text, empty when the pattern is good.
+    std::string compile() const;
+    const std::string& pattern() const { return m_pattern; }
+
+private:
+    std::string m_pattern;
+    std::string m_where;  // file:line
+    int m_min_groups = 0;
+    mutable std::once_flag m_once;
+    mutable std::unique_ptr<RE2> m_re;
+    mutable std::string m_error;
+};
+
 // One extracted field: the first pattern that matches gives group 1.
 struct field_rule {
     std::string name;  // requested_bytes, device_index, step, memory, rank, pid, error_code, ...
-    std::vector<std::unique_ptr<RE2>> patterns;
+    std::vector<std::unique_ptr<sig_regex>> patterns;
     double unit = 0;   // multiplier when the text has no unit (Megatron MB); 0 = parse unit
 };
 
@@ -45,8 +68,8 @@ struct signature {
     int line = 0;
     sig_kind kind = sig_kind::oom;
     std::vector<std::string> literals;  // any of them must occur before the regex runs
-    std::unique_ptr<RE2> regex;         // optional: literal alone is enough when absent
-    std::unique_ptr<RE2> unless;        // optional: a line that matches it is not this signature
+    std::unique_ptr<sig_regex> regex;   // optional: literal alone is enough when absent
+    std::unique_ptr<sig_regex> unless;  // optional: a line that matches it is not this signature
     std::string source;                 // oom, refine
     std::string device_kind;            // oom
     std::string framework;              // framework, progress, memory
@@ -73,12 +96,14 @@ bool is_string_field(std::string_view name);  // error_code, device_kind
 const std::vector<std::string>& oom_sources();
 const std::vector<std::string>& phase_names();
 
-// The loaded set plus a bigram prefilter over all literals.
+// The loaded set plus a prefilter over all literals.
 class signature_set {
 public:
     // Loads every *.yaml in the directories, in order (not the *.test.yaml example files beside
-    // them); throws one input_error listing every error, each naming file:line.
-    static signature_set load(const std::vector<std::string>& dirs);
+    // them); throws one input_error listing every error, each naming file:line. Lazy: patterns
+    // are compiled on first use (see sig_regex).
+    enum class patterns { compile_now, lazy };
+    static signature_set load(const std::vector<std::string>& dirs, patterns when = patterns::compile_now);
     // The shipped set (data_path("knowledge/log_signatures")), loaded once.
     static const signature_set& shipped();
 
@@ -94,36 +119,38 @@ public:
     void add(signature s);  // for tests and loaders; call finish() afterwards
     void finish();
 
+    // The vector path (AVX2, chosen at run time) or the scalar one; both give the same hits
+    // in the same order. For the tests and the benchmark; returns the previous setting.
+    static bool use_simd(bool on);
+
 private:
-    // Multi-literal search (Wu-Manber, blocks of 2 bytes): windows of the shortest literal
-    // length slide by the shift of their last bigram; shift 0 = check the bucket, unless no
-    // literal starts with the window's first 4 bytes (a hashed bit filter).
+    // Multi-literal search: every position's first 4 bytes are hashed into a 2^18-bit filter
+    // of the literals' first 4 bytes (32 KiB, in L1); the rare positions that pass look up the
+    // literals with that hash and compare them. The AVX2 path hashes 8 positions at once and
+    // tests their bits with one gather.
     struct lit_ref {
         std::string text;
         int sig = 0;
         bool stop = false;  // a progress/memory line: nothing else is looked for after it
         std::uint32_t head = 0;  // first 4 bytes, checked before memcmp
+        std::uint32_t next = 0;       // bytes 4-7 (those it has), compared under next_mask
+        std::uint32_t next_mask = 0;
     };
+    static constexpr unsigned k_hash_bits = 18;
+    static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> (32 - k_hash_bits); }
+    // Checks the literals whose head hashes to h at `start`; true when an exclusive literal hit.
+    bool check_at(const unsigned char* p, size_t n, size_t start, unsigned h, std::vector<int>& hits,
+                  std::vector<char>& mark) const;
+    void scan_scalar(const unsigned char* p, size_t n, size_t from, std::vector<int>& hits,
+                     std::vector<char>& mark) const;
+    size_t scan_avx2(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark,
+                     bool& stopped) const;
+
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;
-    size_t m_min_len = 2;
-    struct bucket_entry {
-        std::uint32_t head = 0;  // lit_ref::head
-        int lit = 0;
-    };
-    std::vector<std::uint8_t> m_shift;               // per bigram (65536 entries)
-    std::vector<std::uint64_t> m_short_shift;        // bit per bigram: shift < m - 1 (fits L1)
-    std::vector<std::uint64_t> m_zero_shift;         // bit per bigram: shift 0, check its bucket
-    std::vector<std::uint32_t> m_bucket_begin;       // bigram -> first entry in m_bucket (65537)
-    std::vector<bucket_entry> m_bucket;              // literals by the last bigram of their window
-    std::vector<std::uint64_t> m_head_filter;        // bit per hash of a literal's first 4 bytes
-    // Bigram key: the two bytes as one unaligned 16-bit load (the tables use the same order).
-    static unsigned bigram(const unsigned char* q) {
-        std::uint16_t k;
-        std::memcpy(&k, q, 2);
-        return k;
-    }
-    static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
+    std::vector<std::uint32_t> m_head_bits;   // 2^18 bits: some literal's head hashes here
+    std::vector<std::uint32_t> m_hash_begin;  // hash -> first entry in m_by_hash (2^18 + 1)
+    std::vector<int> m_by_hash;               // literal indices by head hash, in load order
 };
 
 }  // namespace oomdx

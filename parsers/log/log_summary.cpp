@@ -73,6 +73,11 @@ struct reader {
 memory_forecast forecast_of(const json& f, const reader& r) {
     memory_forecast m;
     m.available = r.opt_bool(f, "available").value_or(false);
+    m.projected = r.opt_bool(f, "projected").value_or(m.available);  // summaries before 2026-12
+    m.fitted = r.find(f, "rise_bytes") != nullptr;
+    m.growth_lo_bytes_per_step = r.opt_num(f, "growth_lo_bytes_per_step").value_or(0);
+    m.rise_bytes = r.opt_num(f, "rise_bytes").value_or(0);
+    m.noise_bytes = r.opt_num(f, "noise_bytes").value_or(0);
     m.reason = r.text(f, "reason");
     m.rank = r.opt_int(f, "rank");
     m.statistic = r.text(f, "statistic");

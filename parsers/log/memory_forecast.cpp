@@ -16,6 +16,11 @@ double crossing(double target, double level, double slope, double x0) { return x
 
 }  // namespace
 
+std::string flat_reason(const memory_forecast& f) {
+    return "flat memory: no growth to extrapolate after step " + std::to_string(f.from_step) + " (" +
+           std::to_string(static_cast<std::int64_t>(f.growth_bytes_per_step)) + " bytes per step, within noise)";
+}
+
 memory_forecast forecast_memory(const std::vector<memory_point>& pts, std::int64_t capacity_bytes,
                                 const std::string& capacity_from, std::optional<std::int64_t> rank) {
     memory_forecast f;
@@ -48,10 +53,13 @@ memory_forecast forecast_memory(const std::vector<memory_point>& pts, std::int64
     f.last_bytes = static_cast<std::int64_t>(level);
     const double se_slope = L.slope_stderr();
     const double slope_lo = L.slope - k_z * se_slope, slope_hi = L.slope + k_z * se_slope;
-    // flat: the slope may be zero, or the line rose less over the readings than their noise
-    if (!(slope_lo > 0) || L.slope * (last_x - x[from]) < k_z * L.sigma) {
-        f.reason = "flat memory: no growth to extrapolate after step " + std::to_string(f.from_step) +
-                   " (" + std::to_string(static_cast<std::int64_t>(L.slope)) + " bytes per step, within noise)";
+    // whether this is growth or noise is the rules' verdict (evidence_forecast_*): measure both
+    f.fitted = true;
+    f.growth_lo_bytes_per_step = slope_lo;
+    f.rise_bytes = L.slope * (last_x - x[from]);
+    f.noise_bytes = L.sigma;
+    if (!(L.slope > 0)) {
+        f.reason = flat_reason(f);
         return f;
     }
     if (capacity_bytes <= 0) {
@@ -70,7 +78,7 @@ memory_forecast forecast_memory(const std::vector<memory_point>& pts, std::int64
     const double cap = static_cast<double>(capacity_bytes);
     cross(cap, f.capacity_step, f.capacity_lo, f.capacity_hi);
     cross(f.budget_fraction * cap, f.budget_step, f.budget_lo, f.budget_hi);
-    f.available = true;
+    f.projected = f.available = true;
 
     // seconds per step from the readings' timestamps over the steady part
     std::vector<double> ts, tx;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/core/fact_store.h"
+#include "engine/report/log_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/log_time.h"
 #include "parsers/log/memory_forecast.h"
@@ -54,6 +55,9 @@ TEST_CASE("forecast: capacity from the log's percentages, eta from the timestamp
     auto a = analyze_log_text(log, "run.log");
     REQUIRE(a.forecast);
     const auto& f = *a.forecast;
+    CHECK(f.projected);
+    const fact_store facts = judge_log(a);
+    CHECK(facts.get("log.forecast.available")->prov.rule_id == "evidence_forecast_growing");
     CHECK(f.available);
     CHECK(f.capacity_from == "log_percent");
     CHECK(std::llabs(f.capacity_bytes - 80 * GiB) < GiB / 100);
@@ -95,13 +99,19 @@ TEST_CASE("forecast: flat memory, too few readings, unknown capacity say so") {
     for (int s = 1; s <= 50; ++s) flat += titan(s, 50.0 + ((s * 7) % 5) * 0.05, 80.0, s);
     auto a = analyze_log_text(flat, "flat.log");
     REQUIRE(a.forecast);
+    // the analyzer measures the line against its scatter; the evidence rules call it flat
+    CHECK(a.forecast->fitted);
+    CHECK(a.forecast->rise_bytes < 2 * a.forecast->noise_bytes);
+    collect c;
+    emit_facts(a, c);
+    CHECK_FALSE(c.get("log.forecast.available"));
+    REQUIRE(c.get("log.forecast.rise_bytes"));
+    REQUIRE(c.get("log.forecast.noise_bytes"));
+    const fact_store facts = judge_log(a);
+    CHECK(facts.get("log.forecast.available")->prov.rule_id == "evidence_forecast_flat");
     CHECK_FALSE(a.forecast->available);
     CHECK(a.forecast->reason.rfind("flat memory", 0) == 0);
     CHECK(render_text(a, false, false).find("forecast: none for rank 0 - flat memory") != std::string::npos);
-    collect c;
-    emit_facts(a, c);
-    CHECK(c.get("log.forecast.available")->val.as_bool() == false);
-    CHECK_FALSE(c.get("log.forecast.capacity_step"));
 
     auto few = analyze_log_text(titan(1, 40, 80, 1) + titan(2, 41, 80, 2) + titan(3, 42, 80, 3), "few.log");
     CHECK(few.forecast->reason.rfind("too few memory readings", 0) == 0);

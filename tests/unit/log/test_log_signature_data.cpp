@@ -108,3 +108,45 @@ TEST_CASE("the shipped signatures: every example passes, every signature is cove
     CHECK(r.ok());
     CHECK(r.examples > r.signatures);
 }
+
+TEST_CASE("signature patterns: checked at load, or (lazily loaded) at first use with file:line") {
+    temp_dir d;
+    d.write("a.yaml",
+            "- id: good\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n"
+            "  regex: 'out of memory'\n"
+            "- id: bad\n  kind: oom\n  source: caching_allocator\n  literals: [\"OOM here\"]\n"
+            "  regex: 'OOM (here'\n");
+    const std::string eager = load_error(d);
+    CHECK(eager.find("a.yaml:10: bad RE2 pattern") != std::string::npos);
+
+    const signature_set lazy = signature_set::load({d.path.string()}, signature_set::patterns::lazy);
+    REQUIRE(lazy.size() == 2);
+    CHECK(lazy.all()[0].regex->compile().empty());
+    CHECK(RE2::PartialMatch("CUDA out of memory.", lazy.all()[0].regex->re()));
+    std::string first_use;
+    try {
+        (void)lazy.all()[1].regex->re();
+    } catch (const input_error& e) {
+        first_use = e.what();
+    }
+    CHECK(first_use.find("a.yaml:10: bad RE2 pattern") != std::string::npos);
+    CHECK_FALSE(lazy.all()[1].regex->compile().empty());  // the same answer every time
+}
+
+TEST_CASE("signature patterns: every shipped pattern compiles (what the lazy shipped set relies on)") {
+    const signature_set& sigs = signature_set::shipped();
+    int patterns = 0;
+    for (const auto& s : sigs.all()) {
+        for (const auto* re : {s.regex.get(), s.unless.get()})
+            if (re) {
+                CHECK_MESSAGE(re->compile().empty(), s.id);
+                ++patterns;
+            }
+        for (const auto& f : s.fields)
+            for (const auto& re : f.patterns) {
+                CHECK_MESSAGE(re->compile().empty(), std::string(s.id + " field " + f.name));
+                ++patterns;
+            }
+    }
+    CHECK(patterns > 100);
+}

@@ -148,3 +148,27 @@ TEST_CASE("translations beside the packs: eager for lint, lazy on first use of a
     CHECK(lazy_bad.rules.text("en", "rule.r1.finding", "big") == "big");
     CHECK_THROWS_AS(lazy_bad.rules.text("zh", "rule.r1.finding", "big"), input_error);
 }
+
+TEST_CASE("the evidence rules load alone (log, snapshot) and are the full set's evidence rules") {
+    const load_result alone = load_shipped_rules({"evidence"});
+    REQUIRE(alone.ok());
+    const rule_set& evidence = alone.rules;
+    const rule_set& all = shipped_rules();
+    std::vector<std::string> want, got;
+    for (const auto& r : all.rules) {
+        if (r->step != "evidence") continue;
+        want.push_back(r->id + " @ " + r->where.file + ":" + std::to_string(r->where.line) + " if " + r->condition_text);
+        // The evidence run skips the step packs: they must not hold evidence rules.
+        CHECK_FALSE(std::filesystem::path(r->where.file).filename().string().starts_with("step"));
+    }
+    for (const auto& r : evidence.rules) {
+        CHECK(r->step == "evidence");
+        got.push_back(r->id + " @ " + r->where.file + ":" + std::to_string(r->where.line) + " if " + r->condition_text);
+    }
+    CHECK(want.size() > 50);
+    CHECK(got == want);
+    CHECK(evidence.steps.size() == all.steps.size());
+    CHECK(&shipped_evidence_rules() == &all);  // once the full set is loaded, it serves both
+    for (const auto& f : evidence.files)
+        CHECK_FALSE(std::filesystem::path(f).filename().string().starts_with("step0"));
+}
