@@ -1,0 +1,83 @@
+// The literal prefilter (signature_set::candidates, Wu-Manber): the hits a plain search gives, in
+// the same order, with the exclusive stop, on text built from the shipped literals, their near
+// misses, colour codes and noise, at every tail length.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "parsers/log/log_signatures.h"
+
+using namespace oomdx;
+
+namespace {
+
+// What candidates() promises, by brute force: positions in order, literals in load order, each
+// signature once, stop after an exclusive one.
+std::vector<int> reference(const signature_set& sigs, std::string_view text) {
+    std::vector<int> hits;
+    std::vector<char> seen(sigs.size(), 0);
+    for (size_t i = 0; i < text.size(); ++i) {
+        // literals in load order: signature order, then each signature's list
+        for (size_t s = 0; s < sigs.size(); ++s) {
+            for (const auto& lit : sigs.all()[s].literals) {
+                if (seen[s] || i + lit.size() > text.size() || text.compare(i, lit.size(), lit) != 0) continue;
+                seen[s] = 1;
+                hits.push_back(static_cast<int>(s));
+                if (sigs.all()[s].exclusive) return hits;
+            }
+        }
+    }
+    return hits;
+}
+
+std::vector<int> run(const signature_set& sigs, std::string_view text) {
+    std::vector<int> hits;
+    std::vector<char> mark(sigs.size(), 0);
+    sigs.candidates(text, hits, mark);
+    CHECK(std::all_of(mark.begin(), mark.end(), [](char m) { return m == 0; }));  // reset for the next line
+    return hits;
+}
+
+}  // namespace
+
+TEST_CASE("prefilter: finds what a plain search finds, in its order") {
+    const signature_set& sigs = signature_set::shipped();
+    std::vector<std::string> lits;
+    for (const auto& s : sigs.all())
+        for (const auto& l : s.literals) lits.push_back(l);
+    REQUIRE(lits.size() > 100);
+    std::mt19937 rng(12345);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    const std::string noise = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:[]()=|,.-_/\t\x1b";
+    int lines = 0, with_hits = 0;
+    for (int round = 0; round < 600; ++round) {
+        std::string text;
+        const size_t parts = 1 + pick(8);
+        for (size_t k = 0; k < parts; ++k) {
+            switch (pick(4)) {
+            case 0: text += lits[pick(lits.size())]; break;                 // a literal
+            case 1: {                                                       // a near miss
+                std::string l = lits[pick(lits.size())];
+                l[pick(l.size())] ^= 0x20;
+                text += l;
+                break;
+            }
+            case 2: text += lits[pick(lits.size())].substr(0, 4); break;   // a head alone
+            default:
+                for (size_t c = pick(40); c > 0; --c) text += noise[pick(noise.size())];
+            }
+        }
+        // every length from the full text down, so both paths meet every tail
+        for (size_t len = text.size(); len + 24 > text.size() && len > 0; --len) {
+            const std::string_view t(text.data(), len);
+            const auto want = reference(sigs, t);
+            CHECK(run(sigs, t) == want);
+            ++lines;
+            with_hits += !want.empty();
+        }
+    }
+    CHECK(with_hits > lines / 2);
+}
