@@ -665,6 +665,7 @@ estimate_result estimate(const estimate_input& in) {
                                    "and bf16 logits {}, one layer's freed intermediates {} (the largest temporaries dominate)",
                                    gib(last.stranded_loss), gib(k.stranded_layer_transients * last.layer_transient));
         }
+        if (b.reserved_capped) why += "; capped at the device capacity less the runtime";
         r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);
         add("overhead", "allocator cache + runtime", b.device - b.peak,
             fmt::format("{} + {} runtime outside the allocator ({}){}", r.reserved_note, gib(b.runtime),

@@ -709,6 +709,7 @@ double compute(const estimate_input& in, breakdown& out) {
         // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage
         // chunk) for the activations (all but the first stage) and the gradients (all but the
         // last) once, and keeps them; the in-flight activation buffers are the stages' saved inputs
+        double pp_grads_bwd = 0;
         if (p > 1 && (tt || in.framework == train_framework::torchtune)) {
             const double io = tokens * 2.0 * h / (in.sequence_parallel ? t : 1.0);
             const double chunks = mb * double(v);
@@ -717,6 +718,15 @@ double compute(const estimate_input& in, breakdown& out) {
             const double held = in.schedule == pp_schedule_kind::interleaved ? st.inflight / std::max(1.0, double(n) / double(v))
                                                                              : inflight_mb;
             st.pp_buffers = (std::max(0.0, act_recv - held) + grad_recv) * io;
+            // forward_one_chunk keeps each micro-batch's stage output in fwd_cache until its backward
+            // (the last stage's output is the logits, counted there); stage_backward reads the input
+            // gradient from the receive buffer's .grad, which stays until clear_runtime_states() at the
+            // next step: the micro-batches already done while the most are in flight, all at the step
+            // (torch/distributed/pipelining/stage.py)
+            const double held_out = last ? held * double(v - 1) / double(v) : held;
+            st.pp_stage_outputs = held_out * io;
+            pp_grads_bwd = std::max(0.0, act_recv - held) * io;
+            st.pp_input_grads = act_recv * io;
         }
         // torch ring attention (torchtitan CP, all-gather rotation by default): each layer gathers the
         // K/V of every CP rank (torchtitan repeats K/V to all heads first) and merges the partial
@@ -729,10 +739,10 @@ double compute(const estimate_input& in, breakdown& out) {
             cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
         }
         if (in.ac != ac_kind::none) bwd += working * tokens;
-        bwd += act_grad + tp_buf + st.pp_buffers + cp_bwd;
-        fwd += tp_buf + st.pp_buffers + cp_fwd;
-        loss += st.pp_buffers;
-        step += st.pp_buffers + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
+        bwd += act_grad + tp_buf + st.pp_buffers + st.pp_stage_outputs + pp_grads_bwd + cp_bwd;
+        fwd += tp_buf + st.pp_buffers + st.pp_stage_outputs + cp_fwd;
+        loss += st.pp_buffers + st.pp_stage_outputs;
+        step += st.pp_buffers + st.pp_input_grads + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
         if (in.optimizer_in_backward) {
             bwd += max_layer * pb;  // one layer's grads before its fused step
         }
@@ -767,7 +777,12 @@ double compute(const estimate_input& in, breakdown& out) {
             // blocks too small for the activations and the loss buffers of the next step
             const double freed_grads = grads_fwd > 0 || in.optimizer_in_backward ? 0.0 : st.grads;
             const double round = 1.0 + k.allocator_rounding;
-            double res = std::max({st.phase_forward + freed_grads, st.phase_backward, st.phase_step});
+            // FSDP2 views the sharded gradients into its reduce-scatter output, allocated on the
+            // reduce-scatter stream, so the blocks zero_grad frees return to that stream's pool; with PP
+            // the reduce-scatters wait for the last micro-batch's backward, and the blocks stay stranded
+            // through every earlier backward (torch fsdp _fsdp_collectives.foreach_reduce)
+            const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
+            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step});
             if (last)
                 res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + k.stranded_layer_transients * st.layer_transient);
             st.stranded_loss += freed_grads;
@@ -782,10 +797,13 @@ double compute(const estimate_input& in, breakdown& out) {
     out.runtime = in.npu ? k.runtime_npu_bytes : k.runtime_cuda_bytes;
     const stage_figures& w = out.stages[std::size_t(out.worst)];
     out.reserved = std::max(worst_reserved, out.peak);
-    out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;
     // the allocator cannot cache beyond the device: near capacity reserved ~ allocated
-    if (in.capacity_bytes > 0)
-        out.reserved = std::min(out.reserved, std::max(out.peak, double(in.capacity_bytes) - out.runtime - w.symm));
+    if (in.capacity_bytes > 0) {
+        const double cap = std::max(out.peak, double(in.capacity_bytes) - out.runtime - w.symm);
+        out.reserved_capped = out.reserved > cap;
+        out.reserved = std::min(out.reserved, cap);
+    }
+    out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;  // after the cap: the figure the text states
     out.device = out.reserved + out.runtime + w.symm;  // async-TP symmetric memory sits beside the allocator
     return out.device;
 }

@@ -67,6 +67,8 @@ struct stage_figures {
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
     double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)
     double pp_outputs = 0;                               // last-stage outputs kept until the step ends (in logits)
+    double pp_stage_outputs = 0;                         // in-flight stage outputs kept for backward (non-last stages)
+    double pp_input_grads = 0;                           // input gradients left on the receive buffers (non-first stages)
 };
 
 struct breakdown {
@@ -74,6 +76,7 @@ struct breakdown {
     int worst = 0;
     double peak = 0, reserved = 0, runtime = 0, device = 0;
     double reserved_factor = 1;      // reserved / allocated at the worst stage
+    bool reserved_capped = false;    // the cache model reached the device capacity
     double trainable = 0;            // trainable parameters in the model
     double logits_bpe = 0;           // loss-phase bytes per token x vocab element
 

@@ -2,12 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -361,147 +356,91 @@ void signature_set::add(signature s) { m_sigs.push_back(std::move(s)); }
 
 void signature_set::finish() {
     m_lits.clear();
-    m_head_bits.assign((std::size_t{1} << k_hash_bits) / 32, 0);
-    std::vector<std::uint32_t> count(std::size_t{1} << k_hash_bits, 0);
+    m_min_len = 255;
+    for (const auto& sg : m_sigs)
+        for (const auto& t : sg.literals) m_min_len = std::min(m_min_len, t.size());
+    if (m_min_len == 255 || m_min_len < 4) m_min_len = 4;  // the loader refuses shorter literals
+    const size_t m = m_min_len;
+    m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
+    m_head_filter.assign(1024, 0);
+    std::vector<std::vector<int>> bucket_of(65536);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
         for (const auto& t : m_sigs[i].literals) {
-            if (t.size() < 4) continue;  // the loader refuses them
+            const auto* u = reinterpret_cast<const unsigned char*>(t.data());
+            for (size_t q = 0; q + 1 < m; ++q) {
+                const unsigned key = bigram(u + q);
+                m_shift[key] = std::min<std::uint8_t>(m_shift[key], static_cast<std::uint8_t>(m - 2 - q));
+            }
+            bucket_of[bigram(u + m - 2)].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
             std::memcpy(&head, t.data(), 4);
             const unsigned h = head_hash(head);
-            m_head_bits[h >> 5] |= std::uint32_t{1} << (h & 31);
-            ++count[h];
-            lit_ref l{t, static_cast<int>(i), m_sigs[i].exclusive, head, 0, 0};
-            const size_t more = std::min<size_t>(t.size() - 4, 4);
-            std::memcpy(&l.next, t.data() + 4, more);
-            l.next_mask = more == 4 ? 0xffffffffu : (std::uint32_t{1} << (8 * more)) - 1;
-            m_lits.push_back(std::move(l));
+            m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
+            m_lits.push_back({t, static_cast<int>(i), m_sigs[i].exclusive, head});
         }
     }
-    m_hash_begin.assign(count.size() + 1, 0);
-    for (size_t h = 0; h < count.size(); ++h) m_hash_begin[h + 1] = m_hash_begin[h] + count[h];
-    m_by_hash.assign(m_lits.size(), 0);
-    std::vector<std::uint32_t> fill(m_hash_begin.begin(), m_hash_begin.end() - 1);
-    for (size_t li = 0; li < m_lits.size(); ++li) m_by_hash[fill[head_hash(m_lits[li].head)]++] = static_cast<int>(li);
-}
-
-namespace {
-std::atomic<bool> g_simd{true};
-
-bool cpu_has_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static const bool has = __builtin_cpu_supports("avx2");
-    return has;
-#else
-    return false;
-#endif
-}
-}  // namespace
-
-bool signature_set::use_simd(bool on) { return g_simd.exchange(on); }
-
-bool signature_set::check_at(const unsigned char* p, size_t n, size_t start, unsigned h, std::vector<int>& hits,
-                             std::vector<char>& mark) const {
-    std::uint32_t head;
-    std::memcpy(&head, p + start, 4);
-    std::uint32_t next = 0;
-    const bool whole_next = start + 8 <= n;
-    if (whole_next) std::memcpy(&next, p + start + 4, 4);
-    for (std::uint32_t b = m_hash_begin[h], e = m_hash_begin[h + 1]; b < e; ++b) {
-        const lit_ref& l = m_lits[static_cast<size_t>(m_by_hash[b])];
-        const size_t len = l.text.size();
-        if (l.head != head || mark[l.sig] || start + len > n) continue;
-        if (whole_next ? ((next ^ l.next) & l.next_mask) != 0
-                       : std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0)
-            continue;
-        if (len > 8 && std::memcmp(p + start + 8, l.text.data() + 8, len - 8) != 0) continue;
-        mark[l.sig] = 1;
-        hits.push_back(l.sig);
-        if (l.stop) return true;
+    m_short_shift.assign(1024, 0);
+    m_zero_shift.assign(1024, 0);
+    m_bucket_begin.assign(65537, 0);
+    m_bucket.clear();
+    for (unsigned key = 0; key < 65536; ++key) {
+        if (m_shift[key] < m - 1) m_short_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
+        if (m_shift[key] == 0) m_zero_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
+        m_bucket_begin[key] = static_cast<std::uint32_t>(m_bucket.size());
+        for (int li : bucket_of[key]) m_bucket.push_back({m_lits[li].head, li});
     }
-    return false;
+    m_bucket_begin[65536] = static_cast<std::uint32_t>(m_bucket.size());
 }
 
-void signature_set::scan_scalar(const unsigned char* p, size_t n, size_t from, std::vector<int>& hits,
-                                std::vector<char>& mark) const {
-    const std::uint32_t* bits = m_head_bits.data();
-    for (size_t i = from; i + 4 <= n; ++i) {
-        std::uint32_t w;
-        std::memcpy(&w, p + i, 4);
-        const unsigned h = head_hash(w);
-        if ((bits[h >> 5] >> (h & 31)) & 1u) {
-            if (check_at(p, n, i, h, hits, mark)) return;
-        }
-    }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-namespace {
-// The filter bits of the 8 positions at..at+7 (reads 16 bytes).
-__attribute__((target("avx2"), always_inline)) inline std::uint32_t filter8_avx2(const unsigned char* at,
-                                                                                const int* table) {
-    const __m256i windows = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,  //
-                                             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
-    const __m256i bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
-    const __m256i h = _mm256_srli_epi32(
-        _mm256_mullo_epi32(_mm256_shuffle_epi8(bytes, windows), _mm256_set1_epi32(static_cast<int>(0x9E3779B1u))),
-        32 - 18);
-    const __m256i words = _mm256_i32gather_epi32(table, _mm256_srli_epi32(h, 5), 4);
-    const __m256i bit = _mm256_srlv_epi32(words, _mm256_and_si256(h, _mm256_set1_epi32(31)));
-    return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(bit, 31))));
-}
-}  // namespace
-
-// 8 positions per step: their 4-byte windows from one 16-byte load (both lanes hold the bytes,
-// each lane shuffles out four windows), hashed with one multiply, their filter bits with one
-// gather. Returns the first position left for the scalar tail.
-__attribute__((target("avx2"))) size_t signature_set::scan_avx2(const unsigned char* p, size_t n,
-                                                                std::vector<int>& hits, std::vector<char>& mark,
-                                                                bool& stopped) const {
-    const int* table = reinterpret_cast<const int*>(m_head_bits.data());
-    static_assert(k_hash_bits == 18, "filter8_avx2 hashes to 18 bits");
-    size_t i = 0;
-    while (i + 16 <= n) {
-        // 32 positions per branch where the text allows it: four independent gathers in flight
-        std::uint32_t mask;
-        size_t step;
-        if (i + 40 <= n) {
-            mask = filter8_avx2(p + i, table) | filter8_avx2(p + i + 8, table) << 8 | filter8_avx2(p + i + 16, table) << 16 | filter8_avx2(p + i + 24, table) << 24;
-            step = 32;
-        } else {
-            mask = filter8_avx2(p + i, table);
-            step = 8;
-        }
-        while (mask) {
-            const unsigned k = static_cast<unsigned>(__builtin_ctz(mask));
-            mask &= mask - 1;
-            std::uint32_t w;
-            std::memcpy(&w, p + i + k, 4);
-            if (check_at(p, n, i + k, head_hash(w), hits, mark)) {
-                stopped = true;
-                return n;
-            }
-        }
-        i += step;
-    }
-    return i;
-}
-#else
-size_t signature_set::scan_avx2(const unsigned char*, size_t, std::vector<int>&, std::vector<char>&, bool&) const {
-    return 0;
-}
-#endif
-
-void signature_set::candidates(std::string_view text, std::vector<int>& hits, std::vector<char>& mark) const {
+void signature_set::candidates(std::string_view text, std::vector<int>& hits,
+                               std::vector<char>& mark) const {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
-    if (n < 4 || m_lits.empty()) return;
+    const size_t m = m_min_len;
+    if (n < m) return;
     const size_t first = hits.size();
-    size_t from = 0;
-    bool stopped = false;
-    if (n >= 16 && cpu_has_avx2() && g_simd.load(std::memory_order_relaxed)) from = scan_avx2(p, n, hits, mark, stopped);
-    if (!stopped) scan_scalar(p, n, from, hits, mark);
-    for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
+    auto unmark = [&] {
+        for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
+    };
+    const std::uint8_t* shift = m_shift.data();
+    const std::uint64_t* some = m_short_shift.data();
+    const std::uint64_t* zero = m_zero_shift.data();
+    const std::uint64_t* heads = m_head_filter.data();
+    size_t pos = m - 2;  // start of the last bigram of the current window
+    while (pos + 1 < n) {
+        const unsigned key = bigram(p + pos);
+        const std::uint64_t bit = std::uint64_t{1} << (key & 63);
+        if (!(some[key >> 6] & bit)) {  // the common case: a bigram of no literal window
+            pos += m - 1;
+            continue;
+        }
+        if (!(zero[key >> 6] & bit)) {
+            pos += shift[key];
+            continue;
+        }
+        const size_t start = pos - (m - 2);
+        std::uint32_t head;
+        std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
+        if (const unsigned h = head_hash(head); !(heads[h >> 6] & (std::uint64_t{1} << (h & 63)))) {
+            ++pos;  // no literal starts with these 4 bytes
+            continue;
+        }
+        for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
+            if (m_bucket[b].head != head) continue;
+            const lit_ref& l = m_lits[m_bucket[b].lit];
+            if (mark[l.sig] || start + l.text.size() > n ||
+                std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
+                continue;
+            mark[l.sig] = 1;
+            hits.push_back(l.sig);
+            if (l.stop) {
+                unmark();
+                return;
+            }
+        }
+        ++pos;
+    }
+    unmark();
 }
 
 }  // namespace oomdx

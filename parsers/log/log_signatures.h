@@ -96,7 +96,7 @@ bool is_string_field(std::string_view name);  // error_code, device_kind
 const std::vector<std::string>& oom_sources();
 const std::vector<std::string>& phase_names();
 
-// The loaded set plus a prefilter over all literals.
+// The loaded set plus a bigram prefilter over all literals.
 class signature_set {
 public:
     // Loads every *.yaml in the directories, in order (not the *.test.yaml example files beside
@@ -119,38 +119,36 @@ public:
     void add(signature s);  // for tests and loaders; call finish() afterwards
     void finish();
 
-    // The vector path (AVX2, chosen at run time) or the scalar one; both give the same hits
-    // in the same order. For the tests and the benchmark; returns the previous setting.
-    static bool use_simd(bool on);
-
 private:
-    // Multi-literal search: every position's first 4 bytes are hashed into a 2^18-bit filter
-    // of the literals' first 4 bytes (32 KiB, in L1); the rare positions that pass look up the
-    // literals with that hash and compare them. The AVX2 path hashes 8 positions at once and
-    // tests their bits with one gather.
+    // Multi-literal search (Wu-Manber, blocks of 2 bytes): windows of the shortest literal
+    // length slide by the shift of their last bigram; shift 0 = check the bucket, unless no
+    // literal starts with the window's first 4 bytes (a hashed bit filter).
     struct lit_ref {
         std::string text;
         int sig = 0;
         bool stop = false;  // a progress/memory line: nothing else is looked for after it
         std::uint32_t head = 0;  // first 4 bytes, checked before memcmp
-        std::uint32_t next = 0;       // bytes 4-7 (those it has), compared under next_mask
-        std::uint32_t next_mask = 0;
     };
-    static constexpr unsigned k_hash_bits = 18;
-    static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> (32 - k_hash_bits); }
-    // Checks the literals whose head hashes to h at `start`; true when an exclusive literal hit.
-    bool check_at(const unsigned char* p, size_t n, size_t start, unsigned h, std::vector<int>& hits,
-                  std::vector<char>& mark) const;
-    void scan_scalar(const unsigned char* p, size_t n, size_t from, std::vector<int>& hits,
-                     std::vector<char>& mark) const;
-    size_t scan_avx2(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark,
-                     bool& stopped) const;
-
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;
-    std::vector<std::uint32_t> m_head_bits;   // 2^18 bits: some literal's head hashes here
-    std::vector<std::uint32_t> m_hash_begin;  // hash -> first entry in m_by_hash (2^18 + 1)
-    std::vector<int> m_by_hash;               // literal indices by head hash, in load order
+    size_t m_min_len = 2;
+    struct bucket_entry {
+        std::uint32_t head = 0;  // lit_ref::head
+        int lit = 0;
+    };
+    std::vector<std::uint8_t> m_shift;               // per bigram (65536 entries)
+    std::vector<std::uint64_t> m_short_shift;        // bit per bigram: shift < m - 1 (fits L1)
+    std::vector<std::uint64_t> m_zero_shift;         // bit per bigram: shift 0, check its bucket
+    std::vector<std::uint32_t> m_bucket_begin;       // bigram -> first entry in m_bucket (65537)
+    std::vector<bucket_entry> m_bucket;              // literals by the last bigram of their window
+    std::vector<std::uint64_t> m_head_filter;        // bit per hash of a literal's first 4 bytes
+    // Bigram key: the two bytes as one unaligned 16-bit load (the tables use the same order).
+    static unsigned bigram(const unsigned char* q) {
+        std::uint16_t k;
+        std::memcpy(&k, q, 2);
+        return k;
+    }
+    static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
 };
 
 }  // namespace oomdx
