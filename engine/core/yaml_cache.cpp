@@ -1,10 +1,12 @@
 #include "engine/core/yaml_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -31,6 +33,9 @@ namespace {
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'y', 'c', '1'};
 constexpr int k_max_depth = 512;
+// Entries kept: the shipped data is ~60 files; checkouts, installs and tests with their own
+// data directories add theirs, and the oldest beyond this go.
+constexpr std::size_t k_max_entries = 512;
 // magic, text size, text hash, payload size, payload hash
 constexpr std::size_t k_header = 8 + 4 * 8;
 
@@ -176,6 +181,22 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+void prune_yaml_cache(const std::string& dir, std::size_t keep) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with("yaml-") || !name.ends_with(".bin")) continue;
+        std::error_code tec;
+        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
+    }
+    if (ec || entries.size() <= keep) return;
+    // the oldest go first; an entry in use is rewritten (and so renewed) when its file changes
+    std::sort(entries.begin(), entries.end());
+    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
+}
+
 std::uint64_t text_hash(std::string_view text) {
     std::uint64_t h = 0xcbf29ce484222325ull;
     for (const unsigned char c : text) {
@@ -234,6 +255,7 @@ YAML::Node load_yaml_cached_in(const std::string& dir, const std::string& file, 
     try {
         fs::create_directories(dir, ec);
         write_file_atomic(entry, encode_yaml_tree(root, text));
+        prune_yaml_cache(dir, k_max_entries);
     } catch (const std::exception&) {
         // A cache that cannot be written only costs the next run a parse.
     }

@@ -30,6 +30,9 @@ std::string yaml_cache_dir();
 std::string encode_yaml_tree(const YAML::Node& root, std::string_view text);
 std::optional<YAML::Node> decode_yaml_tree(std::string_view stored, std::string_view text);
 
+// Removes the oldest entries of the cache folder beyond `keep` (run after each write).
+void prune_yaml_cache(const std::string& dir, std::size_t keep);
+
 // 64-bit FNV-1a: stable across builds, enough to tell an edited file from the stored one.
 std::uint64_t text_hash(std::string_view text);
 

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -153,5 +154,31 @@ TEST_CASE("yaml cache: a syntax error is the parser's error, cached or not; no f
     const std::string text = k_sample;
     same_tree(YAML::Load(text), load_yaml_cached_in("", (dir / "p.yaml").string(), text), "no cache");
     CHECK(fs::is_empty(dir));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("yaml cache: the folder keeps the newest entries only") {
+    const fs::path dir = temp_dir("prune");
+    const std::string text = k_sample;
+    for (int i = 0; i < 6; ++i)
+        (void)load_yaml_cached_in(dir.string(), (dir / ("p" + std::to_string(i) + ".yaml")).string(), text);
+    std::ofstream(dir / "other.txt") << "not an entry";
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".bin") entries.push_back(e.path());
+    REQUIRE(entries.size() == 6);
+    // age two entries by a day: they are the ones to go
+    for (size_t i = 0; i < 2; ++i) fs::last_write_time(entries[i], fs::file_time_type::clock::now() - std::chrono::hours(24));
+    prune_yaml_cache(dir.string(), 4);
+    size_t left = 0;
+    for (const auto& e : fs::directory_iterator(dir)) left += e.path().extension() == ".bin";
+    CHECK(left == 4);
+    CHECK_FALSE(fs::exists(entries[0]));
+    CHECK_FALSE(fs::exists(entries[1]));
+    CHECK(fs::exists(dir / "other.txt"));  // only entries are removed
+    prune_yaml_cache(dir.string(), 4);       // nothing beyond the limit: nothing removed
+    left = 0;
+    for (const auto& e : fs::directory_iterator(dir)) left += e.path().extension() == ".bin";
+    CHECK(left == 4);
     fs::remove_all(dir);
 }
