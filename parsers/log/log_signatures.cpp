@@ -267,18 +267,23 @@ struct loader {
 
 }  // namespace
 
-std::string sig_regex::compile() const {
+void sig_regex::ensure() const {
     std::call_once(m_once, [this] {
         auto re = std::make_unique<RE2>(m_pattern, re_options());
         if (!re->ok()) m_error = "bad RE2 pattern: " + re->error();
         else if (re->NumberOfCapturingGroups() < m_min_groups) m_error = "pattern needs a capturing group: " + m_pattern;
         else m_re = std::move(re);
     });
+}
+
+std::string sig_regex::compile() const {
+    ensure();
     return m_error;
 }
 
 const RE2& sig_regex::re() const {
-    if (const std::string err = compile(); !err.empty()) throw input_error(m_where + ": " + err);
+    ensure();  // per matched line: no copy of the error text
+    if (!m_re) throw input_error(m_where + ": " + m_error);
     return *m_re;
 }
 

@@ -47,6 +47,7 @@ public:
     const std::string& pattern() const { return m_pattern; }
 
 private:
+    void ensure() const;  // compiles once, keeping the RE2 or the error
     std::string m_pattern;
     std::string m_where;  // file:line
     int m_min_groups = 0;
