@@ -207,9 +207,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const auto& e = trace[i];
-        if (e.kind == action_kind::alloc) cum += e.size;
-        else if (e.kind == free_kind) cum -= e.size;
-        else if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
+        cum += active_delta(e, free_kind);  // the curve zigzag and the free runs sum again
+        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
         else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
         if (cum > maxd) {
             maxd = cum;
