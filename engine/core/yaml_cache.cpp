@@ -243,11 +243,12 @@ std::string yaml_cache_dir() {
     return "";
 }
 
-YAML::Node load_yaml_cached_in(const std::string& dir, const std::string& file, const std::string& text) {
+namespace {
+
+// The entry of the file at `abs` (an absolute, normal path) in `dir`.
+YAML::Node load_entry(const std::string& dir, const std::filesystem::path& abs, const std::string& text) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    const fs::path abs = fs::absolute(file, ec).lexically_normal();
-    if (dir.empty() || ec) return YAML::Load(text);
     // One entry per data file: an edited file replaces its entry instead of adding one.
     const std::string entry = fmt::format("{}/yaml-{:016x}.bin", dir, text_hash(abs.string()));
     if (auto cached = decode_yaml_tree(read_all(entry), text)) return *cached;
@@ -262,13 +263,22 @@ YAML::Node load_yaml_cached_in(const std::string& dir, const std::string& file, 
     return root;
 }
 
+}  // namespace
+
+YAML::Node load_yaml_cached_in(const std::string& dir, const std::string& file, const std::string& text) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(file, ec).lexically_normal();
+    if (dir.empty() || ec) return YAML::Load(text);
+    return load_entry(dir, abs, text);
+}
+
 YAML::Node load_yaml_cached(const std::string& file, const std::string& text) {
     namespace fs = std::filesystem;
     static const std::string dir = yaml_cache_dir();
     std::error_code ec;
     const fs::path abs = fs::absolute(file, ec).lexically_normal();
     if (dir.empty() || ec || !under(abs, fs::path(data_dir()).lexically_normal())) return YAML::Load(text);
-    return load_yaml_cached_in(dir, file, text);
+    return load_entry(dir, abs, text);
 }
 
 }  // namespace oomdx
