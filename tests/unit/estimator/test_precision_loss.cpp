@@ -33,6 +33,24 @@ estimate_input llama8b_fsdp(std::int64_t n) {
     return in;
 }
 
+// Llama 3 8B dimensions on torchtitan, 8 ranks, PP 4, local batch 16 x 4096.
+fact_store llama8b_pp4_facts() {
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    e("model.hidden_size", std::int64_t(4096));
+    e("model.num_layers", std::int64_t(32));
+    e("model.num_attention_heads", std::int64_t(32));
+    e("model.num_kv_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(14336));
+    e("model.vocab_size", std::int64_t(128256));
+    e("job.framework", "torchtitan");
+    e("job.world_size", std::int64_t(8));
+    e("parallelism.pipeline_parallel_degree", std::int64_t(4));
+    e("training.local_batch_size", std::int64_t(16));
+    e("training.seq_len", std::int64_t(4096));
+    return f;
+}
+
 bool mentions(const estimate_result& r, const char* what) {
     for (const auto& s : r.interval_reasons)
         if (s.find(what) != std::string::npos) return true;
@@ -140,19 +158,8 @@ TEST_CASE("async TP: the TP buffers live in symmetric memory, beside the caching
 }
 
 TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the older default as the high end") {
-    fact_store f;
+    fact_store f = llama8b_pp4_facts();
     auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
-    e("model.hidden_size", std::int64_t(4096));
-    e("model.num_layers", std::int64_t(32));
-    e("model.num_attention_heads", std::int64_t(32));
-    e("model.num_kv_heads", std::int64_t(8));
-    e("model.intermediate_size", std::int64_t(14336));
-    e("model.vocab_size", std::int64_t(128256));
-    e("job.framework", "torchtitan");
-    e("job.world_size", std::int64_t(8));
-    e("parallelism.pipeline_parallel_degree", std::int64_t(4));
-    e("training.local_batch_size", std::int64_t(16));
-    e("training.seq_len", std::int64_t(4096));
     const estimate_result r = estimate(from_facts(f));
     CHECK(r.pp_microbatch_size == 1);
     CHECK(r.pp_microbatches == 16);
@@ -167,19 +174,8 @@ TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the old
 }
 
 TEST_CASE("pipeline micro-batch: the build date picks torchtitan's old split; a count is read as given") {
-    fact_store f;
+    fact_store f = llama8b_pp4_facts();
     auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
-    e("model.hidden_size", std::int64_t(4096));
-    e("model.num_layers", std::int64_t(32));
-    e("model.num_attention_heads", std::int64_t(32));
-    e("model.num_kv_heads", std::int64_t(8));
-    e("model.intermediate_size", std::int64_t(14336));
-    e("model.vocab_size", std::int64_t(128256));
-    e("job.framework", "torchtitan");
-    e("job.world_size", std::int64_t(8));
-    e("parallelism.pipeline_parallel_degree", std::int64_t(4));
-    e("training.local_batch_size", std::int64_t(16));
-    e("training.seq_len", std::int64_t(4096));
     e("job.framework_date", "2024-12-26");
     const estimate_result r = estimate(from_facts(f));
     CHECK(r.pp_microbatch_size == 4);
