@@ -346,6 +346,7 @@ private:
             if (m_memo.raw(idx) == 0) ++m_memo_count;
             m_memo.set(idx, v);
             m_spans.clear();  // cached list bytes may name this slot
+            forget_keys();    // and so may the key bytes
         } else if (idx < m_memo.size() + 4096) {
             m_memo.resize(idx + 1);
             m_memo.set(idx, v);
@@ -781,6 +782,34 @@ private:
         return f;
     }();
 
+    // The keys of the previous records, by position: Python's pickler writes every trace entry
+    // with the same keys in the same order, as the same BINGETs, so a key is recognised by
+    // comparing its 2 or 5 bytes with the ones at its position last time. An entry stands for
+    // "these bytes name this key", true until a memo slot is overwritten (forget_keys). The
+    // masks of unused entries are 0 with bytes 1: they never match.
+    static constexpr std::size_t k_max_keys = 64;
+    struct key_bytes {
+        std::uint64_t mask = 0, bytes = 1;
+        std::uint8_t len = 0;
+        field f = field::ignored;
+    };
+    static std::uint64_t load64(const std::uint8_t* q) {
+        std::uint64_t x;
+        std::memcpy(&x, q, 8);
+        return x;
+    }
+    void learn_key(std::size_t i, const std::uint8_t* k, std::size_t len, field f) {
+        key_bytes& t = m_keys[i];
+        t.mask = (std::uint64_t(1) << (8 * len)) - 1;  // len is 2 or 5
+        t.bytes = load64(k) & t.mask;
+        t.len = static_cast<std::uint8_t>(len);
+        t.f = f;
+    }
+    void forget_keys() {
+        for (key_bytes& t : m_keys) t = key_bytes{};
+    }
+    key_bytes m_keys[k_max_keys + 1];  // [k_max_keys] never matches: the loop stops there
+
     bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
         const std::uint8_t* const lim = m_end - k_slack;
@@ -797,25 +826,34 @@ private:
         int lpend = -1;
         for (;;) {
             if (q >= lim) return false;
-            std::uint32_t key;
-            if (*q == 'h') {
-                key = m_key_at[q[1]];
-                q += 2;
-            } else if (*q == 'u') {
-                break;
-            } else if (*q == 'j') {
-                const std::uint32_t kr = memo_ref(q, memo_size);
-                key = is(kr, memo_table::t_str) && memo_table::payload(kr) < k_key_count ? memo_table::payload(kr) : k_not_key;
-            } else if (*q == 0x95) {
-                if (!skip_frames(q)) return false;
-                continue;
+            field f;
+            if (const key_bytes& t = m_keys[nkeys]; (load64(q) & t.mask) == t.bytes) [[likely]] {
+                f = t.f;  // the key the previous record had here, written the same way
+                q += t.len;
+                ++nkeys;
             } else {
-                return false;
+                const std::uint8_t* const k0 = q;
+                std::uint32_t key;
+                if (*q == 'h') {
+                    key = m_key_at[q[1]];
+                    q += 2;
+                } else if (*q == 'u') {
+                    break;
+                } else if (*q == 'j') {
+                    const std::uint32_t kr = memo_ref(q, memo_size);
+                    key = is(kr, memo_table::t_str) && memo_table::payload(kr) < k_key_count ? memo_table::payload(kr) : k_not_key;
+                } else if (*q == 0x95) {
+                    if (!skip_frames(q)) return false;
+                    continue;
+                } else {
+                    return false;
+                }
+                if (key == k_not_key || (nkeys == 0 && key != k_action) || nkeys >= k_max_keys) return false;
+                f = k_fields[key];
+                learn_key(nkeys++, k0, static_cast<std::size_t>(q - k0), f);
             }
-            if (key == k_not_key || (nkeys++ == 0 && key != k_action) || nkeys > 64) return false;
             if (*q == 0x95 && !skip_frames(q)) return false;
             if (q >= lim) return false;
-            const field f = k_fields[key];
             std::int64_t iv;
             switch (*q) {
             case 'K': iv = q[1]; q += 2; break;

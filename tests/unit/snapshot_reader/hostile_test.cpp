@@ -176,3 +176,34 @@ TEST_CASE("frame lists cached by their bytes follow an overwritten memo slot") {
     CHECK(file_of(2) == "b.py");
     CHECK(file_of(3) == "b.py");
 }
+
+TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo slot") {
+    auto s = [](const char* text) { return std::string(1, '\x8c') + char(std::strlen(text)) + text + '\x94'; };
+    auto h = [](int idx) { return std::string(1, 'h') + char(idx); };
+    const std::string M = "\x94";
+    std::string b;
+    b += "}" + M + "(";                                   // memo 0: top dict
+    b += s("segments") + "]" + M;                         // 1, 2
+    b += s("device_traces") + "]" + M + "(" + "]" + M + "(";  // 3, 4 (devices), 5 (device 0)
+    // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + "u";
+    auto entry = [&](int first) {  // fast path: h(9) first value, h(10) second value
+        return "}" + M + "(" + h(7) + h(8) + h(9) + "K" + char(first) + h(10) + "K\x20" + "u";
+    };
+    b += entry(0x30) + entry(0x40);  // the key bytes are learned, then recognised
+    // slots 9 and 10 are stored again (BINPUT over them): "size" and "addr" swap
+    b += std::string("\x8c\x04size") + "q\x09" + "0" + "\x8c\x04" + "addr" + "q\x0a" + "0";
+    b += entry(0x50);  // the same bytes, now meaning size=0x50, addr=0x20
+    b += entry(0x60) + entry(0x70);  // the fast path stops 16 bytes before the end
+    b += std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 6);
+    CHECK(t[0].addr == 0x10);
+    CHECK(t[1].addr == 0x30);
+    CHECK(t[2].addr == 0x40);
+    CHECK(t[2].size == 0x20);
+    CHECK(t[3].addr == 0x20);
+    CHECK(t[3].size == 0x50);
+}
