@@ -4,14 +4,17 @@
 // reader clears the cache then). A hit costs a compare of the bytes instead of reading every
 // item's memo slot and interning the list again. Since a trace repeats its sequence of stacks,
 // the span that followed the previous one last time is compared first (and fetched into the
-// cache ahead); then a hash table. Bounded: past k_max_lists lists or k_max_bytes of stored
-// bytes nothing more is added, and once full, a cache that misses more than half of the lists
-// of a round of k_round is switched off (a trace with more distinct stacks than it holds).
+// cache ahead), before the reader has even found where the span ends (find_predicted); then a
+// hash table. The bytes are kept in 1 MiB chunks (no reallocation copy). Bounded: past
+// k_max_lists lists or k_max_bytes of stored bytes nothing more is added, and once full, a cache
+// that misses more than half of the lists of a round of k_round is switched off (a trace with
+// more distinct stacks than it holds).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "parsers/snapshot/frame_lists.h"
@@ -22,7 +25,7 @@ namespace oomdx::snap {
 class list_span_cache {
 public:
     static constexpr std::size_t k_max_lists = std::size_t(1) << 16;
-    static constexpr std::size_t k_max_bytes = std::size_t(4) << 20;
+    static constexpr std::size_t k_max_bytes = std::size_t(16) << 20;
     static constexpr std::uint32_t k_round = 4096;
 
     bool enabled() const { return m_enabled; }
@@ -30,17 +33,29 @@ public:
     struct hit {
         frames_id id = -1;  // -1: not cached
         std::uint32_t items = 0;
+        std::uint32_t len = 0;  // bytes
     };
 
+    // The span predicted to come next, when the `room` bytes at p begin with its bytes followed
+    // by the byte `end` (the opcode that closes the list). No hash, and the caller need not
+    // have scanned the span. A miss changes nothing: find() follows.
+    hit find_predicted(const std::uint8_t* p, std::size_t room, std::uint8_t end) {
+        if (m_prev < 0) return {};
+        const std::int32_t c = m_entries[static_cast<std::size_t>(m_prev)].next;
+        if (c < 0) return {};
+        const entry& e = m_entries[static_cast<std::size_t>(c)];
+        if (e.len >= room || p[e.len] != end || std::memcmp(e.data, p, e.len) != 0) return {};
+        count_look();
+        return take(c);
+    }
+
     // Looks up the n bytes at p; `h` receives their hash when it had to be computed (0 if not).
-    hit find(const std::uint8_t* p, std::size_t n, std::uint64_t& h) {
+    // `predicted`: find_predicted was tried for these bytes already.
+    hit find(const std::uint8_t* p, std::size_t n, std::uint64_t& h, bool predicted = false) {
         h = 0;
         if (m_entries.empty()) return {};
-        if (m_full && ++m_looked == k_round) {  // m_missed counts this round's misses
-            if (m_missed * 2 > k_round) m_enabled = false;
-            m_looked = m_missed = 0;
-        }
-        if (m_prev >= 0) {
+        count_look();
+        if (m_prev >= 0 && !predicted) {
             const std::int32_t c = m_entries[static_cast<std::size_t>(m_prev)].next;
             if (c >= 0 && same(m_entries[static_cast<std::size_t>(c)], p, n)) return take(c);
         }
@@ -56,7 +71,7 @@ public:
 
     // Adds the n bytes at p (not found by find, whose hash `h` was; 0: computes it).
     void add(const std::uint8_t* p, std::size_t n, std::uint32_t items, std::uint64_t h, frames_id id) {
-        if (m_entries.size() >= k_max_lists || m_bytes.size() + n > k_max_bytes) {
+        if (m_entries.size() >= k_max_lists || m_stored + n > k_max_bytes) {
             m_full = true;
             m_prev = -1;
             return;
@@ -68,8 +83,7 @@ public:
         while (m_table[i].entry >= 0) i = (i + 1) & mask;
         const auto e = static_cast<std::int32_t>(m_entries.size());
         m_table[i] = slot{h, e};
-        m_entries.push_back(entry{static_cast<std::uint32_t>(m_bytes.size()), static_cast<std::uint32_t>(n), items, id, -1});
-        m_bytes.insert(m_bytes.end(), p, p + n);
+        m_entries.push_back(entry{store(p, n), static_cast<std::uint32_t>(n), items, id, -1});
         follow(e);
     }
 
@@ -79,29 +93,50 @@ public:
     void clear() {
         m_table.clear();
         m_entries.clear();
-        m_bytes.clear();
+        m_chunks.clear();
+        m_used = k_chunk;
+        m_stored = 0;
         m_prev = -1;
         m_full = false;
         m_looked = m_missed = 0;
     }
 
 private:
+    static constexpr std::size_t k_chunk = std::size_t(1) << 20;
     struct entry {
-        std::uint32_t off, len, items;
+        const std::uint8_t* data;
+        std::uint32_t len, items;
         frames_id id;
         std::int32_t next;  // the entry that followed this one last time, -1 when none
     };
+    const std::uint8_t* store(const std::uint8_t* p, std::size_t n) {
+        if (n > k_chunk - m_used) {  // a new chunk; a span longer than a chunk gets its own
+            m_chunks.push_back(std::make_unique_for_overwrite<std::uint8_t[]>(n > k_chunk ? n : k_chunk));
+            m_used = 0;
+        }
+        std::uint8_t* d = m_chunks.back().get() + m_used;
+        std::memcpy(d, p, n);
+        m_used = n > k_chunk ? k_chunk : m_used + n;
+        m_stored += n;
+        return d;
+    }
+    void count_look() {
+        if (m_full && ++m_looked == k_round) {  // m_missed counts this round's misses
+            if (m_missed * 2 > k_round) m_enabled = false;
+            m_looked = m_missed = 0;
+        }
+    }
     struct slot {
         std::uint64_t hash = 0;
         std::int32_t entry = -1;
     };
     bool same(const entry& e, const std::uint8_t* p, std::size_t n) const {
-        return e.len == n && std::memcmp(m_bytes.data() + e.off, p, n) == 0;
+        return e.len == n && std::memcmp(e.data, p, n) == 0;
     }
     hit take(std::int32_t e) {
         follow(e);
         const entry& x = m_entries[static_cast<std::size_t>(e)];
-        return {x.id, x.items};
+        return {x.id, x.items, x.len};
     }
     void follow(std::int32_t e) {
         if (m_prev >= 0) m_entries[static_cast<std::size_t>(m_prev)].next = e;
@@ -109,7 +144,7 @@ private:
         const std::int32_t n = m_entries[static_cast<std::size_t>(e)].next;
         if (n >= 0) {
             const entry& x = m_entries[static_cast<std::size_t>(n)];
-            for (std::size_t o = 0; o < x.len; o += 64) __builtin_prefetch(m_bytes.data() + x.off + o);
+            for (std::size_t o = 0; o < x.len; o += 64) __builtin_prefetch(x.data + o);
         }
     }
     void grow() {
@@ -125,7 +160,9 @@ private:
     }
     std::vector<slot> m_table;
     std::vector<entry> m_entries;
-    std::vector<std::uint8_t> m_bytes;
+    std::vector<std::unique_ptr<std::uint8_t[]>> m_chunks;
+    std::size_t m_used = k_chunk;  // bytes used in the last chunk
+    std::size_t m_stored = 0;      // bytes stored in all
     std::int32_t m_prev = -1;
     bool m_full = false, m_enabled = true;
     std::uint32_t m_looked = 0, m_missed = 0;

@@ -693,8 +693,15 @@ private:
     // hit `q` moves to the APPENDS and `n` is the item count; on a miss the bytes are kept in
     // m_span for commit_list.
     bool cached_span(const std::uint8_t*& q, std::size_t& n) {
-        const std::uint8_t* t = q;
         const std::uint8_t* const lim = m_end - k_slack;
+        if (q >= lim) return false;
+        if (const auto c = m_spans.find_predicted(q, static_cast<std::size_t>(lim - q), 'e'); c.id >= 0) {
+            m_span.hit = c.id;
+            n = c.items;
+            q += c.len;
+            return true;
+        }
+        const std::uint8_t* t = q;
         std::uint32_t items = 0;
         while (t < lim) {
             if (*t == 'h') t += 2;
@@ -705,7 +712,7 @@ private:
         if (t >= lim || *t != 'e' || items == 0) return false;
         const std::size_t len = static_cast<std::size_t>(t - q);
         std::uint64_t h;
-        if (const auto c = m_spans.find(q, len, h); c.id >= 0) {
+        if (const auto c = m_spans.find(q, len, h, true); c.id >= 0) {
             m_span.hit = c.id;
             n = c.items;
             q = t;

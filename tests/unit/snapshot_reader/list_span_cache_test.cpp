@@ -49,3 +49,22 @@ TEST_CASE("a full cache that misses most spans switches itself off") {
     s = "j" + std::string(reinterpret_cast<const char*>(&k), 4);
     CHECK(c.find(bytes(s), s.size(), h).id == 5);
 }
+
+TEST_CASE("the predicted span is found before the reader knows where the span ends") {
+    list_span_cache c;
+    const std::string a = "h\x01h\x02", b = "j\x01\x02\x03\x04h\x05";
+    std::uint64_t h = 0;
+    c.add(bytes(a), a.size(), 2, 0, 7);
+    c.add(bytes(b), b.size(), 2, 0, 9);
+    CHECK(c.find(bytes(a), a.size(), h).id == 7);  // b followed a: b is predicted now
+    const std::string next = b + "e....";
+    CHECK(c.find_predicted(bytes(next), next.size(), 'x').id == -1);    // not followed by `end`
+    CHECK(c.find_predicted(bytes(next), b.size(), 'e').id == -1);       // no room for `end`
+    const std::string longer = b + "h\x06" + "e";
+    CHECK(c.find_predicted(bytes(longer), longer.size(), 'e').id == -1);  // b is only a prefix
+    const auto hit = c.find_predicted(bytes(next), next.size(), 'e');
+    CHECK(hit.id == 9);
+    CHECK(hit.items == 2);
+    CHECK(hit.len == b.size());
+    CHECK(c.find_predicted(bytes(next), next.size(), 'e').id == -1);  // nothing followed b yet
+}
