@@ -8,8 +8,9 @@
 
 namespace oomdx::snap {
 
-read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t window)
-    : m_base(base), m_size(size), m_window(window) {
+read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t window,
+                       std::function<void(std::size_t)> release)
+    : m_base(base), m_size(size), m_window(window), m_release(std::move(release)) {
     if (size > window && std::thread::hardware_concurrency() > 1) {
         try {
             m_thread = std::thread([this] { run(); });
@@ -28,9 +29,18 @@ read_ahead::~read_ahead() {
     if (m_thread.joinable()) m_thread.join();
 }
 
+void read_ahead::release_to(std::size_t offset) {
+    if (!m_release) return;
+    std::lock_guard<std::mutex> lock(m_release_mu);
+    if (offset <= m_released) return;
+    m_release(offset);
+    m_released = offset;
+}
+
 void read_ahead::advance(std::size_t offset) {
     const std::size_t target = std::min(m_size, offset + m_window);
     if (!m_thread.joinable()) {
+        release_to(offset);
         prefault_read(m_base + offset, target - std::min(offset, target));
         return;
     }
@@ -40,6 +50,12 @@ void read_ahead::advance(std::size_t offset) {
         m_target = std::max(m_target, target);
     }
     m_cv.notify_all();
+    bool lagging;
+    {
+        std::lock_guard<std::mutex> lock(m_release_mu);
+        lagging = offset > m_released + k_max_lag;
+    }
+    if (lagging) release_to(offset);
 }
 
 void read_ahead::run() {
@@ -47,16 +63,19 @@ void read_ahead::run() {
     constexpr std::size_t step = std::size_t(2) << 20;
     std::size_t done = 0;
     for (;;) {
-        std::size_t from = 0, to = 0;
+        std::size_t from = 0, to = 0, reader = 0;
         {
             std::unique_lock<std::mutex> lock(m_mu);
-            m_cv.wait(lock, [&] { return m_stop || m_target > std::max(done, m_reader); });
+            m_cv.wait(lock, [&] { return m_stop || m_target > std::max(done, m_reader) || m_reader > m_released_seen; });
             if (m_stop) return;
+            reader = m_reader;
             from = std::max(done, m_reader);  // never behind the reader (it releases pages there)
             to = std::min(m_target, from + step);
+            m_released_seen = reader;
         }
-        prefault_read(m_base + from, to - from);
-        done = to;
+        release_to(reader);
+        if (to > from) prefault_read(m_base + from, to - from);
+        done = std::max(done, to);
     }
 }
 

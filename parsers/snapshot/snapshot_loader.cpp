@@ -58,10 +58,10 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
-    // Every 512 KiB: drop the pages behind the cursor; a helper thread faults in the MiB ahead.
-    read_ahead ahead(mf.data(), mf.size(), std::size_t(1) << 20);
+    // Every 512 KiB: a helper thread drops the pages behind the cursor and faults in the MiB
+    // ahead.
+    read_ahead ahead(mf.data(), mf.size(), std::size_t(1) << 20, [&mf](std::size_t off) { mf.release_before(off); });
     auto release = [&](std::size_t off) {
-        mf.release_before(off);
         if (progress) progress(off, mf.size());
         ahead.advance(off);
     };

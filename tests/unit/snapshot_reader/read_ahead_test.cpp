@@ -1,0 +1,39 @@
+// read_ahead: the pages behind the reader are released (on the helper thread or, when it lags,
+// on the reader's), in order, never past the reader.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "parsers/snapshot/read_ahead.h"
+
+using oomdx::snap::read_ahead;
+
+TEST_CASE("read_ahead releases the pages behind the reader, in order, never past it") {
+    const std::size_t mib = std::size_t(1) << 20;
+    std::vector<unsigned char> data(16 * mib, 1);
+    std::atomic<std::size_t> released{0}, calls{0}, inside{0};
+    std::atomic<bool> bad{false};
+    {
+        read_ahead ra(data.data(), data.size(), mib, [&](std::size_t off) {
+            if (inside.fetch_add(1) != 0) bad = true;  // one thread at a time
+            if (off <= released.load()) bad = true;    // increasing
+            released = off;
+            ++calls;
+            inside.fetch_sub(1);
+        });
+        std::size_t last = 0;
+        for (std::size_t off = mib / 2; off <= 12 * mib; off += mib / 2) {
+            ra.advance(off);
+            last = off;
+            CHECK(released.load() <= off);
+        }
+        for (int i = 0; i < 200 && released.load() < last; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        CHECK(released.load() == last);
+    }
+    CHECK_FALSE(bad.load());
+    CHECK(calls.load() > 0);
+}
