@@ -6,6 +6,8 @@
 #   BENCH_SHAPES="name ..."   only these shapes (default: all, see the table below)
 #   BENCH_RUNS=N              runs of each command (default 3)
 #   BENCH_KEEP=DIR            keep the generated files in DIR (and reuse them when present)
+#   BENCH_BASE=OOMDX          also run this binary (e.g. one built from main) in the same
+#                             rounds: a "base" line per shape with its own ratios
 #
 # Each shape is generated once, then both commands run BENCH_RUNS times each, alternating,
 # in the same run of this script. The machine is shared: each side keeps its fastest wall
@@ -42,12 +44,15 @@ else
     trap 'rm -rf "$tmp"' EXIT
 fi
 
-# measure OUT CMD...: appends "wall rss cpu" of one run to OUT
+# measure OUT CMD...: appends "wall rss cpu" of one run to OUT (wall from bash's
+# EPOCHREALTIME, in microseconds: /usr/bin/time's %e has 10 ms steps, half of the 100k shape)
 measure() {
-    local out=$1
+    local out=$1 t0 t1
     shift
+    t0=$EPOCHREALTIME
     /usr/bin/time -f "%e %M %U %S" -o "$tmp/run.time" "$@" >/dev/null
-    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$tmp/run.time" >>"$out"
+    t1=$EPOCHREALTIME
+    awk -v t0="$t0" -v t1="$t1" '{ printf "%.4f %s %.2f\n", t1 - t0, $2, $3 + $4 }' "$tmp/run.time" >>"$out"
 }
 
 echo "oomdx: $bin; pickle.load: $(python3 --version); best of $runs runs on each side (fastest wall, smallest peak RSS)"
@@ -61,21 +66,26 @@ for spec in "${shapes[@]}"; do
     # shellcheck disable=SC2086
     [ -s "$f" ] && [ -s "$f.log" ] || python3 "$gen" "$f" $opts 2>"$f.log"
     events=$(grep -o '[0-9]* events' "$f.log" | cut -d' ' -f1)
-    rm -f "$tmp/ours" "$tmp/py"
+    rm -f "$tmp/ours" "$tmp/py" "$tmp/base"
     for _ in $(seq "$runs"); do
+        [ -z "${BENCH_BASE:-}" ] || measure "$tmp/base" "$BENCH_BASE" snapshot "$f" --format json
         measure "$tmp/ours" "$bin" snapshot "$f" --format json
         measure "$tmp/py" python3 -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
     done
-    python3 - "$name" "$(stat -c %s "$f")" "${events:-?}" "$tmp/ours" "$tmp/py" <<'PY'
-import sys
-name, size, events, ours, py = sys.argv[1:]
+    python3 - "$name" "$(stat -c %s "$f")" "${events:-?}" "$tmp/ours" "$tmp/py" "$tmp/base" <<'PY'
+import os, sys
+name, size, events, ours, py, base = sys.argv[1:]
 def best(path):
     rows = [list(map(float, l.split())) for l in open(path) if l.strip()]
     return min(r[0] for r in rows), min(r[1] for r in rows), min(r[2] for r in rows)
-ow, orss, oc = best(ours)
 pw, prss, pc = best(py)
-print(f"{name:<18} {int(size) / 2**20:7.0f} {events:>9} | {ow:8.2f} {pw:8.2f} 1/{pw / max(ow, 1e-9):<5.1f} | "
-      f"{orss / 1024:8.0f} {prss / 1024:8.0f} 1/{prss / max(orss, 1):<5.1f} | 1/{pc / max(oc, 1e-9):.1f}")
+def line(label, path):
+    ow, orss, oc = best(path)
+    print(f"{label:<18} {int(size) / 2**20:7.0f} {events:>9} | {ow:8.3f} {pw:8.2f} 1/{pw / max(ow, 1e-9):<5.1f} | "
+          f"{orss / 1024:8.0f} {prss / 1024:8.0f} 1/{prss / max(orss, 1):<5.1f} | 1/{pc / max(oc, 1e-9):.1f}")
+if os.path.exists(base):
+    line("  base", base)
+line(name, ours)
 PY
     [ -n "${BENCH_KEEP:-}" ] || rm -f "$f" "$f.log"
 done
