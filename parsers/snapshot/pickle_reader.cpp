@@ -807,6 +807,20 @@ private:
         return f;
     }();
 
+    // The opcodes a trace entry's value starts with, by class.
+    enum class vc : std::uint8_t { other, int1, int2, int4, long1, object, flag };
+    static constexpr std::array<vc, 256> k_value_class = [] {
+        std::array<vc, 256> c{};
+        c['K'] = vc::int1;
+        c['M'] = vc::int2;
+        c['J'] = vc::int4;
+        c[0x8a] = vc::long1;
+        for (std::uint8_t o : {std::uint8_t('h'), std::uint8_t('j'), std::uint8_t(0x8c), std::uint8_t('X'), std::uint8_t(']')})
+            c[o] = vc::object;  // BINGET, LONG_BINGET, SHORT_BINUNICODE, BINUNICODE, EMPTY_LIST
+        for (std::uint8_t o : {std::uint8_t(0x88), std::uint8_t(0x89), std::uint8_t('N')}) c[o] = vc::flag;
+        return c;
+    }();
+
     // The keys of the previous records, by position: Python's pickler writes every trace entry
     // with the same keys in the same order, as the same BINGETs, so a key is recognised by
     // comparing its 2 or 5 bytes with the ones at its position last time. An entry stands for
@@ -889,18 +903,14 @@ private:
             if (*q == 0x95 && !skip_frames(q)) return false;
             if (q >= lim) return false;
             std::int64_t iv;
-            switch (*q) {
-            case 'K': iv = q[1]; q += 2; break;
-            case 'M': iv = q[1] | (q[2] << 8); q += 3; break;
-            case 'J': iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;
-            case 0x8a:
+            switch (k_value_class[*q]) {  // dense: one jump table, no compare tree
+            case vc::int1: iv = q[1]; q += 2; break;
+            case vc::int2: iv = q[1] | (q[2] << 8); q += 3; break;
+            case vc::int4: iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;
+            case vc::long1:
                 if (!small_int(q, iv)) return false;
                 break;
-            case 'h':
-            case 'j':
-            case 0x8c:
-            case 'X':
-            case ']': {
+            case vc::object: {
                 if (f == field::frames) {
                     if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
                     continue;
@@ -925,9 +935,7 @@ private:
                 }
                 continue;
             }
-            case 0x88:
-            case 0x89:
-            case 'N':
+            case vc::flag:
                 if (f != field::ignored) return false;
                 ++q;  // a bool or None under a key the record does not read
                 continue;
