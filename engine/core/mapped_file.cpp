@@ -81,9 +81,12 @@ void mapped_file::release_before(size_t offset) const {
     if (!m_data) return;
     const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     const size_t end = (std::min(offset, m_size) / page) * page;
-    if (end <= m_released) return;
-    ::madvise(static_cast<char*>(m_data) + m_released, end - m_released, MADV_DONTNEED);
-    m_released = end;
+    size_t from = m_released.load(std::memory_order_relaxed);
+    while (end > from)
+        if (m_released.compare_exchange_weak(from, end)) {
+            ::madvise(static_cast<char*>(m_data) + from, end - from, MADV_DONTNEED);
+            return;
+        }
 }
 
 }  // namespace oomdx

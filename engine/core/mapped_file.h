@@ -1,6 +1,7 @@
 // A read-only memory-mapped file (empty files map to an empty view).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@ public:
     // (mapping_guard.h): a file truncated later ends the run with a one-line error.
     void populate(size_t offset, size_t len) const;
     // Tell the kernel these pages will not be read again (keeps RSS flat on big inputs).
+    // Thread-safe: each range is given back once, by whichever thread gets there first.
     void release_before(size_t offset) const;
 
 private:
@@ -34,7 +36,7 @@ private:
     void* m_data = nullptr;
     size_t m_size = 0;
     int m_fd = -1;
-    mutable size_t m_released = 0;  // bytes from the start already given back
+    mutable std::atomic<size_t> m_released{0};  // bytes from the start already given back
 };
 
 }  // namespace oomdx

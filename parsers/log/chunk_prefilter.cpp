@@ -27,6 +27,7 @@ struct segment_hits {  // 32 bytes: chunks stay under 4 GiB
     std::uint64_t hit_begin = 0;
     std::uint32_t hit_count = 0;
     bool cut = false;
+    bool plain = false;  // no escape byte: the caller need not look for colour codes
 };
 
 struct chunk_result {
@@ -53,7 +54,8 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
         if (r.hits.size() == first) return;
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
                               static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
-                              static_cast<std::uint32_t>(r.hits.size() - first), cut});
+                              static_cast<std::uint32_t>(r.hits.size() - first), cut,
+                              std::memchr(seg.data(), '\x1b', seg.size()) == nullptr});
     });
     r.newlines = sp.lines();
     r.cut = sp.cut_segments();
@@ -79,6 +81,8 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     std::mutex mu;
     std::condition_variable cv_work, cv_ready;
     size_t scheduled = 0, taken = 0, consumed = 0;
+    size_t consumed_end = 0;         // bytes the caller is done with
+    std::atomic<size_t> released{0};  // given back up to here (mapped_file::release_before)
     size_t frontier = 0;  // end of the last scheduled chunk
     bool no_more = false, abort = false;
 
@@ -130,11 +134,19 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             } catch (...) {
                 s.r.error = std::current_exception();
             }
+            size_t behind = 0;  // what the caller has consumed
             {
                 std::lock_guard<std::mutex> lock(mu);
                 s.r.ready = true;
+                behind = consumed_end;
             }
             cv_ready.notify_all();
+            // Give back the pages behind the caller every 8 MiB (keeps RSS flat); here, so the
+            // page-table work stays off the caller's thread.
+            if (behind >= released.load(std::memory_order_relaxed) + (size_t{8} << 20)) {
+                released.store(behind, std::memory_order_relaxed);
+                mf.release_before(behind);
+            }
         }
     };
     std::vector<std::thread> pool;
@@ -174,7 +186,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             const char* mapped = data + s->begin;
             for (const auto& seg : r.segments)
                 fn({std::string_view(mapped + seg.offset, seg.length), mapped + seg.offset, base + seg.line, seg.cut,
-                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count});
+                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain});
             base += r.newlines;
             t.cut += r.cut;
             t.end = s->end;
@@ -182,6 +194,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
                 std::lock_guard<std::mutex> lock(mu);
                 r.ready = false;
                 consumed = k + 1;
+                consumed_end = s->end;
                 schedule();
             }
             cv_work.notify_all();

@@ -34,6 +34,7 @@ struct prefiltered_segment {
     std::int64_t rank = -1;  // rank_prefix(text)
     const int* hits = nullptr;
     size_t hit_count = 0;
+    bool plain = false;  // holds no escape byte (no colour codes to strip)
 };
 
 // fn(segment) for every segment of [0, end) with a literal hit, in file order, on the calling

@@ -209,8 +209,9 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
 }
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
-                            size_t hit_count, const char* stable, std::int64_t rank) {
+                            size_t hit_count, const char* stable, std::int64_t rank, bool plain) {
     m_seg_stable = stable;
+    m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
     const auto hits = std::basic_string_view<int>(hit_data, hit_count);
     bool needs_plain = false;
@@ -220,7 +221,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
         if (s.kind == sig_kind::framework && !s.regex) continue;
         needs_plain = true;
     }
-    if (needs_plain) seg = plain_text(seg, m_scratch);
+    if (needs_plain && !plain) seg = plain_text(seg, m_scratch);
     m_line = line;
     m_seg = seg;
     m_seg_rank = rank;
@@ -500,7 +501,7 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     if (!in_ring) hold(st.last.text, seg.substr(0, std::min(seg.size(), k_progress_text)));
     if (n % st.stride != 0) return;
     const signature& s = m_sigs.all()[sig];
-    seg = plain_text(seg, m_scratch2);
+    if (!m_seg_plain) seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
     // the other fields are not needed per point; the percentage of capacity only a few times
     const bool pct = st.capacity.size() < 3;
