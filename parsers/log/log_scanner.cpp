@@ -65,6 +65,7 @@ bool verify_sig(const signature& s, std::string_view text) {
 
 field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only) {
     field_list out;
+    out.reserve(s.fields.size());
     for (const auto& f : s.fields) {
         if (only.size() && std::find(only.begin(), only.end(), f.name) == only.end()) continue;
         const bool is_bytes = is_size_field(f.name);
@@ -514,7 +515,7 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     p.bytes = mem->num;
     p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
     p.line = line;
-    p.file = m_files[m_file];
+    // p.file: filled by series_points (a series is one file's), not copied per reading
     p.time_ms = log_line_time_ms(seg);
     if (auto* stp = find_field(f, "step")) p.step = stp->num;
     else p.step = latest_step(rank).value_or(n + 1);
