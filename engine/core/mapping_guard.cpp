@@ -31,8 +31,9 @@ void on_sigbus(int sig, siginfo_t* info, void*) {
             ::_exit(2);
         }
     }
-    // not ours: the default action (re-raised when the faulting access runs again)
+    // not ours: the default action, when the faulting access runs again (a fault) or now (sent)
     ::signal(sig, SIG_DFL);
+    if (!info || info->si_code <= 0) ::raise(sig);
 }
 
 void install_once() {
