@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/thread_priority.h"
+#include "engine/core/thread_cpu.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -115,8 +116,13 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             ++scheduled;
         }
     };
+    std::atomic<std::int64_t> worker_cpu_us{0};
     auto work = [&] {
         lower_this_thread_priority();
+        struct account {  // this thread's CPU time, added up when it ends
+            std::atomic<std::int64_t>& sum;
+            ~account() { sum += thread_cpu_us(); }
+        } acc{worker_cpu_us};
         for (;;) {
             size_t k = 0;
             {
@@ -206,6 +212,8 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         throw;
     }
     stop();
+    t.worker_cpu_us = worker_cpu_us.load();
+    t.workers = static_cast<unsigned>(pool.size());
     return t;
 }
 

@@ -22,6 +22,8 @@ struct prefilter_totals {
     std::int64_t newlines = 0;  // '\n' bytes in [0, end)
     std::int64_t cut = 0;       // segments longer than the cap
     size_t end = 0;             // bytes covered, just after a '\n' (0 = none)
+    std::int64_t worker_cpu_us = 0;  // CPU time of the worker threads (user + system)
+    unsigned workers = 0;            // worker threads started
 };
 
 // A segment with literal hits: `text` and `mapped` both lie in the file's mapping (kept for

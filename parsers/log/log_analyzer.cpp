@@ -94,6 +94,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
     const size_t n = mf.size();
     check_log_size(path, static_cast<std::int64_t>(n));
     if (n == 0) throw input_error::in_file(path, "empty file, no log lines to analyze");
+    if (opts.stats) opts.stats->bytes += static_cast<std::int64_t>(n);
     check_text(path, p, n, n <= (64 << 10));
     size_t released = 0;
     bool parallel = false;  // the workers give back the parallel part's pages themselves
@@ -115,6 +116,10 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         parallel = true;
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
         parallel = false;
+        if (opts.stats) {
+            opts.stats->worker_cpu_us += t.worker_cpu_us;
+            opts.stats->workers = std::max(opts.stats->workers, t.workers);
+        }
         released = t.end;
     }
     // The rest through a 1 MiB pread buffer; a line inside the buffer is also known by its
@@ -162,6 +167,7 @@ void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), total, true, sp.cut_segments());
+    if (opts.stats) opts.stats->bytes += total;
     if (total == 0) throw input_error::in_file(path, "empty file (after decompression), no log lines to analyze");
 }
 
