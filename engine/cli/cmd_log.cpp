@@ -3,11 +3,14 @@
 // coverage gate.
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstdio>
 #include <future>
 
 #include "engine/cli/commands.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/thread_cpu.h"
 #include "engine/core/vocabulary.h"
 #include "engine/rules/rule_loader.h"
 #include "engine/report/log_verdicts.h"
@@ -50,6 +53,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
         output_format fmt = output_format::text;
         unsigned jobs = 0;
         std::string device;
+        bool stats = false;
     };
     auto o = std::make_shared<opts>();
     auto* cmd = app.add_subcommand("log", "Classify the OOM in training logs (plain or .gz): source, sizes, rank, step, timing");
@@ -63,6 +67,9 @@ void add_log_command(CLI::App& app, int& exit_code) {
                     "Device (catalog name, e.g. h100-80gb, 910b3): its capacity for the forecast "
                     "(default: what the log states)");
     add_format_option(cmd, o->fmt);
+    cmd->add_flag("--stats", o->stats,
+                  "Print the run's figures to stderr: bytes, wall time, CPU time of the main thread (the "
+                  "serial part) and of the prefilter threads");
 
     struct test_opts {
         std::vector<std::string> dirs;
@@ -78,7 +85,10 @@ void add_log_command(CLI::App& app, int& exit_code) {
     cmd->callback([cmd, o, &exit_code] {
         if (!cmd->get_subcommands().empty()) return;
         if (o->files.empty()) throw usage_error("oomdx log FILE... (or: log test, log merge SUMMARY.json...)");
+        const auto wall0 = std::chrono::steady_clock::now();
         log_options lo;
+        log_options::run_stats st;
+        if (o->stats) lo.stats = &st;
         lo.extra_signature_dirs = o->sig_dirs;
         lo.threads = o->jobs;
         lo.device_capacity_bytes = device_capacity(o->device);
@@ -96,6 +106,15 @@ void add_log_command(CLI::App& app, int& exit_code) {
             case output_format::json: fmt::print("{}\n", to_json(a).dump(2)); break;
             case output_format::markdown: fmt::print("{}", render_text(a, true, false)); break;
             default: fmt::print("{}", render_text(a, false, use_color())); break;
+        }
+        if (o->stats) {
+            std::fflush(stdout);
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            fmt::print(stderr,
+                       "oomdx: stats: {:.1f} MB read in {:.3f} s wall; CPU {:.3f} s on the main thread (the serial "
+                       "part, start-up included), {:.3f} s on {} prefilter threads\n",
+                       static_cast<double>(st.bytes) / 1e6, wall, static_cast<double>(thread_cpu_us()) / 1e6,
+                       static_cast<double>(st.worker_cpu_us) / 1e6, st.workers);
         }
         exit_code = 0;
     });

@@ -1,6 +1,7 @@
 // A read-only memory-mapped file (empty files map to an empty view).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -22,7 +23,12 @@ public:
     // Copies [offset, offset + len) with pread: no page mapping, so a big sequential read
     // streams faster than first touches of the mapping. Throws input_error on a read error.
     void read_at(size_t offset, char* dst, size_t len) const;
+    // Maps [offset, offset + len) in one call (cheaper than a fault per 64 KiB); throws
+    // input_error when the file has shrunk below it. Reads of the mapping are guarded anyway
+    // (mapping_guard.h): a file truncated later ends the run with a one-line error.
+    void populate(size_t offset, size_t len) const;
     // Tell the kernel these pages will not be read again (keeps RSS flat on big inputs).
+    // Thread-safe: each range is given back once, by whichever thread gets there first.
     void release_before(size_t offset) const;
 
 private:
@@ -30,7 +36,7 @@ private:
     void* m_data = nullptr;
     size_t m_size = 0;
     int m_fd = -1;
-    mutable size_t m_released = 0;  // bytes from the start already given back
+    mutable std::atomic<size_t> m_released{0};  // bytes from the start already given back
 };
 
 }  // namespace oomdx

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/thread_priority.h"
+#include "engine/core/thread_cpu.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -27,11 +28,10 @@ struct segment_hits {  // 32 bytes: chunks stay under 4 GiB
     std::uint64_t hit_begin = 0;
     std::uint32_t hit_count = 0;
     bool cut = false;
+    bool plain = false;  // no escape byte: the caller need not look for colour codes
 };
 
 struct chunk_result {
-    std::unique_ptr<char[]> bytes;  // the chunk, read with pread
-    size_t capacity = 0;
     std::vector<segment_hits> segments;
     std::vector<int> hits;
     std::int64_t newlines = 0, cut = 0;
@@ -39,14 +39,12 @@ struct chunk_result {
     bool ready = false;
 };
 
+// The chunk is read in place from the mapping, its pages mapped in one call: a pread copy
+// cost a quarter of a worker's time.
 void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t cap, const signature_set& sigs,
                      chunk_result& r) {
-    if (r.capacity < len) {
-        r.capacity = len + len / 4;
-        r.bytes.reset(new char[r.capacity]);  // no zero fill: pread overwrites it
-    }
-    mf.read_at(offset, r.bytes.get(), len);
-    const char* begin = r.bytes.get();
+    mf.populate(offset, len);
+    const char* begin = mf.view().data() + offset;
     r.segments.clear();
     r.hits.clear();
     std::vector<char> mark(sigs.size(), 0);
@@ -57,7 +55,8 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
         if (r.hits.size() == first) return;
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
                               static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
-                              static_cast<std::uint32_t>(r.hits.size() - first), cut});
+                              static_cast<std::uint32_t>(r.hits.size() - first), cut,
+                              std::memchr(seg.data(), '\x1b', seg.size()) == nullptr});
     });
     r.newlines = sp.lines();
     r.cut = sp.cut_segments();
@@ -83,6 +82,8 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     std::mutex mu;
     std::condition_variable cv_work, cv_ready;
     size_t scheduled = 0, taken = 0, consumed = 0;
+    size_t consumed_end = 0;         // bytes the caller is done with
+    std::atomic<size_t> released{0};  // given back up to here (mapped_file::release_before)
     size_t frontier = 0;  // end of the last scheduled chunk
     bool no_more = false, abort = false;
 
@@ -115,8 +116,13 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             ++scheduled;
         }
     };
+    std::atomic<std::int64_t> worker_cpu_us{0};
     auto work = [&] {
         lower_this_thread_priority();
+        struct account {  // this thread's CPU time, added up when it ends
+            std::atomic<std::int64_t>& sum;
+            ~account() { sum += thread_cpu_us(); }
+        } acc{worker_cpu_us};
         for (;;) {
             size_t k = 0;
             {
@@ -134,11 +140,19 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             } catch (...) {
                 s.r.error = std::current_exception();
             }
+            size_t behind = 0;  // what the caller has consumed
             {
                 std::lock_guard<std::mutex> lock(mu);
                 s.r.ready = true;
+                behind = consumed_end;
             }
             cv_ready.notify_all();
+            // Give back the pages behind the caller every 8 MiB (keeps RSS flat); here, so the
+            // page-table work stays off the caller's thread.
+            if (behind >= released.load(std::memory_order_relaxed) + (size_t{8} << 20)) {
+                released.store(behind, std::memory_order_relaxed);
+                mf.release_before(behind);
+            }
         }
     };
     std::vector<std::thread> pool;
@@ -175,11 +189,10 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             }
             chunk_result& r = s->r;
             if (r.error) std::rethrow_exception(r.error);
-            const char* begin = r.bytes.get();
             const char* mapped = data + s->begin;
             for (const auto& seg : r.segments)
-                fn({std::string_view(begin + seg.offset, seg.length), mapped + seg.offset, base + seg.line, seg.cut,
-                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count});
+                fn({std::string_view(mapped + seg.offset, seg.length), mapped + seg.offset, base + seg.line, seg.cut,
+                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain});
             base += r.newlines;
             t.cut += r.cut;
             t.end = s->end;
@@ -187,6 +200,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
                 std::lock_guard<std::mutex> lock(mu);
                 r.ready = false;
                 consumed = k + 1;
+                consumed_end = s->end;
                 schedule();
             }
             cv_work.notify_all();
@@ -198,6 +212,8 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         throw;
     }
     stop();
+    t.worker_cpu_us = worker_cpu_us.load();
+    t.workers = static_cast<unsigned>(pool.size());
     return t;
 }
 

@@ -22,10 +22,12 @@ struct prefilter_totals {
     std::int64_t newlines = 0;  // '\n' bytes in [0, end)
     std::int64_t cut = 0;       // segments longer than the cap
     size_t end = 0;             // bytes covered, just after a '\n' (0 = none)
+    std::int64_t worker_cpu_us = 0;  // CPU time of the worker threads (user + system)
+    unsigned workers = 0;            // worker threads started
 };
 
-// A segment with literal hits: `text` lies in a worker's buffer (read with pread, valid during
-// the call), `mapped` is where the same bytes lie in the mapping.
+// A segment with literal hits: `text` and `mapped` both lie in the file's mapping (kept for
+// callers that also read segments from elsewhere).
 struct prefiltered_segment {
     std::string_view text;
     const char* mapped = nullptr;
@@ -34,6 +36,7 @@ struct prefiltered_segment {
     std::int64_t rank = -1;  // rank_prefix(text)
     const int* hits = nullptr;
     size_t hit_count = 0;
+    bool plain = false;  // holds no escape byte (no colour codes to strip)
 };
 
 // fn(segment) for every segment of [0, end) with a literal hit, in file order, on the calling

@@ -94,10 +94,12 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
     const size_t n = mf.size();
     check_log_size(path, static_cast<std::int64_t>(n));
     if (n == 0) throw input_error::in_file(path, "empty file, no log lines to analyze");
+    if (opts.stats) opts.stats->bytes += static_cast<std::int64_t>(n);
     check_text(path, p, n, n <= (64 << 10));
     size_t released = 0;
+    bool parallel = false;  // the workers give back the parallel part's pages themselves
     auto done = [&](size_t off) {
-        if (off - released >= (size_t{32} << 20) || off == n) {
+        if (!parallel && (off - released >= (size_t{8} << 20) || off == n)) {
             mf.release_before(off);  // keep RSS flat on big files
             released = off;
         }
@@ -109,9 +111,16 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         plan.chunk_bytes = opts.chunk_bytes;
         plan.workers = opts.threads;
         auto on_hits = [&](const prefiltered_segment& s) {
-            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.mapped, s.rank);
+            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.mapped, s.rank, s.plain);
         };
+        parallel = true;
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
+        parallel = false;
+        if (opts.stats) {
+            opts.stats->worker_cpu_us += t.worker_cpu_us;
+            opts.stats->workers = std::max(opts.stats->workers, t.workers);
+        }
+        released = t.end;
     }
     // The rest through a 1 MiB pread buffer; a line inside the buffer is also known by its
     // place in the mapping (kept as a view), a line across buffers is copied.
@@ -158,6 +167,7 @@ void scan_gzip(scanner& sc, const std::string& path, const log_options& opts) {
     }
     sp.finish(fn);
     sc.end_file(sp.lines(), total, true, sp.cut_segments());
+    if (opts.stats) opts.stats->bytes += total;
     if (total == 0) throw input_error::in_file(path, "empty file (after decompression), no log lines to analyze");
 }
 

@@ -26,6 +26,12 @@ struct log_options {
     size_t chunk_bytes = size_t{1} << 20;
     // Device capacity for the forecast (`--device`); 0: what the log states, if anything.
     std::int64_t device_capacity_bytes = 0;
+    // Where to add the prefilter threads' CPU time and count (`oomdx log --stats`); may be null.
+    struct run_stats {
+        std::int64_t worker_cpu_us = 0;
+        unsigned workers = 0;
+        std::int64_t bytes = 0;
+    }* stats = nullptr;
 };
 
 // Throws input_error (exit 2) for unreadable files, corrupt or truncated gzip, bad signatures.

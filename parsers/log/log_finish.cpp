@@ -71,6 +71,7 @@ std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) co
 
 std::vector<memory_point> scanner::series_points(const series_state& st) const {
     std::vector<memory_point> out = st.points;
+    for (auto& p : out) p.file = m_files[st.file];
     // the newest reading, unless the decimated sample already holds it
     if (st.last_sig < 0 || (!out.empty() && out.back().line == st.last.line)) return out;
     const signature& s = m_sigs.all()[st.last_sig];

@@ -135,9 +135,9 @@ public:
     // file's mapping); progress lines keep views of it instead of copies. nullptr: copied.
     void on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable = nullptr);
     // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
-    // `rank`: rank_prefix(seg) when known, else -2.
+    // `rank`: rank_prefix(seg) when known, else -2; `plain`: seg is known to hold no escape byte.
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
-                       const char* stable = nullptr, std::int64_t rank = -2);
+                       const char* stable = nullptr, std::int64_t rank = -2, bool plain = false);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
     // The analysis of what was read so far; the state is kept, so it can be called again after
     // more lines (`oomdx watch`).
@@ -191,6 +191,7 @@ private:
     const signature_set& m_sigs;
     std::int64_t m_device_capacity = 0;
     const char* m_seg_stable = nullptr;  // the current segment in stable memory, if known
+    bool m_seg_plain = false;            // the current segment holds no escape byte
     std::vector<int> m_hits;
     std::vector<char> m_mark;
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
@@ -215,8 +216,10 @@ private:
     int m_root_cause_file = -1;
 
     std::map<stream_key, progress_rings> m_progress;  // per counter
+    std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
+    std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up

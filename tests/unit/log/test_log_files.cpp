@@ -1,6 +1,7 @@
 // File-level behaviour: fixtures, gzip, CRLF, several ranks, memory series, extra signature
 // directories, JSON, facts, and hostile inputs.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -285,5 +286,46 @@ TEST_CASE("a key=value logger is no framework; its step peak is a memory reading
     REQUIRE(a.memory_series.size() == 2);
     CHECK(a.memory_series.back().statistic == "max_allocated");
     CHECK(a.memory_series.back().bytes == static_cast<std::int64_t>(73.94 * 1024 * 1024 * 1024));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("memory readings kept per series: 512 up to 32 ranks, a share of 16384 (at least 256) beyond") {
+    auto log_of = [](int ranks, int steps) {
+        std::string t;
+        for (int s = 1; s <= steps; ++s)
+            for (int r = 0; r < ranks; ++r)
+                t += fmt::format("[rank{}]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: {:2}  loss:  2.0  "
+                                 "memory: {:.2f}GiB(50.00%)  tps: 1,234\n",
+                                 r, s, 40.0 + s * 0.001);
+        return t;
+    };
+    auto few = analyze_log_text(log_of(8, 1200), "few.log");
+    CHECK(few.memory_series.size() > 256);
+    CHECK(few.memory_series.size() <= 513);  // the newest reading may come on top
+    auto many = analyze_log_text(log_of(64, 1200), "many.log");
+    CHECK(many.memory_series.size() > 128);
+    CHECK(many.memory_series.size() <= 257);
+    CHECK(many.memory_series.back().step == 1200);  // the newest reading is always there
+}
+
+TEST_CASE("--stats: the run's figures on stderr, the report on stdout unchanged") {
+    const auto dir = temp_dir();
+    const fs::path big = dir / "stats.log";
+    {
+        std::ofstream f(big);
+        for (int s = 1; s <= 30000; ++s)  // ~3 MB: over two chunks, so the prefilter threads run
+            f << "[rank0]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: " << s
+              << "  loss:  2.0  memory: 40.00GiB(50.00%)  tps: 1,234\n";
+    }
+    const auto plain = oomdx::test::run_oomdx("log --format json " + big.string(), oomdx::test::stderr_to::discard);
+    // stdout is flushed before the stats line, so the joined output is the report, then the line
+    const auto with = oomdx::test::run_oomdx("log --stats --jobs 2 --format json " + big.string());
+    CHECK(with.rc == 0);
+    REQUIRE(with.out.size() > plain.out.size());
+    CHECK(with.out.compare(0, plain.out.size(), plain.out) == 0);
+    const std::string err = with.out.substr(plain.out.size());
+    CHECK(err.find("oomdx: stats: ") == 0);
+    CHECK(err.find("on the main thread") != std::string::npos);
+    CHECK(err.find("on 2 prefilter threads") != std::string::npos);
     fs::remove_all(dir);
 }
