@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "engine/core/errors.h"
+#include "engine/core/mapping_guard.h"
 
 namespace oomdx {
 
@@ -37,12 +38,16 @@ mapped_file::mapped_file(const std::string& path) : m_path(path) {
             throw input_error::in_file(path, std::string("cannot map: ") + std::strerror(e));
         }
         ::madvise(m_data, m_size, MADV_SEQUENTIAL);
+        guard_mapping(m_data, m_size, path);
     }
     m_fd = fd;
 }
 
 mapped_file::~mapped_file() {
-    if (m_data) ::munmap(m_data, m_size);
+    if (m_data) {
+        unguard_mapping(m_data);
+        ::munmap(m_data, m_size);
+    }
     if (m_fd >= 0) ::close(m_fd);
 }
 
@@ -58,6 +63,18 @@ void mapped_file::read_at(size_t offset, char* dst, size_t len) const {
         dst += got;
         len -= static_cast<size_t>(got);
     }
+}
+
+void mapped_file::populate(size_t offset, size_t len) const {
+#ifndef MADV_POPULATE_READ
+    constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14
+#endif
+    if (!m_data || len == 0) return;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t from = offset / page * page;
+    char* at = static_cast<char*>(m_data) + from;
+    if (::madvise(at, std::min(offset + len, m_size) - from, MADV_POPULATE_READ) == 0 || errno != EFAULT) return;
+    throw input_error::at_offset(m_path, static_cast<std::int64_t>(offset), "the file shrank while it was read");
 }
 
 void mapped_file::release_before(size_t offset) const {

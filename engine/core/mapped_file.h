@@ -22,6 +22,10 @@ public:
     // Copies [offset, offset + len) with pread: no page mapping, so a big sequential read
     // streams faster than first touches of the mapping. Throws input_error on a read error.
     void read_at(size_t offset, char* dst, size_t len) const;
+    // Maps [offset, offset + len) in one call (cheaper than a fault per 64 KiB); throws
+    // input_error when the file has shrunk below it. Reads of the mapping are guarded anyway
+    // (mapping_guard.h): a file truncated later ends the run with a one-line error.
+    void populate(size_t offset, size_t len) const;
     // Tell the kernel these pages will not be read again (keeps RSS flat on big inputs).
     void release_before(size_t offset) const;
 

@@ -24,8 +24,8 @@ struct prefilter_totals {
     size_t end = 0;             // bytes covered, just after a '\n' (0 = none)
 };
 
-// A segment with literal hits: `text` lies in a worker's buffer (read with pread, valid during
-// the call), `mapped` is where the same bytes lie in the mapping.
+// A segment with literal hits: `text` and `mapped` both lie in the file's mapping (kept for
+// callers that also read segments from elsewhere).
 struct prefiltered_segment {
     std::string_view text;
     const char* mapped = nullptr;

@@ -97,7 +97,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
     check_text(path, p, n, n <= (64 << 10));
     size_t released = 0;
     auto done = [&](size_t off) {
-        if (off - released >= (size_t{32} << 20) || off == n) {
+        if (off - released >= (size_t{8} << 20) || off == n) {
             mf.release_before(off);  // keep RSS flat on big files
             released = off;
         }

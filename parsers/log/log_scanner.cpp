@@ -17,7 +17,11 @@ constexpr size_t k_max_events = 32;
 constexpr size_t k_near_ring = 32;
 constexpr size_t k_near_per_event = 24;
 constexpr size_t k_progress_text = 512;
+// Readings kept per series: 512, or a share of 16384 when a log has more than 32 series (ranks),
+// at least 256. Sampling costs a pattern match per reading; this bounds it for many-rank logs.
 constexpr size_t k_series_points = 512;
+constexpr size_t k_series_budget = 16384;
+constexpr size_t k_series_min_points = 256;
 constexpr size_t k_series_max = 1024;
 constexpr size_t k_pid_max = 4096;
 constexpr int k_context_phase = 100;
@@ -155,6 +159,7 @@ scanner::scanner(const signature_set& sigs)
     : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
     m_phase_last.resize(sigs.size());
+    m_progress_of_sig.resize(sigs.size(), nullptr);
     for (size_t i = 0; i < sigs.size(); ++i)
         for (const auto& f : sigs.all()[i].fields) m_has_memory[i] = m_has_memory[i] || f.name == "memory";
 }
@@ -162,6 +167,7 @@ scanner::scanner(const signature_set& sigs)
 void scanner::begin_file(const std::string& name) {
     m_files.push_back(name);
     m_file = static_cast<int>(m_files.size()) - 1;
+    m_series_of_rank.clear();
     log_file_info fi;
     fi.path = name;
     m_file_info.push_back(fi);
@@ -426,7 +432,10 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
         }
     }
     if (total >= 0 && m_progress.size() >= k_max_counters && !m_progress.count({sig, total})) total = -1;
-    progress_rings& pr = m_progress[{sig, total}];
+    // map nodes stay put (nothing is erased): the plain counter of a signature is looked up once
+    progress_rings*& plain = m_progress_of_sig[static_cast<size_t>(sig)];
+    if (total < 0 && !plain) plain = &m_progress[{sig, total}];
+    progress_rings& pr = total < 0 ? *plain : m_progress[{sig, total}];
     if (pr.file != m_file) {
         pr.file = m_file;
         pr.count = 0;
@@ -462,15 +471,26 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
 
 void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
                             bool in_ring) {
-    const std::int64_t key = (static_cast<std::int64_t>(m_file) << 32) | ((rank + 1) & 0xffffffff);
-    auto it = m_series.find(key);
-    if (it == m_series.end()) {
-        if (m_series.size() >= k_series_max) return;
-        it = m_series.emplace(key, series_state{}).first;
-        it->second.file = m_file;
-        it->second.rank = rank;
+    // The current file's series by rank (hash nodes stay put); other ranks through the map.
+    const bool cached = rank >= -1 && rank < 65535;
+    const size_t slot = static_cast<size_t>(rank + 1);
+    series_state* stp = cached && slot < m_series_of_rank.size() ? m_series_of_rank[slot] : nullptr;
+    if (!stp) {
+        const std::int64_t key = (static_cast<std::int64_t>(m_file) << 32) | ((rank + 1) & 0xffffffff);
+        auto it = m_series.find(key);
+        if (it == m_series.end()) {
+            if (m_series.size() >= k_series_max) return;
+            it = m_series.emplace(key, series_state{}).first;
+            it->second.file = m_file;
+            it->second.rank = rank;
+        }
+        stp = &it->second;
+        if (cached) {
+            if (slot >= m_series_of_rank.size()) m_series_of_rank.resize(slot + 1, nullptr);
+            m_series_of_rank[slot] = stp;
+        }
     }
-    series_state& st = it->second;
+    series_state& st = *stp;
     const std::int64_t n = st.count++;
     st.last_sig = sig;
     st.last.file = m_file;
@@ -498,7 +518,8 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     if (auto* stp = find_field(f, "step")) p.step = stp->num;
     else p.step = latest_step(rank).value_or(n + 1);
     st.points.push_back(std::move(p));
-    if (st.points.size() > k_series_points) {
+    const size_t cap = std::clamp(k_series_budget / m_series.size(), k_series_min_points, k_series_points);
+    while (st.points.size() > cap) {
         size_t w = 0;
         for (size_t i = 0; i < st.points.size(); i += 2, ++w)
             if (w != i) st.points[w] = std::move(st.points[i]);

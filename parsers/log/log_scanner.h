@@ -215,8 +215,10 @@ private:
     int m_root_cause_file = -1;
 
     std::map<stream_key, progress_rings> m_progress;  // per counter
+    std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
+    std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up

@@ -1,6 +1,7 @@
 // File-level behaviour: fixtures, gzip, CRLF, several ranks, memory series, extra signature
 // directories, JSON, facts, and hostile inputs.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -286,4 +287,23 @@ TEST_CASE("a key=value logger is no framework; its step peak is a memory reading
     CHECK(a.memory_series.back().statistic == "max_allocated");
     CHECK(a.memory_series.back().bytes == static_cast<std::int64_t>(73.94 * 1024 * 1024 * 1024));
     fs::remove_all(dir);
+}
+
+TEST_CASE("memory readings kept per series: 512 up to 32 ranks, a share of 16384 (at least 256) beyond") {
+    auto log_of = [](int ranks, int steps) {
+        std::string t;
+        for (int s = 1; s <= steps; ++s)
+            for (int r = 0; r < ranks; ++r)
+                t += fmt::format("[rank{}]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: {:2}  loss:  2.0  "
+                                 "memory: {:.2f}GiB(50.00%)  tps: 1,234\n",
+                                 r, s, 40.0 + s * 0.001);
+        return t;
+    };
+    auto few = analyze_log_text(log_of(8, 1200), "few.log");
+    CHECK(few.memory_series.size() > 256);
+    CHECK(few.memory_series.size() <= 513);  // the newest reading may come on top
+    auto many = analyze_log_text(log_of(64, 1200), "many.log");
+    CHECK(many.memory_series.size() > 128);
+    CHECK(many.memory_series.size() <= 257);
+    CHECK(many.memory_series.back().step == 1200);  // the newest reading is always there
 }
