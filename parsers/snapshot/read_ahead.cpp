@@ -29,18 +29,22 @@ read_ahead::~read_ahead() {
     if (m_thread.joinable()) m_thread.join();
 }
 
-void read_ahead::release_to(std::size_t offset) {
+// wait=false: skipped when the other thread is releasing (the reader never waits behind the
+// helper, which may be descheduled while it holds the lock).
+void read_ahead::release_to(std::size_t offset, bool wait) {
     if (!m_release) return;
-    std::lock_guard<std::mutex> lock(m_release_mu);
-    if (offset <= m_released) return;
+    std::unique_lock<std::mutex> lock(m_release_mu, std::defer_lock);
+    if (wait) lock.lock();
+    else if (!lock.try_lock()) return;
+    if (offset <= m_released.load(std::memory_order_relaxed)) return;
     m_release(offset);
-    m_released = offset;
+    m_released.store(offset, std::memory_order_relaxed);
 }
 
 void read_ahead::advance(std::size_t offset) {
     const std::size_t target = std::min(m_size, offset + m_window);
     if (!m_thread.joinable()) {
-        release_to(offset);
+        release_to(offset, true);
         prefault_read(m_base + offset, target - std::min(offset, target));
         return;
     }
@@ -50,12 +54,7 @@ void read_ahead::advance(std::size_t offset) {
         m_target = std::max(m_target, target);
     }
     m_cv.notify_all();
-    bool lagging;
-    {
-        std::lock_guard<std::mutex> lock(m_release_mu);
-        lagging = offset > m_released + k_max_lag;
-    }
-    if (lagging) release_to(offset);
+    if (offset > m_released.load(std::memory_order_relaxed) + k_max_lag) release_to(offset, false);
 }
 
 void read_ahead::run() {
@@ -73,7 +72,7 @@ void read_ahead::run() {
             to = std::min(m_target, from + step);
             m_released_seen = reader;
         }
-        release_to(reader);
+        release_to(reader, true);
         if (to > from) prefault_read(m_base + from, to - from);
         done = std::max(done, to);
     }

@@ -2,9 +2,11 @@
 // the window ahead, so the reader's thread does not stop for page faults, and releases the
 // pages behind the reader (the unmapping was ~4% of the reader's time on large files). Inline
 // (on the caller's thread) when the machine has one core; the reader releases itself when the
-// helper falls more than k_max_lag behind (a starved low-priority thread on a busy machine).
+// helper falls more than k_max_lag behind (a starved low-priority thread on a busy machine),
+// unless the helper is releasing at that moment (the reader never waits for it).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -30,7 +32,7 @@ public:
 
 private:
     void run();
-    void release_to(std::size_t offset);
+    void release_to(std::size_t offset, bool wait);
 
     const unsigned char* m_base;
     std::size_t m_size, m_window;
@@ -40,8 +42,8 @@ private:
     std::size_t m_reader = 0, m_target = 0;
     std::size_t m_released_seen = 0;  // the reader's offset the helper last released to
     bool m_stop = false;
-    std::mutex m_release_mu;   // held while m_release runs
-    std::size_t m_released = 0;  // what m_release was last called with (under m_release_mu)
+    std::mutex m_release_mu;                 // held while m_release runs
+    std::atomic<std::size_t> m_released{0};  // what m_release was last called with
     std::thread m_thread;
 };
 
