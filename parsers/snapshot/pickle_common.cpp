@@ -175,7 +175,8 @@ void check_total(const snapshot& s, std::int64_t& total, std::int64_t v, const c
                                    fmt::format("{} add up to more than 4 EiB: not a real snapshot", what));
 }
 
-void validate_sizes(const snapshot& s) {
+// Also notes what the trace entries hold (time_us, workspace_snapshot), in the same pass.
+void validate_sizes(snapshot& s) {
     std::int64_t seg_total = 0, block_total = 0;
     for (std::size_t i = 0; i < s.segments.size(); ++i) {
         const auto& seg = s.segments[i];
@@ -200,8 +201,11 @@ void validate_sizes(const snapshot& s) {
         const auto& t = s.device_traces[d];
         const auto& frees = t.device_frees();
         std::size_t next_free = 0;
+        bool time_us = false, workspace = false;
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
+            time_us |= e.time_us >= 0;
+            workspace |= e.kind == action_kind::workspace_snapshot;
             const auto ew = [d, k] { return fmt::format("device_traces[{}][{}]", d, k); };
             check_size(s, e.size, ew, "size");
             if (next_free < frees.size() && frees[next_free].first == k) {
@@ -212,6 +216,8 @@ void validate_sizes(const snapshot& s) {
                 e.kind == action_kind::segment_map)
                 check_total(s, trace_total, e.size, "trace allocations");
         }
+        if (time_us) s.info.has_time_us = true;
+        if (workspace) s.info.has_workspace_snapshot = true;
     }
 }
 
@@ -225,10 +231,6 @@ void finish_snapshot(snapshot& s) {
     for (const auto& t : s.device_traces) {
         if (!t.empty()) ++with_entries;
         max_entries = std::max(max_entries, t.size());
-        for (const auto& e : t) {
-            if (e.time_us >= 0) in.has_time_us = true;
-            if (e.kind == action_kind::workspace_snapshot) in.has_workspace_snapshot = true;
-        }
     }
     in.state_only = with_entries > 0 && max_entries <= 1;
     for (const auto& seg : s.segments)
