@@ -3,17 +3,18 @@
 # `grep -c -E` with the alternation of every literal of the shipped log signatures,
 # on the same file in the same run (the fastest of BENCH_RUNS=3 runs of each). Prints the
 # times, the ratio and peak RSS, and the single-threaded time (--jobs 1) for reference.
-# Usage: tests/bench/bench_log.sh path/to/oomdx [SIZE_MB]
+# Usage: tests/bench/bench_log.sh path/to/oomdx [SIZE_MB] [RANKS]   (RANKS: default 64; issue 17 used 8)
 set -euo pipefail
-OOMDX=${1:?usage: bench_log.sh path/to/oomdx [SIZE_MB]}
+OOMDX=${1:?usage: bench_log.sh path/to/oomdx [SIZE_MB] [RANKS]}
 SIZE_MB=${2:-1024}
+RANKS=${3:-64}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/oomdx_bench_log.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 echo "generating ${SIZE_MB} MB log in $TMP ..."
-python3 "$HERE/gen_log.py" "$TMP/train.log" "$SIZE_MB"
+python3 "$HERE/gen_log.py" "$TMP/train.log" "$SIZE_MB" "$RANKS"
 ls -l "$TMP/train.log" | awk '{printf "log: %.1f MB\n", $5 / 1048576}'
 
 # The equivalent alternation: every literal prefilter of the shipped signatures.
@@ -67,4 +68,4 @@ for _ in $(seq "$RUNS"); do
     m=$("$OOMDX" log --stats --format json "$TMP/train.log" 2>&1 >/dev/null | sed -n 's/.*CPU \([0-9.]*\) s on the main thread.*/\1/p')
     if [ -z "$M_S" ] || python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$m" "$M_S"; then M_S=$m; fi
 done
-python3 -c "import sys; g, m = map(float, sys.argv[1:]); print(f'main thread (serial part): {m:.3f} s CPU = {m / max(g, 1e-3):.2f}x grep ({sys.argv[3]} cores here)')" "$G_S" "$M_S" "$(nproc)"
+python3 -c "import sys; g, m = map(float, sys.argv[1:3]); print(f'main thread (serial part): {m:.3f} s CPU = {m / max(g, 1e-3):.2f}x grep ({sys.argv[3]} cores here)')" "$G_S" "$M_S" "$(nproc)"
