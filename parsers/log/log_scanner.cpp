@@ -324,8 +324,12 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
 // matched once. nullptr: not a peer line.
 const field_list* scanner::nccl_peer_fields(int sig, std::string_view seg) {
     constexpr size_t k_cache_max = 4096;
-    if (auto it = m_peer_cache.find(seg); it != m_peer_cache.end())
+    for (const auto& r : m_peer_recent)
+        if (r.fields && r.text == seg) return r.fields->has_value() ? &**r.fields : nullptr;
+    if (auto it = m_peer_cache.find(seg); it != m_peer_cache.end()) {
+        m_peer_recent[m_peer_next++ % m_peer_recent.size()] = {it->first, &it->second};  // nodes stay put
         return it->second.has_value() ? &*it->second : nullptr;
+    }
     const signature& s = m_sigs.all()[sig];
     std::optional<field_list> f;
     if (verify_sig(s, seg)) f = extract_fields(s, seg);

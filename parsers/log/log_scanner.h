@@ -231,6 +231,13 @@ private:
     };
     std::unordered_map<std::string, std::optional<field_list>, text_hash, std::equal_to<>> m_peer_cache;
     std::optional<field_list> m_peer_scratch;
+    // The last peer lines seen (NCCL repeats a few texts): compared before hashing the line.
+    struct peer_recent {
+        std::string_view text;  // the cache's own key
+        const std::optional<field_list>* fields = nullptr;
+    };
+    std::array<peer_recent, 4> m_peer_recent{};
+    size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
     std::int64_t m_pressure = 0;
