@@ -28,7 +28,7 @@ struct segment_hits {  // 32 bytes: chunks stay under 4 GiB
     std::uint64_t hit_begin = 0;
     std::uint32_t hit_count = 0;
     bool cut = false;
-    bool plain = false;  // no escape byte: the caller need not look for colour codes
+    bool plain = false;  // no escape byte (looked for only where the caller strips colour codes)
 };
 
 struct chunk_result {
@@ -38,6 +38,18 @@ struct chunk_result {
     std::exception_ptr error;
     bool ready = false;
 };
+
+// Whether the caller will read the line without its colour codes: a hit that is not a progress
+// or memory line, or a framework marker with a pattern (progress lines are kept raw).
+bool needs_plain_text(const signature_set& sigs, const int* hits, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        const signature& s = sigs.all()[static_cast<size_t>(hits[i])];
+        if (s.kind == sig_kind::progress || s.kind == sig_kind::memory) continue;
+        if (s.kind == sig_kind::framework && !s.regex) continue;
+        return true;
+    }
+    return false;
+}
 
 // The chunk is read in place from the mapping, its pages mapped in one call: a pread copy
 // cost a quarter of a worker's time.
@@ -56,7 +68,8 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
                               static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
                               static_cast<std::uint32_t>(r.hits.size() - first), cut,
-                              std::memchr(seg.data(), '\x1b', seg.size()) == nullptr});
+                              needs_plain_text(sigs, r.hits.data() + first, r.hits.size() - first) &&
+                                  std::memchr(seg.data(), '\x1b', seg.size()) == nullptr});
     });
     r.newlines = sp.lines();
     r.cut = sp.cut_segments();
