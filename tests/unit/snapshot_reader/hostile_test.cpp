@@ -20,6 +20,19 @@ static std::string error_of(const std::string& data, const snap::load_limits& li
 
 static std::string P(const std::string& body) { return std::string("\x80\x04", 2) + body; }
 
+// Pickle pieces for hand-written traces: a memoized short string, a BINGET, MEMOIZE, and the
+// start of a snapshot up to device 0's trace list (memo 0 top dict; 1, 2 segments; 3, 4
+// device_traces; 5 device 0).
+static std::string memo_str(const char* text) {
+    return std::string(1, '\x8c') + char(std::strlen(text)) + text + '\x94';
+}
+static std::string memo_get(int idx) { return std::string(1, 'h') + char(idx); }
+static const std::string k_memoize = "\x94";
+static std::string trace_preamble() {
+    const std::string M = k_memoize;
+    return "}" + M + "(" + memo_str("segments") + "]" + M + memo_str("device_traces") + "]" + M + "(" + "]" + M + "(";
+}
+
 TEST_CASE("opcodes that could run code are refused with name and offset") {
     struct c { const char* name; std::string body; };
     const c cases[] = {
@@ -144,13 +157,10 @@ TEST_CASE("fuzz findings stay fixed: huge floats, address overflow, out-of-range
 // A frame list whose item bytes were seen before is taken from a cache; a BINPUT that
 // overwrites a memoized frame must not leave the old frame behind.
 TEST_CASE("frame lists cached by their bytes follow an overwritten memo slot") {
-    auto s = [](const char* text) { return std::string(1, '\x8c') + char(std::strlen(text)) + text + '\x94'; };
-    auto h = [](int idx) { return std::string(1, 'h') + char(idx); };
-    const std::string M = "\x94";
-    std::string b;
-    b += "}" + M + "(";                                   // memo 0: top dict
-    b += s("segments") + "]" + M;                         // 1, 2
-    b += s("device_traces") + "]" + M + "(" + "]" + M + "(";  // 3, 4 (devices), 5 (device 0)
+    const auto s = memo_str;
+    const auto h = memo_get;
+    const std::string M = k_memoize;
+    std::string b = trace_preamble();
     // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size, 11 frames, list 12,
     // frame dict 13 {name 14: f 15, filename 16: a.py 17, line 18: 1}
     b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + s("frames") + "]" + M +
@@ -178,13 +188,10 @@ TEST_CASE("frame lists cached by their bytes follow an overwritten memo slot") {
 }
 
 TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo slot") {
-    auto s = [](const char* text) { return std::string(1, '\x8c') + char(std::strlen(text)) + text + '\x94'; };
-    auto h = [](int idx) { return std::string(1, 'h') + char(idx); };
-    const std::string M = "\x94";
-    std::string b;
-    b += "}" + M + "(";                                   // memo 0: top dict
-    b += s("segments") + "]" + M;                         // 1, 2
-    b += s("device_traces") + "]" + M + "(" + "]" + M + "(";  // 3, 4 (devices), 5 (device 0)
+    const auto s = memo_str;
+    const auto h = memo_get;
+    const std::string M = k_memoize;
+    std::string b = trace_preamble();
     // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size
     b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + "u";
     auto entry = [&](int first) {  // fast path: h(9) first value, h(10) second value
