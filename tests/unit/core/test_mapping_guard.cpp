@@ -2,6 +2,7 @@
 // error and exit code 2 (run in a child process), and populate() refuses the lost range.
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,15 @@ fs::path big_file(const std::string& name) {
     return p;
 }
 
+// MADV_POPULATE_READ came with Linux 5.14; before it populate() maps nothing and cannot refuse.
+bool populate_supported() {
+    void* page = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return false;
+    const bool ok = ::madvise(page, 4096, 22 /* MADV_POPULATE_READ */) == 0;
+    ::munmap(page, 4096);
+    return ok;
+}
+
 }  // namespace
 
 TEST_CASE("a mapped file truncated meanwhile: populate throws, a read exits 2 with the file named") {
@@ -32,7 +42,7 @@ TEST_CASE("a mapped file truncated meanwhile: populate throws, a read exits 2 wi
         mapped_file mf(p.string());
         mf.populate(0, mf.size());  // whole file present
         fs::resize_file(p, 4096);
-        CHECK_THROWS_AS(mf.populate(size_t{3} << 20, 4096), input_error);
+        if (populate_supported()) CHECK_THROWS_AS(mf.populate(size_t{3} << 20, 4096), input_error);
         CHECK_NOTHROW(mf.populate(0, 4096));
     }
     std::fflush(nullptr);
