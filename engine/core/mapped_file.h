@@ -30,6 +30,12 @@ public:
     // Tell the kernel these pages will not be read again (keeps RSS flat on big inputs).
     // Thread-safe: each range is given back once, by whichever thread gets there first.
     void release_before(size_t offset) const;
+    // release_before(offset) once at least k_release_step bytes before it are still mapped in
+    // (readers call it as they go; fewer, larger calls).
+    void release_behind(size_t offset) const {
+        if (offset >= m_released.load(std::memory_order_relaxed) + k_release_step) release_before(offset);
+    }
+    static constexpr size_t k_release_step = size_t{8} << 20;
 
 private:
     std::string m_path;

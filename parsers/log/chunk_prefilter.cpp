@@ -95,8 +95,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     std::mutex mu;
     std::condition_variable cv_work, cv_ready;
     size_t scheduled = 0, taken = 0, consumed = 0;
-    size_t consumed_end = 0;         // bytes the caller is done with
-    std::atomic<size_t> released{0};  // given back up to here (mapped_file::release_before)
+    size_t consumed_end = 0;  // bytes the caller is done with
     size_t frontier = 0;  // end of the last scheduled chunk
     bool no_more = false, abort = false;
 
@@ -160,12 +159,9 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
                 behind = consumed_end;
             }
             cv_ready.notify_all();
-            // Give back the pages behind the caller every 8 MiB (keeps RSS flat); here, so the
-            // page-table work stays off the caller's thread.
-            if (behind >= released.load(std::memory_order_relaxed) + (size_t{8} << 20)) {
-                released.store(behind, std::memory_order_relaxed);
-                mf.release_before(behind);
-            }
+            // Give back the pages behind the caller (keeps RSS flat); here, so the page-table
+            // work stays off the caller's thread.
+            mf.release_behind(behind);
         }
     };
     std::vector<std::thread> pool;
@@ -204,8 +200,8 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             if (r.error) std::rethrow_exception(r.error);
             const char* mapped = data + s->begin;
             for (const auto& seg : r.segments)
-                fn({std::string_view(mapped + seg.offset, seg.length), mapped + seg.offset, base + seg.line, seg.cut,
-                    seg.rank, r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain});
+                fn({std::string_view(mapped + seg.offset, seg.length), base + seg.line, seg.cut, seg.rank,
+                    r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain});
             base += r.newlines;
             t.cut += r.cut;
             t.end = s->end;

@@ -26,11 +26,9 @@ struct prefilter_totals {
     unsigned workers = 0;            // worker threads started
 };
 
-// A segment with literal hits: `text` and `mapped` both lie in the file's mapping (kept for
-// callers that also read segments from elsewhere).
+// A segment with literal hits; `text` lies in the file's mapping.
 struct prefiltered_segment {
     std::string_view text;
-    const char* mapped = nullptr;
     std::int64_t line = 0;
     bool cut = false;
     std::int64_t rank = -1;  // rank_prefix(text)

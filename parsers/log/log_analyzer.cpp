@@ -96,13 +96,10 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
     if (n == 0) throw input_error::in_file(path, "empty file, no log lines to analyze");
     if (opts.stats) opts.stats->bytes += static_cast<std::int64_t>(n);
     check_text(path, p, n, n <= (64 << 10));
-    size_t released = 0;
     bool parallel = false;  // the workers give back the parallel part's pages themselves
     auto done = [&](size_t off) {
-        if (!parallel && (off - released >= (size_t{8} << 20) || off == n)) {
-            mf.release_before(off);  // keep RSS flat on big files
-            released = off;
-        }
+        if (!parallel && off == n) mf.release_before(off);  // keep RSS flat on big files
+        else if (!parallel) mf.release_behind(off);
         if (opts.progress) opts.progress(path, static_cast<std::int64_t>(off), static_cast<std::int64_t>(n));
     };
     prefilter_totals t;
@@ -111,7 +108,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         plan.chunk_bytes = opts.chunk_bytes;
         plan.workers = opts.threads;
         auto on_hits = [&](const prefiltered_segment& s) {
-            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.mapped, s.rank, s.plain);
+            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.text.data(), s.rank, s.plain);
         };
         parallel = true;
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
@@ -120,7 +117,6 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
             opts.stats->worker_cpu_us += t.worker_cpu_us;
             opts.stats->workers = std::max(opts.stats->workers, t.workers);
         }
-        released = t.end;
     }
     // The rest through a 1 MiB pread buffer; a line inside the buffer is also known by its
     // place in the mapping (kept as a view), a line across buffers is copied.
