@@ -148,15 +148,7 @@ private:
         }
     }
     void grow() {
-        std::vector<slot> old(m_table.empty() ? 256 : m_table.size() * 2);
-        old.swap(m_table);
-        const std::size_t mask = m_table.size() - 1;
-        for (const slot& s : old) {
-            if (s.entry < 0) continue;
-            std::size_t i = s.hash & mask;
-            while (m_table[i].entry >= 0) i = (i + 1) & mask;
-            m_table[i] = s;
-        }
+        grow_open_table(m_table, 256, [](const slot& s) { return s.entry >= 0; });
     }
     std::vector<slot> m_table;
     std::vector<entry> m_entries;

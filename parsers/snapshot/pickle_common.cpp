@@ -56,15 +56,7 @@ std::uint64_t hash_bytes(const void* data, std::size_t n) {
 }
 
 void frame_interner::grow() {
-    std::vector<slot> old(m_table.empty() ? 1024 : m_table.size() * 2);
-    old.swap(m_table);
-    const std::size_t mask = m_table.size() - 1;
-    for (const slot& e : old) {
-        if (e.id < 0) continue;
-        std::size_t i = e.hash & mask;
-        while (m_table[i].id >= 0) i = (i + 1) & mask;
-        m_table[i] = e;
-    }
+    grow_open_table(m_table, 1024, [](const slot& s) { return s.id >= 0; });
 }
 
 frames_id frame_interner::intern_list(const frame_id* ids, std::size_t n) {

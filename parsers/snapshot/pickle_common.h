@@ -23,6 +23,21 @@ enum key_id : std::uint32_t {
 };
 void intern_known_keys(string_pool& pool);
 
+// Doubles an open-addressing table (linear probing, power-of-two size; `first` slots when it is
+// empty) and puts back every slot `used` accepts at its `hash`.
+template <class Slot, class Used>
+void grow_open_table(std::vector<Slot>& table, std::size_t first, Used used) {
+    std::vector<Slot> old(table.empty() ? first : table.size() * 2);
+    old.swap(table);
+    const std::size_t mask = table.size() - 1;
+    for (const Slot& s : old) {
+        if (!used(s)) continue;
+        std::size_t i = s.hash & mask;
+        while (used(table[i])) i = (i + 1) & mask;
+        table[i] = s;
+    }
+}
+
 class frame_interner {
 public:
     explicit frame_interner(snapshot& s) : m_snap(s) {}
