@@ -90,14 +90,14 @@ struct log_analysis {
     int other_processes = 0;  // "Process N has ..." clauses beyond the largest one
 
     std::optional<std::int64_t> device_index, rank;
-    std::string rank_from;  // prefix | torchrun | snapshot_path | nccl | npu | filename | world_size_1
+    std::string rank_from;  // prefix | message | torchrun | snapshot_path | nccl | npu | filename | world_size_1
     std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
     std::optional<bool> all_ranks_failed;
 
     // Steps and what the job was doing (measurements).
     std::optional<std::int64_t> step, last_logged_step;
     std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
-    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path,
+    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path | step_header,
     // or sparse_log when the format does not allow last + 1 (`step` stays null).
     std::string step_basis;
     // From traceback frames and context lines before the failure, after the last step line:

@@ -256,6 +256,9 @@ log_analysis scanner::finish() {
         if (failure->rank >= 0) {
             a.rank = failure->rank;
             a.rank_from = "prefix";
+        } else if (auto* r = find_field(failure->fields, "rank"); r && r->num >= 0) {
+            a.rank = r->num;  // the message names its worker: Ray's repr=...[rank=N], Slurm's task N
+            a.rank_from = "message";
         } else if (ctx_rank) {
             a.rank = ctx_rank;
             a.rank_from = "npu";
@@ -287,18 +290,20 @@ log_analysis scanner::finish() {
         a.all_ranks_failed = static_cast<std::int64_t>(m_oom_ranks.size()) >= *a.world_size;
 
     // Steps: progress lines are printed after their step, so the failing step is the last
-    // logged one + 1 where the format allows it.
+    // logged one + 1 where the format allows it; a step header (at_start) names the failing step.
     if (failure && failure->last_step) {
         a.last_logged_step = failure->last_step;
         if (failure->last_total > 0) a.last_logged_total = failure->last_total;
         const signature& psig = all[failure->progress_sig];
         add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
         const std::int64_t last = *failure->last_step;
-        a.step_basis = psig.per_step ? "per_step_format"
+        a.step_basis = psig.at_start ? "step_header"
+                       : psig.per_step ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
                                                                                : "sparse_log";
-        if (a.step_basis != "sparse_log") a.step = last + 1;
+        if (a.step_basis == "step_header") a.step = last;
+        else if (a.step_basis != "sparse_log") a.step = last + 1;
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;
         a.step = *snapshot_last_step + 1;

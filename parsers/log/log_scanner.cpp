@@ -46,11 +46,14 @@ std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
     return v;
 }
 
+// Digits, with thousands separators between them ("2,800" as BasicSR prints its iteration).
 std::optional<std::int64_t> to_int(std::string_view t) {
-    if (t.empty() || t.size() > 18) return std::nullopt;
+    if (t.empty() || t.size() > 24 || t.front() == ',' || t.back() == ',') return std::nullopt;
     std::int64_t v = 0;
+    int digits = 0;
     for (char c : t) {
-        if (c < '0' || c > '9') return std::nullopt;
+        if (c == ',') continue;
+        if (c < '0' || c > '9' || ++digits > 18) return std::nullopt;
         v = v * 10 + (c - '0');
     }
     return v;
