@@ -85,6 +85,14 @@ TEST_CASE("rank from launcher and worker prefixes") {
                  "of memory. Tried to allocate 20.00 MiB. GPU 1 has a total capacity of 14.62 GiB of which 3.31 MiB is free.\n");
     CHECK(a.rank == 1);
     CHECK(a.rank_from == "prefix");
+    // the message names its worker: Ray's repr, Slurm's task
+    auto ray = run("ray.exceptions.RayTaskError(OutOfMemoryError): ray::DTensorPolicyWorkerV2.get_logprobs() (pid=2671339, "
+                   "ip=10.65.16.209, actor_id=d5836b60449efbd220b3c2f406000000, repr=DTensorPolicyWorkerV2[rank=5])\n");
+    CHECK(ray.rank == 5);
+    CHECK(ray.rank_from == "message");
+    auto slurm = run("srun: error: gpu001: task 3: Out Of Memory\n");
+    CHECK(slurm.source == "host_oom");
+    CHECK(slurm.rank == 3);
 }
 
 TEST_CASE("progress formats: the failing step is last + 1 only where the format allows it") {
@@ -116,6 +124,18 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         auto a = run(log + "\n" + oom);
         CHECK(a.last_logged_step == 100);
         CHECK(a.phase == "eval");
+    }
+    SUBCASE("a step header names the running step (at_start): the failing step is the last logged one") {
+        auto a = run("step 41/100 =========================\nloss 0.5\nstep 42/100 =========================\n"
+                     "Taking a training step...\n" + oom);
+        CHECK(a.last_logged_step == 42);
+        CHECK(a.step == 42);
+        CHECK(a.step_basis == "step_header");
+    }
+    SUBCASE("thousands separators in a step (BasicSR)") {
+        auto a = run("<epoch: 30, iter:   2,900, lr:1.000e-04> l_pix: 1e-3\n<epoch: 31, iter:   3,000, lr:1.000e-04> l_pix: 1e-3\n" + oom);
+        CHECK(a.last_logged_step == 3000);
+        CHECK(a.step_basis == "sparse_log");
     }
     SUBCASE("a finished loading bar is not the training step") {
         auto a = run("Loading checkpoint shards: 100%|##########| 7/7 [00:30<00:00,  4.3s/it]\n"

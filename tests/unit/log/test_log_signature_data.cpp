@@ -45,13 +45,16 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
             "- id: one\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n  example: x\n"
             "- id: two\n  kind: oom\n  source: caching_allocator\n  literals: [\"Tried to\"]\n  fields:\n    requested: 'x ([0-9]+)'\n"
             "- id: three\n  kind: progress\n  literals: [\"step \"]\n  by_total: true\n");
-    d.write("b.yaml", "- id: four\n  kind: oom\n  source: somewhere\n  literals: [\"four\"]\n");
+    d.write("b.yaml", "- id: four\n  kind: oom\n  source: somewhere\n  literals: [\"four\"]\n"
+                      "- id: five\n  kind: oom\n  source: host_oom\n  literals: [\"five!\"]\n  at_start: true\n");
     const std::string e = load_error(d);
     CHECK(e.find("a.yaml:5: unknown key 'example'") != std::string::npos);
     CHECK(e.find("a.yaml:11: signature 'two': unknown field name 'requested'") != std::string::npos);
     CHECK(e.find("a.yaml:12: signature 'three': by_total needs a 'total' field") != std::string::npos);
     CHECK(e.find("b.yaml:1: signature 'four': source 'somewhere' is not in the vocabulary") != std::string::npos);
-    CHECK(e.find("4 errors") != std::string::npos);
+    CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, by_total and eval_counter are for progress lines") !=
+          std::string::npos);
+    CHECK(e.find("5 errors") != std::string::npos);
 }
 
 TEST_CASE("signature examples: unknown keys, signatures and fields are refused with file:line") {
