@@ -112,12 +112,24 @@ struct event {
     std::vector<near_hit> phases_after;  // phase lines after it (a traceback printed after the message)
 };
 
+// A sampled memory reading. The first readings of a series are parsed when taken; later ones
+// keep their raw line and are parsed once the sample is final (end of the file), since most of
+// them are thinned out before that.
+struct series_reading {
+    memory_point p;
+    held_text text;  // the raw line while the reading waits
+    int sig = -1;    // >= 0: waiting to be parsed with this signature
+};
+
 struct series_state {
     int file = 0;
     std::int64_t rank = -1;
-    std::vector<memory_point> points;
+    std::vector<series_reading> points;
     std::int64_t count = 0;
     std::int64_t stride = 1;
+    // Readings still parsed when taken; -1: every reading is (a line of this series lacked the
+    // step its signature can print, so its step came from the progress lines at that moment).
+    int eager = 8;
     int last_sig = -1;
     progress_entry last;
     bool last_in_ring = false;
@@ -182,6 +194,12 @@ private:
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
 
     void own_held_texts();
+    // Fills p from a memory line (plain text); false when it holds no reading. `step_found`:
+    // the line printed its step.
+    bool read_point(const signature& s, std::string_view text, series_state& st, memory_point& p,
+                    bool& step_found);
+    // Parses the readings that wait (their lines are readable until end_file).
+    void parse_waiting_readings();
     // The series' sampled points plus its newest reading (parsed from the held line), in order.
     std::vector<memory_point> series_points(const series_state& st) const;
     void forecast(log_analysis& a, const event* failure);
@@ -195,6 +213,7 @@ private:
     std::vector<int> m_hits;
     std::vector<char> m_mark;
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
+    std::vector<char> m_has_step;    // per signature: it has a `step` field
     std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
     std::vector<log_file_info> m_file_info;
