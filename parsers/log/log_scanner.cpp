@@ -215,7 +215,8 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
 }
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
-                            size_t hit_count, const char* stable, std::int64_t rank, bool plain) {
+                            size_t hit_count, const char* stable, std::int64_t rank, bool plain, bool repeat) {
+    const bool prev_peer_valid = repeat && m_prev_peer_valid;
     m_seg_stable = stable;
     m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
@@ -298,7 +299,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 }
                 break;
             case sig_kind::nccl_peer:
-                if (const field_list* peer = nccl_peer_fields(h, seg)) {
+                if (!prev_peer_valid || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
+                m_prev_peer_sig = h;
+                m_prev_peer_valid = true;
+                if (const field_list* peer = m_prev_peer) {
                     const field_list& f = *peer;
                     auto* pid = find_field(f, "pid");
                     auto* rk = find_field(f, "rank");

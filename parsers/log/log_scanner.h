@@ -147,9 +147,11 @@ public:
     // file's mapping); progress lines keep views of it instead of copies. nullptr: copied.
     void on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable = nullptr);
     // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
-    // `rank`: rank_prefix(seg) when known, else -2; `plain`: seg is known to hold no escape byte.
+    // `rank`: rank_prefix(seg) when known, else -2; `plain`: seg is known to hold no escape byte;
+    // `repeat`: seg is an NCCL peer line with the same bytes as the previous one given here.
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
-                       const char* stable = nullptr, std::int64_t rank = -2, bool plain = false);
+                       const char* stable = nullptr, std::int64_t rank = -2, bool plain = false,
+                       bool repeat = false);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
     // The analysis of what was read so far; the state is kept, so it can be called again after
     // more lines (`oomdx watch`).
@@ -256,6 +258,11 @@ private:
         const std::optional<field_list>* fields = nullptr;
     };
     std::array<peer_recent, 4> m_peer_recent{};
+    // The previous peer line's fields (nullptr: it held none): a repeated line reuses them
+    // without reading its bytes again.
+    const field_list* m_prev_peer = nullptr;
+    int m_prev_peer_sig = -1;
+    bool m_prev_peer_valid = false;
     size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
