@@ -108,7 +108,7 @@ diagnosis_report make_report() {
     l.step = 120;
     l.evidence.push_back({"train.log", 7, evil, "oom"});
     for (int s = 1; s <= 5000; ++s)  // long series: drawn downsampled
-        l.memory_series.push_back({s, (40LL << 30) + s * (4LL << 20), "reserved", s, "train.log"});
+        l.memory_series.push_back({s, (40LL << 30) + s * (4LL << 20), "reserved", s, "train.log", std::nullopt});
     l.growth_bytes_per_step = 4.0 * (1 << 20);
     r.log = l;
     estimate_result e;
