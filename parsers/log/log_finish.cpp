@@ -243,7 +243,8 @@ log_analysis scanner::finish() {
     if (prim && a.device_kind.empty()) a.device_kind = "unknown";
 
     // Rank: [rankN] prefix, torch_npu RankID >= 0, torchrun summary / snapshot path,
-    // NCCL pid -> rank, a single-process job, the file name.
+    // NCCL pid -> rank, the one rank a file announces (Lightning GLOBAL_RANK), a single-process
+    // job, the file name.
     std::optional<std::int64_t> snapshot_last_step;
     const near_hit* rank_hit = nullptr;
     for (const auto& h : m_rank_hits) {
@@ -272,6 +273,10 @@ log_analysis scanner::finish() {
         } else if (auto* pid = find_field(failure->fields, "pid"); pid && m_pid_rank.count(pid->num)) {
             a.rank = m_pid_rank[pid->num];
             a.rank_from = "nccl";
+        } else if (auto fr = static_cast<size_t>(failure->file);
+                   fr < m_process_rank.size() && m_process_rank[fr] >= 0) {
+            a.rank = m_process_rank[fr];  // the file's only "GLOBAL_RANK: N" announcement
+            a.rank_from = "process_line";
         } else if (m_world_size && *m_world_size == 1) {
             a.rank = 0;
             a.rank_from = "world_size_1";

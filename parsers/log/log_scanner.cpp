@@ -290,6 +290,9 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                         m_world_size = std::max(m_world_size.value_or(0), w->num);
                 }
                 break;
+            case sig_kind::process_rank:
+                if (verify_sig(s, seg)) handle_process_rank(extract_fields(s, seg));
+                break;
             case sig_kind::launch:
                 if (m_launch.line == 0 && verify_sig(s, seg))
                     m_launch = {m_files[m_file], line, std::string(seg.substr(0, 4096)), "launch"};
@@ -390,6 +393,18 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         ++m_awaiting;
     }
     list->push_back(std::move(ev));
+}
+
+// A line where a process names its own rank: a file that names one rank only is that
+// rank's output; a file with several (every process printing to one terminal) names none.
+void scanner::handle_process_rank(const field_list& f) {
+    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
+        m_world_size = std::max(m_world_size.value_or(0), w->num);
+    auto* r = find_field(f, "rank");
+    if (!r || r->num < 0 || r->num >= (1 << 24)) return;
+    if (m_process_rank.size() <= static_cast<size_t>(m_file)) m_process_rank.resize(static_cast<size_t>(m_file) + 1, -1);
+    std::int64_t& mine = m_process_rank[static_cast<size_t>(m_file)];
+    mine = mine == -1 || mine == r->num ? r->num : -2;
 }
 
 void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {

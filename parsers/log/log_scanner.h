@@ -185,6 +185,7 @@ private:
     using stream_key = std::pair<int, std::int64_t>;  // signature, bar total (-1: none)
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
+    void handle_process_rank(const field_list& f);
     void handle_near(int sig, std::string_view seg, std::int64_t line);
     void handle_progress(int sig, std::string_view seg, std::int64_t line);
     void handle_phase(int sig, std::string_view seg, std::int64_t line);
@@ -245,6 +246,7 @@ private:
     std::map<std::string, int> m_fw_first;
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up
     std::optional<std::int64_t> m_world_size;
+    std::vector<std::int64_t> m_process_rank;  // per file: the rank it announces, -1 none, -2 several
     std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
     struct text_hash {
         using is_transparent = void;

@@ -29,6 +29,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::framework: return "framework";
         case sig_kind::rank: return "rank";
         case sig_kind::world_size: return "world_size";
+        case sig_kind::process_rank: return "process_rank";
         case sig_kind::launch: return "launch";
         case sig_kind::pressure: return "pressure";
         case sig_kind::nccl_peer: return "nccl_peer";
@@ -79,6 +80,7 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"refine", sig_kind::refine},     {"phase", sig_kind::phase},
         {"framework", sig_kind::framework}, {"rank", sig_kind::rank},
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
+        {"process_rank", sig_kind::process_rank},
         {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer}};
     return m;
 }

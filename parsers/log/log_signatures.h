@@ -26,6 +26,7 @@ enum class sig_kind {
     framework,   // a framework marker
     rank,        // rank of the failed process (torchrun summary, snapshot path)
     world_size,  // world size
+    process_rank,  // a process names its own rank (Lightning "GLOBAL_RANK: 1, MEMBER: 2/2")
     launch,      // the training launch command
     pressure,    // near-OOM warning (allocator retries, cache flushes)
     nccl_peer,   // NCCL INFO line mapping pid to rank

@@ -93,6 +93,18 @@ TEST_CASE("rank from launcher and worker prefixes") {
     auto slurm = run("srun: error: gpu001: task 3: Out Of Memory\n");
     CHECK(slurm.source == "host_oom");
     CHECK(slurm.rank == 3);
+    // Lightning names each process's rank once: the rank of a file that names one, none for several
+    const std::string cuda_err = "RuntimeError: CUDA error: out of memory\n";
+    auto one = run("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\n" + cuda_err);
+    CHECK(one.rank == 1);
+    CHECK(one.rank_from == "process_line");
+    CHECK(one.world_size == 2);
+    auto both = run("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\ninitializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n" + cuda_err);
+    CHECK_FALSE(both.rank);
+    CHECK(both.world_size == 2);
+    auto prefixed = run("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n[rank1]: " + cuda_err);
+    CHECK(prefixed.rank == 1);  // a prefix on the failure line wins
+    CHECK(prefixed.rank_from == "prefix");
 }
 
 TEST_CASE("progress formats: the failing step is last + 1 only where the format allows it") {
@@ -181,6 +193,22 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         auto b = run("Step 8/100 loss 2.0\nStep 9/100 loss 1.9\n" + oom);
         CHECK(b.last_logged_step == 9);
         CHECK(b.step == 10);
+    }
+    SUBCASE("tqdm with unit_scale: float counts are the step") {
+        auto a = run("Training:   3%|3         | 1.00/36.0 [00:04<02:20,  4.01s/it]\r"
+                     "Training:   6%|5         | 2.00/36.0 [00:08<02:16,  4.01s/it]\n" + oom);
+        CHECK(a.last_logged_step == 2);
+        CHECK(a.step == 3);
+    }
+    SUBCASE("llama-recipes: the line's step N/M completed, not its bar's accumulation count") {
+        auto a = run("Training Epoch: 1/3, step 16/36 completed (loss: 0.172):  44%|####4     | 4/9 [04:37<05:24, 64.93s/it]\n"
+                     "Training Epoch: 1/3, step 17/36 completed (loss: 0.165):  44%|####4     | 4/9 [04:53<05:24, 64.93s/it]\n" +
+                     oom);
+        CHECK(a.last_logged_step == 17);
+    }
+    SUBCASE("eta: .. epoch: N  step: N recorders") {
+        auto a = run("eta: 0:05:38  epoch: 2  step: 2454  rgb_loss: 0.1126  psnr: 15.9341  max_mem: 22170\n" + oom);
+        CHECK(a.last_logged_step == 2454);
     }
     SUBCASE("DeepSpeed step= every 10 steps: only the last logged step") {
         auto a = run("[2024-01-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[1.9e-05]\n"
