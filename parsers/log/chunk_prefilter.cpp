@@ -29,6 +29,7 @@ struct segment_hits {  // 32 bytes: chunks stay under 4 GiB
     std::uint32_t hit_count = 0;
     bool cut = false;
     bool plain = false;  // no escape byte (looked for only where the caller strips colour codes)
+    bool repeat = false;  // an NCCL peer line, the same bytes as the previous one (NCCL repeats lines)
 };
 
 struct chunk_result {
@@ -51,6 +52,12 @@ bool needs_plain_text(const signature_set& sigs, const int* hits, size_t n) {
     return false;
 }
 
+bool has_kind(const signature_set& sigs, const int* hits, size_t n, sig_kind kind) {
+    for (size_t i = 0; i < n; ++i)
+        if (sigs.all()[static_cast<size_t>(hits[i])].kind == kind) return true;
+    return false;
+}
+
 // The chunk is read in place from the mapping, its pages mapped in one call: a pread copy
 // cost a quarter of a worker's time.
 void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t cap, const signature_set& sigs,
@@ -61,15 +68,24 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
     r.hits.clear();
     std::vector<char> mark(sigs.size(), 0);
     line_splitter sp(cap);
+    std::string_view prev_peer;  // the previous NCCL peer line
     sp.feed(begin, len, [&](std::string_view seg, std::int64_t line, bool cut) {
         const size_t first = r.hits.size();
         sigs.candidates(seg, r.hits, mark);
         if (r.hits.size() == first) return;
+        // compared here, where both lines are likely still in this core's cache
+        bool repeat = false;
+        if (has_kind(sigs, r.hits.data() + first, r.hits.size() - first, sig_kind::nccl_peer)) {
+            repeat = prev_peer.data() != nullptr && prev_peer.size() == seg.size() &&
+                     std::memcmp(prev_peer.data(), seg.data(), seg.size()) == 0;
+            prev_peer = seg;
+        }
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
                               static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
                               static_cast<std::uint32_t>(r.hits.size() - first), cut,
                               needs_plain_text(sigs, r.hits.data() + first, r.hits.size() - first) &&
-                                  std::memchr(seg.data(), '\x1b', seg.size()) == nullptr});
+                                  std::memchr(seg.data(), '\x1b', seg.size()) == nullptr,
+                              repeat});
     });
     r.newlines = sp.lines();
     r.cut = sp.cut_segments();
@@ -201,7 +217,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             const char* mapped = data + s->begin;
             for (const auto& seg : r.segments)
                 fn({std::string_view(mapped + seg.offset, seg.length), base + seg.line, seg.cut, seg.rank,
-                    r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain});
+                    r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain, seg.repeat});
             base += r.newlines;
             t.cut += r.cut;
             t.end = s->end;

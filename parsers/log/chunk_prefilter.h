@@ -35,6 +35,7 @@ struct prefiltered_segment {
     const int* hits = nullptr;
     size_t hit_count = 0;
     bool plain = false;  // holds no escape byte (no colour codes to strip)
+    bool repeat = false;  // an NCCL peer line with the same bytes as the chunk's previous one
 };
 
 // fn(segment) for every segment of [0, end) with a literal hit, in file order, on the calling

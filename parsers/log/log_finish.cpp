@@ -70,7 +70,10 @@ std::string scanner::ring_text(int sig, std::int64_t rank, std::int64_t line) co
 }
 
 std::vector<memory_point> scanner::series_points(const series_state& st) const {
-    std::vector<memory_point> out = st.points;
+    std::vector<memory_point> out;
+    out.reserve(st.points.size() + 1);
+    for (const auto& r : st.points)
+        if (r.sig < 0) out.push_back(r.p);  // parsed (all of them after end_file)
     for (auto& p : out) p.file = m_files[st.file];
     // the newest reading, unless the decimated sample already holds it
     if (st.last_sig < 0 || (!out.empty() && out.back().line == st.last.line)) return out;

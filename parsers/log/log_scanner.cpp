@@ -157,12 +157,16 @@ const field_val* find_field(const field_list& f, std::string_view name) {
 }
 
 scanner::scanner(const signature_set& sigs)
-    : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_fw_sigs_seen(sigs.size(), 0) {
+    : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_has_step(sigs.size(), 0),
+      m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
     m_phase_last.resize(sigs.size());
     m_progress_of_sig.resize(sigs.size(), nullptr);
     for (size_t i = 0; i < sigs.size(); ++i)
-        for (const auto& f : sigs.all()[i].fields) m_has_memory[i] = m_has_memory[i] || f.name == "memory";
+        for (const auto& f : sigs.all()[i].fields) {
+            m_has_memory[i] = m_has_memory[i] || f.name == "memory";
+            m_has_step[i] = m_has_step[i] || f.name == "step";
+        }
 }
 
 void scanner::begin_file(const std::string& name) {
@@ -190,6 +194,7 @@ void scanner::own_held_texts() {
 }
 
 void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
+    parse_waiting_readings();
     own_held_texts();
     auto& fi = m_file_info.back();
     fi.lines = lines;
@@ -210,7 +215,8 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
 }
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
-                            size_t hit_count, const char* stable, std::int64_t rank, bool plain) {
+                            size_t hit_count, const char* stable, std::int64_t rank, bool plain, bool repeat) {
+    const bool prev_peer_valid = repeat && m_prev_peer_valid;
     m_seg_stable = stable;
     m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
@@ -293,7 +299,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 }
                 break;
             case sig_kind::nccl_peer:
-                if (const field_list* peer = nccl_peer_fields(h, seg)) {
+                if (!prev_peer_valid || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
+                m_prev_peer_sig = h;
+                m_prev_peer_valid = true;
+                if (const field_list* peer = m_prev_peer) {
                     const field_list& f = *peer;
                     auto* pid = find_field(f, "pid");
                     auto* rk = find_field(f, "rank");
@@ -506,24 +515,25 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     if (!in_ring) hold(st.last.text, seg.substr(0, std::min(seg.size(), k_progress_text)));
     if (n % st.stride != 0) return;
     const signature& s = m_sigs.all()[sig];
+    const std::string_view raw = seg;
     if (!m_seg_plain) seg = plain_text(seg, m_scratch2);
     if (!verify_sig(s, seg)) return;
-    // the other fields are not needed per point; the percentage of capacity only a few times
-    const bool pct = st.capacity.size() < 3;
-    auto f = pct ? extract_fields(s, seg, {"memory", "step", "memory_pct"}) : extract_fields(s, seg, {"memory", "step"});
-    auto* mem = find_field(f, "memory");
-    if (!mem) return;
-    if (auto* pc = find_field(f, "memory_pct"); pc && pc->num > 0)
-        st.capacity.push_back(static_cast<double>(mem->num) / (static_cast<double>(pc->num) / 10000.0));
-    memory_point p;
-    p.bytes = mem->num;
-    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
-    p.line = line;
-    // p.file: filled by series_points (a series is one file's), not copied per reading
-    p.time_ms = log_line_time_ms(seg);
-    if (auto* stp = find_field(f, "step")) p.step = stp->num;
-    else p.step = latest_step(rank).value_or(n + 1);
-    st.points.push_back(std::move(p));
+    series_reading r;
+    r.p.line = line;
+    const bool step_field = m_has_step[static_cast<size_t>(sig)];
+    if (st.eager != 0) {
+        bool step_found = false;
+        if (!read_point(s, seg, st, r.p, step_found)) return;
+        if (!step_found) r.p.step = latest_step(rank).value_or(n + 1);
+        if (step_field && !step_found) st.eager = -1;
+        else if (st.eager > 0) --st.eager;
+    } else {
+        // the step from the progress lines is this moment's; a line's own step is parsed later
+        r.p.step = step_field ? n + 1 : latest_step(rank).value_or(n + 1);
+        r.sig = sig;
+        hold(r.text, raw);
+    }
+    st.points.push_back(std::move(r));
     const size_t cap = std::clamp(k_series_budget / m_series.size(), k_series_min_points, k_series_points);
     while (st.points.size() > cap) {
         size_t w = 0;
@@ -531,6 +541,47 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
             if (w != i) st.points[w] = std::move(st.points[i]);
         st.points.resize(w);
         st.stride *= 2;
+    }
+}
+
+bool scanner::read_point(const signature& s, std::string_view text, series_state& st, memory_point& p,
+                         bool& step_found) {
+    // the other fields are not needed per point; the percentage of capacity only a few times
+    const bool pct = st.capacity.size() < 3;
+    auto f = pct ? extract_fields(s, text, {"memory", "step", "memory_pct"}) : extract_fields(s, text, {"memory", "step"});
+    auto* mem = find_field(f, "memory");
+    if (!mem) return false;
+    if (auto* pc = find_field(f, "memory_pct"); pc && pc->num > 0)
+        st.capacity.push_back(static_cast<double>(mem->num) / (static_cast<double>(pc->num) / 10000.0));
+    p.bytes = mem->num;
+    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+    // p.file: filled by series_points (a series is one file's), not copied per reading
+    p.time_ms = log_line_time_ms(text);
+    auto* stp = find_field(f, "step");
+    step_found = stp != nullptr;
+    if (stp) p.step = stp->num;
+    return true;
+}
+
+void scanner::parse_waiting_readings() {
+    for (auto& [key, st] : m_series) {
+        size_t w = 0;
+        for (size_t i = 0; i < st.points.size(); ++i) {
+            series_reading& r = st.points[i];
+            if (r.sig >= 0) {
+                const std::int64_t fallback = r.p.step;
+                bool step_found = false;
+                std::string_view text = plain_text(r.text.view(), m_scratch2);
+                const bool ok = read_point(m_sigs.all()[r.sig], text, st, r.p, step_found);
+                if (!step_found) r.p.step = fallback;
+                r.sig = -1;
+                r.text = held_text{};
+                if (!ok) continue;  // verified but without a reading: dropped
+            }
+            if (w != i) st.points[w] = std::move(r);
+            ++w;
+        }
+        st.points.resize(w);
     }
 }
 

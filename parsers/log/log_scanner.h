@@ -112,12 +112,24 @@ struct event {
     std::vector<near_hit> phases_after;  // phase lines after it (a traceback printed after the message)
 };
 
+// A sampled memory reading. The first readings of a series are parsed when taken; later ones
+// keep their raw line and are parsed once the sample is final (end of the file), since most of
+// them are thinned out before that.
+struct series_reading {
+    memory_point p;
+    held_text text;  // the raw line while the reading waits
+    int sig = -1;    // >= 0: waiting to be parsed with this signature
+};
+
 struct series_state {
     int file = 0;
     std::int64_t rank = -1;
-    std::vector<memory_point> points;
+    std::vector<series_reading> points;
     std::int64_t count = 0;
     std::int64_t stride = 1;
+    // Readings still parsed when taken; -1: every reading is (a line of this series lacked the
+    // step its signature can print, so its step came from the progress lines at that moment).
+    int eager = 8;
     int last_sig = -1;
     progress_entry last;
     bool last_in_ring = false;
@@ -135,9 +147,11 @@ public:
     // file's mapping); progress lines keep views of it instead of copies. nullptr: copied.
     void on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable = nullptr);
     // on_segment after the literal prefilter: `hits` as signature_set::candidates gives them;
-    // `rank`: rank_prefix(seg) when known, else -2; `plain`: seg is known to hold no escape byte.
+    // `rank`: rank_prefix(seg) when known, else -2; `plain`: seg is known to hold no escape byte;
+    // `repeat`: seg is an NCCL peer line with the same bytes as the previous one given here.
     void on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hits, size_t hit_count,
-                       const char* stable = nullptr, std::int64_t rank = -2, bool plain = false);
+                       const char* stable = nullptr, std::int64_t rank = -2, bool plain = false,
+                       bool repeat = false);
     void end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut);
     // The analysis of what was read so far; the state is kept, so it can be called again after
     // more lines (`oomdx watch`).
@@ -182,6 +196,12 @@ private:
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
 
     void own_held_texts();
+    // Fills p from a memory line (plain text); false when it holds no reading. `step_found`:
+    // the line printed its step.
+    bool read_point(const signature& s, std::string_view text, series_state& st, memory_point& p,
+                    bool& step_found);
+    // Parses the readings that wait (their lines are readable until end_file).
+    void parse_waiting_readings();
     // The series' sampled points plus its newest reading (parsed from the held line), in order.
     std::vector<memory_point> series_points(const series_state& st) const;
     void forecast(log_analysis& a, const event* failure);
@@ -195,6 +215,7 @@ private:
     std::vector<int> m_hits;
     std::vector<char> m_mark;
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
+    std::vector<char> m_has_step;    // per signature: it has a `step` field
     std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
     std::vector<log_file_info> m_file_info;
@@ -237,6 +258,11 @@ private:
         const std::optional<field_list>* fields = nullptr;
     };
     std::array<peer_recent, 4> m_peer_recent{};
+    // The previous peer line's fields (nullptr: it held none): a repeated line reuses them
+    // without reading its bytes again.
+    const field_list* m_prev_peer = nullptr;
+    int m_prev_peer_sig = -1;
+    bool m_prev_peer_valid = false;
     size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;

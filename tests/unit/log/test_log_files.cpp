@@ -308,6 +308,59 @@ TEST_CASE("memory readings kept per series: 512 up to 32 ranks, a share of 16384
     CHECK(many.memory_series.back().step == 1200);  // the newest reading is always there
 }
 
+TEST_CASE("sampled readings parsed at the end of the file keep their own line's figures") {
+    // Most readings are thinned out before the end; the later ones are parsed there, from the
+    // line they were taken from (a view of the mapping, or a copy for text and gzip input).
+    std::string t;
+    auto gib = [](int s) { return 40.0 + s * 0.01; };
+    for (int s = 1; s <= 6000; ++s)
+        t += fmt::format("[rank0]:[titan] 2026-01-01 10:{:02}:{:02},000 - root - INFO - \x1b[31mstep: {:5}  "
+                         "\x1b[32mloss:  2.0  \x1b[38;2;180;60;0mmemory: {:.2f}GiB(50.00%)  tps: 1,234\x1b[39m\n",
+                         s / 60 % 60, s % 60, s, gib(s));
+    auto check = [&](const log_analysis& a) {
+        REQUIRE(a.memory_series.size() > 256);
+        for (const auto& p : a.memory_series) {
+            CHECK(std::llabs(p.bytes - std::llround(gib(static_cast<int>(p.step)) * 1024 * 1024 * 1024)) <= 1);
+            CHECK(p.line == p.step);
+            REQUIRE(p.time_ms.has_value());
+            CHECK(*p.time_ms % 60000 == (p.step % 60) * 1000);
+        }
+        CHECK(a.memory_series.back().step == 6000);
+        CHECK(a.capacity_from_log_bytes.has_value());
+    };
+    check(analyze_log_text(t, "text.log"));
+    const auto dir = temp_dir();
+    std::ofstream(dir / "mapped.log") << t;
+    write_gz(dir / "packed.log.gz", t);
+    check(analyze_logs({(dir / "mapped.log").string()}));
+    check(analyze_logs({(dir / "packed.log.gz").string()}));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("sampled readings without their own step take the progress step of their moment") {
+    // DeepSpeed's memory line prints no step; a Megatron memory line may omit it: both take the
+    // iteration logged before them (a resumed run: iteration 100 + line / 2, not the reading's
+    // count), also when parsed at the end of the file.
+    std::string ds, mg;
+    for (int s = 1; s <= 4000; ++s) {
+        ds += fmt::format(" iteration {:8}/   10000 | consumed samples: {} | lm loss: 2.0 |\n", 100 + s, s * 8);
+        ds += fmt::format("MA {:.2f} GB         Max_MA 14.02 GB         CA 15.3 GB         Max_CA 16 GB \n", 10.0 + s * 0.001);
+        mg += fmt::format(" iteration {:8}/   10000 | consumed samples: {} | lm loss: 2.0 |\n", 100 + s, s * 8);
+        mg += fmt::format("[Rank 0] memory (MB) | allocated: {}.0 | max allocated: 9000.0\n", 1000 + s);
+    }
+    // (the newest reading, added at the end, counts on from the sample: not checked here)
+    const auto a = analyze_log_text(ds, "ds.log");
+    REQUIRE(a.memory_series.size() > 256);
+    for (size_t i = 0; i + 1 < a.memory_series.size(); ++i) CHECK(a.memory_series[i].step == 100 + a.memory_series[i].line / 2);
+    const auto b = analyze_log_text(mg, "mg.log");
+    REQUIRE(b.memory_series.size() > 256);
+    for (size_t i = 0; i + 1 < b.memory_series.size(); ++i) {
+        const auto& p = b.memory_series[i];
+        CHECK(p.step == 100 + p.line / 2);
+        CHECK(p.bytes == (1000 + p.line / 2) * 1024 * 1024);
+    }
+}
+
 TEST_CASE("--stats: the run's figures on stderr, the report on stdout unchanged") {
     const auto dir = temp_dir();
     const fs::path big = dir / "stats.log";

@@ -103,3 +103,30 @@ TEST_CASE("a gzip log inflated on a helper thread equals the plain file; truncat
     CHECK(error.find(packed.string()) != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("repeated NCCL peer lines map their process to its rank in chunked reads too") {
+    // Two processes print the same Channel lines again and again, interleaved with step lines;
+    // the failure names only the process id. A repeated line reuses the previous one's fields.
+    const fs::path dir = fs::temp_directory_path() / ("oomdx_log_nccl_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string s;
+    for (int step = 1; step <= 400; ++step) {
+        s += "[rank0]:[titan] 2026-01-01 - root - INFO - step: " + std::to_string(step) +
+             "  loss:  2.0  memory: 40.00GiB(50.00%)  tps: 1,234\n";
+        s += "h:77:80 [1] NCCL INFO Channel 00/0 : 5[1] -> 6[2] via P2P/IPC\n";
+        s += "h:78:80 [2] NCCL INFO Channel 00/0 : 6[2] -> 7[3] via P2P/IPC\n";
+        s += "h:78:80 [2] NCCL INFO Channel 00/0 : 6[2] -> 7[3] via P2P/IPC\n";
+    }
+    s += "h:78:81 [2] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n";
+    const fs::path p = dir / "nccl.log";
+    std::ofstream(p, std::ios::binary) << s;
+    const std::string serial = analyze(p, 1, size_t{1} << 20);
+    CHECK(serial.find("\"rank\":6") != std::string::npos);
+    for (size_t chunk : {100, 4096, 65536})
+        for (unsigned threads : {2u, 3u}) {
+            CAPTURE(chunk);
+            CAPTURE(threads);
+            CHECK(analyze(p, threads, chunk) == serial);
+        }
+    fs::remove_all(dir);
+}
