@@ -465,6 +465,12 @@ estimate_input from_facts(const fact_store& facts) {
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
+    if (in.framework == train_framework::megatron) {
+        // Megatron's fused cross-entropy: the flag sets "native"; --cross-entropy-fusion-impl may name te
+        const std::string ce = lower(r.str("training.cross_entropy_fusion", "none", nullptr));
+        const std::string impl = lower(r.str("training.cross_entropy_fusion_impl", "native", nullptr));
+        if (ce != "none" && ce != "false") in.ce_fusion = (ce == "te" || impl == "te") ? 2 : 1;
+    }
 
     if (const fact* a = facts.get("job.assumptions"); a && a->val.is_list())
         for (const auto& x : a->val.as_list())
@@ -640,7 +646,9 @@ estimate_result estimate(const estimate_input& in) {
                                      ? fmt::format(" / TP {}", in.tp) : "",
                                  b.logits_bpe,
                                  in.chunked_loss ? " (chunked / fused loss)"
-                                 : in.framework == train_framework::megatron ? " (bf16 logits + fused vocab-parallel CE)"
+                                 : in.framework == train_framework::megatron && in.ce_fusion == 1
+                                     ? " (bf16 logits + fp32 softmax + compiled copy: --cross-entropy-loss-fusion native)"
+                                 : in.framework == train_framework::megatron ? " (bf16 logits + fp32 vocab-parallel CE)"
                                  : in.tp > 1 && in.loss_parallel ? " (fp32 shards of the loss-parallel CE)"
                                                                  : " (fp32 log-probs, incoming and input gradients)")
                    : std::string("0 at this phase / stage"));
@@ -706,6 +714,11 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
                 "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
+        if (in.ce_fusion == 1)
+            r.interval_reasons.push_back(fmt::format(
+                "Megatron's native fused cross-entropy runs through torch.compile: {:g} B per token x vocab/TP element "
+                "with one compiled fp32 copy (point), {:g} B when inductor keeps two (high end; PyTorch builds differ)",
+                k.logits_bytes_megatron_fused, k.logits_bytes_megatron_fused_high));
         if (in.float8 && fsdp && in.ac != ac_kind::full && in.fp8_force_recompute != 1)
             r.interval_reasons.push_back(
                 "float8 with FSDP: torch.compile may save the unsharded fp8 weights for backward unless "

@@ -494,7 +494,10 @@ double compute(const estimate_input& in, breakdown& out) {
     if (in.chunked_loss)
         bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
-        bpe = k.logits_bytes_megatron;
+        // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
+        bpe = in.ce_fusion != 1 ? k.logits_bytes_megatron
+              : in.variant > 0  ? k.logits_bytes_megatron_fused_high
+                                : k.logits_bytes_megatron_fused;
     else if (in.compile && in.framework == train_framework::torchtitan &&
              (in.framework_date > 0 ? in.framework_date >= date_compiled_loss : in.variant < 0)) {
         // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):

@@ -40,28 +40,35 @@ struct chunk_result {
     bool ready = false;
 };
 
-// Whether the caller will read the line without its colour codes: a hit that is not a progress
-// or memory line, or a framework marker with a pattern (progress lines are kept raw).
-bool needs_plain_text(const signature_set& sigs, const int* hits, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-        const signature& s = sigs.all()[static_cast<size_t>(hits[i])];
-        if (s.kind == sig_kind::progress || s.kind == sig_kind::memory) continue;
-        if (s.kind == sig_kind::framework && !s.regex) continue;
-        return true;
+// Per signature, what a worker needs to know of its hits (a byte each, read per hit line).
+enum hit_flag : std::uint8_t {
+    // the caller reads the line without its colour codes: a hit that is not a progress or
+    // memory line, or a framework marker with a pattern (progress lines are kept raw)
+    needs_plain = 1,
+    nccl_peer = 2,  // an NCCL peer line (the caller caches its fields)
+};
+
+std::vector<std::uint8_t> hit_flags(const signature_set& sigs) {
+    std::vector<std::uint8_t> f(sigs.size(), 0);
+    for (size_t i = 0; i < sigs.size(); ++i) {
+        const signature& s = sigs.all()[i];
+        const bool raw = s.kind == sig_kind::progress || s.kind == sig_kind::memory ||
+                         (s.kind == sig_kind::framework && !s.regex);
+        f[i] = static_cast<std::uint8_t>((raw ? 0 : needs_plain) | (s.kind == sig_kind::nccl_peer ? nccl_peer : 0));
     }
-    return false;
+    return f;
 }
 
-bool has_kind(const signature_set& sigs, const int* hits, size_t n, sig_kind kind) {
-    for (size_t i = 0; i < n; ++i)
-        if (sigs.all()[static_cast<size_t>(hits[i])].kind == kind) return true;
-    return false;
+std::uint8_t flags_of(const std::vector<std::uint8_t>& flags, const int* hits, size_t n) {
+    std::uint8_t f = 0;
+    for (size_t i = 0; i < n; ++i) f |= flags[static_cast<size_t>(hits[i])];
+    return f;
 }
 
 // The chunk is read in place from the mapping, its pages mapped in one call: a pread copy
 // cost a quarter of a worker's time.
 void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t cap, const signature_set& sigs,
-                     chunk_result& r) {
+                     const std::vector<std::uint8_t>& flags, chunk_result& r) {
     mf.populate(offset, len);
     const char* begin = mf.view().data() + offset;
     r.segments.clear();
@@ -73,9 +80,10 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
         const size_t first = r.hits.size();
         sigs.candidates(seg, r.hits, mark);
         if (r.hits.size() == first) return;
+        const std::uint8_t f = flags_of(flags, r.hits.data() + first, r.hits.size() - first);
         // compared here, where both lines are likely still in this core's cache
         bool repeat = false;
-        if (has_kind(sigs, r.hits.data() + first, r.hits.size() - first, sig_kind::nccl_peer)) {
+        if (f & nccl_peer) {
             repeat = prev_peer.data() != nullptr && prev_peer.size() == seg.size() &&
                      std::memcmp(prev_peer.data(), seg.data(), seg.size()) == 0;
             prev_peer = seg;
@@ -83,8 +91,7 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
                               static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
                               static_cast<std::uint32_t>(r.hits.size() - first), cut,
-                              needs_plain_text(sigs, r.hits.data() + first, r.hits.size() - first) &&
-                                  std::memchr(seg.data(), '\x1b', seg.size()) == nullptr,
+                              (f & needs_plain) && std::memchr(seg.data(), '\x1b', seg.size()) == nullptr,
                               repeat});
     });
     r.newlines = sp.lines();
@@ -108,6 +115,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         chunk_result r;
     };
     std::vector<slot> slots(window);
+    const std::vector<std::uint8_t> flags = hit_flags(sigs);
     std::mutex mu;
     std::condition_variable cv_work, cv_ready;
     size_t scheduled = 0, taken = 0, consumed = 0;
@@ -164,7 +172,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             }
             slot& s = slots[k % window];
             try {
-                prefilter_chunk(mf, s.begin, s.end - s.begin, cap, sigs, s.r);
+                prefilter_chunk(mf, s.begin, s.end - s.begin, cap, sigs, flags, s.r);
             } catch (...) {
                 s.r.error = std::current_exception();
             }

@@ -1,6 +1,8 @@
 // `oomdx estimate` and `oomdx preflight` end to end through the built binary.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -108,4 +110,25 @@ TEST_CASE("oomdx estimate: pipeline micro-batch stated with the default assumed"
                              "--set training.local_batch_size=8 --set training.seq_len=8192");
     REQUIRE(r.rc == 0);
     CHECK(r.out.find("Pipeline micro-batch: 1 sequence(s), 8 micro-batches per step (assumed") != std::string::npos);
+}
+
+TEST_CASE("oomdx estimate: Megatron --cross-entropy-loss-fusion reaches the loss figure from the launch script") {
+    const auto path = std::filesystem::temp_directory_path() / "oomdx_test_ce_fusion.sh";
+    const std::string base =
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 512 --num-attention-heads 8 "
+        "--seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --tensor-model-parallel-size 2 "
+        "--pipeline-model-parallel-size 2 --vocab-size 50432 --bf16";
+    auto logits = [&](const std::string& extra) {
+        std::ofstream(path) << base << extra << "\n";
+        const run_result r = run("estimate -c " + path.string() + " -w 8 --format json");
+        REQUIRE(r.rc == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        for (const auto& c : j["components"])
+            if (c["id"] == "logits") return c["formula"].get<std::string>();
+        return std::string();
+    };
+    CHECK(logits("").find("6.0 B/element") != std::string::npos);
+    CHECK(logits(" --cross-entropy-loss-fusion").find("10.0 B/element") != std::string::npos);
+    CHECK(logits(" --cross-entropy-loss-fusion --cross-entropy-fusion-impl te").find("6.0 B/element") != std::string::npos);
+    std::filesystem::remove(path);
 }

@@ -9,6 +9,7 @@
 #include "engine/estimator/estimate.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
+#include "tests/unit/estimator/test_util.h"
 
 using namespace oomdx;
 
@@ -38,7 +39,7 @@ estimate_input lora8b(std::int64_t rank, unsigned targets) {
     return in;
 }
 
-void emit(fact_store& f, const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); }
+using test_util::emit;
 
 void emit_llama8b(fact_store& f) {
     emit(f, "model.family", "llama");

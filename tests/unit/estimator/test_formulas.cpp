@@ -13,6 +13,7 @@
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
 #include "engine/estimator/plan_search.h"
+#include "tests/unit/estimator/test_util.h"
 
 using namespace oomdx;
 
@@ -52,7 +53,7 @@ estimate_input gpt_input(std::int64_t t, bool sp) {
     return in;
 }
 
-void emit(fact_store& f, const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); }
+using test_util::emit;
 
 }  // namespace
 

@@ -220,3 +220,46 @@ TEST_CASE("max_fitting: the largest micro-batch and sequence length within the b
     in.capacity_bytes = 0;
     CHECK(max_fitting(in).max_micro_batch == -1);
 }
+
+TEST_CASE("Megatron fused cross-entropy (native): one more compiled fp32 copy of the logits, two at the high end") {
+    // GPT 12 x 512, TP 2: 4 x 1024 tokens x 50432 / 2 vocab on the last stage
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    e("model.family", "gpt");
+    e("model.hidden_size", std::int64_t(512));
+    e("model.num_layers", std::int64_t(12));
+    e("model.num_attention_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(2048));
+    e("model.vocab_size", std::int64_t(50432));
+    e("job.framework", "megatron");
+    e("job.world_size", std::int64_t(8));
+    e("parallelism.tensor_parallel_degree", std::int64_t(2));
+    e("training.local_batch_size", std::int64_t(4));
+    e("training.seq_len", std::int64_t(1024));
+    estimate_input in = from_facts(f);
+    CHECK(in.ce_fusion == 0);
+    est::breakdown plain;
+    est::compute(in, plain);
+    CHECK(plain.logits_bpe == 6.0);  // bf16 logits + fp32 softmax, in place (tensor_parallel/cross_entropy.py)
+
+    e("training.cross_entropy_fusion", "native");
+    in = from_facts(f);
+    CHECK(in.ce_fusion == 1);
+    est::breakdown fused;
+    est::compute(in, fused);
+    CHECK(fused.logits_bpe == 10.0);
+    const double elements = 4.0 * 1024 * 50432 / 2;
+    CHECK(fused.stages.back().logits - plain.stages.back().logits == doctest::Approx(4.0 * elements));
+    in.variant = 1;
+    est::compute(in, fused);
+    CHECK(fused.logits_bpe == 14.0);
+    const estimate_result r = estimate(from_facts(f));
+    CHECK(mentions(r, "fused cross-entropy"));
+    CHECK(r.high_bytes > r.device_peak_bytes);
+
+    // TE's kernel is not the compiled path: the unfused figure stays
+    e("training.cross_entropy_fusion_impl", "te");
+    CHECK(from_facts(f).ce_fusion == 2);
+    est::compute(from_facts(f), plain);
+    CHECK(plain.logits_bpe == 6.0);
+}

@@ -34,7 +34,12 @@ std::vector<row_result> run_anchors(const std::string& file) {
     std::printf("\n%-40s %-9s %10s %10s %8s  %s\n", "anchor", "statistic", "measured", "estimate", "error", "interval");
     for (const auto& a : root["anchors"]) {
         fact_store facts;
-        emit_facts(load_model(a["model"].as<std::string>()), facts);
+        // `model` names a preset, or an entry of the file's `models:` (dims stated by the source)
+        const std::string model = a["model"].as<std::string>();
+        if (root["models"] && root["models"][model])
+            test_util::emit_map(facts, root["models"][model]);
+        else
+            emit_facts(load_model(model), facts);
         if (a["base"]) test_util::emit_map(facts, a["base"]);
         if (a["set"]) test_util::emit_map(facts, a["set"]);
         const estimate_input in = from_facts(facts);
@@ -46,7 +51,8 @@ std::vector<row_result> run_anchors(const std::string& file) {
             const double scale = reserved ? double(r.reserved_peak_bytes) / double(std::max<std::int64_t>(1, r.peak_bytes)) : 1.0;
             est = double(r.stages.back().peak_bytes) * scale;
         }
-        const double unit = a["unit"].as<std::string>() == "GB" ? 1e9 : 1073741824.0;
+        const std::string unit_name = a["unit"].as<std::string>();
+        const double unit = unit_name == "GB" ? 1e9 : unit_name == "MiB" ? 1048576.0 : 1073741824.0;
         row_result x;
         x.id = a["id"].as<std::string>();
         x.measured = a["measured"].as<double>() * unit;
@@ -59,7 +65,7 @@ std::vector<row_result> run_anchors(const std::string& file) {
         x.known_miss = a["known_miss"] ? a["known_miss"].as<std::string>() : "";
         const double u = unit;
         std::printf("%-40s %-9s %8.2f %s %8.2f %s %+7.1f%%  %s\n", x.id.c_str(), reserved ? "reserved" : "allocated",
-                    x.measured / u, u == 1e9 ? "GB " : "GiB", est / u, u == 1e9 ? "GB " : "GiB", 100.0 * x.error,
+                    x.measured / u, unit_name.c_str(), est / u, unit_name.c_str(), 100.0 * x.error,
                     x.high > x.low ? (std::to_string(x.low / u).substr(0, 6) + ".." + std::to_string(x.high / u).substr(0, 6) +
                                       (x.covered ? " covers" : ""))
                                          .c_str()

@@ -27,6 +27,13 @@ inline oomdx::value scalar(const YAML::Node& n) {
     return s;
 }
 
+// One fact from the test itself.
+inline void emit(oomdx::fact_store& f, const char* name, oomdx::value v) {
+    oomdx::provenance p;
+    p.producer = "test";
+    f.emit(name, std::move(v), p);
+}
+
 inline void emit_map(oomdx::fact_store& f, const YAML::Node& m) {
     oomdx::provenance p;
     p.producer = "test";
