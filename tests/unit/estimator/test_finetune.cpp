@@ -15,18 +15,7 @@ using namespace oomdx;
 
 namespace {
 
-estimate_model llama8b() {
-    estimate_model m;
-    m.family = "llama";
-    m.hidden = 4096;
-    m.layers = 32;
-    m.heads = 32;
-    m.kv_heads = 8;
-    m.head_dim = 128;
-    m.ffn = 14336;
-    m.vocab = 128256;
-    return m;
-}
+using test_util::llama8b;
 
 estimate_input lora8b(std::int64_t rank, unsigned targets) {
     estimate_input in;

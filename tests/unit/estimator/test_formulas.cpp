@@ -19,18 +19,7 @@ using namespace oomdx;
 
 namespace {
 
-estimate_model llama8b() {
-    estimate_model m;
-    m.family = "llama";
-    m.hidden = 4096;
-    m.layers = 32;
-    m.heads = 32;
-    m.kv_heads = 8;
-    m.head_dim = 128;
-    m.ffn = 14336;
-    m.vocab = 128256;
-    return m;
-}
+using test_util::llama8b;
 
 // GPT-style layer for Korthikanti's Table 2: MHA, GELU MLP with F = 4h, dropout.
 estimate_input gpt_input(std::int64_t t, bool sp) {

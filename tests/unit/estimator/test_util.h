@@ -27,6 +27,20 @@ inline oomdx::value scalar(const YAML::Node& n) {
     return s;
 }
 
+// Llama 3 8B's dimensions (its published config).
+inline oomdx::estimate_model llama8b() {
+    oomdx::estimate_model m;
+    m.family = "llama";
+    m.hidden = 4096;
+    m.layers = 32;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn = 14336;
+    m.vocab = 128256;
+    return m;
+}
+
 // One fact from the test itself.
 inline void emit(oomdx::fact_store& f, const char* name, oomdx::value v) {
     oomdx::provenance p;
