@@ -274,6 +274,13 @@ struct state_rates {
     bool grads_in_forward = false;
 };
 
+// Parameter offload as torch FSDP does it (gradients and the optimizer step go to CPU as well),
+// rather than DeepSpeed's offload_param (parameters only) or Megatron's.
+bool fsdp_cpu_offload(const estimate_input& in) {
+    return in.params_offload && in.zero_stage >= 3 && in.framework != train_framework::deepspeed &&
+           in.framework != train_framework::megatron;
+}
+
 double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool master) {
     const estimator_constants& k = estimator_k();
     const double sb = master || param_bytes >= 4 ? double(in.state_dtype_bytes) : param_bytes;
@@ -366,6 +373,9 @@ state_rates resolve_rates(const estimate_input& in) {
     if (in.params_offload) {
         r.p_shard = 0;
         r.g_shard = 0;
+        // torch FSDP's CPU offload (FSDP1 CPUOffload(offload_params=True), FSDP2 CPUOffloadPolicy)
+        // moves gradients too and steps the optimizer on CPU; DeepSpeed's offload_param does not
+        if (fsdp_cpu_offload(in)) r.m_shard = r.o_shard = 0;
     }
     return r;
 }
@@ -385,6 +395,12 @@ state_rates trainable_rates(const estimate_input& in) {
     if (ds_master) (shard_o ? r.m_shard : r.m_full) = 4.0;
     r.grads_in_forward = in.framework == train_framework::megatron || in.framework == train_framework::deepspeed;
     if (in.optimizer_offload) r.m_full = r.m_shard = r.o_full = r.o_shard = 0;
+    // parameters offloaded with ZeRO-3 / FSDP: the sharded adapters live on CPU; torch FSDP also
+    // their gradients and optimizer states (the step runs on CPU)
+    if (in.params_offload && in.zero_stage >= 3) {
+        r.p_shard = 0;
+        if (fsdp_cpu_offload(in)) r.g_shard = r.m_shard = r.o_shard = 0;
+    }
     return r;
 }
 
@@ -584,6 +600,7 @@ double compute(const estimate_input& in, breakdown& out) {
             const double fbytes = lora ? lin * frozen_linear_bytes(ft) + std::max(0.0, st.params_rank - lin) * double(ft.load_bytes)
                                        : std::max(0.0, st.params_rank - train_layer_params) * double(ft.load_bytes);
             st.frozen = in.zero_stage >= 3 ? fbytes / shard_n : fbytes;
+            if (in.params_offload && in.zero_stage >= 3) st.frozen = 0;  // sharded weights on CPU
             auto tbytes = [&](double full, double shard) { return (full + shard / shard_n) * trainable; };
             st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
             st.grads = tbytes(trates.g_full, trates.g_shard);
@@ -657,6 +674,10 @@ double compute(const estimate_input& in, breakdown& out) {
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
+            if (in.params_offload) {
+                fwd += layer_unsharded / shard_n;         // the unit's shard copied host-to-device first
+                bwd += layer_unsharded / shard_n;
+            }
             bwd += 2.0 * layer_unsharded;
             if (!finetune)
                 bwd += max_layer * (pb + 4.0);            // unsharded grads and fp32 reduce-scatter input

@@ -223,3 +223,57 @@ TEST_CASE("the issue's LLaMA-Factory LoRA example is no longer estimated as full
     CHECK(r.peak_bytes < std::int64_t(24) << 30);
     CHECK(r.component("optimizer") == doctest::Approx(41943040.0 * 8).epsilon(0.001));
 }
+
+TEST_CASE("parameter offload under ZeRO-3 / FSDP: torch FSDP moves grads and the optimizer too, DeepSpeed only params") {
+    // torch FSDP CPUOffload(offload_params=True) / FSDP2 CPUOffloadPolicy: parameters and
+    // gradients offloaded, the optimizer steps on CPU. DeepSpeed offload_param: parameters only.
+    estimate_input in = lora8b(16, lora_target::all);
+    in.ac = ac_kind::full;
+    in.world = in.dp_shard = 2;
+    in.zero_stage = 3;
+    in.hf_model = true;
+    est::breakdown on_gpu;
+    est::compute(in, on_gpu);
+    const double trainable = 32 * 1310720.0;
+    CHECK(on_gpu.stages[0].frozen == doctest::Approx(est::total_params(in.model) * 2.0 / 2));
+    CHECK(on_gpu.stages[0].optimizer == doctest::Approx(trainable * 8.0 / 2));
+
+    in.params_offload = true;
+    est::breakdown fsdp;
+    est::compute(in, fsdp);
+    const est::stage_figures& f = fsdp.stages[0];
+    CHECK(f.frozen == 0.0);
+    CHECK(f.params == 0.0);
+    CHECK(f.grads == 0.0);
+    CHECK(f.optimizer == 0.0);
+    CHECK(f.master == 0.0);
+    // the unit's shard is copied to the device before the all-gather: temporaries grow a little
+    CHECK(f.temp_forward > on_gpu.stages[0].temp_forward);
+
+    in.framework = train_framework::deepspeed;
+    est::breakdown ds;
+    est::compute(in, ds);
+    const est::stage_figures& d = ds.stages[0];
+    CHECK(d.frozen == 0.0);
+    CHECK(d.optimizer > 0.0);  // offload_optimizer is a separate switch
+    in.optimizer_offload = true;
+    est::compute(in, ds);
+    CHECK(ds.stages[0].optimizer == 0.0);
+}
+
+TEST_CASE("full training with torch FSDP CPU offload: no parameter, gradient or optimizer shard on the device") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.world = in.dp_shard = 8;
+    in.zero_stage = 3;
+    in.ac = ac_kind::full;
+    est::breakdown b;
+    est::compute(in, b);
+    CHECK(b.stages[0].optimizer > 0.0);
+    in.params_offload = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].params == 0.0);
+    CHECK(b.stages[0].grads == 0.0);
+    CHECK(b.stages[0].optimizer == 0.0);
+}
