@@ -117,7 +117,7 @@ struct event {
 // them are thinned out before that.
 struct series_reading {
     memory_point p;
-    held_text text;  // the raw line while the reading waits
+    held_text text;  // a copy of the raw line while the reading waits
     int sig = -1;    // >= 0: waiting to be parsed with this signature
 };
 
