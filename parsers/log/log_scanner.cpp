@@ -546,10 +546,12 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
         if (step_field && !step_found) st.eager = -1;
         else if (st.eager > 0) --st.eager;
     } else {
-        // the step from the progress lines is this moment's; a line's own step is parsed later
+        // the step from the progress lines is this moment's; a line's own step is parsed later.
+        // A copy, not a view: the line was just read; touching the mapping again at the end would
+        // map back pages given back meanwhile (whole large folios of a freshly written file).
         r.p.step = step_field ? n + 1 : latest_step(rank).value_or(n + 1);
         r.sig = sig;
-        hold(r.text, raw);
+        r.text.set(raw, false);
     }
     st.points.push_back(std::move(r));
     const size_t cap = std::clamp(k_series_budget / m_series.size(), k_series_min_points, k_series_points);

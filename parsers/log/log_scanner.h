@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -51,11 +52,23 @@ class held_text {
 public:
     held_text() = default;
     held_text(const held_text& o) { *this = o; }
+    held_text(held_text&& o) noexcept { *this = std::move(o); }
     held_text& operator=(const held_text& o) {
         if (this == &o) return *this;
         m_owned = o.m_owned;
         if (m_owned) {
             m_own = o.m_own;
+            m_view = m_own;
+        } else {
+            m_view = o.m_view;
+        }
+        return *this;
+    }
+    held_text& operator=(held_text&& o) noexcept {  // the copy moves along (thinned samples)
+        if (this == &o) return *this;
+        m_owned = o.m_owned;
+        if (m_owned) {
+            m_own = std::move(o.m_own);
             m_view = m_own;
         } else {
             m_view = o.m_view;
@@ -117,7 +130,7 @@ struct event {
 // them are thinned out before that.
 struct series_reading {
     memory_point p;
-    held_text text;  // the raw line while the reading waits
+    held_text text;  // a copy of the raw line while the reading waits
     int sig = -1;    // >= 0: waiting to be parsed with this signature
 };
 
