@@ -17,6 +17,10 @@ constexpr size_t k_max_events = 32;
 constexpr size_t k_near_ring = 32;
 constexpr size_t k_near_per_event = 24;
 constexpr size_t k_progress_text = 512;
+// Memory readings parsed at the end of the file keep a copy of their line: lines up to 1 KiB,
+// 32 MiB in all (a hostile log of 1024 ranks with long lines is parsed as it comes instead).
+constexpr size_t k_wait_line_max = 1024;
+constexpr size_t k_wait_bytes_max = size_t{32} << 20;
 // Readings kept per series: 512, or a share of 16384 when a log has more than 32 series (ranks),
 // at least 256. Sampling costs a pattern match per reading; this bounds it for many-rank logs.
 constexpr size_t k_series_points = 512;
@@ -539,7 +543,8 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     series_reading r;
     r.p.line = line;
     const bool step_field = m_has_step[static_cast<size_t>(sig)];
-    if (st.eager != 0) {
+    const bool wait = st.eager == 0 && raw.size() <= k_wait_line_max && m_waiting_bytes + raw.size() <= k_wait_bytes_max;
+    if (!wait) {
         bool step_found = false;
         if (!read_point(s, seg, st, r.p, step_found)) return;
         if (!step_found) r.p.step = latest_step(rank).value_or(n + 1);
@@ -552,10 +557,13 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
         r.p.step = step_field ? n + 1 : latest_step(rank).value_or(n + 1);
         r.sig = sig;
         r.text.set(raw, false);
+        m_waiting_bytes += raw.size();
     }
     st.points.push_back(std::move(r));
     const size_t cap = std::clamp(k_series_budget / m_series.size(), k_series_min_points, k_series_points);
     while (st.points.size() > cap) {
+        for (size_t i = 1; i < st.points.size(); i += 2)  // the readings thinned out
+            if (st.points[i].sig >= 0) m_waiting_bytes -= st.points[i].text.view().size();
         size_t w = 0;
         for (size_t i = 0; i < st.points.size(); i += 2, ++w)
             if (w != i) st.points[w] = std::move(st.points[i]);
@@ -603,6 +611,7 @@ void scanner::parse_waiting_readings() {
         }
         st.points.resize(w);
     }
+    m_waiting_bytes = 0;
 }
 
 std::optional<std::int64_t> scanner::latest_step(std::int64_t rank) {

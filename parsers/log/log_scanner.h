@@ -255,6 +255,7 @@ private:
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
+    size_t m_waiting_bytes = 0;  // the copied lines of readings that wait to be parsed
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up

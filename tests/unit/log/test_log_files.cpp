@@ -330,6 +330,11 @@ TEST_CASE("sampled readings parsed at the end of the file keep their own line's 
         CHECK(a.capacity_from_log_bytes.has_value());
     };
     check(analyze_log_text(t, "text.log"));
+    // lines over 1 KiB do not wait (their copies would be the memory): parsed as they come
+    std::string long_lines;
+    for (std::size_t at = 0, nl; (nl = t.find('\n', at)) != std::string::npos; at = nl + 1)
+        long_lines += t.substr(at, nl - at) + "  extra: " + std::string(1200, 'x') + "\n";
+    check(analyze_log_text(long_lines, "long.log"));
     const auto dir = temp_dir();
     std::ofstream(dir / "mapped.log") << t;
     write_gz(dir / "packed.log.gz", t);
