@@ -8,7 +8,6 @@
 #include <re2/re2.h>
 
 #include "parsers/log/log_scanner.h"
-#include "parsers/log/log_time.h"
 #include "parsers/log/memory_fit.h"
 #include "parsers/log/memory_forecast.h"
 
@@ -81,18 +80,12 @@ std::vector<memory_point> scanner::series_points(const series_state& st) const {
     std::string buf, held = st.last_in_ring ? ring_text(st.last_sig, st.last.rank, st.last.line)
                                             : std::string(st.last.text.view());
     std::string_view text = plain_text(held, buf);
-    if (!verify_sig(s, text)) return out;
-    auto f = extract_fields(s, text, {"memory", "step"});
-    auto* mem = find_field(f, "memory");
-    if (!mem) return out;
     memory_point p;
-    p.bytes = mem->num;
-    p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
+    bool step_found = false;
+    if (!verify_sig(s, text) || !read_memory_line(s, text, p, step_found)) return out;
     p.line = st.last.line;
     p.file = m_files[st.last.file];
-    auto* stp = find_field(f, "step");
-    p.step = stp ? stp->num : (out.empty() ? st.count : out.back().step + 1);
-    p.time_ms = log_line_time_ms(text);
+    if (!step_found) p.step = out.empty() ? st.count : out.back().step + 1;
     if (out.empty() || p.step > out.back().step) out.push_back(std::move(p));
     return out;
 }

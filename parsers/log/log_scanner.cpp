@@ -223,7 +223,6 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
                             size_t hit_count, const char* stable, std::int64_t rank, bool plain, bool repeat) {
-    const bool prev_peer_valid = repeat && m_prev_peer_valid;
     m_seg_stable = stable;
     m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
@@ -309,9 +308,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 }
                 break;
             case sig_kind::nccl_peer:
-                if (!prev_peer_valid || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
+                if (!repeat || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
                 m_prev_peer_sig = h;
-                m_prev_peer_valid = true;
                 if (const field_list* peer = m_prev_peer) {
                     const field_list& f = *peer;
                     auto* pid = find_field(f, "pid");
@@ -572,22 +570,32 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
     }
 }
 
-bool scanner::read_point(const signature& s, std::string_view text, series_state& st, memory_point& p,
-                         bool& step_found) {
-    // the other fields are not needed per point; the percentage of capacity only a few times
-    const bool pct = st.capacity.size() < 3;
+bool read_memory_line(const signature& s, std::string_view text, memory_point& p, bool& step_found,
+                      std::int64_t* pct) {
+    // the other fields are not needed per point
     auto f = pct ? extract_fields(s, text, {"memory", "step", "memory_pct"}) : extract_fields(s, text, {"memory", "step"});
     auto* mem = find_field(f, "memory");
     if (!mem) return false;
-    if (auto* pc = find_field(f, "memory_pct"); pc && pc->num > 0)
-        st.capacity.push_back(static_cast<double>(mem->num) / (static_cast<double>(pc->num) / 10000.0));
+    if (pct) {
+        auto* pc = find_field(f, "memory_pct");
+        *pct = pc ? pc->num : 0;
+    }
     p.bytes = mem->num;
     p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
-    // p.file: filled by series_points (a series is one file's), not copied per reading
     p.time_ms = log_line_time_ms(text);
     auto* stp = find_field(f, "step");
     step_found = stp != nullptr;
     if (stp) p.step = stp->num;
+    return true;
+}
+
+bool scanner::read_point(const signature& s, std::string_view text, series_state& st, memory_point& p,
+                         bool& step_found) {
+    // the percentage of capacity only a few times; p.file: filled by series_points (a series is
+    // one file's), not copied per reading
+    std::int64_t pct = 0;
+    if (!read_memory_line(s, text, p, step_found, st.capacity.size() < 3 ? &pct : nullptr)) return false;
+    if (pct > 0) st.capacity.push_back(static_cast<double>(p.bytes) / (static_cast<double>(pct) / 10000.0));
     return true;
 }
 

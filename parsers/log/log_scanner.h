@@ -38,6 +38,11 @@ bool verify_sig(const signature& s, std::string_view text);
 std::string_view plain_text(std::string_view s, std::string& buf);
 // The signature's fields found in text (`only`: just these names; empty: all).
 field_list extract_fields(const signature& s, std::string_view text, std::initializer_list<std::string_view> only = {});
+// A memory line's reading (plain text): bytes, statistic and time into p, and its step when the
+// line prints one (`step_found`); with `pct`, the percentage of capacity it prints (hundredths,
+// 0 when none). False when the line holds no reading.
+bool read_memory_line(const signature& s, std::string_view text, memory_point& p, bool& step_found,
+                      std::int64_t* pct = nullptr);
 
 struct near_hit {  // a context, refine, phase or rank line
     int sig = -1;
@@ -277,8 +282,7 @@ private:
     // The previous peer line's fields (nullptr: it held none): a repeated line reuses them
     // without reading its bytes again.
     const field_list* m_prev_peer = nullptr;
-    int m_prev_peer_sig = -1;
-    bool m_prev_peer_valid = false;
+    int m_prev_peer_sig = -1;  // -1: no peer line yet
     size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
