@@ -84,16 +84,21 @@ std::vector<std::int64_t> larger_worlds(std::int64_t from, std::int64_t node, st
     return {s.begin(), s.end()};
 }
 
-// Keeps the global batch sensible on more devices: accumulation shrinks where it can, the global
-// batch grows to the next multiple of micro-batch x data parallel where the framework needs one.
-std::vector<estimate_override> world_overrides(const fact_store& f, const estimate_input& at_w, std::int64_t w0,
-                                               std::int64_t dp0, std::int64_t w, std::vector<std::string>& notes) {
+// Keeps the job's global batch on more devices where the layout allows it. `at_w` is the layout
+// at `w` devices and `local_w` its per-device batch (nullopt: the job's own). The global batch
+// stays where micro-batch x data parallel divides it (the accumulation absorbs the change), and
+// grows to the next multiple only where it must.
+std::vector<estimate_override> world_overrides(const fact_store& job, const estimate_input& at_w,
+                                               std::optional<std::int64_t> local_w, std::int64_t dp0, std::int64_t w,
+                                               std::vector<std::string>& notes) {
     std::vector<estimate_override> o;
-    const auto local = positive(f, "training.local_batch_size");
-    auto gb = positive(f, "training.global_batch_size");
+    const auto local0 = positive(job, "training.local_batch_size");
+    const auto local = local_w ? local_w : local0;
+    const auto ga = positive(job, "training.gradient_accumulation_steps");
+    const bool explicit_gb = positive(job, "training.global_batch_size").has_value();
+    auto gb = positive(job, "training.global_batch_size");
     // torchtitan's default global batch (-1) is local x DP: the job's own stays the reference.
-    if (!gb && local && titan_fw(at_w)) gb = *local * std::max<std::int64_t>(1, dp0);
-    const auto ga = positive(f, "training.gradient_accumulation_steps");
+    if (!gb && local0 && titan_fw(at_w)) gb = *local0 * std::max<std::int64_t>(1, dp0);
     const std::int64_t dp = std::max<std::int64_t>(1, w / std::max<std::int64_t>(1, at_w.tp * at_w.pp * at_w.cp));
     if (gb && local) {
         const std::int64_t unit = *local * dp;
@@ -103,9 +108,11 @@ std::vector<estimate_override> world_overrides(const fact_store& f, const estima
                 notes.push_back(fmt::format("global batch kept at {} on {} devices: gradient accumulation {} -> {}", *gb, w,
                                             *ga, *gb / unit));
             } else {
-                o.push_back({"training.global_batch_size", value(unit * *ga)});
+                const std::int64_t steps = (*gb + unit - 1) / unit;
+                o.push_back({"training.gradient_accumulation_steps", value(steps)});
+                o.push_back({"training.global_batch_size", value(unit * steps)});
                 notes.push_back(fmt::format("global batch {} -> {} on {} devices (micro-batch x accumulation x data parallel)",
-                                            *gb, unit * *ga, w));
+                                            *gb, unit * steps, w));
             }
         } else if (*gb % unit != 0) {
             const std::int64_t g = (*gb + unit - 1) / unit * unit;
@@ -113,20 +120,43 @@ std::vector<estimate_override> world_overrides(const fact_store& f, const estima
             notes.push_back(fmt::format("global batch {} -> {} on {} devices (a multiple of micro-batch {} x data parallel {})",
                                         *gb, g, w, *local, dp));
         } else {
-            if (!positive(f, "training.global_batch_size")) o.push_back({"training.global_batch_size", value(*gb)});
+            if (!explicit_gb) o.push_back({"training.global_batch_size", value(*gb)});
             notes.push_back(fmt::format("global batch kept at {} on {} devices", *gb, w));
         }
-    } else if (ga && local && at_w.framework != train_framework::megatron && !titan_fw(at_w)) {
-        if ((*ga * w0) % w == 0) {
-            o.push_back({"training.gradient_accumulation_steps", value(*ga * w0 / w)});
-            notes.push_back(fmt::format("global batch kept on {} devices: gradient accumulation {} -> {}", w, *ga, *ga * w0 / w));
+    } else if (ga && local && local0 && at_w.framework != train_framework::megatron && !titan_fw(at_w)) {
+        // The global batch is local x accumulation x data parallel: the accumulation keeps it.
+        const std::int64_t g0 = *local0 * *ga * std::max<std::int64_t>(1, dp0);
+        const std::int64_t unit = *local * dp;
+        if (g0 % unit == 0) {
+            o.push_back({"training.gradient_accumulation_steps", value(g0 / unit)});
+            notes.push_back(fmt::format("global batch kept on {} devices: gradient accumulation {} -> {}", w, *ga, g0 / unit));
         } else {
-            notes.push_back(fmt::format("global batch grows with the data-parallel degree on {} devices", w));
+            const std::int64_t steps = std::max<std::int64_t>(1, (g0 + unit - 1) / unit);
+            o.push_back({"training.gradient_accumulation_steps", value(steps)});
+            notes.push_back(fmt::format("global batch {} -> {} on {} devices (gradient accumulation {})", g0, steps * unit, w,
+                                        steps));
         }
     } else if (local) {
         notes.push_back(fmt::format("global batch follows local batch x data parallel on {} devices", w));
     }
     return o;
+}
+
+// world_overrides for one candidate at `w` devices: its overrides with the batch keys set anew
+// for its own layout (the search ran with the batch fitted to the job's layout at `w`).
+std::vector<estimate_override> rebatched(const fact_store& job, std::int64_t dp0, std::int64_t w,
+                                         std::vector<estimate_override> ovs, std::vector<std::string>& notes) {
+    fact_store at(job.vocab());
+    copy_with(job, at, w, ovs);
+    try {
+        derive_job_facts(at);
+    } catch (const std::exception&) {
+    }
+    const auto batch_key = [](const estimate_override& o) {
+        return o.key == "training.global_batch_size" || o.key == "training.gradient_accumulation_steps";
+    };
+    ovs.erase(std::remove_if(ovs.begin(), ovs.end(), batch_key), ovs.end());
+    return merged(std::move(ovs), world_overrides(job, from_facts(at), positive(at, "training.local_batch_size"), dp0, w, notes));
 }
 
 struct world_search {
@@ -138,7 +168,7 @@ struct world_search {
 // The search at one world size; candidates verified in rank order until `top` fit.
 world_search search_world(const fact_store& base_facts, const override_syntax& syntax, const plan_options& opt,
                           std::int64_t world, const std::vector<estimate_override>& world_ovs,
-                          bool need_offload_or_swap = false) {
+                          bool need_offload_or_swap = false, const std::optional<std::int64_t>& rebatch_dp0 = std::nullopt) {
     world_search ws;
     fact_store at(base_facts.vocab());
     copy_with(base_facts, at, world, world_ovs);
@@ -156,7 +186,10 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
     for (const auto& c : r.candidates) {
         if (ws.choices.size() >= opt.top) break;
         if (need_offload_or_swap && !(c.input.optimizer_offload || c.input.params_offload || c.input.swap_optimizer)) continue;
-        const std::vector<estimate_override> ovs = canonical_closure(syntax, merged(world_ovs, c.overrides));
+        std::vector<estimate_override> ovs = merged(world_ovs, c.overrides);
+        std::vector<std::string> ignored;
+        if (rebatch_dp0) ovs = rebatched(base_facts, *rebatch_dp0, world, std::move(ovs), ignored);
+        ovs = canonical_closure(syntax, ovs);
         std::string key;
         for (const auto& o : ovs) key += o.key + "=" + value_key(o.val) + ";";
         if (!seen.insert(key).second) continue;
@@ -294,9 +327,10 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         fact_store at(facts.vocab());
         copy_with(facts, at, w, {});
         std::vector<std::string> notes;
-        const std::vector<estimate_override> wov =
-            world_overrides(facts, from_facts(at), base.world, base.dp_shard * base.dp_replicate, w, notes);
-        world_search ws = search_world(facts, syntax, opt, w, wov);
+        const std::int64_t dp0 = base.dp_shard * base.dp_replicate;
+        std::vector<std::string> search_notes;
+        const std::vector<estimate_override> wov = world_overrides(facts, from_facts(at), std::nullopt, dp0, w, search_notes);
+        world_search ws = search_world(facts, syntax, opt, w, wov, false, dp0);
         a.evaluated += ws.evaluated;
         a.fitting += ws.fitting;
         a.search_seconds += ws.seconds;
@@ -304,6 +338,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.world_size = w;
         take(a, ws.choices.front());
         a.rendered.insert(a.rendered.begin(), fmt::format("# run on {} devices (the job has {})", w, base.world));
+        rebatched(facts, dp0, w, ws.choices.front().candidate.overrides, notes);  // the notes of the plan's layout
         a.candidates = std::move(ws.choices);
         a.notes = std::move(notes);
         a.notes.insert(a.notes.begin(), fmt::format("nothing fits on {} devices; the smallest world size searched that fits is {}",

@@ -357,7 +357,13 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                    o.markdown ? 1 : 2);
             w.code(rec.rendered, 3);
         }
-        if (rec.expected_device_peak_bytes)
+        if (rec.expected_device_peak_bytes && !rec.expected_peak_bytes)
+            w.line(w.t("report.rec.expected_after_device",
+                       {{"device", format_bytes(*rec.expected_device_peak_bytes)},
+                        {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
+                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}),
+                   2);
+        else if (rec.expected_device_peak_bytes)
             w.line(w.t("report.rec.expected_after",
                        {{"live", format_bytes(*rec.expected_peak_bytes)},
                         {"device", format_bytes(*rec.expected_device_peak_bytes)},

@@ -65,7 +65,14 @@ void headline(diagnosis_report& rep) {
 }
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
-                    const std::vector<canonical_override>& config, report_recommendation& rr) {
+                    const std::vector<canonical_override>& config, const recommendation& r, report_recommendation& rr) {
+    if (r.expected_device_peak && config.empty()) {
+        // The rule names the figure (the plan's, at its own world size): no live-tensor figure.
+        rr.expected_device_peak_bytes = r.expected_device_peak;
+        if (rep.estimate) rr.expected_fits = *r.expected_device_peak <= rep.estimate->budget_bytes;
+        rr.expected_note = phrase(rep.lang, "report.note.plan_figure");
+        return;
+    }
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     bool affects = false, measures = !config.empty();
     for (const auto& o : config) {
@@ -182,7 +189,7 @@ void stage_report(pipeline_state& s) {
                 if (key == o.key) shown = text;
             rr.rendered.push_back(fmt::format("# code: {}", shown));
         }
-        expected_after(facts, rep, s.job->syntax, config_overrides, rr);
+        expected_after(facts, rep, s.job->syntax, config_overrides, r, rr);
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
             rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;

@@ -229,6 +229,9 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
                                                 : text(tkey + "rationale", d.rationale);
             if (opts.lang != "en") rec.rationale = trimmed(rec.rationale);
             rec.confirm = render(text(tkey + "confirm", d.confirm));
+            if (d.expect_device_peak.expr || !d.expect_device_peak.literal.is_null())
+                if (const value e = eval_action(d.expect_device_peak, facts); e.is_integer() && e.as_integer() > 0)
+                    rec.expected_device_peak = e.as_integer();
             for (size_t oi = 0; oi < d.overrides.size(); ++oi) {
                 const auto& [okey, av] = d.overrides[oi];
                 if (okey.rfind("code.", 0) != 0 || rec.overrides[oi].val.is_null()) continue;

@@ -8,6 +8,8 @@
 // wins and the others are blocked.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,7 @@ struct recommendation {
     std::string rationale;
     std::string confidence = "medium";  // high | medium | low
     std::string confirm;                // what would confirm it or rule it out
+    std::optional<std::int64_t> expected_device_peak;  // the rule's expect_device_peak, when it gives bytes
     // code.* overrides as the report shows them (`# code: ...`), in the report's language.
     std::vector<std::pair<std::string, std::string>> code_texts;
     std::vector<int> evidence;

@@ -621,7 +621,7 @@ private:
                 for (const auto& kv : x) {
                     const std::string k = kv.first.as<std::string>();
                     if (k != "action" && k != "priority" && k != "set" && k != "text" && k != "rationale" &&
-                        k != "confidence" && k != "confirm")
+                        k != "confidence" && k != "confirm" && k != "expect_device_peak")
                         diag(rule_error_code::unknown_key, ctx(it.file, kv.first), fmt::format("unknown key '{}'", k), item, iw);
                 }
                 d.action = x["action"].as<std::string>("");
@@ -650,6 +650,12 @@ private:
                             diag(rule_error_code::bad_value, ctx(it.file, c),
                                  "confidence is high, medium, low, or an expression giving one of them", item, iw);
                     }
+                }
+                if (const YAML::Node e = x["expect_device_peak"]) {
+                    if (parse_action_value(it.file, e, d.expect_device_peak, item, iw) && !d.expect_device_peak.expr &&
+                        !(d.expect_device_peak.literal.is_integer() && d.expect_device_peak.literal.as_integer() > 0))
+                        diag(rule_error_code::bad_value, ctx(it.file, e),
+                             "expect_device_peak is a positive byte count or an expression giving one", item, iw);
                 }
                 if (const YAML::Node set = x["set"]) {
                     if (!set.IsMap()) {

@@ -40,6 +40,9 @@ struct recommendation_def {
     std::string rationale;  // human-written reason
     action_value confidence;  // high | medium | low (literal or "= expression"); default medium
     std::string confirm;    // template: what would confirm it or rule it out
+    // The device peak after the change when no override states it (a plan's figure): bytes,
+    // literal or "= expression"; unset (null literal) when the estimate of the overrides decides.
+    action_value expect_device_peak;
     source_context where;
 };
 

@@ -256,6 +256,19 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                     if (got != want) fail("expect_confidence " + id + (action.empty() ? "" : " " + action), want, got);
                 }
             }
+            // {rule: size}: the device peak its first recommendation names (expect_device_peak).
+            for (const auto& kv : c["expect_device_peak"]) {
+                const std::string id = kv.first.as<std::string>();
+                const std::optional<std::int64_t> want = parse_size(kv.second.as<std::string>(""));
+                std::string got = "(no recommendation)";
+                for (const auto& r : res.recommendations)
+                    if (r.rule_id == id) {
+                        got = r.expected_device_peak ? format_bytes(*r.expected_device_peak) : "(none)";
+                        break;
+                    }
+                const std::string w = want ? format_bytes(*want) : "(a size)";
+                if (got != w) fail("expect_device_peak " + id, w, got);
+            }
             for (const auto& x : c["expect_not_actions"]) {
                 const std::string a = x.as<std::string>();
                 for (const auto& r : res.recommendations)

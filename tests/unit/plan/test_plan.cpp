@@ -78,6 +78,10 @@ TEST_CASE("config_far_too_big: the plan names the device count and fits there") 
     CHECK(t.world > 8);
     CHECK(t.plan["at_current_size"]["expected_device_peak_bytes"].get<std::int64_t>() > 0);
     CHECK(t.plan["rendered"][0].get<std::string>().find("devices") != std::string::npos);
+    // The job's global batch (local 4 x data parallel 8) stays: the plan's layout (TP and CP,
+    // micro-batch 1) divides it, so only the accumulation changes.
+    CHECK(has_override(t.plan, "training.global_batch_size", "32"));
+    CHECK(t.plan["notes"].dump().find("global batch kept at 32") != std::string::npos);
 }
 
 TEST_CASE("optimizer_bound_npu: sharding the DDP job is the plan") {

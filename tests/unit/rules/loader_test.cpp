@@ -172,3 +172,30 @@ TEST_CASE("the evidence rules load alone (log, snapshot) and are the full set's 
     for (const auto& f : evidence.files)
         CHECK_FALSE(std::filesystem::path(f).filename().string().starts_with("step0"));
 }
+
+TEST_CASE("expect_device_peak: a positive size or an expression, else a located error") {
+    vocabulary vocab = test::small_vocab();
+    test::temp_rules dir("expect");
+    auto bad = load_text(dir, R"Y(- rule: r
+  step: s0
+  condition: a > 1
+  recommend:
+    - action: reduce_micro_batch
+      expect_device_peak: "a lot"
+)Y", vocab);
+    const auto* d = find_code(bad, rule_error_code::bad_value);
+    REQUIRE(d);
+    CHECK(d->where.line == 6);
+    auto good = load_text(dir, R"Y(- rule: r
+  step: s0
+  condition: a > 1
+  recommend:
+    - action: reduce_micro_batch
+      expect_device_peak: "= a * 2"
+    - action: reduce_micro_batch
+      expect_device_peak: 1024
+)Y", vocab);
+    CHECK(good.ok());
+    REQUIRE(good.rules.rule("r"));
+    CHECK(good.rules.rule("r")->recommendations.size() == 2);
+}
