@@ -79,7 +79,16 @@ double tp_fraction(const estimate_input& x) {
     return x.tp <= 8 ? 0.04 * log2d(double(x.tp)) : 0.12 + 0.30 * log2d(double(x.tp) / 8.0);
 }
 
-// The cost terms as numbers, in plan_cost's order (no strings: the search's hot path).
+// The overheads of a layout over its bare compute, as fractions of that compute.
+double overhead(const estimate_input& x) {
+    return recompute_fraction(x) + tp_fraction(x) + bubble(x) + 0.05 * log2d(double(x.cp)) + 0.05 * log2d(double(x.ep)) +
+           shard_fraction(x) + offload_fraction(x);
+}
+
+// The cost terms as numbers, in plan_cost's order (no strings: the search's hot path): each the
+// change of one overhead, as a fraction of the base's step time (its compute and its overheads),
+// so that they add up to the relative change of the step time (never below -100%: a job whose
+// pipeline bubble dominates gets faster by at most its whole step).
 enum term_id { t_recompute, t_tp, t_bubble, t_cp, t_ep, t_shard, t_offload, t_micro, t_count };
 std::array<double, t_count> cost_terms(const estimate_input& b, const estimate_input& c) {
     std::array<double, t_count> t{};
@@ -91,6 +100,8 @@ std::array<double, t_count> cost_terms(const estimate_input& b, const estimate_i
     t[t_shard] = shard_fraction(c) - shard_fraction(b);
     t[t_offload] = offload_fraction(c) - offload_fraction(b);
     t[t_micro] = 0.05 * (log2d(double(b.micro_batch) / double(c.micro_batch)));
+    const double per_base_step = 1.0 / (1.0 + overhead(b));
+    for (double& x : t) x *= per_base_step;
     return t;
 }
 
