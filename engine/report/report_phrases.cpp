@@ -399,7 +399,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"value.consistency.agree", "agrees"},
     {"value.consistency.measured_higher", "measured higher"},
     {"value.consistency.measured_lower", "measured lower"},
-    {"value.consistency.not_above", "below, as a reading that is no peak may be"},
+    {"value.consistency.not_above", "below the estimate, as expected of a reading that is not the peak"},
     {"value.category.parameter", "parameter"},
     {"value.category.gradient", "gradient"},
     {"value.category.optimizer_state", "optimizer_state"},
