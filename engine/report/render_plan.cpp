@@ -69,7 +69,7 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
                {{"from", std::to_string(p.base_world_size)},
                 {"to", std::to_string(p.worlds_searched.empty() ? p.base_world_size : p.worlds_searched.back())}}) + "\n";
     } else {
-        s += t("report.plan.head", {{"world", std::to_string(p.world_size)},
+        s += t(p.world_size == 1 ? "report.plan.head_one" : "report.plan.head", {{"world", std::to_string(p.world_size)},
                                     {"device", format_bytes(p.expected_device_peak_bytes)},
                                     {"budget", format_bytes(p.budget_bytes)},
                                     {"tier", t(tier_key(p.tier))},

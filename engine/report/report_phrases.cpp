@@ -114,6 +114,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.plan.fits_as_configured", "Plan: the job fits as configured ({device} of {budget} budget)."},
     {"report.plan.nothing_fits", "Plan: nothing in the searched space fits on {from} to {to} devices."},
     {"report.plan.head", "Plan: {world} devices, {device} device peak of {budget} budget ({tier}; {cost} step time):"},
+    {"report.plan.head_one", "Plan: 1 device, {device} device peak of {budget} budget ({tier}; {cost} step time):"},
     {"report.plan.term", "{cost} {name}: {why}"},
     {"report.plan.check", "check: oomdx estimate ... --world-size {world}{sets}"},
     {"report.plan.no_offload", "On {world} devices the framework offers no offload or swap setting."},
