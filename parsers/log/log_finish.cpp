@@ -252,7 +252,7 @@ log_analysis scanner::finish() {
     if (failure) {
         if (failure->rank >= 0) {
             a.rank = failure->rank;
-            a.rank_from = "prefix";
+            a.rank_from = failure->rank_from_head ? "traceback_head" : "prefix";
         } else if (auto* r = find_field(failure->fields, "rank"); r && r->num >= 0) {
             a.rank = r->num;  // the message names its worker: Ray's repr=...[rank=N], Slurm's task N
             a.rank_from = "message";

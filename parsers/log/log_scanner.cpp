@@ -28,6 +28,8 @@ constexpr size_t k_series_budget = 16384;
 constexpr size_t k_series_min_points = 256;
 constexpr size_t k_series_max = 1024;
 constexpr size_t k_pid_max = 4096;
+// Lines from a traceback's head to the message that ends it (deep model stacks run to ~200).
+constexpr std::int64_t k_traceback_span = 300;
 constexpr int k_context_phase = 100;
 constexpr size_t k_max_counters = 256;  // distinct bar totals kept apart (bounded for days of logs)  // phase priority of evaluation, checkpoint, model loading
 
@@ -328,6 +330,11 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     if (best_oom >= 0) handle_failure(sig_kind::oom, best_oom, seg, line);
     else if (best_other >= 0) handle_failure(sig_kind::not_oom, best_other, seg, line);
     if (crash) {
+        if (seg.find("Traceback (most recent call last)") != std::string_view::npos) {
+            m_tb_file = m_file;
+            m_tb_line = line;
+            m_tb_rank = rank_of(raw);
+        }
         if (seg.find("Root Cause") != std::string_view::npos) {
             m_root_cause_line = line;
             m_root_cause_file = m_file;
@@ -361,6 +368,10 @@ const field_list* scanner::nccl_peer_fields(int sig, std::string_view seg) {
 void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line) {
     const signature& s = m_sigs.all()[sig];
     std::int64_t rank = rank_of(seg);
+    // No prefix of its own: the message that ends a traceback whose head line names a rank
+    const bool from_head = rank < 0 && kind == sig_kind::oom && m_tb_rank >= 0 && m_tb_file == m_file &&
+                           line > m_tb_line && line - m_tb_line <= k_traceback_span;
+    if (from_head) rank = m_tb_rank;
     std::vector<event>* list = &m_crash;
     if (kind == sig_kind::oom) {
         ++m_oom_lines;
@@ -379,6 +390,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
     ev.text = excerpt(seg);
     ev.fields = extract_fields(s, seg);
     ev.rank = rank;
+    ev.rank_from_head = from_head;
     for (const auto& h : m_near_ring) {
         if (h.sig < 0 || h.file != m_file) continue;
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)

@@ -118,7 +118,8 @@ struct event {
     std::int64_t line = 0;
     std::string text;
     field_list fields;
-    std::int64_t rank = -1;  // [rankN] prefix
+    std::int64_t rank = -1;  // [rankN] prefix (of the line, or of its traceback's head line)
+    bool rank_from_head = false;  // the line has none: the "Traceback (most recent call last)" above it has
     std::optional<std::int64_t> last_step, prev_step;
     std::int64_t last_total = -1;
     int progress_sig = -1;
@@ -254,6 +255,11 @@ private:
     std::vector<near_hit> m_rank_hits;
     std::int64_t m_root_cause_line = -1000;
     int m_root_cause_file = -1;
+    // The newest "Traceback (most recent call last)" line and its rank prefix: a logger that
+    // prefixes a record's first line only ("rank:  3 | ... CRITICAL | Traceback ...") names the
+    // rank of the unprefixed message that ends the traceback.
+    int m_tb_file = -1;
+    std::int64_t m_tb_line = 0, m_tb_rank = -1;
 
     std::map<stream_key, progress_rings> m_progress;  // per counter
     std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total

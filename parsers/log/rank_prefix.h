@@ -3,7 +3,8 @@
 //   [rank3]:  rank3]  [rank 3]  [Rank 3]  (Rank3)  (Rank 3)  Rank 3:   torchrun, Megatron, DeepSpeed, user loggers
 //   Rank: 3  rank=3  rank : 3  (VllmWorker rank=3 pid=...)     key-value prefixes (not local_rank: 3)
 //   (Worker_TP3 pid=...)  (Worker_DP0_TP1_EP5 pid=...)           vLLM V1 workers (EP, else TP with PP/DP 0)
-//   [default3]:                                                 torchrun --tee (local rank)
+//   [default3]:  [gpu187:1]:                                    torchrun --tee "[{role}{local_rank}]:" (local rank;
+//                                                               the second: accelerate's SLURM recipe, role "$HOST:")
 //   [1,3]<stdout>:                                              Open MPI / the DeepSpeed MPI launcher
 // Called for every line with a literal hit, on the prefilter threads: a few short scans.
 #pragma once
@@ -93,6 +94,15 @@ inline std::int64_t rank_prefix(std::string_view s) {
         size_t d = w + 8;
         std::int64_t v = number(h, d);
         if (v >= 0 && d + 1 < h.size() && h[d] == ']' && h[d + 1] == ':') return v;
+    }
+    if (h.size() > 4 && h[0] == '[' && !digit(h[1]) && alnum(h[1])) {  // [host:N]: at the line start
+        size_t i = 1;
+        while (i < h.size() && i < 64 && (alnum(h[i]) || h[i] == '-' || h[i] == '_' || h[i] == '.')) ++i;
+        if (i < h.size() && h[i] == ':') {
+            size_t d = i + 1;
+            std::int64_t v = number(h, d);
+            if (v >= 0 && d + 1 < h.size() && h[d] == ']' && h[d + 1] == ':') return v;
+        }
     }
     if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:
         size_t b = h.rfind('[', w);

@@ -72,6 +72,10 @@ TEST_CASE("rank from launcher and worker prefixes") {
                               c{"(Worker_TP1 pid=1234) ERROR 01-06 19:37:15 [multiproc_executor.py:824]", 1},
                               c{"(Worker_PP0_TP3 pid=1234) ERROR", 3}, c{"(Worker_DP1_TP1_EP9 pid=244584) ERROR", 9},
                               c{"[default6]:torch.OutOfMemoryError: CUDA out of memory.", 6},
+                              c{"[gpu187:1]:torch.cuda.OutOfMemoryError: CUDA out of memory.", 1},
+                              c{"[node-a.cluster_2:3]:  0%|          | 0/125", 3},
+                              c{"[12:34:56]: step 4", -1}, c{"[host:1] not a launcher prefix", -1},
+                              c{"  [gpu187:1]: not at the line start", -1},
                               c{"[1,4]<stderr>:RuntimeError: CUDA out of memory.", 4},
                               c{"  rank      : 5 (local_rank: 5)", 5},
                               c{"failed (exitcode: -9) local_rank: 2 (pid: 4102)", -1},
@@ -105,6 +109,20 @@ TEST_CASE("rank from launcher and worker prefixes") {
     auto prefixed = run("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n[rank1]: " + cuda_err);
     CHECK(prefixed.rank == 1);  // a prefix on the failure line wins
     CHECK(prefixed.rank_from == "prefix");
+    // a logger that prefixes a record's first line only: the traceback head names the rank
+    const std::string tb = "rank:  3 | 2022-04-03 18:44:26,615 CRITICAL | Traceback (most recent call last):\n"
+                           "  File \"train.py\", line 9, in step\n    loss.backward()\n";
+    auto head = run(tb + cuda_err);
+    CHECK(head.rank == 3);
+    CHECK(head.rank_from == "traceback_head");
+    auto plain_head = run("Traceback (most recent call last):\n  File \"train.py\", line 9, in step\n" + cuda_err);
+    CHECK_FALSE(plain_head.rank);  // an unprefixed head names nothing
+    std::string far = tb;  // the head of another, long-finished traceback is not this message's
+    for (int i = 0; i < 400; ++i) far += "  File \"x.py\", line 1, in f\n";
+    CHECK_FALSE(run(far + cuda_err).rank);
+    auto own = run(tb + "[rank1]: " + cuda_err);
+    CHECK(own.rank == 1);  // the message's own prefix wins
+    CHECK(own.rank_from == "prefix");
 }
 
 TEST_CASE("progress formats: the failing step is last + 1 only where the format allows it") {
