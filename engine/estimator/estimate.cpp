@@ -456,6 +456,10 @@ estimate_input from_facts(const fact_store& facts) {
         else if (in.float8) in.lowp = lowp_kind::float8_tensorwise;
         in.float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
         in.fp8_all_gather = in.float8 && r.boolean("quantize.linear.float8_all_gather", false, nullptr);
+        if (in.fp8_all_gather && in.framework == train_framework::torchtitan && in.dp_shard <= 1)
+            in.assumptions.push_back(
+                "float8 all-gather not applied: torchtitan enables it only with data_parallel_shard_degree > 1 "
+                "(FSDP over CP alone all-gathers bf16 weights)");
         if (auto f = r.bool_opt("quantize.linear.float8_force_recompute")) in.fp8_force_recompute = *f ? 1 : 0;
         in.lowp_bf16_tail = std::clamp<std::int64_t>(r.integer("quantize.linear.bf16_tail_layers", 0, nullptr), 0, m.layers);
         in.async_tp = in.tp > 1 && r.boolean("parallelism.async_tp", false, nullptr);

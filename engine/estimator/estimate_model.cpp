@@ -454,6 +454,9 @@ double compute(const estimate_input& in, breakdown& out) {
     const bool finetune = ft.kind != finetune_kind::full;
     const bool lora = ft.kind == finetune_kind::lora;
     const bool float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
+    // torchtitan turns the float8 all-gather on only with data_parallel_shard_degree > 1 (its float8
+    // handler ANDs the option with dp_shard_enabled): FSDP over CP alone all-gathers bf16 weights
+    const bool fp8_ag = in.fp8_all_gather && float8 && (in.framework != train_framework::torchtitan || in.dp_shard > 1);
 
     double shard_n = 1;
     const double dp_total = std::max(1.0, double(in.dp_shard) * double(std::max<std::int64_t>(1, in.dp_replicate)));
@@ -669,7 +672,7 @@ double compute(const estimate_input& in, breakdown& out) {
         double gather_bytes = pb;
         if (quant_base) gather_bytes = frozen_linear_bytes(ft);
         const double lin_frac = max_layer > 0 ? std::min(1.0, (lin / std::max<double>(1.0, double(n))) / max_layer) : 0.0;
-        if (in.fp8_all_gather && float8) gather_bytes = lin_frac * 1.0 + (1.0 - lin_frac) * pb;
+        if (fp8_ag) gather_bytes = lin_frac * 1.0 + (1.0 - lin_frac) * pb;
         const double layer_unsharded = max_layer * gather_bytes;
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
         if (fsdp2) {
@@ -689,7 +692,7 @@ double compute(const estimate_input& in, breakdown& out) {
                 // linears stay fp8); FSDP2 accumulates the unsharded gradients in the fp32 reduce
                 // dtype until the last micro-batch (to_accumulated_grad_if_needed), and in 1F1B the
                 // last stage computes each later loss with them alive
-                const double unsharded = in.fp8_all_gather && float8 ? lin * 1.0 + std::max(0.0, st.params_rank - lin) * pb
+                const double unsharded = fp8_ag ? lin * 1.0 + std::max(0.0, st.params_rank - lin) * pb
                                                                      : st.params_rank * pb;
                 const double accumulated = mb > 1 ? st.trainable_rank * 4.0 : 0.0;
                 fwd += unsharded;

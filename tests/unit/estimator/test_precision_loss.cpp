@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
@@ -90,6 +91,46 @@ TEST_CASE("float8 with FSDP: the unsharded fp8 weights are only in the high end,
     bf16.lowp = lowp_kind::none;
     bf16.float8 = false;
     CHECK(double(f.peak_bytes) == doctest::Approx(double(estimate(bf16).peak_bytes)).epsilon(0.02));
+}
+
+TEST_CASE("float8 all-gather under PP: fp8 unsharded linears with dp_shard > 1, bf16 with FSDP over CP alone (torchtitan)") {
+    // torchtitan keeps every stage unsharded under PP; its float8 handler enables the fp8 all-gather only
+    // when data_parallel_shard_degree > 1, so FSDP 1 x CP 2 all-gathers (and keeps) bf16 linears
+    estimate_input in = llama8b_fsdp(2);
+    in.pp = 2;
+    in.world = 4;
+    in.ac = ac_kind::full;
+    in.lowp = lowp_kind::float8_tensorwise;
+    in.float8 = true;
+    in.num_microbatches = 2;
+    in.micro_batch = 1;
+    auto fwd_temp = [](const estimate_input& x, bool ag) {
+        estimate_input y = x;
+        y.fp8_all_gather = ag;
+        est::breakdown b;
+        est::compute(y, b);
+        return std::pair<double, double>(b.stages[0].temp_forward, b.stages[0].params_rank);
+    };
+    // dp_shard 2: the kept unsharded linears are fp8, 1 B per parameter less than bf16
+    const auto [on, params] = fwd_temp(in, true);
+    const double lin_params = params - 128256.0 * 4096.0 - 16.0 * 2.0 * 4096.0;  // 16 layers + embedding
+    CHECK(fwd_temp(in, false).first - on >= lin_params);
+    // dp_shard 1 x CP 2 (same sharding degree): the option changes nothing
+    in.dp_shard = 1;
+    in.cp = 2;
+    in.seq_len = 16384;
+    CHECK(fwd_temp(in, true).first == doctest::Approx(fwd_temp(in, false).first));
+    // from facts: the assumption says why
+    fact_store f = llama8b_pp4_facts();
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    e("parallelism.context_parallel_degree", std::int64_t(2));
+    e("parallelism.data_parallel_shard_degree", std::int64_t(1));
+    e("quantize.linear.float8", true);
+    e("quantize.linear.float8_all_gather", true);
+    const estimate_input fi = from_facts(f);
+    bool said = false;
+    for (const auto& s : fi.assumptions) said = said || s.find("float8 all-gather not applied") != std::string::npos;
+    CHECK(said);
 }
 
 TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), compiled loss as the low end") {
