@@ -35,10 +35,12 @@ TEST_CASE("held-out real logs: source, sizes, device, rank and steps as a reader
     REQUIRE(cases.size() >= 50);
     std::map<std::string, tally> score;
     std::vector<std::string> known;  // the current case's known misses
-    auto check = [&](const std::string& field, bool ok, const std::string& what) {
+    // `alias`: a size may be listed by its own key (`known_miss: [reserved]`)
+    auto check = [&](const std::string& field, bool ok, const std::string& what, const std::string& alias = {}) {
         auto& t = score[field];
         ++t.n;
-        const bool expected_miss = std::find(known.begin(), known.end(), field) != known.end();
+        const bool expected_miss = std::find(known.begin(), known.end(), field) != known.end() ||
+                                   (!alias.empty() && std::find(known.begin(), known.end(), alias) != known.end());
         if (ok) ++t.ok;
         if (ok == expected_miss) {
             const std::string why = what + (expected_miss ? " (listed as a known miss, now right)" : "");
@@ -79,7 +81,7 @@ TEST_CASE("held-out real logs: source, sizes, device, rank and steps as a reader
             const auto want = parse_size(text);
             REQUIRE(want);
             const bool ok = *got && std::llabs(**got - *want) <= display_half_unit(text);
-            check("sizes", ok, fmt::format("{}: {} {} want {}", file, key, *got ? std::to_string(**got) : "null", text));
+            check("sizes", ok, fmt::format("{}: {} {} want {}", file, key, *got ? std::to_string(**got) : "null", text), key);
         }
     }
     std::string line = "held-out real logs:";
