@@ -151,3 +151,21 @@ TEST_CASE("Megatron / MindSpeed scripts as model dimensions") {
     // No vocabulary in the script: a clear error.
     CHECK_THROWS_AS(load_model(cfg + "megatron/pretrain_llama3_8b.sh"), input_error);
 }
+
+TEST_CASE("hub ids find their preset: the name after the org, then without a tuned variant's suffix") {
+    auto id = [](const char* s) {
+        const model_dims* m = find_model_preset(s);
+        return m ? m->name : std::string("(none)");
+    };
+    CHECK(id("meta-llama/Meta-Llama-3-8B-Instruct") == "llama3-8b");
+    CHECK(id("meta-llama/Meta-Llama-3.1-8B-Instruct") == "llama3-8b");
+    CHECK(id("meta-llama/Llama-3.3-70B-Instruct") == "llama3-70b");
+    CHECK(id("meta-llama/Llama-2-7b-chat-hf") == "llama2-7b");
+    CHECK(id("google/gemma-2-9b-it") == "gemma2-9b");
+    CHECK(id("Qwen/Qwen3-4B-Instruct-2507") == "qwen3-4b");
+    CHECK(id("Qwen/Qwen3-1.7B") == "qwen3-1.7b");
+    // Not the same architecture, or not a known size: no guess.
+    CHECK(id("Qwen/Qwen2.5-7B-Instruct-1M") == "(none)");
+    CHECK(id("Qwen/Qwen3-2B-Instruct") == "(none)");
+    CHECK(id("acme/instruct") == "(none)");
+}
