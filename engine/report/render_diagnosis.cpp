@@ -311,11 +311,17 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     for (const auto& s : r.route)
         w.bullet(w.t("report.route.item", {{"step", s.title.empty() ? s.step : s.title}, {"why", s.why}}));
     if (r.estimate) render_estimate(w, *r.estimate, r);
-    if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0)
-        w.line(w.t("report.preflight.limits", {{"max_micro_batch", std::to_string(r.limits->max_micro_batch)},
-                                                {"seq_len", std::to_string(r.limits->seq_len)},
-                                                {"max_seq_len", std::to_string(r.limits->max_seq_len)},
-                                                {"micro_batch", std::to_string(r.limits->micro_batch)}}));
+    if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0) {
+        const fit_limits& l = *r.limits;
+        if (l.max_micro_batch == 0 && l.max_seq_len <= 0 && l.micro_batch <= 1)
+            w.line(w.t("report.preflight.limits_none", {{"seq_len", std::to_string(l.seq_len)},
+                                                         {"micro_batch", std::to_string(l.micro_batch)}}));
+        else
+            w.line(w.t("report.preflight.limits", {{"max_micro_batch", std::to_string(l.max_micro_batch)},
+                                                    {"seq_len", std::to_string(l.seq_len)},
+                                                    {"max_seq_len", std::to_string(l.max_seq_len)},
+                                                    {"micro_batch", std::to_string(l.micro_batch)}}));
+    }
     if (r.baseline_diff) {
         w.heading("report.heading.baseline");
         w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);

@@ -253,9 +253,28 @@ std::vector<std::string> model_preset_ids() {
 
 const model_dims* find_model_preset(const std::string& spelling) {
     const auto& t = presets();
-    auto it = t.by_spelling.find(normalize_spelling(spelling));
-    if (it == t.by_spelling.end()) return nullptr;
-    return &t.presets[it->second];
+    auto find = [&](const std::string& s) -> const model_dims* {
+        auto it = t.by_spelling.find(normalize_spelling(s));
+        return it == t.by_spelling.end() ? nullptr : &t.presets[it->second];
+    };
+    if (const model_dims* m = find(spelling)) return m;
+    // A hub id ("org/Name-7B-Instruct"): the name alone, then without the suffixes of tuned
+    // variants, which keep their base model's architecture.
+    std::string tail = spelling.substr(spelling.rfind('/') == std::string::npos ? 0 : spelling.rfind('/') + 1);
+    if (const model_dims* m = find(tail)) return m;
+    for (bool cut = true; cut;) {
+        cut = false;
+        const std::string low = lower(tail);
+        for (const char* suffix : {"-instruct", "-chat", "-it", "-base", "-hf"}) {
+            const std::size_t n = std::string(suffix).size();
+            if (low.size() > n + 2 && low.compare(low.size() - n, n, suffix) == 0) {
+                tail.resize(tail.size() - n);
+                cut = true;
+                if (const model_dims* m = find(tail)) return m;
+            }
+        }
+    }
+    return nullptr;
 }
 
 model_dims load_model(const std::string& spec) {

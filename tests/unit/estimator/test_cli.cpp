@@ -132,3 +132,20 @@ TEST_CASE("oomdx estimate: Megatron --cross-entropy-loss-fusion reaches the loss
     CHECK(logits(" --cross-entropy-loss-fusion --cross-entropy-fusion-impl te").find("6.0 B/element") != std::string::npos);
     std::filesystem::remove(path);
 }
+
+TEST_CASE("oomdx preflight: the largest micro-batch and sequence that fit, or why none does") {
+    // LoRA on a 4 B model fits a 24 GB card: the limits are numbers above the job's own.
+    const run_result lora = run("preflight --model qwen3-4b --device rtx4090 --world-size 1 --framework llama_factory "
+                                "--set training.finetuning_type=lora --set training.seq_len=2048 "
+                                "--set training.local_batch_size=1");
+    CHECK(lora.rc == 0);
+    CHECK(lora.out.find("largest that fit: micro-batch ") != std::string::npos);
+    // Full fine-tuning of the same model on one card: not even micro-batch 1 at any length.
+    const run_result full = run("preflight --model qwen3-4b --device rtx4090 --world-size 1 --framework llama_factory "
+                                "--set training.finetuning_type=full --set training.seq_len=2048 "
+                                "--set training.local_batch_size=1");
+    CHECK(full.rc == 1);
+    CHECK(full.out.find("largest that fit: micro-batch 0") == std::string::npos);
+    CHECK(full.out.find("no micro-batch fits at sequence length 2048, and no sequence length at micro-batch 1") !=
+          std::string::npos);
+}

@@ -129,8 +129,20 @@ TEST_CASE("held-out configurations: dense 8B/70B, MoE, long sequence, NPU, Megat
     round_trip("--config tests/fixtures/configs/megatron/pretrain_llama3_8b.sh --model llama3-8b --device a100-40gb "
                "--world-size 16 --set training.local_batch_size=4 --set activation_checkpoint.mode=none");
     round_trip("--config tests/fixtures/configs/deepspeed/ds_z2_fp16.json --model llama3-8b --device a100-40gb --world-size 8");
-    round_trip("--config tests/fixtures/configs/hf_trainer/training_args.yaml --model qwen2.5-72b --device h100-80gb "
-               "--world-size 8");
+    {
+        // 4 x 4 accumulation x 8 devices = 128 sequences per step; on more devices the plan's
+        // micro-batch x accumulation x data parallel is the next multiple at or above 128.
+        const trip hf = round_trip("--config tests/fixtures/configs/hf_trainer/training_args.yaml --model qwen2.5-72b "
+                                   "--device h100-80gb --world-size 8");
+        std::int64_t local = 4, ga = 4;
+        for (const auto& o : hf.plan["overrides"]) {
+            if (o["key"] == "training.local_batch_size") local = o["value"].get<std::int64_t>();
+            if (o["key"] == "training.gradient_accumulation_steps") ga = o["value"].get<std::int64_t>();
+        }
+        const std::int64_t unit = local * hf.world;  // FSDP: data parallel over every device
+        CHECK(local * ga * hf.world >= 128);
+        CHECK(local * ga * hf.world < 128 + unit);
+    }
     round_trip("--config tests/fixtures/configs/torchtitan/config_registry.py:llama3_70b --model llama3-70b "
                "--device h100-80gb --world-size 32 --set training.local_batch_size=8");
 }
