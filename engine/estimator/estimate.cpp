@@ -544,6 +544,7 @@ const char* phase_name(int p) {
         case 0: return "forward";
         case 1: return "loss";
         case 2: return "backward";
+        case 4: return "model_load";
         default: return "optimizer_step";
     }
 }
@@ -592,9 +593,10 @@ estimate_result estimate(const estimate_input& in) {
         case 0: temps = st.temp_forward; grads = st.grads_in_forward; break;
         case 1: temps = st.temp_loss; grads = st.grads_in_forward; logits = st.logits; break;
         case 2: temps = st.temp_backward; grads = st.grads_in_forward; break;
+        case 4: temps = st.temp_load; break;
         default: temps = st.temp_step; grads = in.optimizer_in_backward ? 0.0 : st.grads; break;
     }
-    const double acts = st.phase == 3 ? 0.0 : st.activations;
+    const double acts = st.phase >= 3 ? 0.0 : st.activations;
     auto add = [&](const char* id, const char* label, double bytes, std::string formula) {
         r.components.push_back({id, label, to_i(bytes), std::move(formula)});
     };
@@ -620,11 +622,12 @@ estimate_result estimate(const estimate_input& in) {
                                 in.framework == train_framework::megatron ? "fp32 main-grad buffer" : "gradients",
                                 phase_name(st.phase))
                   : std::string("not live at this phase (freed after the step / fused into backward)"));
-    add("optimizer", "optimizer states", st.optimizer,
+    const bool loading = st.phase == 4;  // optimizer states and master weights do not exist yet
+    add("optimizer", "optimizer states", loading ? 0.0 : st.optimizer,
         fmt::format("{} {}x {:.3g} B/param ({}{}{})", ft ? trank : prank, ft ? "trainable " : "",
                     st.optimizer / std::max(1.0, ft ? st.trainable_rank : st.params_rank), in.optimizer,
                     in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : ""));
-    add("master_weights", "fp32 master weights", st.master,
+    add("master_weights", "fp32 master weights", loading ? 0.0 : st.master,
         st.master > 0 ? fmt::format("{} x 4 B / {}", prank, shard_txt)
                       : std::string(in.zero_stage >= 3 && in.framework != train_framework::megatron &&
                                             in.framework != train_framework::deepspeed && in.master_weights
@@ -657,6 +660,10 @@ estimate_result estimate(const estimate_input& in) {
                                                                  : " (fp32 log-probs, incoming and input gradients)")
                    : std::string("0 at this phase / stage"));
     add("temporaries", "temporaries", temps,
+        st.phase == 4 ? fmt::format("NF4 quantization of the largest frozen linear while the model loads: {} elements x {:g} B "
+                                    "(torchao 0.1 quantizes a whole weight at once)", num(st.temp_load / std::max(1.0, k.nf4_unchunked_quant_bytes)),
+                                    k.nf4_unchunked_quant_bytes)
+                      :
         fmt::format("{}workspaces{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
                     st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : "",
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
@@ -743,6 +750,12 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
                 "gradient checkpointing those inputs stay for every layer (high end)");
+        if (in.ft.kind == finetune_kind::lora && in.ft.base_bits == 4 && !in.ft.quant_keeps_input &&
+            in.framework == train_framework::torchtune && in.framework_date == 0)
+            r.interval_reasons.push_back(
+                "torchtune builds before 2024-06-26 pin torchao 0.1, which quantizes each frozen weight to NF4 whole "
+                "while the model loads (68 B per element of the largest linear); later builds quantize in chunks: "
+                "high end includes the load-time peak");
         if (in.pp > 1 && in.framework == train_framework::torchtitan && in.framework_date == 0)
             r.interval_reasons.push_back(
                 "torch.distributed.pipelining keeps every micro-batch's last-stage output (logits) until step() "

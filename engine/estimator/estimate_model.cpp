@@ -784,13 +784,24 @@ double compute(const estimate_input& in, breakdown& out) {
         st.temp_step = step + k.workspace_bytes;
         st.grads_in_forward = grads_fwd;
 
+        // model load: torchtune quantizes the frozen linears to NF4 on the device as it copies the
+        // checkpoint in (its NF4 copy_ runs to_nf4 on the moved bf16 tensor); torchao 0.1 does so
+        // for a whole weight at once (difference to the 16 levels and its abs, 32 B each per
+        // element), later builds in 1M-element chunks (knowledge/estimator.yaml)
+        st.temp_load = 0;
+        st.phase_load = 0;
+        if (quant_base && in.framework == train_framework::torchtune && !ft.quant_keeps_input &&
+            (in.framework_date > 0 ? in.framework_date < date_torchtune_chunked_nf4 : in.variant > 0)) {
+            st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
+            st.phase_load = st.params + st.temp_load;
+        }
         const double resident = st.params + st.master + st.optimizer;
         st.phase_forward = resident + grads_fwd + st.activations + fwd;
         st.phase_loss = last ? resident + grads_fwd + st.activations + st.logits + loss : 0.0;
         st.phase_backward = resident + grads_fwd + st.activations + bwd;
         st.phase_step = resident + grads_end + st.temp_step;
-        const double ph[4] = {st.phase_forward, st.phase_loss, st.phase_backward, st.phase_step};
-        st.phase = int(std::max_element(ph, ph + 4) - ph);
+        const double ph[5] = {st.phase_forward, st.phase_loss, st.phase_backward, st.phase_step, st.phase_load};
+        st.phase = int(std::max_element(ph, ph + 5) - ph);
         st.peak = ph[st.phase];
 
         // caching allocator: reserved is the high-water mark of live blocks plus cached blocks
@@ -809,7 +820,7 @@ double compute(const estimate_input& in, breakdown& out) {
             // the reduce-scatters wait for the last micro-batch's backward, and the blocks stay stranded
             // through every earlier backward (torch fsdp _fsdp_collectives.foreach_reduce)
             const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
-            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step});
+            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step, st.phase_load});
             if (last)
                 res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + k.stranded_layer_transients * st.layer_transient);
             st.stranded_loss += freed_grads;

@@ -14,6 +14,10 @@ namespace oomdx::est {
 inline constexpr int date_compiled_loss = 20250220;        // d1f62be7: the loss is compiled with the model
 inline constexpr int date_pp_microbatch_size = 20250407;   // 5e2033c7: pipeline_parallel_microbatch_size (default 1)
 inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(return_outputs=False)
+// torchtune build date from which its torchao pin quantizes NF4 in chunks (c1c9f308a: torchao==0.3;
+// pytorch/ao 6081796bc, v0.2.0); before it torchtune pinned torchao==0.1, which quantizes a whole
+// weight at once while the model loads.
+inline constexpr int date_torchtune_chunked_nf4 = 20240626;
 
 // Parameter counts of one transformer layer, split by how they shard.
 struct layer_params {
@@ -55,8 +59,10 @@ struct stage_figures {
     double temp_forward = 0, temp_backward = 0, temp_step = 0, temp_loss = 0;
     double grads_in_forward = 0;                         // grads resident while activations live
     double phase_forward = 0, phase_loss = 0, phase_backward = 0, phase_step = 0;
+    double phase_load = 0;                               // model load: weights + on-device quantization (0 if not modelled)
+    double temp_load = 0;                                // the quantization intermediates of phase_load
     double peak = 0;
-    int phase = 0;                                       // 0 forward, 1 loss, 2 backward, 3 step
+    int phase = 0;                                       // 0 forward, 1 loss, 2 backward, 3 step, 4 model load
     // issue 16
     double trainable_rank = 0;                           // trainable params on this rank (before sharding)
     double frozen = 0;                                   // frozen weights (in `params`)

@@ -28,6 +28,7 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"logits_bytes_loss_parallel", &k.logits_bytes_loss_parallel},
         {"logits_bytes_loss_parallel_high", &k.logits_bytes_loss_parallel_high},
         {"allocator_rounding", &k.allocator_rounding},
+        {"nf4_unchunked_quant_bytes", &k.nf4_unchunked_quant_bytes},
         {"stranded_layer_transients", &k.stranded_layer_transients},
         {"reserved_factor_megatron", &k.reserved_factor_megatron},
         {"runtime_cuda_bytes", &k.runtime_cuda_bytes},

@@ -28,6 +28,7 @@ struct estimator_constants {
     double ddp_bucket_bytes = 52428800.0;       // 2 x 25 MB DDP buckets
     double deepspeed_bucket_elements = 5.0e8;   // reduce_bucket_size default
     double nvfp4_saved_bytes = 0.5625;          // NVFP4 GEMM input copy kept for wgrad: 4 bit + e4m3 scale / 16
+    double nf4_unchunked_quant_bytes = 68.0;    // torchao <= 0.1 to_nf4 of a whole weight: bytes per element
 };
 
 // Loaded from data_path("knowledge/estimator.yaml") once; defaults if the file is absent.

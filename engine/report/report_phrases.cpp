@@ -378,6 +378,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"value.phase.loss", "loss"},
     {"value.phase.backward", "backward"},
     {"value.phase.optimizer_step", "optimizer_step"},
+    {"value.phase.model_load", "model_load"},
     {"value.fragmentation.normal", "normal"},
     {"value.fragmentation.slight", "slight"},
     {"value.fragmentation.high", "high"},

@@ -277,3 +277,56 @@ TEST_CASE("full training with torch FSDP CPU offload: no parameter, gradient or 
     CHECK(b.stages[0].grads == 0.0);
     CHECK(b.stages[0].optimizer == 0.0);
 }
+
+TEST_CASE("torchtune QLoRA model load: torchao 0.1 quantizes a whole weight, later builds in chunks") {
+    // Llama 3 8B, NF4 base, r 8 on every linear, 2 x 512 tokens with AC: the training phases are
+    // small next to the whole-weight quantization of the largest linear (14336 x 4096 elements)
+    estimate_input in = lora8b(8, lora_target::all);
+    in.framework = train_framework::torchtune;
+    in.ft.base_bits = 4;
+    in.ft.quant_keeps_input = false;  // torchao NF4, not bitsandbytes
+    in.ft.trainable_bytes = 2;
+    in.ac = ac_kind::full;
+    in.micro_batch = 2;
+    in.seq_len = 512;
+    const double largest = 14336.0 * 4096.0;
+    const double per_elem = estimator_k().nf4_unchunked_quant_bytes;
+    CHECK(per_elem == doctest::Approx(68.0));  // 2 + 2 + 32 + 32 B (knowledge/estimator.yaml)
+    est::breakdown b;
+
+    in.framework_date = 20240415;  // torchtune pinned torchao==0.1: the load sets the peak
+    est::compute(in, b);
+    const est::stage_figures& s = b.stages[0];
+    CHECK(s.temp_load == doctest::Approx(per_elem * largest));
+    CHECK(s.phase_load == doctest::Approx(s.params + per_elem * largest));
+    CHECK(s.phase == 4);
+    CHECK(b.peak == doctest::Approx(s.phase_load));
+    CHECK(b.reserved >= s.phase_load);
+
+    in.framework_date = 20240626;  // torchao==0.3 quantizes in 1M-element chunks: no load phase
+    est::compute(in, b);
+    CHECK(b.stages[0].phase_load == 0.0);
+    CHECK(b.stages[0].phase != 4);
+    const double trained = b.peak;
+    CHECK(trained < s.params + per_elem * largest);
+
+    in.framework_date = 0;  // build unknown: the point leaves it out, the high end keeps it
+    const estimate_result r = estimate(in);
+    CHECK(r.peak_phase != "model_load");
+    CHECK(double(r.peak_bytes) == doctest::Approx(trained));
+    CHECK(r.high_bytes > r.device_peak_bytes);
+    bool said = false;
+    for (const auto& why : r.interval_reasons) said = said || why.find("torchao 0.1") != std::string::npos;
+    CHECK(said);
+
+    in.framework_date = 20240415;  // bitsandbytes (HF, LLaMA-Factory) loads pre-quantized: no load phase
+    in.framework = train_framework::generic;
+    in.ft.quant_keeps_input = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].phase_load == 0.0);
+    in.framework = train_framework::torchtune;  // a bf16 base is not quantized at load
+    in.ft.quant_keeps_input = false;
+    in.ft.base_bits = 16;
+    est::compute(in, b);
+    CHECK(b.stages[0].phase_load == 0.0);
+}
