@@ -226,7 +226,8 @@ TEST_CASE("LLaMA-Factory") {
     // key=value overrides on top of the YAML the launch line names.
     check_case({"llama_factory/train_cli.sh", "llama_factory",
                 {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"training.finetuning_type", "freeze"},
-                 {"job.model_name", "Qwen/Qwen3-8B"}, {"training.gradient_accumulation_steps", 2}},
+                 {"job.model_name", "Qwen/Qwen3-8B"}, {"training.gradient_accumulation_steps", 2},
+                 {"training.packing", true}},
                 {}, {}});
 }
 
