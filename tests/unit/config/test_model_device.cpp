@@ -164,6 +164,8 @@ TEST_CASE("hub ids find their preset: the name after the org, then without a tun
     CHECK(id("google/gemma-2-9b-it") == "gemma2-9b");
     CHECK(id("Qwen/Qwen3-4B-Instruct-2507") == "qwen3-4b");
     CHECK(id("Qwen/Qwen3-1.7B") == "qwen3-1.7b");
+    CHECK(id("mistralai/Mistral-7B-Instruct-v0.3") == "mistral-7b-v0.3");  // 32768-token vocabulary
+    CHECK(id("mistralai/Mistral-7B-Instruct-v0.2") == "mistral-7b");
     // Not the same architecture, or not a known size: no guess.
     CHECK(id("Qwen/Qwen2.5-7B-Instruct-1M") == "(none)");
     CHECK(id("Qwen/Qwen3-2B-Instruct") == "(none)");
