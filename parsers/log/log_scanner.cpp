@@ -28,6 +28,8 @@ constexpr size_t k_series_budget = 16384;
 constexpr size_t k_series_min_points = 256;
 constexpr size_t k_series_max = 1024;
 constexpr size_t k_pid_max = 4096;
+// Ranks and world sizes a line may state (larger numbers are misreads, not jobs).
+constexpr std::int64_t k_rank_limit = std::int64_t{1} << 24;
 // Lines from a traceback's head to the message that ends it (deep model stacks run to ~200).
 constexpr std::int64_t k_traceback_span = 300;
 constexpr int k_context_phase = 100;
@@ -289,11 +291,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (verify_sig(s, seg)) handle_near(h, seg, line);
                 break;
             case sig_kind::world_size:
-                if (verify_sig(s, seg)) {
-                    auto f = extract_fields(s, seg);
-                    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
-                        m_world_size = std::max(m_world_size.value_or(0), w->num);
-                }
+                if (verify_sig(s, seg)) note_world_size(extract_fields(s, seg));
                 break;
             case sig_kind::process_rank:
                 if (verify_sig(s, seg)) handle_process_rank(extract_fields(s, seg));
@@ -319,8 +317,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     if (pid && rk && (m_pid_rank.size() < k_pid_max || m_pid_rank.count(pid->num)))
                         m_pid_rank[pid->num] = rk->num;
                     if (rk && m_nccl_ranks.size() < k_pid_max) m_nccl_ranks.insert(rk->num);
-                    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
-                        m_world_size = std::max(m_world_size.value_or(0), w->num);
+                    note_world_size(f);
                 }
                 break;
         }
@@ -412,13 +409,18 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
 // A line where a process names its own rank: a file that names one rank only is that
 // rank's output; a file with several (every process printing to one terminal) names none.
 void scanner::handle_process_rank(const field_list& f) {
-    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < (1 << 24))
-        m_world_size = std::max(m_world_size.value_or(0), w->num);
+    note_world_size(f);
     auto* r = find_field(f, "rank");
-    if (!r || r->num < 0 || r->num >= (1 << 24)) return;
+    if (!r || r->num < 0 || r->num >= k_rank_limit) return;
     if (m_process_rank.size() <= static_cast<size_t>(m_file)) m_process_rank.resize(static_cast<size_t>(m_file) + 1, -1);
     std::int64_t& mine = m_process_rank[static_cast<size_t>(m_file)];
     mine = mine == -1 || mine == r->num ? r->num : -2;
+}
+
+// The largest world size the lines state (torchrun, NCCL peers, process announcements).
+void scanner::note_world_size(const field_list& f) {
+    if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < k_rank_limit)
+        m_world_size = std::max(m_world_size.value_or(0), w->num);
 }
 
 void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {

@@ -205,6 +205,7 @@ private:
 
     void handle_failure(sig_kind kind, int sig, std::string_view seg, std::int64_t line);
     void handle_process_rank(const field_list& f);
+    void note_world_size(const field_list& f);
     void handle_near(int sig, std::string_view seg, std::int64_t line);
     void handle_progress(int sig, std::string_view seg, std::int64_t line);
     void handle_phase(int sig, std::string_view seg, std::int64_t line);

@@ -31,6 +31,12 @@ inline std::int64_t number(std::string_view h, size_t& i) {
     return i > start ? v : -1;
 }
 
+// The number at h[i] when "]:" follows it (torchrun --tee's "[{role}{local_rank}]:"), else -1.
+inline std::int64_t tee_number(std::string_view h, size_t i) {
+    std::int64_t v = number(h, i);
+    return v >= 0 && i + 1 < h.size() && h[i] == ']' && h[i + 1] == ':' ? v : -1;
+}
+
 // After "rank" at h[i..]: N] N) N: N>, " N]" " N)", or [ ]*[:=][ ]*N (`keyed`: only where
 // "rank" starts a key, not in local_rank / global_rank).
 inline std::int64_t after_rank(std::string_view h, size_t i, bool keyed) {
@@ -91,17 +97,15 @@ inline std::int64_t rank_prefix(std::string_view s) {
         if (v >= 0) return v;
     }
     if (auto w = h.find("[default"); w != std::string_view::npos) {
-        size_t d = w + 8;
-        std::int64_t v = number(h, d);
-        if (v >= 0 && d + 1 < h.size() && h[d] == ']' && h[d + 1] == ':') return v;
+        std::int64_t v = tee_number(h, w + 8);
+        if (v >= 0) return v;
     }
     if (h.size() > 4 && h[0] == '[' && !digit(h[1]) && alnum(h[1])) {  // [host:N]: at the line start
         size_t i = 1;
         while (i < h.size() && i < 64 && (alnum(h[i]) || h[i] == '-' || h[i] == '_' || h[i] == '.')) ++i;
         if (i < h.size() && h[i] == ':') {
-            size_t d = i + 1;
-            std::int64_t v = number(h, d);
-            if (v >= 0 && d + 1 < h.size() && h[d] == ']' && h[d + 1] == ':') return v;
+            std::int64_t v = tee_number(h, i + 1);
+            if (v >= 0) return v;
         }
     }
     if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:
