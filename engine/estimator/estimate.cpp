@@ -456,7 +456,7 @@ estimate_input from_facts(const fact_store& facts) {
         else if (in.float8) in.lowp = lowp_kind::float8_tensorwise;
         in.float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
         in.fp8_all_gather = in.float8 && r.boolean("quantize.linear.float8_all_gather", false, nullptr);
-        if (in.fp8_all_gather && in.framework == train_framework::torchtitan && in.dp_shard <= 1)
+        if (in.fp8_all_gather && !est::fp8_all_gather_applies(in))
             in.assumptions.push_back(
                 "float8 all-gather not applied: torchtitan enables it only with data_parallel_shard_degree > 1 "
                 "(FSDP over CP alone all-gathers bf16 weights)");

@@ -79,6 +79,11 @@ layer_params moe_layer_params(const estimate_model& m) {
     return p;
 }
 
+bool fp8_all_gather_applies(const estimate_input& in) {
+    const bool float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
+    return in.fp8_all_gather && float8 && (in.framework != train_framework::torchtitan || in.dp_shard > 1);
+}
+
 bool is_moe_layer(const estimate_model& m, std::int64_t i) {
     if (m.experts <= 0) return false;
     if (i < m.first_dense) return false;
@@ -454,9 +459,7 @@ double compute(const estimate_input& in, breakdown& out) {
     const bool finetune = ft.kind != finetune_kind::full;
     const bool lora = ft.kind == finetune_kind::lora;
     const bool float8 = in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise;
-    // torchtitan turns the float8 all-gather on only with data_parallel_shard_degree > 1 (its float8
-    // handler ANDs the option with dp_shard_enabled): FSDP over CP alone all-gathers bf16 weights
-    const bool fp8_ag = in.fp8_all_gather && float8 && (in.framework != train_framework::torchtitan || in.dp_shard > 1);
+    const bool fp8_ag = fp8_all_gather_applies(in);
 
     double shard_n = 1;
     const double dp_total = std::max(1.0, double(in.dp_shard) * double(std::max<std::int64_t>(1, in.dp_replicate)));

@@ -29,6 +29,10 @@ struct layer_params {
 layer_params dense_layer_params(const estimate_model& m);
 layer_params moe_layer_params(const estimate_model& m);
 bool is_moe_layer(const estimate_model& m, std::int64_t i);
+// Whether the float8 all-gather the job asks for applies: torchtitan turns it on only with
+// data_parallel_shard_degree > 1 (its float8 handler ANDs the option with dp_shard_enabled), so
+// FSDP over CP alone all-gathers bf16 weights.
+bool fp8_all_gather_applies(const estimate_input& in);
 double total_params(const estimate_model& m);
 // Parameters of one layer held in linear weights (what 4/8-bit and float8 convert), before TP.
 double linear_params(const estimate_model& m, bool moe);

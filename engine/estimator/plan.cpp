@@ -187,8 +187,8 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         if (ws.choices.size() >= opt.top) break;
         if (need_offload_or_swap && !(c.input.optimizer_offload || c.input.params_offload || c.input.swap_optimizer)) continue;
         std::vector<estimate_override> ovs = merged(world_ovs, c.overrides);
-        std::vector<std::string> ignored;
-        if (rebatch_dp0) ovs = rebatched(base_facts, *rebatch_dp0, world, std::move(ovs), ignored);
+        std::vector<std::string> batch_notes;
+        if (rebatch_dp0) ovs = rebatched(base_facts, *rebatch_dp0, world, std::move(ovs), batch_notes);
         ovs = canonical_closure(syntax, ovs);
         std::string key;
         for (const auto& o : ovs) key += o.key + "=" + value_key(o.val) + ";";
@@ -203,6 +203,7 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         ch.candidate.device_peak_high_bytes = std::max(e->high_bytes, e->device_peak_bytes);
         ch.candidate.margin_bytes = e->margin_bytes;
         ch.rendered = render_overrides(syntax, ovs);
+        ch.batch_notes = std::move(batch_notes);
         ws.choices.push_back(std::move(ch));
     }
     return ws;
@@ -326,9 +327,8 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.worlds_searched.push_back(w);
         fact_store at(facts.vocab());
         copy_with(facts, at, w, {});
-        std::vector<std::string> notes;
         const std::int64_t dp0 = base.dp_shard * base.dp_replicate;
-        std::vector<std::string> search_notes;
+        std::vector<std::string> search_notes;  // for the job's layout at w: each candidate has its own
         const std::vector<estimate_override> wov = world_overrides(facts, from_facts(at), std::nullopt, dp0, w, search_notes);
         world_search ws = search_world(facts, syntax, opt, w, wov, false, dp0);
         a.evaluated += ws.evaluated;
@@ -338,9 +338,8 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.world_size = w;
         take(a, ws.choices.front());
         a.rendered.insert(a.rendered.begin(), fmt::format("# run on {} devices (the job has {})", w, base.world));
-        rebatched(facts, dp0, w, ws.choices.front().candidate.overrides, notes);  // the notes of the plan's layout
+        a.notes = ws.choices.front().batch_notes;
         a.candidates = std::move(ws.choices);
-        a.notes = std::move(notes);
         a.notes.insert(a.notes.begin(), fmt::format("nothing fits on {} devices; the smallest world size searched that fits is {}",
                                                     base.world, w));
         return finish();

@@ -22,6 +22,7 @@ class fact_store;
 struct plan_choice {
     plan_candidate candidate;            // overrides = canonical closure; device_peak verified
     std::vector<std::string> rendered;   // in the job's syntax
+    std::vector<std::string> batch_notes;  // how its global batch was kept or changed (larger world sizes)
 };
 
 // Offload / swap at the job's own world size (searched when the plan needs more devices).
