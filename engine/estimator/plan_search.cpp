@@ -355,6 +355,9 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                     for (bool sw : swaps)
                                         for (const auto& [oo, po] : offloads)
                                         for (bool cl : losses) {
+                                            // sharding over one data-parallel rank changes nothing but the cost,
+                                            // unless it carries an offload (ZeRO-Offload / -Infinity on one GPU)
+                                            if (!titan && z != base.zero_stage && shard * rep <= 1 && !oo && !po) continue;
                                             estimate_input in = base;
                                             in.assumptions.clear();
                                             in.tp = t;
