@@ -113,6 +113,17 @@ struct adapter_loader {
         if (root["defaults"])
             for (auto it = root["defaults"].begin(); it != root["defaults"].end(); ++it)
                 a.m_defaults[it->first.as<std::string>()] = yaml_value(it->second);
+        if (root["shipped_files"]) {
+            if (!root["shipped_files"].IsMap())
+                throw input_error::at_line(path, root["shipped_files"].Mark().line + 1, "'shipped_files' maps file names to settings");
+            for (auto it = root["shipped_files"].begin(); it != root["shipped_files"].end(); ++it) {
+                if (!it->second.IsMap())
+                    throw input_error::at_line(path, it->second.Mark().line + 1, "a shipped file maps canonical keys to values");
+                auto& settings = a.m_shipped_files[yaml_key_text(it->first)];
+                for (auto kv = it->second.begin(); kv != it->second.end(); ++kv)
+                    settings[kv->first.as<std::string>()] = yaml_value(kv->second);
+            }
+        }
         if (root["keys"]) {
             if (!root["keys"].IsSequence()) throw input_error::at_line(path, root["keys"].Mark().line + 1, "'keys' must be a list");
             for (const auto& k : root["keys"]) {
@@ -170,8 +181,14 @@ void framework_adapter::inherit(const framework_adapter& base) {
     for (const auto& k : base.m_known) m_known.push_back(k);
     for (const auto& k : base.m_detect) m_detect.push_back(k);
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
+    for (const auto& [k, v] : base.m_shipped_files) m_shipped_files.emplace(k, v);
     for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
     for (const auto& [k, v] : base.m_registry_classes) m_registry_classes.emplace(k, v);
+}
+
+const std::map<std::string, value>* framework_adapter::shipped_file(const std::string& file_name) const {
+    const auto it = m_shipped_files.find(file_name);
+    return it == m_shipped_files.end() ? nullptr : &it->second;
 }
 
 framework_adapter framework_adapter::load(const std::string& yaml_path) {

@@ -57,6 +57,9 @@ public:
     const std::vector<std::string>& formats() const { return m_formats; }
     const std::vector<key_mapping>& keys() const { return m_keys; }
     const std::map<std::string, value>& defaults() const { return m_defaults; }
+    // Settings of a file the framework ships under that name (e.g. LLaMA-Factory's
+    // ds_z3_config.json), for a job that names it where oomdx cannot read it; nullptr if unknown.
+    const std::map<std::string, value>* shipped_file(const std::string& file_name) const;
     // Registry syntax: the dataclass a section is built with when the function does not name one.
     const std::map<std::string, std::string>& registry_classes() const { return m_registry_classes; }
     int detect_score(const std::vector<raw_entry>& entries, const std::string& format) const;
@@ -83,6 +86,7 @@ private:
     std::vector<key_mapping> m_keys;
     std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)
     std::map<std::string, value> m_defaults;     // canonical -> framework default
+    std::map<std::string, std::map<std::string, value>> m_shipped_files;  // file name -> canonical settings
     // canonical key -> canonical value text ("*" = any) -> items
     std::map<std::string, std::map<std::string, std::vector<render_item>>> m_render;
     std::map<std::string, std::string> m_registry_classes;  // section -> dataclass (registry syntax)

@@ -379,14 +379,44 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
 
 // A file named inside a config: as written (relative to the working directory) or relative
 // to the config's own directory.
+// A file a config names: as given, beside the config, or (a relative path, as the launch
+// directory saw it) under one of the config's parent directories: LLaMA-Factory's
+// examples/train_full/x.yaml names examples/deepspeed/ds_z3_config.json from the repository root.
 std::optional<std::string> resolve_reference(const std::string& ref, const std::string& from) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (ref.empty() || ref.size() > 4096) return std::nullopt;
     if (fs::is_regular_file(ref, ec)) return ref;
-    const fs::path p = fs::path(from).parent_path() / ref;
-    if (fs::is_regular_file(p, ec)) return p.string();
+    const fs::path beside = fs::path(from).parent_path() / ref;
+    if (fs::is_regular_file(beside, ec)) return beside.string();
+    if (fs::path(ref).is_absolute()) return std::nullopt;
+    std::error_code abs_ec;
+    fs::path dir = fs::absolute(from, abs_ec).parent_path();
+    for (int up = 0; up < 6 && !abs_ec && dir.has_relative_path(); ++up) {
+        dir = dir.parent_path();
+        if (const fs::path p = dir / ref; fs::is_regular_file(p, ec)) return p.string();  // (ec: not found)
+    }
     return std::nullopt;
+}
+
+// The DeepSpeed JSON a trainer config names could not be read: the settings of the framework's
+// own file of that name when it ships one, otherwise a note that the file is missing.
+void note_missing_deepspeed(job_config& job, const framework_adapter& a, const fact& ds) {
+    const std::string name = std::filesystem::path(ds.val.as_string()).filename().string();
+    provenance p = ds.prov;
+    p.derived_from = {"job.deepspeed_config"};
+    if (const auto* shipped = a.shipped_file(name)) {
+        p.producer = "config." + a.name() + ".shipped_file";
+        p.excerpt = fmt::format("{} not found here: the settings of the file {} ships under that name", ds.val.as_string(),
+                                a.name());
+        for (const auto& [key, v] : *shipped) {
+            std::erase_if(job.facts, [&](const fact& f) { return f.name == key && f.prov.producer.ends_with(".default"); });
+            if (!job.find(key)) job.facts.push_back(fact{key, v, p});
+        }
+    }
+    p.producer = "config." + a.name();
+    p.excerpt = ds.prov.excerpt;
+    job.facts.push_back(fact{"job.missing_files", value(value::list_t{value(ds.val.as_string())}), p});
 }
 
 job_config with_base_job(job_config base, const job_config& over) {
@@ -484,13 +514,16 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
                 if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
         return job;
     }
-    finish(job, choose(job.entries, job.format));
+    const framework_adapter& adapter = choose(job.entries, job.format);
+    finish(job, adapter);
     // HF / LLaMA-Factory pointing at a DeepSpeed JSON: read it too; the trainer's values win.
     if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && job.framework != "deepspeed") {
         if (auto ref = resolve_reference(ds->val.as_string(), path)) {
             if (depth > 0) return job;
             return with_base_job(parse_job_config_depth(*ref, "deepspeed", depth + 1), job);
         }
+        const fact copy = *ds;
+        note_missing_deepspeed(job, adapter, copy);
     }
     return job;
 }

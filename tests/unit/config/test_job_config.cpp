@@ -1,8 +1,12 @@
 // Job configs of every framework parse to the expected canonical facts.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+
+#include <unistd.h>
 
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
@@ -217,7 +221,9 @@ TEST_CASE("HF TrainingArguments and accelerate") {
 TEST_CASE("LLaMA-Factory") {
     check_case({"llama_factory/qwen3_full_sft_ds3.yaml", "llama_factory",
                 {{"training.finetuning_type", "full"}, {"training.seq_len", 2048}, {"training.local_batch_size", 1},
-                 {"activation_checkpoint.mode", "full"}, {"job.deepspeed_config", "examples/deepspeed/ds_z3_config.json"}},
+                 {"activation_checkpoint.mode", "full"}, {"job.deepspeed_config", "examples/deepspeed/ds_z3_config.json"},
+                 // the file is not beside the fixture: the stage of LLaMA-Factory's own ds_z3_config.json
+                 {"parallelism.zero_stage", 3}},
                 {}, {}});
     check_case({"llama_factory/llama3_lora_sft.yaml", "llama_factory",
                 {{"training.finetuning_type", "lora"}, {"training.lora_rank", 8}, {"activation_checkpoint.mode", "none"},
@@ -265,4 +271,34 @@ TEST_CASE("framework hint wins; unknown hint is a usage error") {
     job_config j = parse_job_config(dir + "megatron/pretrain_llama3_8b.sh", "mindspeed");
     CHECK(j.framework == "mindspeed");
     CHECK_THROWS_AS(parse_job_config(dir + "megatron/pretrain_llama3_8b.sh", "nosuch"), usage_error);
+}
+
+TEST_CASE("a DeepSpeed JSON named relative to the launch directory is found under the config's parents") {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("oomdx_test_dsref_" + std::to_string(::getpid()));
+    fs::create_directories(root / "examples/train_full");
+    fs::create_directories(root / "examples/deepspeed");
+    {
+        std::ofstream(root / "examples/deepspeed/site_ds.json") << R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})";
+        std::ofstream(root / "examples/train_full/sft.yaml")
+            << "model_name_or_path: Qwen/Qwen3-4B\nstage: sft\nfinetuning_type: full\ncutoff_len: 2048\n"
+               "deepspeed: examples/deepspeed/site_ds.json\n";
+        std::ofstream(root / "examples/train_full/gone.yaml")
+            << "model_name_or_path: Qwen/Qwen3-4B\nstage: sft\nfinetuning_type: full\ncutoff_len: 2048\n"
+               "deepspeed: examples/deepspeed/not_there.json\n";
+    }
+    const job_config found = parse_job_config((root / "examples/train_full/sft.yaml").string());
+    REQUIRE(found.find("parallelism.zero_stage"));
+    CHECK(found.find("parallelism.zero_stage")->val.as_integer() == 2);
+    REQUIRE(found.find("optimizer.offload"));
+    CHECK(found.find("optimizer.offload")->val.as_string() == "cpu");
+    CHECK_FALSE(found.find("job.missing_files"));
+    // Not found anywhere and not a file the framework ships: named as missing, defaults stand.
+    const job_config gone = parse_job_config((root / "examples/train_full/gone.yaml").string());
+    REQUIRE(gone.find("job.missing_files"));
+    CHECK(gone.find("job.missing_files")->val.as_list().at(0).as_string() == "examples/deepspeed/not_there.json");
+    REQUIRE(gone.find("parallelism.zero_stage"));
+    CHECK(gone.find("parallelism.zero_stage")->val.as_integer() == 0);
+    std::error_code ec;
+    fs::remove_all(root, ec);
 }
