@@ -1,6 +1,6 @@
 #include "engine/core/vocabulary.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <filesystem>
