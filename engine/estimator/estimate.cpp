@@ -648,7 +648,10 @@ estimate_result estimate(const estimate_input& in) {
     add("activations", "activations", acts, act_txt);
     const double V = double(in.model.vocab);
     add("logits", "logits and loss", logits,
-        logits > 0 ? fmt::format("{} tokens x {} vocab{} x {:.1f} B/element{}", num(b.tokens), num(V),
+        logits > 0 && in.chunked_loss && in.hf_model
+            ? fmt::format("{} tokens: liger fused linear cross-entropy, one chunk's logits (about tokens x hidden) and the "
+                          "input gradient; no full-vocabulary logits", num(b.tokens))
+        : logits > 0 ? fmt::format("{} tokens x {} vocab{} x {:.1f} B/element{}", num(b.tokens), num(V),
                                  in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron)
                                      ? fmt::format(" / TP {}", in.tp) : "",
                                  b.logits_bpe,

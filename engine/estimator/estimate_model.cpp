@@ -420,6 +420,20 @@ double frozen_linear_bytes(const finetune_spec& ft) {
     }
 }
 
+// liger's fused linear cross-entropy over `bt` tokens (Liger-Kernel ops/fused_linear_cross_entropy.py):
+// chunks of next_pow2(ceil(bt / ceil(V / h))) rows, so one chunk's logits (compute dtype, the
+// gradient written in place) hold about bt x h elements; plus the input gradient it computes in
+// forward (bt x h) and the fp32 per-token loss. The head's weight gradient is counted with the
+// gradients.
+double liger_loss_bytes(double bt, double V, double h, double pb) {
+    if (bt < 1 || h < 1) return 0;
+    const double inc = std::ceil(V / h);
+    double rows = 1;
+    while (rows < std::ceil(bt / inc)) rows *= 2;
+    rows = std::min(rows, std::ceil(bt));
+    return rows * V * pb + bt * h * pb + bt * 4.0;
+}
+
 // Layers of pipeline rank `rank` (p ranks, v stages each). torchtitan's generate_split_points
 // (9dec370 pipelining_utils.py; later pipeline_module_split) gives the first stage the base
 // share, the middle stages one extra while extras remain, the last stage the rest; rank r holds
@@ -513,7 +527,12 @@ double compute(const estimate_input& in, breakdown& out) {
     // chunked loss: torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits; torchtitan's
     // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
     const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
-    if (in.chunked_loss)
+    // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
+    // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
+    const bool liger = in.chunked_loss && in.hf_model;
+    if (liger)
+        bpe = 0;
+    else if (in.chunked_loss)
         bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
@@ -658,7 +677,8 @@ double compute(const estimate_input& in, breakdown& out) {
         if (last) {
             st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
             st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
-            if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
+            if (liger) st.logits += liger_loss_bytes(tokens, V, h, pb);
+            else if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
             st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
             if (pp_keeps_outputs) {
                 // every micro-batch's logits (compute dtype) stay referenced until the step ends, so

@@ -89,7 +89,7 @@ double overhead(const estimate_input& x) {
 // change of one overhead, as a fraction of the base's step time (its compute and its overheads),
 // so that they add up to the relative change of the step time (never below -100%: a job whose
 // pipeline bubble dominates gets faster by at most its whole step).
-enum term_id { t_recompute, t_tp, t_bubble, t_cp, t_ep, t_shard, t_offload, t_micro, t_count };
+enum term_id { t_recompute, t_tp, t_bubble, t_cp, t_ep, t_shard, t_offload, t_micro, t_loss, t_count };
 std::array<double, t_count> cost_terms(const estimate_input& b, const estimate_input& c) {
     std::array<double, t_count> t{};
     t[t_recompute] = recompute_fraction(c) - recompute_fraction(b);
@@ -100,6 +100,9 @@ std::array<double, t_count> cost_terms(const estimate_input& b, const estimate_i
     t[t_shard] = shard_fraction(c) - shard_fraction(b);
     t[t_offload] = offload_fraction(c) - offload_fraction(b);
     t[t_micro] = 0.05 * (log2d(double(b.micro_batch) / double(c.micro_batch)));
+    // Fused linear cross-entropy (Liger) runs the projection in chunks: about the same step time,
+    // a small cost so that a plan without it wins a tie.
+    t[t_loss] = c.chunked_loss == b.chunked_loss ? 0.0 : c.chunked_loss ? 0.01 : -0.01;
     const double per_base_step = 1.0 / (1.0 + overhead(b));
     for (double& x : t) x *= per_base_step;
     return t;
@@ -165,7 +168,7 @@ std::vector<std::int64_t> halvings(std::int64_t from) {
 
 int plan_tier_of(const estimate_input& b, const estimate_input& c) {
     int t = tier_none;
-    if (c.ac != b.ac || c.ac_every != b.ac_every) t = std::max<int>(t, tier_ac);
+    if (c.ac != b.ac || c.ac_every != b.ac_every || c.chunked_loss != b.chunked_loss) t = std::max<int>(t, tier_ac);
     if (c.zero_stage != b.zero_stage || c.dp_replicate != b.dp_replicate || c.swap_optimizer != b.swap_optimizer ||
         c.optimizer_offload != b.optimizer_offload || c.params_offload != b.params_offload)
         t = std::max<int>(t, tier_optimizer);
@@ -190,6 +193,7 @@ std::vector<plan_cost_term> plan_cost(const estimate_input& b, const estimate_in
     add("offload", f[t_offload], "host transfers of optimizer state / parameters");
     add("micro_batch", f[t_micro],
         fmt::format("micro-batch {} -> {}: smaller GEMMs, more accumulation steps", b.micro_batch, c.micro_batch));
+    add("chunked_loss", f[t_loss], "chunked (fused linear) cross-entropy: the logits are never materialized whole");
     return t;
 }
 
@@ -250,6 +254,7 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
         o.push_back({"optimizer.offload", value(c.optimizer_offload ? "cpu" : "none")});
     if (b.params_offload != c.params_offload)
         o.push_back({"parallelism.offload_params", value(c.params_offload ? "cpu" : "none")});
+    if (b.chunked_loss != c.chunked_loss) o.push_back({"training.chunked_loss", value(c.chunked_loss)});
     return o;
 }
 
@@ -297,6 +302,9 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
         std::sort(zeros.begin(), zeros.end());
         zeros.erase(std::unique(zeros.begin(), zeros.end()), zeros.end());
     }
+    // A chunked (fused linear) cross-entropy never materializes the full-vocabulary logits.
+    std::vector<bool> losses{base.chunked_loss};
+    if (opt.vary_loss && !base.chunked_loss && allowed(opt, "training.chunked_loss", value(true))) losses.push_back(true);
     std::vector<bool> swaps{base.swap_optimizer};
     if (opt.vary_swap && !base.swap_optimizer && allowed(opt, "optimizer.swap_optimizer", value(true))) swaps.push_back(true);
     std::vector<std::pair<bool, bool>> offloads{{base.optimizer_offload, base.params_offload}};
@@ -345,7 +353,11 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                             for (auto ac : acs)
                                 for (int z : zeros)
                                     for (bool sw : swaps)
-                                        for (const auto& [oo, po] : offloads) {
+                                        for (const auto& [oo, po] : offloads)
+                                        for (bool cl : losses) {
+                                            // sharding over one data-parallel rank changes nothing but the cost,
+                                            // unless it carries an offload (ZeRO-Offload / -Infinity on one GPU)
+                                            if (!titan && z != base.zero_stage && shard * rep <= 1 && !oo && !po) continue;
                                             estimate_input in = base;
                                             in.assumptions.clear();
                                             in.tp = t;
@@ -375,6 +387,7 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                             if (sw && !base.swap_optimizer) in.swap_times = 16;
                                             in.optimizer_offload = oo;
                                             in.params_offload = po;
+                                            in.chunked_loss = cl;
                                             if (!layout_ok(in, local)) continue;
                                             ++res.evaluated;
                                             if (opt.progress && (res.evaluated & 0xffff) == 0) opt.progress(std::int64_t(res.evaluated));

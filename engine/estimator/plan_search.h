@@ -1,8 +1,9 @@
-// Plan search at one world size: enumerate activation checkpointing, sharding, optimizer swap
-// and offload, TP/PP/CP/EP splits and micro-batch sizes; keep the configurations that fit the
-// budget (capacity x 0.95), ranked first by the method's priority tier of the most drastic
-// change they need (0 checkpointing, 1 optimizer: sharding / swap / offload, 2 parallelism,
-// 3 micro-batch), then by an explained step-time cost relative to the base job.
+// Plan search at one world size: enumerate activation checkpointing, a chunked loss, sharding,
+// optimizer swap and offload, TP/PP/CP/EP splits and micro-batch sizes; keep the configurations
+// that fit the budget (capacity x 0.95), ranked first by the method's priority tier of the most
+// drastic change they need (0 checkpointing or the loss kernel, 1 optimizer: sharding / swap /
+// offload, 2 parallelism, 3 micro-batch), then by an explained step-time cost relative to the
+// base job.
 // make_plan (plan.h) turns this into one answer, over world sizes, verified through the facts.
 #pragma once
 
@@ -28,6 +29,7 @@ struct plan_options {
     bool vary_micro_batch = true;
     bool vary_sharding = true;
     bool vary_swap = true;
+    bool vary_loss = true;             // chunked / fused cross-entropy where the framework has a switch
     bool vary_offload = false;         // CPU offload of optimizer states / parameters (the fallback)
     // Can the job's framework express this canonical override? (empty: everything)
     std::function<bool(const std::string& key, const value& v)> can_express;

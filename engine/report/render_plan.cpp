@@ -28,6 +28,7 @@ std::string layout(const std::string& lang, const estimate_input& in) {
     if (in.swap_optimizer) extra += phrase(lang, "report.plan.layout.swap_optimizer");
     if (in.optimizer_offload) extra += phrase(lang, "report.plan.layout.optimizer_offload");
     if (in.params_offload) extra += phrase(lang, "report.plan.layout.param_offload");
+    if (in.chunked_loss) extra += phrase(lang, "report.plan.layout.chunked_loss");
     return phrase(lang, "report.plan.layout",
                   {{"tp", std::to_string(in.tp)},
                    {"pp", std::to_string(in.pp)},

@@ -126,6 +126,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.plan.layout.swap_optimizer", " | swap optimizer"},
     {"report.plan.layout.optimizer_offload", " | optimizer offload"},
     {"report.plan.layout.param_offload", " | param offload"},
+    {"report.plan.layout.chunked_loss", " | chunked loss"},
     {"report.plan.tier.ac", "activation checkpointing"},
     {"report.plan.tier.optimizer", "optimizer sharding / swap / offload"},
     {"report.plan.tier.parallelism", "parallelism"},
