@@ -10,6 +10,7 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
+#include "engine/core/thread_heap.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
@@ -73,7 +74,10 @@ prepared prepare(const snapshot_opts& o) {
 }
 
 void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
-    p.verdict_rules = std::async(std::launch::async, [&p, dirs] { return &rules_with(dirs, p.packs); }).share();
+    p.verdict_rules = std::async(std::launch::async, [&p, dirs] {
+                          reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
+                          return &rules_with(dirs, p.packs);
+                      }).share();
 }
 
 // Analyzes the files (measurements), then runs the evidence step on each for the verdicts.

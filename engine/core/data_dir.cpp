@@ -5,9 +5,12 @@
 
 namespace oomdx {
 
-std::string data_dir() {
+namespace {
+
+// The installed data beside the binary, else the source tree. Looked up once: the binary does
+// not move while it runs, and a run reads some fifty data files.
+std::string installed_or_source_dir() {
     namespace fs = std::filesystem;
-    if (const char* env = std::getenv("OOMDX_DATA_DIR"); env && *env) return env;
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
@@ -15,6 +18,14 @@ std::string data_dir() {
         if (fs::exists(share / "knowledge", ec)) return share.string();
     }
     return OOMDX_SOURCE_DIR;
+}
+
+}  // namespace
+
+std::string data_dir() {
+    if (const char* env = std::getenv("OOMDX_DATA_DIR"); env && *env) return env;
+    static const std::string dir = installed_or_source_dir();
+    return dir;
 }
 
 std::string data_path(const std::string& rel) {

@@ -6,7 +6,7 @@
 // text again and stores the new tree. Nothing else depends on the cache being there.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <cstdint>
 #include <optional>

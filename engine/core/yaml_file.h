@@ -1,7 +1,7 @@
 // Reading shipped and user YAML files with located errors.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <string>
 #include <system_error>

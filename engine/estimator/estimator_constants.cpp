@@ -4,7 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"

@@ -1,6 +1,6 @@
 #include "engine/rules/rule_tests.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <filesystem>

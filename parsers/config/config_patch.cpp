@@ -1,7 +1,7 @@
 // Rendered overrides back into a config: one patcher per syntax.
 #include "parsers/config/config_patch.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <optional>

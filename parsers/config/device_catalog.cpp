@@ -1,7 +1,7 @@
 // Device catalog: knowledge/devices.yaml, spelling-tolerant lookup.
 #include "parsers/config/device_catalog.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <cctype>
 #include <cmath>

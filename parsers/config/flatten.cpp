@@ -1,6 +1,6 @@
 // Flatteners for JSON (nlohmann validates, a small scanner keeps lines), TOML (toml++) and
 // YAML (yaml-cpp) into dotted raw entries.
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <cerrno>
 #include <charconv>

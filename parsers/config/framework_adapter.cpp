@@ -1,7 +1,7 @@
 // Framework adapters: YAML key maps and renderers.
 #include "parsers/config/framework_adapter.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,6 +1,6 @@
 #include "parsers/config/framework_semantics.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <filesystem>

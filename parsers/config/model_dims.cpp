@@ -1,7 +1,7 @@
 // Model dimensions: presets, HF config.json, parameter counts.
 #include "parsers/config/model_dims.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cctype>

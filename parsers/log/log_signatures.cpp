@@ -1,6 +1,6 @@
 #include "parsers/log/log_signatures.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 #include "parsers/log/signature_examples.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cmath>

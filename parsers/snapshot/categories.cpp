@@ -1,7 +1,7 @@
 #include "parsers/snapshot/categories.h"
 
 #include <re2/re2.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #include "case_score.h"
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Accuracy over the published anchors: every expressible row's estimate next to the measured
 // figure of the same allocator statistic. Skips when ../shared is absent.
 #include <doctest/doctest.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cmath>

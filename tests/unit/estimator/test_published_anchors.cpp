@@ -3,7 +3,7 @@
 // (each within 15 % or a documented miss), and pretraining rows outside the development set
 // (median and worst error, rows the interval covers counted apart).
 #include <doctest/doctest.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Helpers for estimator tests: YAML maps of canonical keys to facts, short summaries.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <string>
 

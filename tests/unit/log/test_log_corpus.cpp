@@ -1,6 +1,6 @@
 // Scores the log analyzer on the labelled corpus ../shared/corpus/oom-logs/dev.yaml.
 #include <doctest/doctest.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <cmath>
 #include <cstdio>

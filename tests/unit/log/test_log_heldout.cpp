@@ -6,7 +6,7 @@
 // miss, so a fix shows up here. The score is printed for docs/log.md.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+#include "engine/core/yaml_node.h"
 
 #include <algorithm>
 #include <cstdlib>
