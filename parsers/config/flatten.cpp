@@ -265,7 +265,7 @@ std::vector<raw_entry> flatten_json(std::string_view text, const std::string& fi
         } else if (c == '}' || c == ']') --depth;
     }
     try {
-        (void)nlohmann::json::parse(text.begin(), text.end());
+        [[maybe_unused]] const auto parsed = nlohmann::json::parse(text.begin(), text.end());
     } catch (const nlohmann::json::parse_error& e) {
         std::string msg = e.what();
         if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
