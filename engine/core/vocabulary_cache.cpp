@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/binary_io.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
@@ -16,29 +17,15 @@
 namespace oomdx {
 namespace {
 
+using bin::get64;
+using bin::put32;
+using bin::put64;
+using bin::put_text;
+
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'v', 'c', '1'};
 // magic, key hash, payload size, payload hash
 constexpr std::size_t k_header = 8 + 3 * 8;
 
-void put32(std::string& out, std::uint32_t v) {
-    char b[4];
-    std::memcpy(b, &v, 4);
-    out.append(b, 4);
-}
-void put64(std::string& out, std::uint64_t v) {
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out.append(b, 8);
-}
-void put_text(std::string& out, const std::string& s) {
-    put32(out, static_cast<std::uint32_t>(s.size()));
-    out += s;
-}
-std::uint64_t get64(std::string_view s, std::size_t at) {
-    std::uint64_t v;
-    std::memcpy(&v, s.data() + at, 8);
-    return v;
-}
 
 class reader {
 public:

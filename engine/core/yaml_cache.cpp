@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/binary_io.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 
@@ -31,6 +32,11 @@ struct YAML::as_if<oomdx::yaml_tree_access, void> {
 namespace oomdx {
 namespace {
 
+using bin::get64;
+using bin::put32;
+using bin::put64;
+using bin::put_text;
+
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'y', 'c', '1'};
 constexpr int k_max_depth = 512;
 // Entries kept: the shipped data is ~60 files; checkouts, installs and tests with their own
@@ -41,20 +47,6 @@ constexpr std::size_t k_header = 8 + 4 * 8;
 
 enum : std::uint8_t { t_null = 1, t_scalar, t_sequence, t_map };
 
-void put32(std::string& out, std::uint32_t v) {
-    char b[4];
-    std::memcpy(b, &v, 4);
-    out.append(b, 4);
-}
-void put64(std::string& out, std::uint64_t v) {
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out.append(b, 8);
-}
-void put_text(std::string& out, const std::string& s) {
-    put32(out, static_cast<std::uint32_t>(s.size()));
-    out += s;
-}
 
 void encode_node(const YAML::Node& n, std::string& out) {
     const YAML::NodeType::value type = n.Type();
@@ -156,11 +148,6 @@ private:
     YAML::detail::shared_memory_holder m_memory;
 };
 
-std::uint64_t get64(std::string_view s, std::size_t at) {
-    std::uint64_t v;
-    std::memcpy(&v, s.data() + at, 8);
-    return v;
-}
 
 bool under(const std::filesystem::path& file, const std::filesystem::path& dir) {
     auto f = file.begin();
