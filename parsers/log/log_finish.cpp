@@ -210,6 +210,7 @@ log_analysis scanner::finish() {
             } else if (s.kind == sig_kind::refine && prim) {
                 if (std::find(s.applies_to.begin(), s.applies_to.end(), a.source) != s.applies_to.end()) {
                     a.source = s.source;
+                    if (!s.device_kind.empty()) a.device_kind = s.device_kind;
                     a.signature += "+" + s.id;
                     add_ev(h->file, h->line, h->text, "refine");
                 }

@@ -63,6 +63,25 @@ TEST_CASE("driver and runtime allocation calls, legacy and library messages") {
     CHECK(tf.device_index == 1);
 }
 
+TEST_CASE("a refine signature changes the source and, where it names one, the device kind") {
+    const std::string oom = "W op_kernel.cc:1158] Resource exhausted: OOM when allocating tensor with shape[2304,384]\n"
+                            "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                            "ResourceExhaustedError: OOM when allocating tensor with shape[2304,384]\n";
+    SUBCASE("TF 1.x names the failing op placed on the CPU: host RAM") {
+        auto a = run(oom + "\t [[Node: ema/sub_1 = Sub[T=DT_FLOAT, _device=\"/job:localhost/replica:0/task:0/cpu:0\"](x, y)]]\n");
+        CHECK(a.source == "host_oom");
+        CHECK(a.device_kind == "cpu");
+        CHECK(a.signature == "tf_bfc_allocator+tf_node_on_cpu");
+    }
+    SUBCASE("an op on the GPU, or a transfer node on the CPU after it, leaves the BFC pool") {
+        auto a = run(oom + "\t [[Node: conv/Conv2D = Conv2D[T=DT_FLOAT, strides=[1, 1, 1, 1], _device=\"/job:localhost/replica:0/task:0/device:GPU:0\"](x, w)]]\n"
+                           "\t [[Node: r/_12 = _HostRecv[client_terminated=false, recv_device=\"/job:localhost/replica:0/task:0/device:CPU:0\", "
+                           "send_device=\"/job:localhost/replica:0/task:0/device:GPU:0\", _device=\"/job:localhost/replica:0/task:0/device:CPU:0\"]()]]\n");
+        CHECK(a.source == "caching_allocator");
+        CHECK(a.device_kind == "cuda");
+    }
+}
+
 TEST_CASE("rank from launcher and worker prefixes") {
     struct c { const char* line; std::int64_t rank; };
     for (auto [line, rank] : {c{"[rank3]: torch.OutOfMemoryError", 3}, c{"[rank 3] loss 1.0", 3},
