@@ -366,10 +366,10 @@ void replay_trace(const snapshot& s, const trace_list& trace,
             case action_kind::alloc: {
                 if (run_frees) close_run();
                 unwinding = false;
-                int c = attr.category(e.frames);
-                int st = attr.site(e.frames);
-                if (attr.fsdp(e.frames)) x.fsdp_frames = true;
-                if (attr.ddp(e.frames)) x.ddp_frames = true;
+                const auto a = attr.all(e.frames);
+                const int c = a.category, st = a.site;
+                if (a.fsdp) x.fsdp_frames = true;
+                if (a.ddp) x.ddp_frames = true;
                 grow_sites(st);
                 auto [it, fresh] = live.try_emplace(e.addr);
                 if (!fresh && !it->second.preexisting) {  // a free we never saw
