@@ -509,6 +509,8 @@ estimate_input from_facts(const fact_store& facts) {
             ft.double_quant = r.boolean("training.double_quantization", true, nullptr);
             const std::string qm = lower(r.str("training.quantization_method", in.framework == train_framework::torchtune ? "torchao" : "bitsandbytes", nullptr));
             ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
+            ft.group_quant = qm == "gptq" || qm == "awq";
+            if (ft.group_quant) ft.double_quant = false;
         }
         if (ft.kind != finetune_kind::full) {
             const bool pure_bf16 = r.boolean("training.pure_bf16", false, nullptr) || !in.master_weights;
@@ -608,7 +610,8 @@ estimate_result estimate(const estimate_input& in) {
             fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks", prank, in.tp,
                         st.stage, in.ep, st.params / std::max(1.0, st.params_rank), zero_txt[in.zero_stage], shard_txt));
     } else {
-        const char* base = in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
+        const char* base = in.ft.base_bits == 4 && in.ft.group_quant ? "4-bit GPTQ/AWQ with per-group scales"
+                           : in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
                            : in.ft.load_bytes >= 4 ? "fp32" : "bf16";
         add("params", "parameters", st.params,

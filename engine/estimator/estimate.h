@@ -65,6 +65,7 @@ struct finetune_spec {
     int base_bits = 16;                   // frozen linear weights: 16 (load dtype), 8 (LLM.int8), 4 (NF4/FP4)
     bool double_quant = true;             // 4-bit: quantized absmax constants (bitsandbytes, torchao NF4)
     bool quant_keeps_input = true;        // bitsandbytes MatMul4Bit keeps its input for backward
+    bool group_quant = false;             // GPTQ / AWQ checkpoint: packed weights + a scale and zero per group of 128
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
     std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train

@@ -411,6 +411,8 @@ state_rates trainable_rates(const estimate_input& in) {
 
 // Bytes per parameter of a frozen linear weight.
 double frozen_linear_bytes(const finetune_spec& ft) {
+    // GPTQ / AWQ: packed int4 (or int8) + an fp16 scale and a packed zero point per group of 128
+    if (ft.group_quant && (ft.base_bits == 4 || ft.base_bits == 8)) return ft.base_bits / 8.0 + (2.0 + ft.base_bits / 8.0) / 128.0;
     switch (ft.base_bits) {
         case 4:  // packed 4-bit + absmax per 64 (fp32, or 8-bit with an fp32 per 256 blocks)
             return 0.5 + (ft.double_quant ? 1.0 / 64.0 + 4.0 / (64.0 * 256.0) : 4.0 / 64.0);

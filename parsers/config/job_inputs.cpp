@@ -65,6 +65,25 @@ std::optional<model_dims> model_from_config(const job_config& job) {
     return std::nullopt;
 }
 
+// A config that trains on a pre-quantized checkpoint ("unsloth/...-bnb-4bit", "...-GPTQ-Int4")
+// without setting the quantization: the name says how wide the frozen weights are.
+void note_prequantized(job_config& job) {
+    const fact* name = job.find("job.model_name");
+    if (!name || !name->val.is_string()) return;
+    const checkpoint_quant q = checkpoint_quantization(name->val.as_string());
+    if (q.cut == std::string::npos || q.bits == 0) return;
+    const fact* bits = job.find("training.quantization_bit");
+    if (bits && !bits->prov.producer.ends_with(".default")) return;
+    provenance p = name->prov;
+    p.producer = "config.model_name";
+    p.derived_from = {"job.model_name"};
+    p.excerpt = fmt::format("{}: a pre-quantized {}-bit checkpoint", name->val.as_string(), q.bits);
+    std::erase_if(job.facts, [](const fact& f) { return f.name == "training.quantization_bit"; });
+    job.facts.push_back(fact{"training.quantization_bit", value(std::int64_t(q.bits)), p});
+    if (!q.method.empty() && !job.find("training.quantization_method"))
+        job.facts.push_back(fact{"training.quantization_method", value(q.method), p});
+}
+
 }  // namespace
 
 job_inputs load_job_inputs(const job_inputs_options& o) {
@@ -80,6 +99,7 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
         in.model = model_from_config(*in.job);
         in.model_from_config = in.model.has_value();
     }
+    if (in.job) note_prequantized(*in.job);
     if (!o.device.empty()) {
         in.device = lookup_device(o.device);
         if (!in.device) {

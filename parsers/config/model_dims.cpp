@@ -251,6 +251,26 @@ std::vector<std::string> model_preset_ids() {
     return ids;
 }
 
+checkpoint_quant checkpoint_quantization(const std::string& hub_id) {
+    const std::string name = lower(hub_id.substr(hub_id.rfind('/') == std::string::npos ? 0 : hub_id.rfind('/') + 1));
+    // Marker (as a "-" separated part of the name), bits (0: not one the estimator models), method.
+    struct marker { const char* text; int bits; const char* method; };
+    static const marker markers[] = {
+        {"-bnb-4bit", 4, "bitsandbytes"}, {"-bnb-8bit", 8, "bitsandbytes"}, {"-gptq-int4", 4, "gptq"},
+        {"-gptq-int8", 8, "gptq"},         {"-gptq", 4, "gptq"},              {"-awq", 4, "awq"},
+        {"-int4", 4, ""},                  {"-int8", 8, ""},                  {"-4bit", 4, ""},
+        {"-8bit", 8, ""},                  {"-aqlm", 0, "aqlm"},              {"-hqq", 0, "hqq"}};
+    checkpoint_quant best;
+    for (const auto& m : markers) {
+        const std::size_t at = name.find(m.text);
+        if (at == std::string::npos || at == 0) continue;
+        const std::size_t end = at + std::string(m.text).size();
+        if (end < name.size() && name[end] != '-' && name[end] != '_') continue;  // a whole part only
+        if (at < best.cut) best = {at, m.bits, m.method};
+    }
+    return best;
+}
+
 const model_dims* find_model_preset(const std::string& spelling) {
     const auto& t = presets();
     auto find = [&](const std::string& s) -> const model_dims* {
@@ -262,6 +282,12 @@ const model_dims* find_model_preset(const std::string& spelling) {
     // variants, which keep their base model's architecture.
     std::string tail = spelling.substr(spelling.rfind('/') == std::string::npos ? 0 : spelling.rfind('/') + 1);
     if (const model_dims* m = find(tail)) return m;
+    // A pre-quantized checkpoint ("...-bnb-4bit", "...-GPTQ-Int4", "...-AWQ") keeps its base
+    // model's architecture; the weights' width is checkpoint_quantization()'s business.
+    if (const auto q = checkpoint_quantization(tail); q.cut != std::string::npos) {
+        tail.resize(q.cut);
+        if (const model_dims* m = find(tail)) return m;
+    }
     for (bool cut = true; cut;) {
         cut = false;
         const std::string low = lower(tail);

@@ -41,6 +41,15 @@ std::vector<std::string> model_preset_ids();
 // All presets (knowledge/models/*.yaml), loaded once.
 const std::vector<model_dims>& model_presets();
 // Preset by spelling, nullptr when none matches.
+// What a hub id says about a pre-quantized checkpoint: where its quantization suffix starts
+// (npos: none), the weights' bits (4, 8; 0 when the format is not one the estimator models) and
+// the method ("" when the name does not say).
+struct checkpoint_quant {
+    std::size_t cut = std::string::npos;
+    int bits = 0;
+    std::string method;
+};
+checkpoint_quant checkpoint_quantization(const std::string& hub_id);
 const model_dims* find_model_preset(const std::string& spelling);
 // Fills head_dim, kv heads and family-specific flags; checks ranges (throws input_error
 // naming `where`).

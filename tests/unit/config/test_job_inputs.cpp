@@ -58,3 +58,23 @@ TEST_CASE("device as a bare size; bad names are usage errors") {
     CHECK(parse_set_override("parallelism.sequence_parallel=true").val == value(true));
     CHECK(parse_set_override("training.seq_len=4096").val == value(4096));
 }
+
+TEST_CASE("a pre-quantized checkpoint's name gives the width of the frozen weights, unless the config says") {
+    job_inputs_options o;
+    o.config = cfg + "llama_factory/unsloth_bnb4_lora.yaml";
+    job_inputs in = load_job_inputs(o);
+    REQUIRE(in.model);
+    CHECK(in.model->name == "llama3-8b");
+    fact_store store(&vocabulary::shipped());
+    emit_facts(in, store);
+    CHECK(store.integer("training.quantization_bit") == 4);
+    CHECK(store.get("training.quantization_bit")->prov.producer == "config.model_name");
+    CHECK(store.string("training.quantization_method") == "bitsandbytes");
+
+    job_inputs_options e;
+    e.config = cfg + "llama_factory/unsloth_bnb4_explicit8.yaml";
+    fact_store s2(&vocabulary::shipped());
+    emit_facts(load_job_inputs(e), s2);
+    CHECK(s2.integer("training.quantization_bit") == 8);
+    CHECK(s2.get("training.quantization_bit")->prov.producer != "config.model_name");
+}

@@ -171,3 +171,24 @@ TEST_CASE("hub ids find their preset: the name after the org, then without a tun
     CHECK(id("Qwen/Qwen3-2B-Instruct") == "(none)");
     CHECK(id("acme/instruct") == "(none)");
 }
+
+TEST_CASE("pre-quantized checkpoints keep their base model's preset, and the name says the width") {
+    auto id = [](const char* s) {
+        const model_dims* m = find_model_preset(s);
+        return m ? m->name : std::string("(none)");
+    };
+    CHECK(id("unsloth/llama-3-8b-bnb-4bit") == "llama3-8b");
+    CHECK(id("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit") == "llama3-8b");
+    CHECK(id("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ") == "llama3-8b");
+    CHECK(id("TechxGenus/Meta-Llama-3-8B-Instruct-AWQ") == "llama3-8b");
+    CHECK(id("ISTA-DASLab/Meta-Llama-3-8B-Instruct-AQLM-2Bit-1x16") == "llama3-8b");
+    CHECK(checkpoint_quantization("unsloth/llama-3-8b-bnb-4bit").bits == 4);
+    CHECK(checkpoint_quantization("unsloth/llama-3-8b-bnb-4bit").method == "bitsandbytes");
+    CHECK(checkpoint_quantization("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ").method == "gptq");
+    CHECK(checkpoint_quantization("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8").bits == 8);
+    CHECK(checkpoint_quantization("ISTA-DASLab/Meta-Llama-3-8B-Instruct-AQLM-2Bit-1x16").bits == 0);  // not modelled
+    // Look-alikes: a marker only as a whole part of the name.
+    CHECK(checkpoint_quantization("meta-llama/Meta-Llama-3-8B-Instruct").cut == std::string::npos);
+    CHECK(checkpoint_quantization("acme/model-awqx-7b").cut == std::string::npos);
+    CHECK(checkpoint_quantization("awq/llama").cut == std::string::npos);
+}

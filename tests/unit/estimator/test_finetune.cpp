@@ -98,6 +98,24 @@ TEST_CASE("QLoRA frozen linear weights: NF4 with and without double quantization
     CHECK(b.stages[0].temp_forward >= 2.0 * 14336 * 4096);
 }
 
+TEST_CASE("GPTQ / AWQ checkpoints: packed weights with a scale and a zero point per group of 128") {
+    estimate_input in = lora8b(8, lora_target::q | lora_target::v);
+    in.ac = ac_kind::full;
+    est::breakdown b;
+    const double linear = 32 * est::linear_params(in.model, false);
+    const double other = est::total_params(in.model) - linear;
+    in.ft.base_bits = 4;
+    in.ft.group_quant = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * (0.5 + 2.5 / 128.0) + other * 2.0));
+    in.ft.base_bits = 8;
+    est::compute(in, b);
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * (1.0 + 3.0 / 128.0) + other * 2.0));
+    in.ft.group_quant = false;  // LLM.int8 for comparison (look-alike)
+    est::compute(in, b);
+    CHECK(b.stages[0].frozen == doctest::Approx(linear * 1.0 + other * 2.0));
+}
+
 TEST_CASE("LoRA activations: what a frozen base keeps") {
     const double h = 4096, a = 32, g = 8, d = 128, F = 14336, r = 8;
     const double attn = 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a;  // post-RoPE q, k, v, SDPA output, lse
