@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -42,7 +43,8 @@ std::string refraction_key(const rule_def& r, const fact_store& facts, std::vect
     for (const auto& name : r.facts) {
         const fact* f = facts.get(name);
         ids.push_back(f ? f->id : -1);
-        key += fmt::format(":{}", f ? f->id : -1);
+        key += ':';
+        key += std::to_string(f ? f->id : -1);
     }
     return key;
 }
@@ -138,9 +140,9 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             const rule_def& r = *rp;
             if (!r.enabled || !r.condition || !active.count(r.step)) continue;
             if (!r.exclusive_group.empty() && group_winner.count(r.exclusive_group)) continue;
+            if (best && !step_less(rs, r, *best)) continue;  // (cheaper than the key: same outcome)
             std::string key = refraction_key(r, facts, ids);
             if (fired_keys.count(key)) continue;
-            if (best && !step_less(rs, r, *best)) continue;
             if (evaluate_condition(*r.condition, facts) != truth::true_) continue;
             best = &r;
             best_key = key;

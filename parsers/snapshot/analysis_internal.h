@@ -22,6 +22,15 @@ public:
     int site(frames_id id) { ensure(id); return m_site[id]; }
     bool fsdp(frames_id id) { ensure(id); return m_flags[id] & 1; }
     bool ddp(frames_id id) { ensure(id); return m_flags[id] & 2; }
+    // All of the above at once (one check that the list is computed).
+    struct of_list {
+        int category, site;
+        bool fsdp, ddp;
+    };
+    of_list all(frames_id id) {
+        ensure(id);
+        return {m_cat[id], m_site[id], (m_flags[id] & 1) != 0, (m_flags[id] & 2) != 0};
+    }
 
     std::size_t site_count() const { return m_site_frame.size(); }
     // Site description; site 0 is "<no stack>".

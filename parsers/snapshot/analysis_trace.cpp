@@ -335,6 +335,9 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         if (site_cat[st] < 0) site_cat[st] = c;
     };
     std::size_t slice = 0;
+    // The slice of entry i: looked up again only past the current one's end.
+    timeline_slice* ts = d.timeline.empty() ? nullptr : &d.timeline[0];
+    std::int64_t slice_end = d.timeline.size() > 1 ? d.timeline[0].end_index : n;
     auto holders_now = [&](std::int64_t live_total) {
         std::int64_t pre = live_total - recorded_live;
         std::vector<site_total> out = top_sites_of(site_live, site_blocks, site_cat, attr, live_total, opt.top);
@@ -354,16 +357,19 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     for (std::int64_t i = 0; i < n; ++i) {
         const trace_entry& e = trace[i];
         cum_i += active_delta(e, free_kind);
-        while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
-        timeline_slice* ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
+        if (i > slice_end) [[unlikely]] {
+            while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
+            ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
+            slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
+        }
         switch (e.kind) {
             case action_kind::alloc: {
                 if (run_frees) close_run();
                 unwinding = false;
-                int c = attr.category(e.frames);
-                int st = attr.site(e.frames);
-                if (attr.fsdp(e.frames)) x.fsdp_frames = true;
-                if (attr.ddp(e.frames)) x.ddp_frames = true;
+                const auto a = attr.all(e.frames);
+                const int c = a.category, st = a.site;
+                if (a.fsdp) x.fsdp_frames = true;
+                if (a.ddp) x.ddp_frames = true;
                 grow_sites(st);
                 auto [it, fresh] = live.try_emplace(e.addr);
                 if (!fresh && !it->second.preexisting) {  // a free we never saw

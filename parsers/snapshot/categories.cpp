@@ -19,21 +19,37 @@ const char* const k_builtin_names[] = {"parameter", "gradient", "optimizer_state
                                        "communication", "attention", "moe", "loss", "other",
                                        "unknown"};
 
-bool contains(std::string_view hay, std::string_view needle, bool icase) {
-    if (!icase) return hay.find(needle) != std::string_view::npos;
-    if (needle.size() > hay.size()) return false;
-    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-    for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-        std::size_t j = 0;
-        while (j < needle.size() && lower(hay[i + j]) == lower(needle[j])) ++j;
-        if (j == needle.size()) return true;
-    }
-    return false;
+char lower_ascii(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+
+std::string lowered(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = lower_ascii(c);
+    return out;
 }
 
-bool equals(std::string_view a, std::string_view b, bool icase) {
-    return a.size() == b.size() && contains(a, b, icase);
-}
+// The text of one frame as the rules compare it, prepared once per frame instead of once per
+// rule: the filename with a leading '/' (so "/torch/" matches "torch/nn/..."), and the name and
+// that filename in lower case (ASCII only) for ignore_case rules, whose needles are lowered when
+// loaded.
+struct frame_view {
+    const frame_text& f;
+    bool python;
+    std::string_view fn;  // the filename, with the leading '/'
+    std::string slashed, name_lc, fn_lc;
+
+    explicit frame_view(const frame_text& t) : f(t), python(is_python_frame(t.filename)), fn(t.filename) {
+        if (!fn.empty() && fn.front() != '/') {
+            slashed.reserve(fn.size() + 1);
+            slashed.push_back('/');
+            slashed.append(fn);
+            fn = slashed;
+        }
+        name_lc = lowered(t.name);
+        fn_lc = lowered(fn);
+    }
+};
+
+bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
 }  // namespace
 
@@ -41,35 +57,27 @@ struct category_rules::rule {
     int category = cat_other;
     bool icase = false;
     bool cpp = false;
+    // With icase, the strings are lowered (ASCII) when the rule is loaded.
     std::vector<std::string> name_contains, name_equals, filename_contains;
     std::shared_ptr<re2::RE2> name_regex, filename_regex, any_regex;
 
-    bool matches(const frame_text& f) const {
-        if (!cpp && !is_python_frame(f.filename)) return false;
-        auto any_of = [&](const std::vector<std::string>& v, auto&& pred) {
-            if (v.empty()) return true;
-            for (const auto& s : v)
+    bool matches(const frame_view& v) const {
+        if (!cpp && !v.python) return false;
+        auto any_of = [&](const std::vector<std::string>& strs, auto&& pred) {
+            if (strs.empty()) return true;
+            for (const auto& s : strs)
                 if (pred(s)) return true;
             return false;
         };
-        // A leading '/' lets "/torch/" match relative paths such as "torch/nn/...".
-        std::string_view fn = f.filename;
-        std::string slashed;
-        if (!filename_contains.empty() && !fn.empty() && fn.front() != '/') {
-            slashed.reserve(fn.size() + 1);
-            slashed.push_back('/');
-            slashed.append(fn);
-            fn = slashed;
-        }
-        if (!any_of(name_contains, [&](const std::string& s) { return contains(f.name, s, icase); }))
-            return false;
-        if (!any_of(name_equals, [&](const std::string& s) { return equals(f.name, s, icase); }))
-            return false;
-        if (!any_of(filename_contains, [&](const std::string& s) { return contains(fn, s, icase); }))
-            return false;
+        const std::string_view name = icase ? std::string_view(v.name_lc) : v.f.name;
+        const std::string_view fn = icase ? std::string_view(v.fn_lc) : v.fn;
+        if (!any_of(name_contains, [&](const std::string& s) { return contains(name, s); })) return false;
+        if (!any_of(name_equals, [&](const std::string& s) { return name == s; })) return false;
+        if (!any_of(filename_contains, [&](const std::string& s) { return contains(fn, s); })) return false;
         auto re_hit = [](const std::shared_ptr<re2::RE2>& re, std::string_view text) {
             return re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *re);
         };
+        const frame_text& f = v.f;
         if (name_regex && !re_hit(name_regex, f.name)) return false;
         if (filename_regex && !re_hit(filename_regex, f.filename)) return false;
         if (any_regex && !re_hit(any_regex, f.name) && !re_hit(any_regex, f.filename)) return false;
@@ -143,27 +151,34 @@ void category_rules::prepend(const category_rules& user) {
 
 int category_rules::classify(const frame_text* frames, std::size_t n) const {
     if (n == 0) return cat_unknown;
+    std::vector<frame_view> views;
+    views.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) views.emplace_back(frames[i]);
     for (const auto& r : m_any)
-        for (std::size_t i = 0; i < n; ++i)
-            if (r->matches(frames[i])) return r->category;
-    for (std::size_t i = 0; i < n; ++i)
+        for (const auto& v : views)
+            if (r->matches(v)) return r->category;
+    for (const auto& v : views)
         for (const auto& r : m_frame)
-            if (r->matches(frames[i])) return r->category;
+            if (r->matches(v)) return r->category;
     return cat_other;
 }
 
 std::uint64_t category_rules::any_mask(const frame_text& f) const {
     std::uint64_t m = 0;
+    if (m_any.empty()) return m;
+    const frame_view v(f);
     for (std::size_t i = 0; i < m_any.size() && i < 64; ++i)
-        if (m_any[i]->matches(f)) m |= std::uint64_t(1) << i;
+        if (m_any[i]->matches(v)) m |= std::uint64_t(1) << i;
     return m;
 }
 
 int category_rules::any_category(int bit) const { return m_any[bit]->category; }
 
 int category_rules::frame_category(const frame_text& f) const {
+    if (m_frame.empty()) return -1;
+    const frame_view v(f);
     for (const auto& r : m_frame)
-        if (r->matches(f)) return r->category;
+        if (r->matches(v)) return r->category;
     return -1;
 }
 
@@ -171,7 +186,7 @@ bool category_rules::site_candidate(const frame_text& f) const {
     std::string_view fn = f.filename;
     if (!is_python_frame(fn)) return false;
     for (const auto& s : m_site_skip)
-        if (contains(fn, s, false) ||
+        if (contains(fn, s) ||
             (s.size() > 1 && s.front() == '/' && fn.substr(0, s.size() - 1) == s.substr(1)))
             return false;
     // The standard library (but not site-packages) is not user code either.
@@ -255,6 +270,9 @@ struct category_loader {
             else fail(kv.first, "unknown rule field '" + key + "'");
         }
         if (!has_matcher) fail(n, "rule for '" + cat + "' has no matcher");
+        if (r->icase)
+            for (auto* v : {&r->name_contains, &r->name_equals, &r->filename_contains})
+                for (auto& x : *v) x = lowered(x);
         out.add_rule(r, any);
     }
 

@@ -192,6 +192,39 @@ TEST_CASE("user category rules: Mosaic custom profile runs first") {
     CHECK_THROWS_AS(category_rules::load("/nonexistent/rules.yaml"), input_error);
 }
 
+TEST_CASE("category rules: ignore_case, name_equals and relative filenames match as before") {
+    auto r = category_rules::parse(
+        "frame:\n"
+        "  - {category: eq, name_equals: [Step], ignore_case: true}\n"
+        "  - {category: eqcase, name_equals: [Exact]}\n"
+        "  - {category: fn, filename_contains: [/Pkg/Mod], ignore_case: true}\n"
+        "  - {category: name, name_contains: [KV_Update], ignore_case: true}\n"
+        "  - {category: cased, name_contains: [Upper]}\n"
+        "  - {category: both, name_contains: [fwd], filename_contains: [/lib/], ignore_case: true}\n"
+        "  - {category: cpp, name_contains: [cudaMalloc], cpp: true}\n",
+        "x.yaml");
+    auto cat = [&](std::string_view fn, std::string_view name) {
+        frame_text f{name, fn, 1};
+        const int c = r.frame_category(f);
+        CHECK(r.classify(&f, 1) == (c < 0 ? cat_other : c));
+        return c < 0 ? std::string("-") : r.names()[c];
+    };
+    CHECK(cat("/a/train.py", "STEP") == "eq");
+    CHECK(cat("/a/train.py", "steps") == "-");        // equals, not contains
+    CHECK(cat("/a/train.py", "Exact") == "eqcase");
+    CHECK(cat("/a/train.py", "exact") == "-");        // case-sensitive without ignore_case
+    CHECK(cat("pkg/MOD/x.py", "f") == "fn");          // relative path: the leading '/' is implied
+    CHECK(cat("/srv/pkg/mod/x.py", "f") == "fn");
+    CHECK(cat("/srv/pkgmod/x.py", "f") == "-");
+    CHECK(cat("/a/m.py", "do_kv_update") == "name");
+    CHECK(cat("/a/m.py", "Upper") == "cased");
+    CHECK(cat("/a/m.py", "upper") == "-");
+    CHECK(cat("LIB/m.py", "FWD") == "both");
+    CHECK(cat("/a/m.py", "fwd") == "-");
+    CHECK(cat("??", "cudaMalloc") == "cpp");          // C++ frame, rule allows it
+    CHECK(cat("??", "STEP") == "-");                  // Python-only rule skips C++ frames
+}
+
 TEST_CASE("live attribution: shares, sites, representative site") {
     builder b;
     stacks st(b);
