@@ -234,6 +234,13 @@ estimate_input from_facts(const fact_store& facts) {
     m.ffn = r.integer("model.intermediate_size", m.hidden * 4, "model dims missing", true);
     m.vocab = r.integer("model.vocab_size", 32000, "model dims missing", true);
     m.tied = r.boolean("model.tie_word_embeddings", false, nullptr);
+    // LitGPT's checkpoint conversion copies a tied embedding into a separate lm_head weight
+    // (scripts/convert_hf_checkpoint.py) and its fine-tuning scripts never tie them again
+    // (train.tie_embeddings is unsupported there; only pretrain.py ties): two copies
+    if (m.tied && job_fw == "litgpt") {
+        m.tied = false;
+        in.assumptions.push_back("LitGPT keeps the output head apart from the tied embedding (two copies)");
+    }
     if (auto g = r.bool_opt("model.gated_mlp"))
         m.gated = *g;
     else
@@ -341,6 +348,10 @@ estimate_input from_facts(const fact_store& facts) {
                         ? int(zdef)
                         : int(std::clamp<std::int64_t>(r.integer("parallelism.zero_stage", zdef, zwhy), 0, 3));
     if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
+    // HF Trainer / LLaMA-Factory shard through accelerate's FSDP1 (FullyShardedDataParallel) unless
+    // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
+    in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !facts.has("job.deepspeed_config") &&
+               r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
 
     // training
     in.seq_len = std::clamp<std::int64_t>(r.integer("training.seq_len", 2048, "sequence length missing", true), 1, std::int64_t(1) << 26);
@@ -383,6 +394,16 @@ estimate_input from_facts(const fact_store& facts) {
             in.pp_microbatch_assumed = true;
             in.assumptions.push_back("pipeline micro-batches per step = pipeline degree (count unknown)");
         }
+    }
+    if (in.pp <= 1) {
+        // gradient accumulation without a pipeline: autograd adds each micro-batch's gradients into
+        // .grad and zero_grad runs only after the optimizer step, so every later forward runs with
+        // the gradients alive (HF Trainer, LitGPT, torchtune, torchtitan alike)
+        if (auto ga = r.int_opt("training.gradient_accumulation_steps"); ga && *ga > 0)
+            in.grad_accum = *ga;
+        else if (auto gb = r.int_opt("training.global_batch_size"); gb && *gb > 0)
+            in.grad_accum = std::max<std::int64_t>(1, *gb / (local * std::max<std::int64_t>(1, in.dp_shard * in.dp_replicate)));
+        in.grad_accum = std::clamp<std::int64_t>(in.grad_accum, 1, std::int64_t(1) << 24);
     }
     in.micro_batch = std::clamp<std::int64_t>(in.micro_batch, 1, std::int64_t(1) << 24);
     in.num_microbatches = std::clamp<std::int64_t>(in.num_microbatches, 1, std::int64_t(1) << 24);

@@ -102,6 +102,9 @@ struct estimate_input {
     bool async_tp = false;                // TP collectives in symmetric memory (outside the allocator)
     bool hf_model = false;                // HF transformers modeling code (LLaMA-Factory, HF Trainer)
     bool norm_upcast = true;              // the model's RMSNorm computes in fp32 (HF, torchtitan, torchtune)
+    // Added in round est9 (held-out fine-tuning rows).
+    std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
+    bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour

@@ -679,7 +679,13 @@ double compute(const estimate_input& in, breakdown& out) {
         if (last) {
             st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
             st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
-            if (liger) st.logits += liger_loss_bytes(tokens, V, h, pb);
+            if (liger) {
+                st.logits += liger_loss_bytes(tokens, V, h, pb);
+                // a trained head: the forward also allocates the head's weight gradient (zeros_like
+                // the weight as the forward sees it: the unsharded compute-dtype copy under FSDP,
+                // the stored parameter otherwise) and keeps it for backward
+                if (!finetune) st.logits += output_rank * (fsdp ? pb : std::max(rates.p_full, pb));
+            }
             else if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
             st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
             if (pp_keeps_outputs) {
@@ -711,7 +717,25 @@ double compute(const estimate_input& in, breakdown& out) {
                 bwd += max_layer * (pb + 4.0);            // unsharded grads and fp32 reduce-scatter input
             else
                 bwd += (lora ? adapter_params(in, false) / t : max_layer) * (ft.trainable_bytes + 4.0);
-            if (last) loss += output_rank * (finetune ? double(ft.load_bytes) : pb);  // output projection all-gathered
+            const double root_bytes = finetune ? double(ft.load_bytes) : pb;
+            if (in.fsdp1) {
+                // FSDP1's root unit (embedding, final norm, head: everything outside the wrapped
+                // layers) is not resharded after forward (torch fsdp/_runtime_utils.py
+                // _post_forward_reshard: `not state._is_root`), so it stays unsharded from the first
+                // forward op to its post-backward hook. Its gradients wait for the whole unit: the
+                // head's from the start of backward, the embedding's at the end, when autograd
+                // assembles the flat gradient from the views (a copy) before the reduce-scatter
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes;
+                if (!finetune) {
+                    bwd += output_rank * pb;
+                    step += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
+                }
+            } else if (last) {
+                loss += output_rank * root_bytes;  // output projection all-gathered
+            }
             if (p > 1) {
                 // torchtitan: no reshard after forward under PP (float8 all-gather: the unsharded
                 // linears stay fp8); FSDP2 accumulates the unsharded gradients in the fp32 reduce
@@ -801,6 +825,7 @@ double compute(const estimate_input& in, breakdown& out) {
         // gradients present while activations are still held
         double grads_fwd = rates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
         if (finetune) grads_fwd = trates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
+        if (in.grad_accum > 1 && !in.optimizer_in_backward) grads_fwd = st.grads;  // accumulated across micro-batches
         // end of backward: all grads plus the first layer's transients
         double grads_end = in.optimizer_in_backward ? 0.0 : st.grads;
         st.temp_forward = fwd;

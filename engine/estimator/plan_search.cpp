@@ -377,6 +377,9 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                             } else {
                                                 in.num_microbatches = 1;
                                             }
+                                            // a smaller micro-batch at the same global batch accumulates more
+                                            // micro-batches (gradients alive through the later forwards)
+                                            in.grad_accum = p > 1 ? 1 : std::max<std::int64_t>(1, base.grad_accum * std::max<std::int64_t>(1, local / mb));
                                             if (p > 1 && in.schedule == pp_schedule_kind::interleaved &&
                                                 base.model.layers % (p * std::max<std::int64_t>(1, in.vpp)) != 0)
                                                 in.schedule = pp_schedule_kind::one_f_one_b;

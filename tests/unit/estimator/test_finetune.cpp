@@ -348,3 +348,133 @@ TEST_CASE("torchtune QLoRA model load: torchao 0.1 quantizes a whole weight, lat
     est::compute(in, b);
     CHECK(b.stages[0].phase_load == 0.0);
 }
+
+// ---- round est9: mechanisms read off held-out fine-tuning rows, each from the framework source ----
+
+TEST_CASE("gradient accumulation keeps the gradients alive through later forwards (no pipeline)") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.zero_stage = 0;
+    in.param_bytes = 2;
+    in.master_weights = false;  // LitGPT bf16-true: bf16 weights, grads and AdamW states
+    est::breakdown one;
+    est::compute(in, one);
+    CHECK(one.stages[0].grads_in_forward == 0.0);
+    in.grad_accum = 8;
+    est::breakdown acc;
+    est::compute(in, acc);
+    const est::stage_figures& a = acc.stages[0];
+    CHECK(a.grads_in_forward == doctest::Approx(est::total_params(in.model) * 2.0));
+    CHECK(a.phase_forward == doctest::Approx(one.stages[0].phase_forward + a.grads_in_forward));
+    // fused optimizer-in-backward frees each gradient at once: nothing accumulates
+    in.optimizer_in_backward = true;
+    est::compute(in, acc);
+    CHECK(acc.stages[0].grads_in_forward == 0.0);
+
+    // read from the config: the count, or the global batch over micro-batch x data-parallel ranks
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "litgpt");
+    emit(f, "job.world_size", std::int64_t(1));
+    emit(f, "training.local_batch_size", std::int64_t(4));
+    emit(f, "training.global_batch_size", std::int64_t(32));
+    CHECK(from_facts(f).grad_accum == 8);
+    emit(f, "training.gradient_accumulation_steps", std::int64_t(2));
+    CHECK(from_facts(f).grad_accum == 2);
+    // a pipeline's micro-batches are its schedule's business (num_microbatches), not this
+    emit(f, "job.world_size", std::int64_t(2));
+    emit(f, "parallelism.pipeline_parallel_degree", std::int64_t(2));
+    CHECK(from_facts(f).grad_accum == 1);
+}
+
+TEST_CASE("FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "hf_trainer");
+    emit(f, "job.world_size", std::int64_t(4));
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    CHECK(from_facts(f).fsdp1);
+    fact_store v2 = f;
+    emit(v2, "parallelism.fsdp_version", std::int64_t(2));
+    CHECK_FALSE(from_facts(v2).fsdp1);
+    fact_store ds = f;
+    emit(ds, "job.deepspeed_config", "ds_z3.json");
+    CHECK_FALSE(from_facts(ds).fsdp1);
+    fact_store tt;
+    emit_llama8b(tt);
+    emit(tt, "job.framework", "torchtune");
+    emit(tt, "job.world_size", std::int64_t(4));
+    CHECK_FALSE(from_facts(tt).fsdp1);
+
+    // full fine-tuning: embedding + head + final norm in bf16 in every phase; at the end of
+    // backward the root's per-parameter gradients and the assembled flat gradient as well
+    estimate_input in = from_facts(f);
+    in.fsdp1 = false;
+    est::breakdown b2;
+    est::compute(in, b2);
+    in.fsdp1 = true;
+    est::breakdown b1;
+    est::compute(in, b1);
+    const double root = 2.0 * 128256.0 * 4096.0 + 4096.0;
+    const double head = 128256.0 * 4096.0;
+    // FSDP2 already counted the head all-gathered at the loss
+    CHECK(b1.stages[0].temp_forward - b2.stages[0].temp_forward == doctest::Approx(root * 2.0));
+    CHECK(b1.stages[0].temp_loss - b2.stages[0].temp_loss == doctest::Approx(root * 2.0 - head * 2.0));
+    CHECK(b1.stages[0].temp_backward - b2.stages[0].temp_backward == doctest::Approx(root * 2.0 + head * 2.0));
+    CHECK(b1.stages[0].temp_step - b2.stages[0].temp_step == doctest::Approx(root * 2.0 * 3.0));
+    // LoRA: the root is frozen (no root gradients), only the unsharded weights
+    in.ft.kind = finetune_kind::lora;
+    in.ft.lora_rank = 8;
+    in.ft.targets = lora_target::all;
+    in.ft.load_bytes = 2;
+    est::compute(in, b1);
+    in.fsdp1 = false;
+    est::compute(in, b2);
+    CHECK(b1.stages[0].temp_backward - b2.stages[0].temp_backward == doctest::Approx(root * 2.0));
+    CHECK(b1.stages[0].temp_step == doctest::Approx(b2.stages[0].temp_step));
+}
+
+TEST_CASE("liger fused linear cross-entropy allocates the head's weight gradient when the head trains") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.hf_model = true;
+    in.chunked_loss = true;  // use_liger_kernel
+    in.world = in.dp_shard = 4;
+    in.zero_stage = 3;
+    in.ac = ac_kind::full;
+    est::breakdown full;
+    est::compute(in, full);
+    estimate_input l = in;
+    l.ft.kind = finetune_kind::lora;
+    l.ft.lora_rank = 8;
+    l.ft.targets = lora_target::all;
+    l.ft.load_bytes = 2;
+    est::breakdown lora;
+    est::compute(l, lora);
+    // zeros_like(weight): the unsharded bf16 head under FSDP; a frozen head has none
+    CHECK(full.stages[0].logits - lora.stages[0].logits == doctest::Approx(128256.0 * 4096.0 * 2.0));
+    // without FSDP the forward sees the stored fp32 parameter (mixed precision with master weights)
+    in.world = in.dp_shard = 1;
+    in.zero_stage = 0;
+    l.world = l.dp_shard = 1;
+    l.zero_stage = 0;
+    est::compute(in, full);
+    est::compute(l, lora);
+    CHECK(full.stages[0].logits - lora.stages[0].logits == doctest::Approx(128256.0 * 4096.0 * 4.0));
+}
+
+TEST_CASE("LitGPT fine-tuning keeps a separate head for a tied embedding") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "model.tie_word_embeddings", true);
+    emit(f, "job.framework", "hf_trainer");
+    CHECK(from_facts(f).model.tied);
+    emit(f, "job.framework", "litgpt");
+    const estimate_input in = from_facts(f);
+    CHECK_FALSE(in.model.tied);
+    bool said = false;
+    for (const auto& a : in.assumptions) said = said || a.find("LitGPT") != std::string::npos;
+    CHECK(said);
+}
