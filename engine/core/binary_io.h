@@ -1,10 +1,12 @@
 // Little helpers for oomdx's own binary cache files (yaml_cache, vocabulary_cache): fixed-width
-// integers in host order and length-prefixed text. Readers check bounds before get64.
+// integers in host order, length-prefixed text, and reading an entry whole. Readers check bounds before get64.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,15 @@ inline std::uint64_t get64(std::string_view s, std::size_t at) {
     std::uint64_t v;
     std::memcpy(&v, s.data() + at, 8);
     return v;
+}
+
+// The whole file, or "" when it cannot be read (a cache entry that is not there).
+inline std::string read_all(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
 }  // namespace oomdx::bin

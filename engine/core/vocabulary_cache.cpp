@@ -21,6 +21,7 @@ using bin::get64;
 using bin::put32;
 using bin::put64;
 using bin::put_text;
+using bin::read_all;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'v', 'c', '1'};
 // magic, key hash, payload size, payload hash
@@ -50,13 +51,6 @@ private:
     std::size_t m_at = 0;
 };
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 }  // namespace
 

@@ -36,6 +36,7 @@ using bin::get64;
 using bin::put32;
 using bin::put64;
 using bin::put_text;
+using bin::read_all;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'y', 'c', '1'};
 constexpr int k_max_depth = 512;
@@ -158,13 +159,6 @@ bool under(const std::filesystem::path& file, const std::filesystem::path& dir) 
     return true;
 }
 
-std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 }  // namespace
 

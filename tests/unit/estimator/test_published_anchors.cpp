@@ -132,11 +132,11 @@ TEST_CASE("published pretraining rows outside the development set") {
     CHECK(med <= 0.10);
 }
 
-TEST_CASE("held-out fine-tuning rows: within 15 % or a documented miss") {
-    const auto rows = run_anchors("finetune_heldout.yaml");
-    REQUIRE(rows.size() >= 6);
-    // held out: the figures are reported as they are; only rows the model claims to cover
-    // (no known_miss note) are held to 15 % and their median to 10 %
+// Held out: the figures are reported as they are; only rows the model claims to cover (no
+// known_miss note) are held to 15 % and their median to 10 %.
+static void check_heldout(const char* file, std::size_t min_rows, const char* label) {
+    const auto rows = run_anchors(file);
+    REQUIRE(rows.size() >= min_rows);
     std::vector<double> errs, covered;
     int misses = 0;
     for (const auto& x : rows) {
@@ -151,31 +151,16 @@ TEST_CASE("held-out fine-tuning rows: within 15 % or a documented miss") {
     }
     double worst = 0;
     for (double e : errs) worst = std::max(worst, std::fabs(e));
-    std::printf("held-out fine-tuning rows: %zu, median |error| %.1f%%, worst %.1f%%, %d known miss(es); "
-                "the %zu other rows: median %.1f%%\n",
-                rows.size(), 100.0 * median_abs(errs), 100.0 * worst, misses, covered.size(), 100.0 * median_abs(covered));
+    std::printf("%s: %zu, median |error| %.1f%%, worst %.1f%%, %d known miss(es); the %zu other rows: median %.1f%%\n",
+                label, rows.size(), 100.0 * median_abs(errs), 100.0 * worst, misses, covered.size(),
+                100.0 * median_abs(covered));
     CHECK(median_abs(covered) <= 0.10);
 }
 
+TEST_CASE("held-out fine-tuning rows: within 15 % or a documented miss") {
+    check_heldout("finetune_heldout.yaml", 6, "held-out fine-tuning rows");
+}
+
 TEST_CASE("held-out fine-tuning rows, round est9 (LitGPT config hub, Liger-Kernel HF Trainer + FSDP)") {
-    const auto rows = run_anchors("finetune_heldout_est9.yaml");
-    REQUIRE(rows.size() >= 8);
-    std::vector<double> errs, covered;
-    int misses = 0;
-    for (const auto& x : rows) {
-        errs.push_back(x.error);
-        if (x.known_miss.empty()) covered.push_back(x.error);
-        if (std::fabs(x.error) <= 0.15) continue;
-        CHECK_MESSAGE(!x.known_miss.empty(), x.id << " error " << x.error << " and no known_miss note");
-        if (!x.known_miss.empty()) {
-            std::printf("  %s: KNOWN MISS: %s\n", x.id.c_str(), x.known_miss.c_str());
-            ++misses;
-        }
-    }
-    double worst = 0;
-    for (double e : errs) worst = std::max(worst, std::fabs(e));
-    std::printf("held-out fine-tuning rows (est9): %zu, median |error| %.1f%%, worst %.1f%%, %d known miss(es); "
-                "the %zu other rows: median %.1f%%\n",
-                rows.size(), 100.0 * median_abs(errs), 100.0 * worst, misses, covered.size(), 100.0 * median_abs(covered));
-    CHECK(median_abs(covered) <= 0.10);
+    check_heldout("finetune_heldout_est9.yaml", 8, "held-out fine-tuning rows (est9)");
 }
