@@ -413,7 +413,9 @@ estimate_input from_facts(const fact_store& facts) {
     in.micro_batch = std::clamp<std::int64_t>(in.micro_batch, 1, std::int64_t(1) << 24);
     in.num_microbatches = std::clamp<std::int64_t>(in.num_microbatches, 1, std::int64_t(1) << 24);
     in.param_bytes = dtype_bytes(r.str("training.mixed_precision_param", "bfloat16", "compute dtype missing"));
-    in.master_weights = r.boolean("optimizer.master_weights", true, nullptr);
+    // pure bf16 (torchtitan training.dtype, LLaMA-Factory pure_bf16): optimizer states in the
+    // parameters' dtype and no fp32 copy
+    in.master_weights = r.boolean("optimizer.master_weights", !r.boolean("training.pure_bf16", false, nullptr), nullptr);
 
     // activation checkpointing
     const std::string ac = lower(r.str("activation_checkpoint.mode", llama_factory ? "full" : "none",

@@ -500,3 +500,20 @@ TEST_CASE("HF Trainer / LLaMA-Factory with a DeepSpeed config: DeepSpeed's dtype
     CHECK(double(plain.component("params")) == doctest::Approx(2.0 * double(r.component("params"))).epsilon(0.01));
     CHECK(plain.component("master_weights") == 0);  // fp32 trainable weights without DeepSpeed: no copy
 }
+
+TEST_CASE("pure bf16 training (torchtitan training.dtype, LLaMA-Factory pure_bf16): bf16 states, no fp32 copy") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "torchtitan");
+    emit(f, "job.world_size", std::int64_t(8));
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    const estimate_result mixed = estimate(from_facts(f));
+    fact_store p = f;
+    emit(p, "training.pure_bf16", true);
+    CHECK_FALSE(from_facts(p).master_weights);
+    const estimate_result pure = estimate(from_facts(p));
+    // FSDP keeps fp32 sharded parameters and fp32 Adam moments in mixed precision; pure bf16 halves both
+    CHECK(double(pure.component("params")) == doctest::Approx(0.5 * double(mixed.component("params"))).epsilon(0.01));
+    CHECK(double(pure.component("optimizer")) == doctest::Approx(0.5 * double(mixed.component("optimizer"))).epsilon(0.01));
+    CHECK(pure.component("master_weights") == 0);
+}
