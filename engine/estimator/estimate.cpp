@@ -364,6 +364,7 @@ estimate_input from_facts(const fact_store& facts) {
         r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1, std::int64_t(1) << 24);
     in.micro_batch = local;
     in.framework_date = parse_framework_date(r.str("job.framework_date", "", nullptr));
+    in.framework_date_min = parse_framework_date(r.str("job.framework_date_min", "", nullptr));
     if (in.pp > 1) {
         const bool pipelining = in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune;
         // torchtitan before 2025-04-07 (5e2033c7) split the local batch into
@@ -755,7 +756,8 @@ estimate_result estimate(const estimate_input& in) {
                 "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
                 "version (DTensor loss_parallel: fp32 input, log-softmax and gradient shards)",
                 k.logits_bytes_unfused, k.logits_bytes_loss_parallel_high));
-        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss && in.framework_date == 0)
+        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss &&
+            est::build_side(in, est::date_compiled_loss) == 0)
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
                 "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
@@ -785,12 +787,12 @@ estimate_result estimate(const estimate_input& in) {
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
                 "gradient checkpointing those inputs stay for every layer (high end)");
         if (in.ft.kind == finetune_kind::lora && in.ft.base_bits == 4 && !in.ft.quant_keeps_input &&
-            in.framework == train_framework::torchtune && in.framework_date == 0)
+            in.framework == train_framework::torchtune && est::build_side(in, est::date_torchtune_chunked_nf4) == 0)
             r.interval_reasons.push_back(
                 "torchtune builds before 2024-06-26 pin torchao 0.1, which quantizes each frozen weight to NF4 whole "
                 "while the model loads (68 B per element of the largest linear); later builds quantize in chunks: "
                 "high end includes the load-time peak");
-        if (in.pp > 1 && in.framework == train_framework::torchtitan && in.framework_date == 0)
+        if (in.pp > 1 && in.framework == train_framework::torchtitan && est::build_side(in, est::date_pp_drops_outputs) == 0)
             r.interval_reasons.push_back(
                 "torch.distributed.pipelining keeps every micro-batch's last-stage output (logits) until step() "
                 "merges them, unless torchtitan passes return_outputs=False (since 2025-10-22): high end keeps them");

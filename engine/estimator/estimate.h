@@ -108,6 +108,7 @@ struct estimate_input {
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour
+    int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

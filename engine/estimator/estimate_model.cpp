@@ -542,7 +542,7 @@ double compute(const estimate_input& in, breakdown& out) {
               : in.variant > 0  ? k.logits_bytes_megatron_fused_high
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.framework == train_framework::torchtitan &&
-             (in.framework_date > 0 ? in.framework_date >= date_compiled_loss : in.variant < 0)) {
+             (build_side(in, date_compiled_loss) != 0 ? build_side(in, date_compiled_loss) > 0 : in.variant < 0)) {
         // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
         bpe = k.logits_bytes_compiled;
@@ -558,7 +558,7 @@ double compute(const estimate_input& in, breakdown& out) {
     const bool tt = in.framework == train_framework::torchtitan;
     // torch.distributed.pipelining (torchtitan) keeps every micro-batch's last-stage output
     // (output_chunks, merged at the end of step()) until torchtitan passes return_outputs=False
-    const bool pp_keeps_outputs = tt && p > 1 && (in.framework_date > 0 ? in.framework_date < date_pp_drops_outputs : in.variant > 0);
+    const bool pp_keeps_outputs = tt && p > 1 && (build_side(in, date_pp_drops_outputs) != 0 ? build_side(in, date_pp_drops_outputs) < 0 : in.variant > 0);
     std::int64_t first = 0;
     out.worst = 0;
     out.peak = 0;
@@ -841,7 +841,7 @@ double compute(const estimate_input& in, breakdown& out) {
         st.temp_load = 0;
         st.phase_load = 0;
         if (quant_base && in.framework == train_framework::torchtune && !ft.quant_keeps_input &&
-            (in.framework_date > 0 ? in.framework_date < date_torchtune_chunked_nf4 : in.variant > 0)) {
+            (build_side(in, date_torchtune_chunked_nf4) != 0 ? build_side(in, date_torchtune_chunked_nf4) < 0 : in.variant > 0)) {
             st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
             st.phase_load = st.params + st.temp_load;
         }

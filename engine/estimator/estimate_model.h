@@ -19,6 +19,13 @@ inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(ret
 // weight at once while the model loads.
 inline constexpr int date_torchtune_chunked_nf4 = 20240626;
 
+// Which side of `day` the job's build is on: +1 on or after it (the date given, or a lower bound
+// from the config's keys that reaches it), -1 before it (the date given), 0 unknown.
+inline int build_side(const estimate_input& in, int day) {
+    if (in.framework_date > 0) return in.framework_date >= day ? 1 : -1;
+    return in.framework_date_min >= day ? 1 : 0;
+}
+
 // Parameter counts of one transformer layer, split by how they shard.
 struct layer_params {
     double tp_sharded = 0;   // attention, dense MLP, shared experts: / TP

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
@@ -146,6 +147,13 @@ struct adapter_loader {
                 if (k["scale"]) m.scale = k["scale"].as<double>();
                 if (k["render"]) m.render = k["render"].as<bool>();
                 if (k["note"]) m.note = k["note"].as<std::string>();
+                if (k["since"]) {
+                    m.since = k["since"].as<std::string>();
+                    static const RE2 date(R"(\d{4}-\d{2}(-\d{2})?)");
+                    if (!RE2::FullMatch(m.since, date))
+                        throw input_error::at_line(path, k["since"].Mark().line + 1,
+                                                   "'since' must be a date YYYY-MM or YYYY-MM-DD, not '" + m.since + "'");
+                }
                 a.m_keys.push_back(std::move(m));
             }
         }

@@ -31,6 +31,7 @@ struct key_mapping {
     double scale = 0;                     // multiply numeric values when > 0
     bool render = true;                   // false: legacy alias, never rendered
     std::string note;                     // era / meaning
+    std::string since;                    // YYYY-MM[-DD]: builds that read the key are this new or newer
     int line = 0;                         // line in the adapter file
 };
 

@@ -227,6 +227,9 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
     base.producer = "config." + a.name();
     base.file = job.file;
     std::set<std::string> touched;  // canonical names set or non-literal
+    // The newest `since` of the keys the config uses: the build is at least that new.
+    const key_mapping* newest = nullptr;
+    const raw_entry* newest_entry = nullptr;
     auto add = [&](const std::string& name, value v, const raw_entry& e) {
         provenance p = base;
         p.line = e.line;
@@ -267,6 +270,11 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(job.file, e.line)));
             continue;
         }
+        for (const auto* m : ms)
+            if (!m->since.empty() && (!newest || m->since > newest->since)) {
+                newest = m;
+                newest_entry = &e;
+            }
         // "auto" (DeepSpeed under HF / LLaMA-Factory) is filled in at run time: not a literal.
         bool is_auto = e.val.is_string() && lower(e.val.as_string()) == "auto";
         for (const auto* m : ms)
@@ -285,6 +293,12 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
                                                        e.text.empty() ? value_key(e.val) : e.text,
                                                        where(job.file, e.line), m->canonical));
         }
+    }
+    if (newest && !job.find("job.framework_date")) {
+        provenance p = base;
+        p.line = newest_entry->line;
+        p.excerpt = fmt::format("{} is read by {} builds since {}", newest->key, a.name(), newest->since);
+        job.facts.push_back(fact{"job.framework_date_min", value(newest->since), std::move(p)});
     }
     // Derived: world size from the launcher.
     const fact* npn = job.find("job.nproc_per_node");

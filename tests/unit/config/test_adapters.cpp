@@ -218,4 +218,12 @@ TEST_CASE("malformed adapter files name the line") {
     }
     CHECK_THROWS_AS(framework_adapter::load(write("bad_syntax.yaml", "name: x\nsyntax: xml\n")), input_error);
     CHECK_THROWS_AS(framework_adapter::load(write("bad_extends.yaml", "name: x\nextends: nothing_like_it\n")), input_error);
+    try {
+        framework_adapter::load(write("bad_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len,\n     since: 'June 2025'}\n"));
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_since.yaml:5") != std::string::npos);
+        CHECK(std::string(e.what()).find("June 2025") != std::string::npos);
+    }
+    CHECK_NOTHROW(framework_adapter::load(write("good_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, since: 2025-06}\n")));
 }

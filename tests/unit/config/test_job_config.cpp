@@ -302,3 +302,15 @@ TEST_CASE("a DeepSpeed JSON named relative to the launch directory is found unde
     std::error_code ec;
     fs::remove_all(root, ec);
 }
+
+TEST_CASE("keys that only newer builds read bound the build date from below (adapter 'since')") {
+    // the 2024 spelling ([training] batch_size, data_parallel_*): no bound
+    CHECK(parse_job_config(dir + "torchtitan/llama3_8b_2024.toml").find("job.framework_date_min") == nullptr);
+    // [parallelism] (2025-03-18), local_batch_size (2025-06-05), [quantize.linear.float8] (2025-09-30): the newest wins
+    const job_config j = parse_job_config(dir + "torchtitan/llama3_8b_2025_10.toml");
+    const fact* f = j.find("job.framework_date_min");
+    REQUIRE(f != nullptr);
+    CHECK(f->val.as_string() == "2025-09-30");
+    CHECK(f->prov.line > 0);
+    CHECK(f->prov.excerpt.find("quantize.linear.float8") != std::string::npos);
+}
