@@ -1,6 +1,7 @@
 // The rank a line names in its first 160 bytes, from the prefixes launchers and loggers put
 // before a worker's output; -1 when none. Forms:
-//   [rank3]:  rank3]  [rank 3]  [Rank 3]  (Rank3)  (Rank 3)  Rank 3:   torchrun, Megatron, DeepSpeed, user loggers
+//   [rank3]:  rank3]  [rank 3]  [Rank 3]  [RANK 3]  (Rank3)  (Rank 3)  Rank 3:   torchrun, Megatron,
+//                                                               DeepSpeed, user loggers
 //   Rank: 3  rank=3  rank : 3  (VllmWorker rank=3 pid=...)     key-value prefixes (not local_rank: 3)
 //   (Worker_TP3 pid=...)  (Worker_DP0_TP1_EP5 pid=...)           vLLM V1 workers (EP, else TP with PP/DP 0)
 //   [default3]:  [gpu187:1]:                                    torchrun --tee "[{role}{local_rank}]:" (local rank;
@@ -85,12 +86,14 @@ inline std::int64_t vllm_worker(std::string_view h, size_t i) {
 inline std::int64_t rank_prefix(std::string_view s) {
     using namespace rank_detail;
     const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
-    for (size_t pos = 0; (pos = h.find("ank", pos)) != std::string_view::npos; pos += 3) {
-        if (pos == 0 || (h[pos - 1] != 'r' && h[pos - 1] != 'R')) continue;
-        if (pos >= 2 && alnum(h[pos - 2])) continue;  // "Frank", "cranked"
-        const bool keyed = pos < 2 || h[pos - 2] != '_';
-        std::int64_t v = after_rank(h, pos + 3, keyed);
-        if (v >= 0) return v;
+    for (std::string_view ank : {std::string_view("ank"), std::string_view("ANK")}) {  // rank Rank RANK
+        for (size_t pos = 0; (pos = h.find(ank, pos)) != std::string_view::npos; pos += 3) {
+            if (pos == 0 || (h[pos - 1] != 'R' && (ank[0] == 'A' || h[pos - 1] != 'r'))) continue;
+            if (pos >= 2 && alnum(h[pos - 2])) continue;  // "Frank", "cranked", "FRANK"
+            const bool keyed = pos < 2 || h[pos - 2] != '_';
+            std::int64_t v = after_rank(h, pos + 3, keyed);
+            if (v >= 0) return v;
+        }
     }
     if (auto w = h.find("(Worker_"); w != std::string_view::npos) {
         std::int64_t v = vllm_worker(h, w + 8);

@@ -85,7 +85,8 @@ TEST_CASE("a refine signature changes the source and, where it names one, the de
 TEST_CASE("rank from launcher and worker prefixes") {
     struct c { const char* line; std::int64_t rank; };
     for (auto [line, rank] : {c{"[rank3]: torch.OutOfMemoryError", 3}, c{"[rank 3] loss 1.0", 3},
-                              c{"[Rank 5] (after 10 iterations) memory (MB)", 5}, c{"(Rank2) step 4", 2},
+                              c{"[Rank 5] (after 10 iterations) memory (MB)", 5}, c{"[RANK 3] torch.OutOfMemoryError", 3},
+                              c{"RANK=2 step 4", 2}, c{"LOCAL_RANK=1 step 4", -1}, c{"FRANK 3] says hi", -1}, c{"(Rank2) step 4", 2},
                               c{"(Rank 2) step 4", 2}, c{"Rank: 7 | step 10 | loss 2.1", 7},
                               c{"Rank 1: out of memory", 1}, c{"(VllmWorker rank=5 pid=3073) ERROR", 5},
                               c{"(Worker_TP1 pid=1234) ERROR 01-06 19:37:15 [multiproc_executor.py:824]", 1},
