@@ -221,6 +221,11 @@ estimate_input from_facts(const fact_store& facts) {
     const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
     in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
     const bool llama_factory = job_fw == "llama_factory";
+    // HF Trainer and LLaMA-Factory with a DeepSpeed config train under the DeepSpeed engine: it
+    // casts the module to the bf16/fp16 it is given and keeps fp32 master partitions
+    // (deepspeed/runtime/engine.py, _configure_distributed_model), whatever dtype the trainer loaded.
+    if (in.framework == train_framework::generic && in.hf_model && facts.has("job.deepspeed_config"))
+        in.framework = train_framework::deepspeed;
 
     // model
     estimate_model& m = in.model;

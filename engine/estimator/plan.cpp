@@ -349,4 +349,22 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     return finish();
 }
 
+std::vector<estimate_override> keep_global_batch(const fact_store& facts, std::int64_t micro_batch) {
+    estimate_input base;
+    try {
+        base = from_facts(facts);
+    } catch (const std::exception&) {
+        return {};
+    }
+    const plan_batch batch = batch_from(facts);
+    if (batch.local_batch <= 0 || micro_batch <= 0 || micro_batch == batch.local_batch) return {};
+    if (titan_fw(base) && base.pp > 1) return {};  // the pipeline micro-batch is its own key
+    estimate_input cand = base;
+    cand.micro_batch = micro_batch;
+    std::vector<estimate_override> out;
+    for (auto& o : plan_overrides(base, cand, batch))
+        if (o.key == "training.global_batch_size" || o.key == "training.gradient_accumulation_steps") out.push_back(o);
+    return out;
+}
+
 }  // namespace oomdx

@@ -71,6 +71,11 @@ struct plan_request {
 // an estimate. Throws usage_error when the device capacity is unknown.
 plan_answer make_plan(const fact_store& facts, const override_syntax& syntax, const plan_request& req = {});
 
+// The overrides that go with a new per-device micro-batch so that the sequences per optimizer step
+// stay: torchtitan's global batch, or the gradient accumulation (Megatron, and DeepSpeed given only
+// train_batch_size, derive it themselves). Empty where the facts do not say the batch layout.
+std::vector<estimate_override> keep_global_batch(const fact_store& facts, std::int64_t micro_batch);
+
 // "plan" of oomdx.preflight/1 and oomdx.diagnosis/1.
 nlohmann::json plan_json(const plan_answer& p);
 // Text block for reports: the plan, its peak, the lines to paste, the alternatives.

@@ -316,6 +316,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         if (l.max_micro_batch == 0 && l.max_seq_len <= 0 && l.micro_batch <= 1)
             w.line(w.t("report.preflight.limits_none", {{"seq_len", std::to_string(l.seq_len)},
                                                          {"micro_batch", std::to_string(l.micro_batch)}}));
+        else if (l.max_micro_batch == 0)
+            w.line(w.t("report.preflight.limits_no_micro", {{"seq_len", std::to_string(l.seq_len)},
+                                                             {"max_seq_len", std::to_string(l.max_seq_len)},
+                                                             {"micro_batch", std::to_string(l.micro_batch)}}));
         else
             w.line(w.t("report.preflight.limits", {{"max_micro_batch", std::to_string(l.max_micro_batch)},
                                                     {"seq_len", std::to_string(l.seq_len)},

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/estimator/plan.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_consistency.h"
 #include "engine/report/report_evidence.h"
@@ -102,6 +103,22 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
                                                          : "report.note.no_peak_change");
 }
 
+// A smaller micro-batch keeps the sequences per optimizer step: the accumulation (or torchtitan's
+// global batch) the framework needs beside it, unless the rule set those keys itself.
+void complete_batch_change(const fact_store& facts, std::vector<canonical_override>& config,
+                           std::vector<override_value>& shown) {
+    const canonical_override* micro = nullptr;
+    for (const auto& o : config) {
+        if (o.key == "training.gradient_accumulation_steps" || o.key == "training.global_batch_size") return;
+        if (o.key == "training.local_batch_size" && o.val.is_integer()) micro = &o;
+    }
+    if (!micro) return;
+    for (const auto& o : keep_global_batch(facts, micro->val.as_integer())) {
+        config.push_back({o.key, o.val});
+        shown.push_back({o.key, o.val});
+    }
+}
+
 }  // namespace
 
 void stage_report(pipeline_state& s) {
@@ -149,6 +166,7 @@ void stage_report(pipeline_state& s) {
             if (o.key.rfind("code.", 0) == 0) code_overrides.push_back({o.key, o.val});
             else config_overrides.push_back({o.key, o.val});
         }
+        if (known_framework) complete_batch_change(facts, config_overrides, rr.overrides);
         // Only advice the job can take: what its framework can express, in a layout the checks accept.
         // A rule's `code.fallback` is the same change made in code, for frameworks without the setting.
         auto fallback = std::find_if(code_overrides.begin(), code_overrides.end(),

@@ -478,3 +478,25 @@ TEST_CASE("LitGPT fine-tuning keeps a separate head for a tied embedding") {
     for (const auto& a : in.assumptions) said = said || a.find("LitGPT") != std::string::npos;
     CHECK(said);
 }
+
+TEST_CASE("HF Trainer / LLaMA-Factory with a DeepSpeed config: DeepSpeed's dtypes, not the trainer's upcast") {
+    // LLaMA-Factory upcasts trainable parameters to fp32 for full tuning, but the DeepSpeed
+    // engine casts the module back to bf16 and keeps fp32 master partitions (ZeRO-2 over 4 ranks).
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "llama_factory");
+    emit(f, "framework.estimator", "generic");
+    emit(f, "training.finetuning_type", "full");
+    emit(f, "job.world_size", std::int64_t(4));
+    emit(f, "parallelism.zero_stage", std::int64_t(2));
+    CHECK(from_facts(f).framework == train_framework::generic);
+    const estimate_result plain = estimate(from_facts(f));
+    fact_store ds = f;
+    emit(ds, "job.deepspeed_config", "ds_z2_config.json");
+    CHECK(from_facts(ds).framework == train_framework::deepspeed);
+    const estimate_result r = estimate(from_facts(ds));
+    const double n = double(r.component("params")) / 2.0;  // bf16 weights on every rank (ZeRO-2 keeps them whole)
+    CHECK(double(r.component("master_weights")) == doctest::Approx(4.0 * n / 4.0).epsilon(0.01));
+    CHECK(double(plain.component("params")) == doctest::Approx(2.0 * double(r.component("params"))).epsilon(0.01));
+    CHECK(plain.component("master_weights") == 0);  // fp32 trainable weights without DeepSpeed: no copy
+}

@@ -2,6 +2,7 @@
 // plan's overrides (--set each) and world size fits, at the device peak the plan states.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -191,4 +192,52 @@ TEST_CASE("a framework without a chunked-loss switch is never offered one (look-
     REQUIRE(j["plan"]["fits"].get<bool>());
     for (const auto& c : j["plan"]["candidates"])
         for (const auto& o : c["overrides"]) CHECK(o["key"] != "training.chunked_loss");
+}
+
+namespace {
+
+// The rendered lines of the reduce_micro_batch recommendation of a preflight.
+std::vector<std::string> micro_batch_lines(const std::string& args) {
+    const run_result p = run("preflight " + args + " --format json");
+    const auto j = nlohmann::json::parse(p.out);
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == "reduce_micro_batch") return r["rendered"].get<std::vector<std::string>>();
+    return {};
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& l) {
+    return std::find(lines.begin(), lines.end(), l) != lines.end();
+}
+
+}  // namespace
+
+TEST_CASE("a smaller micro-batch keeps the global batch in the job's own syntax") {
+    const std::string lora = "--model qwen3-8b --device rtx4090 --world-size 1 --set training.finetuning_type=lora "
+                             "--set training.seq_len=4096 --set training.local_batch_size=4 ";
+    SUBCASE("HF-style: the accumulation doubles") {
+        const auto l = micro_batch_lines(lora + "--framework llama_factory --set training.gradient_accumulation_steps=8");
+        CHECK(has_line(l, "per_device_train_batch_size: 2"));
+        CHECK(has_line(l, "gradient_accumulation_steps: 16"));
+    }
+    SUBCASE("HF-style without a stated accumulation: the default 1 becomes 2") {
+        const auto l = micro_batch_lines(lora + "--framework hf_trainer");
+        CHECK(has_line(l, "per_device_train_batch_size: 2"));
+        CHECK(has_line(l, "gradient_accumulation_steps: 2"));
+    }
+    SUBCASE("torchtitan: the default global batch (local x DP) is written out") {
+        const auto l = micro_batch_lines("--model llama3-8b --device h100-80gb --world-size 8 --framework torchtitan "
+                                         "--set training.seq_len=32768 --set training.local_batch_size=4 "
+                                         "--set activation_checkpoint.mode=none");
+        REQUIRE(!l.empty());
+        CHECK(std::find_if(l.begin(), l.end(), [](const std::string& s) {
+                  return s.find("global_batch_size = 32") != std::string::npos;
+              }) != l.end());
+    }
+    SUBCASE("Megatron: the global batch stays and the framework derives the accumulation (look-alike)") {
+        const auto l = micro_batch_lines("--model llama3-8b --device h100-80gb --world-size 8 --framework megatron "
+                                         "--set training.seq_len=32768 --set training.local_batch_size=4 "
+                                         "--set training.global_batch_size=64 --set activation_checkpoint.mode=none");
+        REQUIRE(!l.empty());
+        for (const auto& s : l) CHECK(s.find("accumulation") == std::string::npos);
+    }
 }
