@@ -43,18 +43,18 @@ check_facts axolotl/qlora_8b.yml '{
  "job.framework": ("axolotl", "", None),
  "job.model_name": ("NousResearch/Meta-Llama-3-8B", "config.axolotl", 2),
  "training.quantization_bit": (4, "config.axolotl", 7),
- "training.finetuning_type": ("qlora", "config.axolotl", 15),
- "training.seq_len": (4096, "config.axolotl", 17),
- "training.packing": (True, "config.axolotl", 18),
- "training.lora_rank": (32, "config.axolotl", 19),
- "training.lora_dropout": (0.05, "config.axolotl", 21),
- "training.lora_target": ("all-linear", "config.axolotl", 22),
- "training.gradient_accumulation_steps": (4, "config.axolotl", 24),
- "training.local_batch_size": (2, "config.axolotl", 25),
- "optimizer.name": ("paged_adamw_8bit", "config.axolotl", 27),
- "training.mixed_precision_param": ("bfloat16", "config.axolotl", 31),
- "activation_checkpoint.mode": ("full", "config.axolotl", 34),
- "model.attn_impl": ("flash", "config.axolotl", 36),
+ "training.finetuning_type": ("qlora", "config.axolotl", 16),
+ "training.seq_len": (4096, "config.axolotl", 18),
+ "training.packing": (True, "config.axolotl", 19),
+ "training.lora_rank": (32, "config.axolotl", 20),
+ "training.lora_dropout": (0.05, "config.axolotl", 22),
+ "training.lora_target": ("all-linear", "config.axolotl", 23),
+ "training.gradient_accumulation_steps": (4, "config.axolotl", 25),
+ "training.local_batch_size": (2, "config.axolotl", 26),
+ "optimizer.name": ("paged_adamw_8bit", "config.axolotl", 28),
+ "training.mixed_precision_param": ("bfloat16", "config.axolotl", 32),
+ "activation_checkpoint.mode": ("full", "config.axolotl", 35),
+ "model.attn_impl": ("flash", "config.axolotl", 37),
  "training.double_quantization": (True, "config.axolotl.default", None),
  "training.quantization_type": ("nf4", "config.axolotl.default", None),
  "parallelism.zero_stage": (0, "config.axolotl.default", None)}'
@@ -72,7 +72,7 @@ check_facts axolotl/lora_8bit_ds.yml '{
  "optimizer.offload": ("cpu", "shipped_file", None)}'
 check_facts axolotl/fft_fsdp.yml '{
  "training.finetuning_type": ("full", "config.axolotl.default", None),
- "training.chunked_loss": (True, "config.axolotl", 5),
+ "training.chunked_loss": (True, "config.axolotl", 4),
  "training.mixed_precision_param": ("float16", "config.axolotl", None),
  "model.attn_impl": ("flash", "config.axolotl", None),
  "activation_checkpoint.mode": ("full", "config.axolotl", None),
@@ -94,10 +94,10 @@ import json, sys
 j = json.load(sys.stdin)
 e = j.get("estimate", j)
 txt = json.dumps(e)
-comps = {c["name"]: c for c in e["components"]}
+comps = {c["id"]: c for c in e["components"]}
 bad = []
 GiB = 1024 ** 3
-p, o = comps["parameters"]["bytes"], comps["optimizer"]["bytes"]
+p, o = comps["params"]["bytes"], comps["optimizer"]["bytes"]
 if not (3.5 * GiB < p < 7.5 * GiB): bad.append("parameters %.2f GiB: not a 4-bit 8B base" % (p / GiB))
 if not (o < 1 * GiB): bad.append("optimizer states %.2f GiB: not adapters only" % (o / GiB))
 if "qlora" not in txt.lower() and "4-bit" not in txt: bad.append("the estimate does not say QLoRA / 4-bit")
