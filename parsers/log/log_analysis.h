@@ -131,6 +131,7 @@ struct log_analysis {
     // memory_series[steady_from]; its slope, fit quality and growth over its span.
     size_t steady_from = 0;
     std::optional<double> steady_growth_bytes_per_step, steady_r2, steady_growth_bytes;
+    std::optional<double> steady_late_growth_bytes;  // last reading minus the steady part's middle one
     // Verdicts, filled by the `evidence` rules.
     std::optional<bool> series_monotonic;
     bool leak_signal = false;

@@ -393,6 +393,8 @@ log_analysis scanner::finish() {
             a.steady_growth_bytes_per_step = f.steady.slope;
             a.steady_r2 = f.steady.r2;
             a.steady_growth_bytes = f.steady.slope * (xs.back() - xs[f.steady_from]);
+            // a line through a rise that has levelled off still slopes: the later half says whether it goes on
+            a.steady_late_growth_bytes = ys.back() - ys[f.steady_from + (ys.size() - f.steady_from - 1) / 2];
         }
     }
 

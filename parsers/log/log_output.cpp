@@ -180,6 +180,7 @@ nlohmann::json to_json(const log_analysis& a) {
             {"points", a.memory_series.size() - a.steady_from},
             {"growth_bytes_per_step", static_cast<std::int64_t>(*a.steady_growth_bytes_per_step)},
             {"growth_bytes", static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))},
+            {"late_growth_bytes", a.steady_late_growth_bytes ? json(static_cast<std::int64_t>(*a.steady_late_growth_bytes)) : json(nullptr)},
             {"r2", std::round(a.steady_r2.value_or(0) * 1000) / 1000}};
     } else {
         j["memory_steady"] = nullptr;
@@ -395,6 +396,8 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
             sink.emit("log.memory_steady_growth_bytes",
                       value(static_cast<std::int64_t>(a.steady_growth_bytes.value_or(0))), mp);
             sink.emit("log.memory_steady_growth_r2", value(a.steady_r2.value_or(0)), mp);
+            if (a.steady_late_growth_bytes)
+                sink.emit("log.memory_steady_late_growth_bytes", value(static_cast<std::int64_t>(*a.steady_late_growth_bytes)), mp);
         }
     }
     if (a.capacity_from_log_bytes) sink.emit("log.capacity_bytes", value(*a.capacity_from_log_bytes), p);

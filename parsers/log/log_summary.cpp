@@ -227,6 +227,7 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         a.steady_from = a.memory_series.size() - static_cast<std::size_t>(points);
         a.steady_growth_bytes_per_step = r.opt_num(*s, "growth_bytes_per_step");
         a.steady_growth_bytes = r.opt_num(*s, "growth_bytes");
+        a.steady_late_growth_bytes = r.opt_num(*s, "late_growth_bytes");
         a.steady_r2 = r.opt_num(*s, "r2");
     }
     a.series_monotonic = r.opt_bool(j, "memory_series_monotonic");
