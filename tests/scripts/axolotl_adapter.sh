@@ -112,5 +112,22 @@ printf '%s\n' "$plan" | grep -Eq '^\s*(micro_batch_size|gradient_accumulation_st
 if printf '%s\n' "$plan" | grep -Eq 'per_device_train_batch_size|disable_gradient_checkpointing|cutoff_len|has no setting'; then
   echo "FAIL plan: an override rendered in another framework's keys"; printf '%s\n' "$plan" | grep -E 'per_device|disable_grad|cutoff_len|has no setting'; fail=1
 fi
+# an Axolotl log (it carries HF Trainer lines too) selects the axolotl adapter and its semantics
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/train.log" <<'LOG'
+[2026-05-01 10:00:00,000] [INFO] [axolotl.cli.train.do_train:40] [PID:100] [RANK:0] loading model
+[INFO|trainer.py:2409] 2026-05-01 10:00:05,000 >> ***** Running training *****
+  1%|          | 2/240 [00:10<13:10,  3.44s/it]
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.53 GiB memory in use. Of the allocated memory 19.87 GiB is allocated by PyTorch, and 2.21 GiB is reserved by PyTorch but unallocated.
+LOG
+"$oomdx" diagnose --log "$tmp/train.log" --format json --explain 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+f = {x["name"]: x["value"] for x in j["explain"]["facts"]}
+want = {"log.framework": "axolotl", "job.framework": "axolotl", "framework.estimator": "generic", "framework.hf_model": True}
+bad = ["%s = %r, expected %r" % (k, f.get(k), v) for k, v in want.items() if f.get(k) != v]
+for b in bad: print("FAIL log:", b)
+sys.exit(1 if bad else 0)
+' || fail=1
 [ "$fail" = 0 ] && echo "ok: Axolotl from one adapter file: detection, facts, QLoRA estimate, plan in Axolotl keys"
 exit $fail
