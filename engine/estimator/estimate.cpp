@@ -219,7 +219,10 @@ estimate_input from_facts(const fact_store& facts) {
         in.framework = train_framework::generic;
     // the job's own framework name for conventions its estimator semantics do not carry
     const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
-    in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
+    // HF transformers modeling code: the adapter's semantics say so (framework.hf_model), else the
+    // two frameworks known to use it
+    in.hf_model = facts.has("framework.hf_model") ? r.boolean("framework.hf_model", false, nullptr)
+                                                   : job_fw == "hf_trainer" || job_fw == "llama_factory";
     const bool llama_factory = job_fw == "llama_factory";
     // HF Trainer and LLaMA-Factory with a DeepSpeed config train under the DeepSpeed engine: it
     // casts the module to the bf16/fp16 it is given and keeps fp32 master partitions
