@@ -219,7 +219,10 @@ estimate_input from_facts(const fact_store& facts) {
         in.framework = train_framework::generic;
     // the job's own framework name for conventions its estimator semantics do not carry
     const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
-    in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
+    // HF transformers modeling code: the adapter's semantics say so (framework.hf_model), else the
+    // two frameworks known to use it
+    in.hf_model = facts.has("framework.hf_model") ? r.boolean("framework.hf_model", false, nullptr)
+                                                   : job_fw == "hf_trainer" || job_fw == "llama_factory";
     const bool llama_factory = job_fw == "llama_factory";
     // HF Trainer and LLaMA-Factory with a DeepSpeed config train under the DeepSpeed engine: it
     // casts the module to the bf16/fp16 it is given and keeps fp32 master partitions
@@ -472,6 +475,7 @@ estimate_input from_facts(const fact_store& facts) {
 
     // kernels and loss
     in.compile = r.boolean("compile.enable", false, nullptr);
+    in.compile_loss = r.boolean("compile.loss", true, nullptr);
     in.float8 = r.boolean("quantize.linear.float8", false, nullptr);
     {
         // low-precision recipe: quantize.linear.recipe names it; the float8 switch alone means
@@ -554,6 +558,18 @@ estimate_input from_facts(const fact_store& facts) {
             // and pure-bf16 runs keep them in bf16
             ft.trainable_bytes = pure_bf16 || in.framework == train_framework::torchtune ? 2 : 4;
             if (in.framework == train_framework::torchtitan && ft.kind == finetune_kind::freeze) ft.trainable_bytes = 4;
+        }
+    }
+    // Full fine-tuning of a model loaded in bf16/fp16 under an HF-model trainer without sharding
+    // trains that dtype (torch AdamW keeps its moments in the parameter dtype, no fp32 copy), unless
+    // the trainer upcasts trainable weights itself (LLaMA-Factory), DeepSpeed keeps master partitions,
+    // or accelerate's FSDP upcasts low-precision parameters to fp32 for its mixed precision.
+    if (in.ft.kind == finetune_kind::full && in.hf_model && !llama_factory && in.framework != train_framework::deepspeed &&
+        in.zero_stage == 0 && !facts.has("optimizer.master_weights")) {
+        const std::string load = lower(r.str_opt("training.load_dtype").value_or(""));
+        if (load == "bfloat16" || load == "float16") {
+            in.master_weights = false;
+            in.param_bytes = 2;
         }
     }
 
@@ -756,7 +772,7 @@ estimate_result estimate(const estimate_input& in) {
                 "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
                 "version (DTensor loss_parallel: fp32 input, log-softmax and gradient shards)",
                 k.logits_bytes_unfused, k.logits_bytes_loss_parallel_high));
-        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss &&
+        if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan && !in.chunked_loss &&
             est::build_side(in, est::date_compiled_loss) == 0)
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
