@@ -219,7 +219,10 @@ estimate_input from_facts(const fact_store& facts) {
         in.framework = train_framework::generic;
     // the job's own framework name for conventions its estimator semantics do not carry
     const std::string job_fw = lower(r.str_opt("job.framework").value_or(fw));
-    in.hf_model = job_fw == "hf_trainer" || job_fw == "llama_factory";
+    // HF transformers modeling code: the adapter's semantics say so (framework.hf_model), else the
+    // two frameworks known to use it
+    in.hf_model = facts.has("framework.hf_model") ? r.boolean("framework.hf_model", false, nullptr)
+                                                   : job_fw == "hf_trainer" || job_fw == "llama_factory";
     const bool llama_factory = job_fw == "llama_factory";
     // HF Trainer and LLaMA-Factory with a DeepSpeed config train under the DeepSpeed engine: it
     // casts the module to the bf16/fp16 it is given and keeps fp32 master partitions
@@ -472,6 +475,7 @@ estimate_input from_facts(const fact_store& facts) {
 
     // kernels and loss
     in.compile = r.boolean("compile.enable", false, nullptr);
+    in.compile_loss = r.boolean("compile.loss", true, nullptr);
     in.float8 = r.boolean("quantize.linear.float8", false, nullptr);
     {
         // low-precision recipe: quantize.linear.recipe names it; the float8 switch alone means
@@ -756,7 +760,7 @@ estimate_result estimate(const estimate_input& in) {
                 "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
                 "version (DTensor loss_parallel: fp32 input, log-softmax and gradient shards)",
                 k.logits_bytes_unfused, k.logits_bytes_loss_parallel_high));
-        if (in.compile && in.framework == train_framework::torchtitan && !in.chunked_loss &&
+        if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan && !in.chunked_loss &&
             est::build_side(in, est::date_compiled_loss) == 0)
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "

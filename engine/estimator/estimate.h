@@ -91,6 +91,7 @@ struct estimate_input {
     int swap_times = 1;
     bool params_offload = false;
     bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
+    bool compile_loss = true;             // torchtitan compile.components lists "loss" (its default)
     bool activation_offload = false;
     int ce_fusion = 0;                    // Megatron --cross-entropy-loss-fusion: 0 off, 1 native (compiled), 2 te
     // Added with issue 16 (all additive; defaults keep the earlier behaviour).

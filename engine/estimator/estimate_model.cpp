@@ -541,7 +541,7 @@ double compute(const estimate_input& in, breakdown& out) {
         bpe = in.ce_fusion != 1 ? k.logits_bytes_megatron
               : in.variant > 0  ? k.logits_bytes_megatron_fused_high
                                 : k.logits_bytes_megatron_fused;
-    else if (in.compile && in.framework == train_framework::torchtitan &&
+    else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&
              (build_side(in, date_compiled_loss) != 0 ? build_side(in, date_compiled_loss) > 0 : in.variant < 0)) {
         // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp

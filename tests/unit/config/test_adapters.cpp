@@ -92,7 +92,7 @@ void round_trip(const framework_adapter& a, const std::vector<canonical_override
 TEST_CASE("every shipped adapter loads and renders") {
     std::vector<std::string> names;
     for (const auto& a : framework_adapter::shipped()) names.push_back(a.name());
-    for (const char* n : {"torchtitan", "torchtitan_npu", "megatron", "mindspeed", "deepspeed", "hf_trainer", "llama_factory"})
+    for (const char* n : {"torchtitan", "torchtitan_npu", "megatron", "mindspeed", "deepspeed", "hf_trainer", "llama_factory", "axolotl"})
         CHECK(std::find(names.begin(), names.end(), n) != names.end());
     CHECK(framework_adapter::get("no-such-framework").name() == "torchtitan");
     // Every canonical key an adapter maps is declared in the vocabulary.
@@ -121,6 +121,9 @@ TEST_CASE("renderers write each framework's own syntax") {
     CHECK(z3.find("\"overlap_comm\": true") != std::string::npos);
     CHECK(framework_adapter::get("llama_factory").render(full_ac) == "disable_gradient_checkpointing: false\n");
     CHECK(framework_adapter::get("hf_trainer").render(full_ac) == "gradient_checkpointing: true\n");
+    CHECK(framework_adapter::get("axolotl").render(full_ac) == "gradient_checkpointing: true\n");
+    CHECK(framework_adapter::get("axolotl").render({{"training.local_batch_size", 1}, {"training.quantization_bit", 4}}) ==
+          "micro_batch_size: 1\nload_in_4bit: true\n");
     // Environment variables are exports in every framework.
     CHECK(framework_adapter::get("deepspeed").render({{"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}) ==
           "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
@@ -182,6 +185,19 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
     round_trip(framework_adapter::get("llama_factory"),
                {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "none"},
                 {"training.finetuning_type", "lora"}, {"training.lora_rank", 16}},
+               "yaml");
+    // Axolotl: an adapter file alone (knowledge/frameworks/axolotl.yaml)
+    round_trip(framework_adapter::get("axolotl"),
+               {{"training.local_batch_size", 1}, {"training.gradient_accumulation_steps", 16},
+                {"activation_checkpoint.mode", "full"}, {"training.seq_len", 2048},
+                {"training.mixed_precision_param", "float16"}, {"optimizer.name", "paged_adamw_8bit"},
+                {"training.finetuning_type", "qlora"}, {"training.quantization_bit", 4}, {"training.lora_rank", 8},
+                {"training.lora_target", "all-linear"}, {"model.attn_impl", "sdpa"}, {"training.chunked_loss", true},
+                {"parallelism.zero_stage", 3}, {"parallelism.offload_params", "cpu"}},
+               "yaml");
+    round_trip(framework_adapter::get("axolotl"),
+               {{"activation_checkpoint.mode", "none"}, {"training.mixed_precision_param", "bfloat16"},
+                {"parallelism.zero_stage", 2}, {"training.lora_target", "q_proj,v_proj"}},
                "yaml");
 }
 

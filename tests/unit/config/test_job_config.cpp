@@ -314,3 +314,22 @@ TEST_CASE("keys that only newer builds read bound the build date from below (ada
     CHECK(f->prov.line > 0);
     CHECK(f->prov.excerpt.find("quantize.linear.float8") != std::string::npos);
 }
+
+TEST_CASE("torchtitan compile: the old [training] compile key, and whether the loss is compiled") {
+    auto write = [&](const std::string& name, const std::string& text) {
+        const std::string p = std::filesystem::temp_directory_path().string() + "/" + name;
+        std::ofstream(p) << text;
+        return p;
+    };
+    const job_config old = parse_job_config(write("tt_old_compile.toml", "[training]\nbatch_size = 2\ncompile = true\n"), "torchtitan");
+    REQUIRE(old.find("compile.enable") != nullptr);
+    CHECK(old.find("compile.enable")->val.as_bool());
+    const job_config model_only = parse_job_config(
+        write("tt_components.toml", "[training]\nlocal_batch_size = 2\n[compile]\nenable = true\ncomponents = [\"model\"]\n"), "torchtitan");
+    REQUIRE(model_only.find("compile.loss") != nullptr);
+    CHECK_FALSE(model_only.find("compile.loss")->val.as_bool());
+    const job_config both = parse_job_config(
+        write("tt_components2.toml", "[training]\nlocal_batch_size = 2\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n"), "torchtitan");
+    REQUIRE(both.find("compile.loss") != nullptr);
+    CHECK(both.find("compile.loss")->val.as_bool());
+}
