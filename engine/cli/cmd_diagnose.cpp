@@ -48,7 +48,7 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--log,-l", o->req.logs, "Training log(s); plain or .gz")->check(CLI::ExistingPath);
     cmd->add_option("--config,-c", o->req.config, "Training config (TOML, YAML, JSON, launch script, config_registry.py:NAME)");
     cmd->add_option("--framework", o->req.framework,
-                    "Framework adapter: torchtitan, torchtitan_npu, megatron, mindspeed, deepspeed, hf_trainer, llama_factory");
+                    "Framework adapter: torchtitan, torchtitan_npu, megatron, mindspeed, deepspeed, hf_trainer, llama_factory, axolotl, or any in knowledge/frameworks");
     cmd->add_option("--set", o->req.sets, "Canonical key=value (e.g. training.local_batch_size=8); repeatable");
     cmd->add_option("--model,-m", o->req.model, "Model preset (llama3-70b, ...) or HF config.json");
     cmd->add_option("--device,-d", o->req.device, "Device (h100-80gb, 910b3, a100-40gb, ...)");

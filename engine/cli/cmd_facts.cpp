@@ -54,7 +54,7 @@ void add_facts_command(CLI::App& app, int& exit_code) {
                     "DeepSpeed JSON, HF / accelerate / LLaMA-Factory YAML or JSON");
     cmd->add_option("--framework", o->in.framework,
                     "Framework adapter (torchtitan, torchtitan_npu, megatron, mindspeed, deepspeed, hf_trainer, "
-                    "llama_factory); detected when omitted");
+                    "llama_factory, axolotl, ...); detected when omitted");
     cmd->add_option("-m,--model", o->in.model, "Model preset id, HF config.json, torchtitan flavor file (file.py:FLAVOR)");
     cmd->add_option("-d,--device", o->in.device, "Device (h100, a100-40gb, 910b3, ...)");
     cmd->add_option("--set", o->in.sets, "Canonical key=value set by hand (wins over the config)");

@@ -560,6 +560,18 @@ estimate_input from_facts(const fact_store& facts) {
             if (in.framework == train_framework::torchtitan && ft.kind == finetune_kind::freeze) ft.trainable_bytes = 4;
         }
     }
+    // Full fine-tuning of a model loaded in bf16/fp16 under an HF-model trainer without sharding
+    // trains that dtype (torch AdamW keeps its moments in the parameter dtype, no fp32 copy), unless
+    // the trainer upcasts trainable weights itself (LLaMA-Factory), DeepSpeed keeps master partitions,
+    // or accelerate's FSDP upcasts low-precision parameters to fp32 for its mixed precision.
+    if (in.ft.kind == finetune_kind::full && in.hf_model && !llama_factory && in.framework != train_framework::deepspeed &&
+        in.zero_stage == 0 && !facts.has("optimizer.master_weights")) {
+        const std::string load = lower(r.str_opt("training.load_dtype").value_or(""));
+        if (load == "bfloat16" || load == "float16") {
+            in.master_weights = false;
+            in.param_bytes = 2;
+        }
+    }
 
     // device
     in.device_id = r.str("device.id", "", nullptr);

@@ -374,6 +374,20 @@ value yaml_scalar(const YAML::Node& n) {
         std::int64_t i = 0;
         auto r = std::from_chars(s.data(), s.data() + s.size(), i);
         if (r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty()) return value(i);
+        // PyYAML (YAML 1.1), which the Python trainers load their configs with, reads 500_000 as an int
+        std::string digits;
+        bool ok = s.size() > 2 && s.front() != '_' && s.back() != '_' && s.find("__") == std::string::npos;
+        for (std::size_t k = 0; ok && k < s.size(); ++k) {
+            const char c = s[k];
+            if (c == '_') continue;
+            if ((c == '-' || c == '+') && k == 0) digits += c;
+            else if (c >= '0' && c <= '9') digits += c;
+            else ok = false;
+        }
+        if (ok && digits.size() < s.size()) {
+            r = std::from_chars(digits.data() + (digits[0] == '+'), digits.data() + digits.size(), i);
+            if (r.ec == std::errc() && r.ptr == digits.data() + digits.size()) return value(i);
+        }
     }
     {
         char* end = nullptr;

@@ -333,3 +333,14 @@ TEST_CASE("torchtitan compile: the old [training] compile key, and whether the l
     REQUIRE(both.find("compile.loss") != nullptr);
     CHECK(both.find("compile.loss")->val.as_bool());
 }
+
+TEST_CASE("YAML numbers with underscores read as PyYAML reads them") {
+    const std::string p = std::filesystem::temp_directory_path().string() + "/ax_underscore.yml";
+    std::ofstream(p) << "base_model: meta-llama/Meta-Llama-3-8B\nadapter: lora\nsequence_len: 16_384\n"
+                        "micro_batch_size: 1\nlora_r: 1__6\n";
+    const job_config j = parse_job_config(p, "axolotl");
+    REQUIRE(j.find("training.seq_len") != nullptr);
+    CHECK(j.find("training.seq_len")->val.as_integer() == 16384);
+    CHECK(j.find("training.lora_rank") == nullptr);  // "1__6" is not a number: reported, not read
+    CHECK_FALSE(j.unknown_keys.empty());
+}

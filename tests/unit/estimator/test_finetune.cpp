@@ -526,3 +526,25 @@ TEST_CASE("a lower bound on the build date settles what it reaches, and only tha
     in.framework_date = 20241226;                                 // a date given wins
     CHECK(est::build_side(in, est::date_compiled_loss) == -1);
 }
+
+TEST_CASE("full fine-tuning of a bf16-loaded model under an HF-model trainer: bf16 weights and moments, unless sharded") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "hf_trainer");
+    emit(f, "framework.estimator", "generic");
+    emit(f, "training.finetuning_type", "full");
+    emit(f, "job.world_size", std::int64_t(1));
+    const estimate_input fp32_load = from_facts(f);
+    CHECK(fp32_load.master_weights);  // no load dtype stated: autocast over fp32 weights
+    fact_store b = f;
+    emit(b, "training.load_dtype", "bfloat16");
+    CHECK_FALSE(from_facts(b).master_weights);
+    CHECK(from_facts(b).param_bytes == 2);
+    fact_store fsdp = b;  // accelerate's FSDP upcasts low-precision parameters for mixed precision
+    emit(fsdp, "job.world_size", std::int64_t(4));
+    emit(fsdp, "parallelism.zero_stage", std::int64_t(3));
+    CHECK(from_facts(fsdp).master_weights);
+    fact_store lf = b;  // LLaMA-Factory upcasts trainable weights to fp32 itself
+    emit(lf, "job.framework", "llama_factory");
+    CHECK(from_facts(lf).master_weights);
+}
