@@ -41,6 +41,16 @@ void emit_llama8b(fact_store& f) {
     emit(f, "model.vocab_size", std::int64_t(128256));
 }
 
+// Llama 3 8B under `framework`, full fine-tuning (or `ftype`), on `world` devices.
+fact_store job8b(const char* framework, const char* ftype, std::int64_t world) {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", framework);
+    emit(f, "training.finetuning_type", ftype);
+    emit(f, "job.world_size", world);
+    return f;
+}
+
 }  // namespace
 
 TEST_CASE("LoRA adapter parameters per layer") {
@@ -482,12 +492,8 @@ TEST_CASE("LitGPT fine-tuning keeps a separate head for a tied embedding") {
 TEST_CASE("HF Trainer / LLaMA-Factory with a DeepSpeed config: DeepSpeed's dtypes, not the trainer's upcast") {
     // LLaMA-Factory upcasts trainable parameters to fp32 for full tuning, but the DeepSpeed
     // engine casts the module back to bf16 and keeps fp32 master partitions (ZeRO-2 over 4 ranks).
-    fact_store f;
-    emit_llama8b(f);
-    emit(f, "job.framework", "llama_factory");
+    fact_store f = job8b("llama_factory", "full", 4);
     emit(f, "framework.estimator", "generic");
-    emit(f, "training.finetuning_type", "full");
-    emit(f, "job.world_size", std::int64_t(4));
     emit(f, "parallelism.zero_stage", std::int64_t(2));
     CHECK(from_facts(f).framework == train_framework::generic);
     const estimate_result plain = estimate(from_facts(f));
@@ -502,10 +508,7 @@ TEST_CASE("HF Trainer / LLaMA-Factory with a DeepSpeed config: DeepSpeed's dtype
 }
 
 TEST_CASE("pure bf16 training (torchtitan training.dtype, LLaMA-Factory pure_bf16): bf16 states, no fp32 copy") {
-    fact_store f;
-    emit_llama8b(f);
-    emit(f, "job.framework", "torchtitan");
-    emit(f, "job.world_size", std::int64_t(8));
+    fact_store f = job8b("torchtitan", "full", 8);
     emit(f, "parallelism.zero_stage", std::int64_t(3));
     const estimate_result mixed = estimate(from_facts(f));
     fact_store p = f;
@@ -528,12 +531,8 @@ TEST_CASE("a lower bound on the build date settles what it reaches, and only tha
 }
 
 TEST_CASE("full fine-tuning of a bf16-loaded model under an HF-model trainer: bf16 weights and moments, unless sharded") {
-    fact_store f;
-    emit_llama8b(f);
-    emit(f, "job.framework", "hf_trainer");
+    fact_store f = job8b("hf_trainer", "full", 1);
     emit(f, "framework.estimator", "generic");
-    emit(f, "training.finetuning_type", "full");
-    emit(f, "job.world_size", std::int64_t(1));
     const estimate_input fp32_load = from_facts(f);
     CHECK(fp32_load.master_weights);  // no load dtype stated: autocast over fp32 weights
     fact_store b = f;
