@@ -92,6 +92,14 @@ struct adapter_loader {
     static framework_adapter build(const YAML::Node& root, const std::string& path) {
         if (!root.IsMap() || !root["name"])
             throw input_error::at_line(path, 1, "an adapter needs at least 'name'");
+        // A misspelt field would be silently ignored: refuse what the schema does not have.
+        static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
+                                               "known", "defaults", "registry_classes", "render", "shipped_files",
+                                               "semantics"};
+        for (auto it = root.begin(); it != root.end(); ++it)
+            if (!top.count(it->first.as<std::string>()))
+                throw input_error::at_line(path, it->first.Mark().line + 1,
+                                           "unknown adapter field '" + it->first.as<std::string>() + "'");
         framework_adapter a;
         a.m_file = path;
         a.m_name = root["name"].as<std::string>();
@@ -131,6 +139,13 @@ struct adapter_loader {
                 const int line = k.Mark().line + 1;
                 if (!k.IsMap() || !k["key"] || !k["canonical"])
                     throw input_error::at_line(path, line, "a key mapping needs 'key' and 'canonical'");
+                static const std::set<std::string> fields{"key",  "canonical", "type",   "values", "tokens", "flag",
+                                                          "otherwise", "scale", "render", "note", "since"};
+                for (auto it = k.begin(); it != k.end(); ++it)
+                    if (!fields.count(it->first.as<std::string>()))
+                        throw input_error::at_line(path, it->first.Mark().line + 1,
+                                                   "unknown field '" + it->first.as<std::string>() + "' in the mapping of '" +
+                                                       k["key"].as<std::string>() + "'");
                 key_mapping m;
                 m.key = k["key"].as<std::string>();
                 m.canonical = k["canonical"].as<std::string>();

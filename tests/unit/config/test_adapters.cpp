@@ -241,5 +241,20 @@ TEST_CASE("malformed adapter files name the line") {
         CHECK(std::string(e.what()).find("bad_since.yaml:5") != std::string::npos);
         CHECK(std::string(e.what()).find("June 2025") != std::string::npos);
     }
+    // misspelt fields are refused, not ignored
+    try {
+        framework_adapter::load(write("bad_field.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, valeus: {a: 1}}\n"));
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_field.yaml:4") != std::string::npos);
+        CHECK(std::string(e.what()).find("valeus") != std::string::npos);
+    }
+    try {
+        framework_adapter::load(write("bad_top.yaml", "name: x\nsyntax: cli\ndefualts: {training.seq_len: 4096}\n"));
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_top.yaml:3") != std::string::npos);
+        CHECK(std::string(e.what()).find("defualts") != std::string::npos);
+    }
     CHECK_NOTHROW(framework_adapter::load(write("good_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, since: 2025-06}\n")));
 }
