@@ -507,6 +507,9 @@ estimate_input from_facts(const fact_store& facts) {
         const std::string ce = lower(r.str("training.cross_entropy_fusion", "none", nullptr));
         const std::string impl = lower(r.str("training.cross_entropy_fusion_impl", "native", nullptr));
         if (ce != "none" && ce != "false") in.ce_fusion = (ce == "te" || impl == "te") ? 2 : 1;
+        // --grad-reduce-in-bf16: the DDP gradient buffer in the parameters' dtype instead of fp32
+        const std::string red = lower(r.str("training.mixed_precision_reduce", "float32", nullptr));
+        if (red == "bfloat16" || red == "float16") in.grad_reduce_bytes = 2;
     }
 
     if (const fact* a = facts.get("job.assumptions"); a && a->val.is_list())
@@ -667,7 +670,9 @@ estimate_result estimate(const estimate_input& in) {
     add("grads", "gradients", grads,
         grads > 0 ? fmt::format("{} {}params x {:.3g} B/param ({} at {})", ft ? trank : prank, ft ? "trainable " : "",
                                 st.grads / std::max(1.0, ft ? st.trainable_rank : st.params_rank),
-                                in.framework == train_framework::megatron ? "fp32 main-grad buffer" : "gradients",
+                                in.framework == train_framework::megatron
+                                    ? (in.grad_reduce_bytes == 2 ? "bf16 main-grad buffer" : "fp32 main-grad buffer")
+                                    : "gradients",
                                 phase_name(st.phase))
                   : std::string("not live at this phase (freed after the step / fused into backward)"));
     const bool loading = st.phase == 4;  // optimizer states and master weights do not exist yet

@@ -307,7 +307,7 @@ state_rates resolve_rates(const estimate_input& in) {
     switch (in.framework) {
         case train_framework::megatron:
             r.p_full = pb;
-            r.g_full = master ? 4.0 : pb;  // fp32 main-grad buffer
+            r.g_full = master ? double(in.grad_reduce_bytes) : pb;  // main-grad buffer (fp32 unless reduced in bf16)
             if (in.zero_stage >= 1) {
                 r.m_shard = master ? 4.0 : 0.0;
                 r.o_shard = S;

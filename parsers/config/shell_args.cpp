@@ -48,9 +48,33 @@ struct part {
 struct raw_word {
     std::vector<part> parts;
     std::int64_t line = 0;
-    bool array = false;                 // NAME=( ... )
+    bool array = false;                 // NAME=( ... ) or NAME+=( ... )
     std::vector<raw_word> elements;     // array elements
 };
+
+bool valid_name(std::string_view s);
+
+// Prefix of an assignment word "NAME=" / "NAME+=": the name, and whether it appends.
+struct assign_head {
+    std::string name;
+    bool append = false;
+};
+std::optional<assign_head> assignment_name(std::string_view t) {
+    const auto eq = t.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    const bool append = eq > 0 && t[eq - 1] == '+';
+    const std::string_view name = t.substr(0, append ? eq - 1 : eq);
+    if (!valid_name(name)) return std::nullopt;
+    return assign_head{std::string(name), append};
+}
+
+bool keyword_word(const raw_word& w, std::string_view k) {
+    return w.parts.size() == 1 && w.parts[0].k == part::unquoted && w.parts[0].text == k && !w.array;
+}
+
+// Three-valued truth of a test whose operands may be unknown (-1).
+int tri_or(int a, int b) { return a == 1 || b == 1 ? 1 : (a == 0 && b == 0 ? 0 : -1); }
+int tri_and(int a, int b) { return a == 0 || b == 0 ? 0 : (a == 1 && b == 1 ? 1 : -1); }
 
 struct variable {
     std::vector<lined> elems;  // one element for scalars
@@ -104,6 +128,16 @@ private:
                 continue;
             }
             if (depth > 0 && c == ')') { ++m_p; m_closed_paren = true; return; }
+            // `||` / `&&` inside an if/elif/while condition stay words, so the condition can be read
+            if (depth == 0 && (c == '|' || c == '&') && m_p + 1 < m_t.size() && m_t[m_p + 1] == c && !words.empty() &&
+                (keyword_word(words[0], "if") || keyword_word(words[0], "elif") || keyword_word(words[0], "while"))) {
+                raw_word op;
+                op.line = m_line;
+                op.parts.push_back({part::unquoted, std::string(2, c), {m_line, m_line}});
+                words.push_back(std::move(op));
+                m_p += 2;
+                continue;
+            }
             if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>') {
                 ++m_p;
                 if (c == '<' || c == '>') {  // redirection: skip its target word
@@ -120,10 +154,10 @@ private:
             w.line = m_line;
             read_word(w);
             if (w.parts.empty()) { ++m_p; continue; }
-            // NAME=( ... ) array assignment.
+            // NAME=( ... ) array assignment, NAME+=( ... ) append.
             if (m_p < m_t.size() && m_t[m_p] == '(' && w.parts.size() == 1 && w.parts[0].k == part::unquoted &&
-                !w.parts[0].text.empty() && w.parts[0].text.back() == '=' &&
-                valid_name(std::string_view(w.parts[0].text).substr(0, w.parts[0].text.size() - 1))) {
+                !w.parts[0].text.empty() && w.parts[0].text.find('=') + 1 == w.parts[0].text.size() &&
+                assignment_name(w.parts[0].text)) {
                 ++m_p;
                 if (depth > 4) fail(m_line, "arrays nested too deeply");
                 w.array = true;
@@ -498,20 +532,161 @@ private:
         return out;
     }
 
-    void handle(std::vector<raw_word>& words, std::int64_t cmd_line, shell_script& out) {
+    // if / elif / else / fi: a branch whose condition is known false is skipped; an unknown
+    // condition (a file test, an unset variable) runs the branch as before, and so does its else.
+    struct branch {
+        bool parent_active = true;
+        int taken = 0;  // 1: an earlier branch certainly ran, 0: none did, -1: one may have
+        bool active = true;
+    };
+    static constexpr std::size_t max_branches = 64;
+
+    bool active() const { return m_branches.empty() || m_branches.back().active; }
+
+    // Truth of `[[ a == b ]] || [ -z "$c" ] && test x != y` (1, 0, or -1 when unknown).
+    int condition(const std::vector<raw_word>& words, std::size_t from) {
+        std::vector<shell_word> w;
+        for (std::size_t i = from; i < words.size(); ++i)
+            for (auto& x : expand(words[i])) w.push_back({x.s, x.literal, 0});
+        int result = -2, pending = 0;  // pending: 0 none, 1 ||, 2 &&
         std::size_t i = 0;
+        while (i < w.size()) {
+            bool negate = false;
+            while (i < w.size() && w[i].text == "!") { negate = !negate; ++i; }
+            if (i >= w.size()) return -1;
+            std::vector<shell_word> t;
+            if (w[i].text == "[[" || w[i].text == "[" || w[i].text == "test") {
+                const std::string close = w[i].text == "[[" ? "]]" : (w[i].text == "[" ? "]" : "");
+                ++i;
+                while (i < w.size() && w[i].text != close && (close.size() || (w[i].text != "||" && w[i].text != "&&")))
+                    t.push_back(w[i++]);
+                if (close.size()) {
+                    if (i >= w.size()) return -1;
+                    ++i;
+                }
+            } else {
+                return -1;  // a command's exit status
+            }
+            int v = test_list(t);
+            if (negate && v >= 0) v = 1 - v;
+            result = result == -2 ? v : (pending == 1 ? tri_or(result, v) : tri_and(result, v));
+            if (i >= w.size()) break;
+            if (w[i].text == "||") pending = 1;
+            else if (w[i].text == "&&") pending = 2;
+            else return -1;
+            ++i;
+        }
+        return result == -2 ? -1 : result;
+    }
+
+    // `a == b && c != d` inside [[ ]]: tests joined left to right
+    static int test_list(const std::vector<shell_word>& t) {
+        int result = -2, pending = 0;
+        std::vector<shell_word> one;
+        auto flush = [&] {
+            bool neg = false;
+            std::size_t k = 0;
+            while (k < one.size() && one[k].text == "!") { neg = !neg; ++k; }
+            int v = test_value(std::vector<shell_word>(one.begin() + static_cast<long>(k), one.end()));
+            if (neg && v >= 0) v = 1 - v;
+            result = result == -2 ? v : (pending == 1 ? tri_or(result, v) : tri_and(result, v));
+            one.clear();
+        };
+        for (const auto& x : t) {
+            if (x.text == "||" || x.text == "&&") {
+                flush();
+                pending = x.text == "||" ? 1 : 2;
+            } else {
+                one.push_back(x);
+            }
+        }
+        flush();
+        return result;
+    }
+
+    static int test_value(const std::vector<shell_word>& t) {
+        for (const auto& x : t)
+            if (!x.literal) return -1;
+        if (t.size() == 1) return t[0].text.empty() ? 0 : 1;
+        if (t.size() == 2 && t[0].text == "-z") return t[1].text.empty() ? 1 : 0;
+        if (t.size() == 2 && t[0].text == "-n") return t[1].text.empty() ? 0 : 1;
+        if (t.size() != 3) return -1;
+        const std::string& op = t[1].text;
+        if (op == "==" || op == "=" || op == "!=") {
+            if (t[2].text.find_first_of("*?[") != std::string::npos) return -1;  // a pattern
+            const bool eq = t[0].text == t[2].text;
+            return op == "!=" ? !eq : eq;
+        }
+        static const char* const ints[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"};
+        for (const char* k : ints) {
+            if (op != k) continue;
+            std::int64_t a = 0, b = 0;
+            auto ra = std::from_chars(t[0].text.data(), t[0].text.data() + t[0].text.size(), a);
+            auto rb = std::from_chars(t[2].text.data(), t[2].text.data() + t[2].text.size(), b);
+            if (ra.ec != std::errc() || rb.ec != std::errc() || ra.ptr != t[0].text.data() + t[0].text.size() ||
+                rb.ptr != t[2].text.data() + t[2].text.size())
+                return -1;
+            if (op == "-eq") return a == b;
+            if (op == "-ne") return a != b;
+            if (op == "-lt") return a < b;
+            if (op == "-le") return a <= b;
+            if (op == "-gt") return a > b;
+            return a >= b;
+        }
+        return -1;
+    }
+
+    // Applies if/elif/else/fi/then; returns the index of the first word of the command proper
+    // (words.size() when nothing is left to run).
+    std::size_t control(const std::vector<raw_word>& words) {
+        if (words.empty()) return 0;
+        if (keyword_word(words[0], "if")) {
+            branch b;
+            b.parent_active = active();
+            const int c = b.parent_active && m_branches.size() < max_branches ? condition(words, 1) : -1;
+            b.taken = c;
+            b.active = b.parent_active && c != 0;
+            m_branches.push_back(b);
+            return words.size();
+        }
+        if (keyword_word(words[0], "elif")) {
+            if (m_branches.empty()) return words.size();
+            branch& b = m_branches.back();
+            if (b.taken == 1) { b.active = false; return words.size(); }
+            const int c = b.parent_active ? condition(words, 1) : -1;
+            b.active = b.parent_active && c != 0;
+            b.taken = c == 1 ? 1 : (b.taken == -1 || c == -1 ? -1 : 0);
+            return words.size();
+        }
+        if (keyword_word(words[0], "else")) {
+            if (!m_branches.empty()) {
+                branch& b = m_branches.back();
+                b.active = b.parent_active && b.taken != 1;
+                b.taken = 1;
+            }
+            return 1;
+        }
+        if (keyword_word(words[0], "fi")) {
+            if (!m_branches.empty()) m_branches.pop_back();
+            return 1;
+        }
+        if (keyword_word(words[0], "then") || keyword_word(words[0], "do")) return 1;
+        return 0;
+    }
+
+    void handle(std::vector<raw_word>& words, std::int64_t cmd_line, shell_script& out) {
+        std::size_t i = control(words);
+        if (i >= words.size() || !active()) return;
         bool exported = false;
-        if (!words.empty() && words[0].parts.size() == 1 && words[0].parts[0].k == part::unquoted &&
-            (words[0].parts[0].text == "export" || words[0].parts[0].text == "declare" ||
-             words[0].parts[0].text == "local" || words[0].parts[0].text == "readonly")) {
-            exported = words[0].parts[0].text == "export";
-            i = 1;
+        if (words[i].parts.size() == 1 && words[i].parts[0].k == part::unquoted &&
+            (words[i].parts[0].text == "export" || words[i].parts[0].text == "declare" ||
+             words[i].parts[0].text == "local" || words[i].parts[0].text == "readonly")) {
+            exported = words[i].parts[0].text == "export";
+            ++i;
             while (i < words.size() && !words[i].parts.empty() && words[i].parts[0].k == part::unquoted &&
                    words[i].parts[0].text.rfind("-", 0) == 0)
                 ++i;
         }
-        const bool prefix_only_allowed = true;
-        (void)prefix_only_allowed;
         // Leading NAME=value assignments.
         std::size_t assigned = 0;
         for (; i < words.size(); ++i) {
@@ -519,7 +694,8 @@ private:
             if (w.parts.empty() || w.parts[0].k != part::unquoted) break;
             const std::string& t0 = w.parts[0].text;
             const auto eq = t0.find('=');
-            if (eq == std::string::npos || !valid_name(std::string_view(t0).substr(0, eq))) {
+            const auto head = assignment_name(t0);
+            if (!head) {
                 if (exported && valid_name(t0) && w.parts.size() == 1) {
                     // `export NAME` of an already defined variable.
                     if (auto it = m_vars.find(t0); it != m_vars.end() && !it->second.elems.empty())
@@ -529,7 +705,7 @@ private:
                 }
                 break;
             }
-            const std::string name = t0.substr(0, eq);
+            const std::string& name = head->name;
             variable v;
             if (w.array) {
                 for (const auto& el : w.elements)
@@ -550,7 +726,18 @@ private:
                 for (auto& s : joined.split) s = true;
                 v.elems.push_back(std::move(joined));
             }
-            m_vars[name] = v;
+            if (head->append && m_vars.count(name)) {
+                variable& old = m_vars[name];
+                if (w.array || old.elems.size() != 1) {
+                    for (auto& x : v.elems) old.elems.push_back(std::move(x));
+                } else if (!v.elems.empty()) {
+                    old.elems[0].append(v.elems[0], false);
+                    old.elems[0].literal = old.elems[0].literal && v.elems[0].literal;
+                }
+                v = old;
+            } else {
+                m_vars[name] = v;
+            }
             if (exported || is_env_name(name)) add_env(out, name, v.elems.empty() ? lined{} : v.elems[0], w.line);
             ++assigned;
         }
@@ -591,6 +778,7 @@ private:
     std::int64_t m_line = 1;
     bool m_closed_paren = true;
     std::map<std::string, variable> m_vars;
+    std::vector<branch> m_branches;
 };
 
 }  // namespace

@@ -165,6 +165,7 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
     round_trip(framework_adapter::get("megatron"), meg, "cli");
     round_trip(framework_adapter::get("megatron"), {{"activation_checkpoint.mode", "selective"}}, "cli");
     round_trip(framework_adapter::get("megatron"), {{"activation_checkpoint.mode", "none"}}, "cli");
+    round_trip(framework_adapter::get("megatron"), {{"training.mixed_precision_reduce", "bfloat16"}}, "cli");
     auto ms = meg;
     ms.push_back({"optimizer.swap_optimizer", true});
     ms.push_back({"activation_checkpoint.swap_attention", true});

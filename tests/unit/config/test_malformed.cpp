@@ -135,6 +135,41 @@ TEST_CASE("shell expansion: defaults, arithmetic, arrays, unknown variables") {
     CHECK(by["c"].line == 5);
 }
 
+TEST_CASE("shell: array and scalar appends, if/elif/else with known and unknown conditions") {
+    // the shape of Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh: arrays appended to
+    // arrays, "flag value" pairs quoted as one element, branches on variables with defaults
+    const std::string text =
+        "DTYPE=\"fp8\"\nTOK=${3:-\"MOCK\"}\nTRAIN=(--micro-batch-size 1)\nDDP=(--use-distributed-optimizer)\n"
+        "TRAIN+=(\"${DDP[@]}\")\nEXTRA=\"--a 1\"\nEXTRA+=\" --b 2\"\n"
+        "DT=()\nif [[ \"$DTYPE\" == \"fp8\" ]]; then\n  DT+=(\n    \"--fp8-format hybrid\"\n  )\nfi\n"
+        "if [[ \"$TOK\" == \"x\" ]] || [[ -z \"$TOK\" ]]; then\n  V=1\nelif [ \"$TOK\" = MOCK ]; then V=2\nelse\n  V=3\nfi\n"
+        "if [ -f /etc/cfg ]; then W=4; else W=5; fi\n"
+        "if [[ 1 -gt 2 || \"$DTYPE\" == \"fp8\" ]] && [ 3 -ge 3 ]; then N=8; else N=9; fi\n"
+        "if [ \"$UNSET_VAR\" = \"y\" ]; then if true; then Q=1; fi; fi\n"
+        "fi\n"
+        "run.py ${TRAIN[@]} ${DT[@]} $EXTRA --v $V --w $W --n $N\n";
+    shell_script s = parse_shell(text, "t.sh");
+    const shell_command* cmd = launch_command(s);
+    REQUIRE(cmd != nullptr);
+    auto entries = args_to_entries(cmd->words, text, nullptr);
+    std::map<std::string, raw_entry> by;
+    for (const auto& e : entries) by[e.key] = e;
+    CHECK(by["micro-batch-size"].val == value(1));
+    CHECK(by.count("use-distributed-optimizer") == 1);
+    CHECK(by["fp8-format"].val == value("hybrid"));
+    CHECK(by["a"].val == value(1));
+    CHECK(by["b"].val == value(2));
+    CHECK(by["v"].val == value(2));   // if false, elif true: else skipped
+    CHECK(by["w"].val == value(5));   // a file test is unknown: both branches run, the last wins
+    CHECK(by["n"].val == value(8));   // || inside [[ ]], && across tests: else skipped
+    // an unmatched fi is ignored; a false branch skips what is inside it
+    const std::string off = "A=1\nif [ \"$A\" = 2 ]; then\n  ARGS=(--x 9)\nelse\n  ARGS=(--x 3)\nfi\nrun.py ${ARGS[@]}\n";
+    shell_script s2 = parse_shell(off, "t2.sh");
+    auto e2 = args_to_entries(launch_command(s2)->words, off, nullptr);
+    REQUIRE(e2.size() == 1);
+    CHECK(e2[0].val == value(3));
+}
+
 TEST_CASE("python literal reader") {
     const std::string text =
         "def f():\n    return Cfg(a=1, b=-2.5, c='x' \"y\", d=[1, 2], e=None, f=True, g=Sub(h=0x10), i=k + 1,\n"

@@ -158,6 +158,13 @@ TEST_CASE("model states: ZeRO / FSDP / Megatron distributed optimizer bytes per 
         est::compute(in, b);
         CHECK(b.state_bytes_per_param == doctest::Approx(6.0 + 12.0 / 8));
     }
+    SUBCASE("Megatron distributed optimizer, --grad-reduce-in-bf16: 4 + 12 / d (bf16 main-grad buffer)") {
+        in.framework = train_framework::megatron;
+        in.zero_stage = 1;
+        in.grad_reduce_bytes = 2;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(4.0 + 12.0 / 8));
+    }
     SUBCASE("Megatron without distributed optimizer: 18") {
         in.framework = train_framework::megatron;
         in.zero_stage = 0;
