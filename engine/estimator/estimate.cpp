@@ -162,8 +162,8 @@ int parse_framework_date(const std::string& s) {
 
 std::int64_t clamp_degree(std::int64_t v) { return std::clamp<std::int64_t>(v, 1, std::int64_t(1) << 24); }
 
-// Adapter target names of PEFT / LLaMA-Factory (HF module names), torchtune, torchtitan and
-// LitGPT mapped to the layer's linear modules; "all" / "all-linear" is every linear.
+// Adapter target names of PEFT / LLaMA-Factory (HF module names), torchtune, torchtitan,
+// LitGPT and Megatron-core mapped to the layer's linear modules; "all" / "all-linear" is every linear.
 unsigned lora_targets(const std::string& spec, std::vector<std::string>& unknown) {
     using namespace lora_target;
     unsigned bits = 0;
@@ -185,6 +185,12 @@ unsigned lora_targets(const std::string& spec, std::vector<std::string>& unknown
         else if (n == "gate_up_proj") bits |= gate | up;
         else if (n == "down_proj" || n == "w2" || n == "fc2" || n == "fc_2" || n == "dense_4h_to_h" || n == "down") bits |= down;
         else if (n == "c_proj") bits |= o | down;
+        // Megatron-core module names (MindSpeed-LLM --lora-target-modules): fused QKV, attention
+        // output, fused gate+up (SwiGLU fc1), down
+        else if (n == "linear_qkv") bits |= q | k | v;
+        else if (n == "linear_proj") bits |= o;
+        else if (n == "linear_fc1") bits |= gate | up;
+        else if (n == "linear_fc2") bits |= down;
         else if (n == "mlp") bits |= gate | up | down;
         else unknown.push_back(n);
     };

@@ -140,7 +140,7 @@ struct adapter_loader {
                 if (!k.IsMap() || !k["key"] || !k["canonical"])
                     throw input_error::at_line(path, line, "a key mapping needs 'key' and 'canonical'");
                 static const std::set<std::string> fields{"key",  "canonical", "type",   "values", "tokens", "flag",
-                                                          "otherwise", "scale", "render", "note", "since"};
+                                                          "otherwise", "scale", "render", "note", "since", "nargs"};
                 for (auto it = k.begin(); it != k.end(); ++it)
                     if (!fields.count(it->first.as<std::string>()))
                         throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -162,6 +162,12 @@ struct adapter_loader {
                 if (k["scale"]) m.scale = k["scale"].as<double>();
                 if (k["render"]) m.render = k["render"].as<bool>();
                 if (k["note"]) m.note = k["note"].as<std::string>();
+                if (k["nargs"]) {
+                    if (k["nargs"].as<std::string>() != "+")
+                        throw input_error::at_line(path, k["nargs"].Mark().line + 1,
+                                                   "'nargs' can only be \"+\" (every following word up to the next flag)");
+                    m.many = true;
+                }
                 if (k["since"]) {
                     m.since = k["since"].as<std::string>();
                     static const RE2 date(R"(\d{4}-\d{2}(-\d{2})?)");
@@ -314,6 +320,8 @@ bool framework_adapter::is_known(const std::string& raw_key) const {
 int framework_adapter::takes_value(const std::string& flag) const {
     auto ms = find(flag);
     if (ms.empty()) return -1;
+    for (const auto* m : ms)
+        if (m->many) return 2;
     for (const auto* m : ms)
         if (!m->flag) return 1;
     return 0;

@@ -30,6 +30,7 @@ struct key_mapping {
     std::optional<value> otherwise;       // for tokens: value when no token matched
     double scale = 0;                     // multiply numeric values when > 0
     bool render = true;                   // false: legacy alias, never rendered
+    bool many = false;                    // nargs "+": a CLI flag takes every following word up to the next flag
     std::string note;                     // era / meaning
     std::string since;                    // YYYY-MM[-DD]: builds that read the key are this new or newer
     int line = 0;                         // line in the adapter file

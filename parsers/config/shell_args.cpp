@@ -850,7 +850,16 @@ std::vector<raw_entry> args_to_entries(const std::vector<shell_word>& words, std
             e.key = flag;
             const int tv = takes_value ? takes_value(flag) : -1;
             const bool next_is_value = i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0;
-            if ((tv == 1 || tv == -1) && next_is_value) {
+            if (tv == 2 && next_is_value) {
+                e.literal = w.literal;
+                while (i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0) {
+                    const shell_word& v = words[++i];
+                    if (!e.text.empty()) e.text += ',';
+                    e.text += v.text;
+                    e.literal = e.literal && v.literal;
+                }
+                e.val = e.literal ? value(e.text) : value();
+            } else if ((tv == 1 || tv == -1) && next_is_value) {
                 if (i + 1 < words.size()) {
                     const shell_word& v = words[++i];
                     e.text = v.text;

@@ -38,7 +38,8 @@ const shell_command* launch_command(const shell_script&);
 
 // Splits words into entries keyed by the flag without leading dashes ("micro-batch-size").
 // `takes_value(flag)` says whether a bare flag consumes the next word; when it returns -1
-// ("unknown") the next word is consumed unless it starts with "--". Words that are not flags
+// ("unknown") the next word is consumed unless it starts with "--"; 2: every following word
+// up to the next "--" flag, joined with ','. Words that are not flags
 // (script paths, launcher names) are skipped; a YAML/JSON/TOML file operand is returned in
 // `operands` when given.
 std::vector<raw_entry> args_to_entries(const std::vector<shell_word>& words, std::string_view text,

@@ -225,6 +225,32 @@ TEST_CASE("a sixth framework needs only a YAML file") {
                       {"activation_checkpoint.mode", "full"}, {"training.seq_len", 8192}}, "yaml");
 }
 
+TEST_CASE("MindSpeed-LLM LoRA: --lora-target-modules takes every following word (nargs +) and turns LoRA on") {
+    // the shape of MindSpeed-LLM's examples/mcore/qwen25/tune_qwen25_72b_4k_lora_ptd.sh
+    const std::string sh = write("ms_lora.sh",
+                                 "TUNE_ARGS=\"\n    --finetune \\\n    --lora-r 16 \\\n    --lora-alpha 32 \\\n"
+                                 "    --lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2\n\"\n"
+                                 "torchrun --nproc_per_node 8 posttrain_gpt.py --swap-attention --micro-batch-size 1 "
+                                 "--tensor-model-parallel-size 4 $TUNE_ARGS --qlora --seq-length 4096\n");
+    job_config j = parse_job_config(sh, framework_adapter::get("mindspeed"));
+    CHECK(j.unknown_keys.empty());
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    CHECK(store.string("training.finetuning_type") == "lora");
+    CHECK(store.string("training.lora_target") == "linear_qkv,linear_proj,linear_fc1,linear_fc2");
+    CHECK(store.integer("training.lora_rank") == 16);
+    CHECK(store.integer("training.quantization_bit") == 4);
+    CHECK(store.integer("training.seq_len") == 4096);  // the list stops at the next flag
+    // nargs takes only "+"
+    const std::string bad = write("bad_nargs.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, nargs: 2}\n");
+    try {
+        framework_adapter::load(bad);
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_nargs.yaml:4") != std::string::npos);
+    }
+}
+
 TEST_CASE("malformed adapter files name the line") {
     const std::string bad = write("bad_adapter.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a}\n");
     try {

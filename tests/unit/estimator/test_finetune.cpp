@@ -226,6 +226,14 @@ TEST_CASE("fine-tuning keys: targets by module name, QLoRA shorthand, pure bf16,
     emit(g, "training.lora_target", "c_attn,mlp");
     CHECK(from_facts(g).ft.targets == (lora_target::q | lora_target::k | lora_target::v | lora_target::gate | lora_target::up |
                                        lora_target::down));
+    fact_store m;  // Megatron-core module names (MindSpeed-LLM --lora-target-modules)
+    emit_llama8b(m);
+    emit(m, "job.framework", "mindspeed");
+    emit(m, "training.finetuning_type", "lora");
+    emit(m, "training.lora_target", "linear_qkv,linear_proj");
+    CHECK(from_facts(m).ft.targets == (lora_target::q | lora_target::k | lora_target::v | lora_target::o));
+    emit(m, "training.lora_target", "linear_fc1,linear_fc2");
+    CHECK(from_facts(m).ft.targets == (lora_target::gate | lora_target::up | lora_target::down));
     fact_store z;
     emit_llama8b(z);
     emit(z, "training.finetuning_type", "freeze");
