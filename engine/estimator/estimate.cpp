@@ -449,6 +449,7 @@ estimate_input from_facts(const fact_store& facts) {
     } else
         in.ac = ac_kind::none;
     in.activation_offload = r.boolean("activation_checkpoint.offload", false, nullptr);
+    in.swap_attention = r.boolean("activation_checkpoint.swap_attention", false, nullptr);
 
     // optimizer
     std::string opt = lower(r.str("optimizer.name", "adamw", "optimizer missing"));

@@ -93,6 +93,7 @@ struct estimate_input {
     bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
     bool compile_loss = true;             // torchtitan compile.components lists "loss" (its default)
     bool activation_offload = false;
+    bool swap_attention = false;          // MindSpeed --swap-attention: each layer's attention-block activations on the host
     int ce_fusion = 0;                    // Megatron --cross-entropy-loss-fusion: 0 off, 1 native (compiled), 2 te
     int grad_reduce_bytes = 4;            // Megatron gradient buffer (main_grad): fp32, 2 with --grad-reduce-in-bf16
     // Added with issue 16 (all additive; defaults keep the earlier behaviour).

@@ -269,6 +269,17 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     res.transient = std::max(0.0, full_none + extra_transient / t - res.saved);
     if (in.ac != ac_kind::none) res.transient = std::max(0.0, full_none + extra_transient / t - input);
     if (in.activation_offload) res.saved = 0;
+    // MindSpeed --swap-attention without recomputation (docs/features/swap_attention.md, default
+    // --swap-modules input_norm,self_attention,post_attention_norm): what the attention block saves
+    // goes to the host in forward and is prefetched back in backward, one layer ahead; the MLP's
+    // saved tensors and the adapters stay on the device
+    if (in.swap_attention && in.ac == ac_kind::none && !in.activation_offload) {
+        const double mlp_input = (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) ? 2.0 * h : 0.0;
+        const double mlp_part = (sp ? (mlp_rep + mlp_input) / t : mlp_rep + mlp_input) + (mlp_shard + adapters) / t;
+        const double attention_part = std::max(0.0, full_none - mlp_part);
+        res.saved = full_none - attention_part;
+        res.transient += attention_part;  // the layer prefetched back for the next backward
+    }
     return res;
 }
 

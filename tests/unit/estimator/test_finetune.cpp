@@ -126,6 +126,24 @@ TEST_CASE("GPTQ / AWQ checkpoints: packed weights with a scale and a zero point 
     CHECK(b.stages[0].frozen == doctest::Approx(linear * 1.0 + other * 2.0));
 }
 
+TEST_CASE("MindSpeed swap-attention: the attention block's saved tensors leave the device, the MLP's stay") {
+    const double h = 4096, a = 32, g = 8, d = 128, F = 14336;
+    const double attn = 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a;  // post-RoPE q, k, v, SDPA output, lse
+    estimate_input in = lora8b(8, lora_target::q | lora_target::v);
+    in.ft.kind = finetune_kind::full;
+    in.compile = true;
+    in.framework = train_framework::megatron;
+    in.tp = 1;
+    const auto kept = est::layer_activation(in, false);
+    CHECK(kept.saved == doctest::Approx(4 * h + 2 * h + attn + 2 * h + 6 * F));
+    in.swap_attention = true;
+    const auto swapped = est::layer_activation(in, false);
+    CHECK(swapped.saved == doctest::Approx(2 * h + 6 * F));  // MLP input and the SwiGLU set
+    CHECK(swapped.transient == doctest::Approx(kept.transient + 4 * h + 2 * h + attn));  // one layer prefetched
+    in.ac = ac_kind::full;  // with recomputation the swap is not modelled: the layer input only
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2 * h));
+}
+
 TEST_CASE("LoRA activations: what a frozen base keeps") {
     const double h = 4096, a = 32, g = 8, d = 128, F = 14336, r = 8;
     const double attn = 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a;  // post-RoPE q, k, v, SDPA output, lse
