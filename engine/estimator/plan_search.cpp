@@ -237,7 +237,8 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     } else if (c.micro_batch != local) {
         o.push_back({"training.local_batch_size", value(c.micro_batch)});
         const std::int64_t factor = local / std::max<std::int64_t>(1, c.micro_batch);
-        if (titan) {
+        if (c.framework == train_framework::torchtitan) {
+            // torchtitan states the global batch; torchtune keeps it through the accumulation
             const std::int64_t gb = batch.global_batch.value_or(local * b.dp_shard * b.dp_replicate);
             o.push_back({"training.global_batch_size", value(gb)});
         } else if (c.framework != train_framework::megatron &&
