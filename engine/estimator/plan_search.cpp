@@ -320,8 +320,10 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
     const bool can_pp = par && allowed(opt, "parallelism.pipeline_parallel_degree", value(std::int64_t(2)));
     const bool can_cp = par && allowed(opt, "parallelism.context_parallel_degree", value(std::int64_t(2)));
     const bool can_ep = par && moe && allowed(opt, "parallelism.expert_parallel_degree", value(std::int64_t(2)));
+    // torchtitan varies its pipeline micro-batch; torchtune (no pipeline) its per-device batch_size
     const bool can_mb = opt.vary_micro_batch &&
-                        allowed(opt, titan ? "parallelism.pipeline_parallel_microbatch_size" : "training.local_batch_size",
+                        allowed(opt, base.framework == train_framework::torchtitan ? "parallelism.pipeline_parallel_microbatch_size"
+                                                                                   : "training.local_batch_size",
                                 value(std::int64_t(1)));
 
     est::breakdown scratch;

@@ -101,7 +101,7 @@ check_facts torchtune/qdora_qwen_offload.yaml '{
  "training.use_dora": (True, "config.torchtune", None),
  "training.quantization_bit": (4, "config.torchtune", None),
  "training.lora_target": ("q_proj,v_proj", "config.torchtune", None),
- "optimizer.name": ("AdamW", "config.torchtune", None),
+ "optimizer.name": (None, "", None),
  "optimizer.offload": ("cpu", "config.torchtune", None),
  "training.chunked_loss": (False, "config.torchtune", None),
  "activation_checkpoint.mode": ("none", "config.torchtune", None)}'
