@@ -22,6 +22,10 @@ bool titan_fw(const estimate_input& in) {
     return in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune;
 }
 
+// torchtitan states its global batch (default local x DP); torchtune, like HF, keeps it through
+// gradient_accumulation_steps (it has no global batch setting)
+bool global_batch_key(const estimate_input& in) { return in.framework == train_framework::torchtitan; }
+
 std::optional<std::int64_t> positive(const fact_store& f, const char* n) {
     if (auto v = f.integer(n); v && *v > 0) return v;
     return std::nullopt;
@@ -98,7 +102,7 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
     const bool explicit_gb = positive(job, "training.global_batch_size").has_value();
     auto gb = positive(job, "training.global_batch_size");
     // torchtitan's default global batch (-1) is local x DP: the job's own stays the reference.
-    if (!gb && local0 && titan_fw(at_w)) gb = *local0 * std::max<std::int64_t>(1, dp0);
+    if (!gb && local0 && global_batch_key(at_w)) gb = *local0 * std::max<std::int64_t>(1, dp0);
     const std::int64_t dp = std::max<std::int64_t>(1, w / std::max<std::int64_t>(1, at_w.tp * at_w.pp * at_w.cp));
     if (gb && local) {
         const std::int64_t unit = *local * dp;
@@ -123,7 +127,7 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
             if (!explicit_gb) o.push_back({"training.global_batch_size", value(*gb)});
             notes.push_back(fmt::format("global batch kept at {} on {} devices", *gb, w));
         }
-    } else if (ga && local && local0 && at_w.framework != train_framework::megatron && !titan_fw(at_w)) {
+    } else if (ga && local && local0 && at_w.framework != train_framework::megatron && !global_batch_key(at_w)) {
         // The global batch is local x accumulation x data parallel: the accumulation keeps it.
         const std::int64_t g0 = *local0 * *ga * std::max<std::int64_t>(1, dp0);
         const std::int64_t unit = *local * dp;

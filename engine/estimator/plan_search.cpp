@@ -237,7 +237,8 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     } else if (c.micro_batch != local) {
         o.push_back({"training.local_batch_size", value(c.micro_batch)});
         const std::int64_t factor = local / std::max<std::int64_t>(1, c.micro_batch);
-        if (titan) {
+        if (c.framework == train_framework::torchtitan) {
+            // torchtitan states the global batch; torchtune keeps it through the accumulation
             const std::int64_t gb = batch.global_batch.value_or(local * b.dp_shard * b.dp_replicate);
             o.push_back({"training.global_batch_size", value(gb)});
         } else if (c.framework != train_framework::megatron &&
@@ -319,8 +320,10 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
     const bool can_pp = par && allowed(opt, "parallelism.pipeline_parallel_degree", value(std::int64_t(2)));
     const bool can_cp = par && allowed(opt, "parallelism.context_parallel_degree", value(std::int64_t(2)));
     const bool can_ep = par && moe && allowed(opt, "parallelism.expert_parallel_degree", value(std::int64_t(2)));
+    // torchtitan varies its pipeline micro-batch; torchtune (no pipeline) its per-device batch_size
     const bool can_mb = opt.vary_micro_batch &&
-                        allowed(opt, titan ? "parallelism.pipeline_parallel_microbatch_size" : "training.local_batch_size",
+                        allowed(opt, base.framework == train_framework::torchtitan ? "parallelism.pipeline_parallel_microbatch_size"
+                                                                                   : "training.local_batch_size",
                                 value(std::int64_t(1)));
 
     est::breakdown scratch;

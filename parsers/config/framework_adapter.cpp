@@ -139,8 +139,9 @@ struct adapter_loader {
                 const int line = k.Mark().line + 1;
                 if (!k.IsMap() || !k["key"] || !k["canonical"])
                     throw input_error::at_line(path, line, "a key mapping needs 'key' and 'canonical'");
-                static const std::set<std::string> fields{"key",  "canonical", "type",   "values", "tokens", "flag",
-                                                          "otherwise", "scale", "render", "note", "since", "nargs"};
+                static const std::set<std::string> fields{"key",    "canonical", "type",   "values", "tokens",
+                                                          "flag",   "otherwise", "scale",  "render", "note",
+                                                          "since",  "match",     "join",   "nargs"};
                 for (auto it = k.begin(); it != k.end(); ++it)
                     if (!fields.count(it->first.as<std::string>()))
                         throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -157,6 +158,26 @@ struct adapter_loader {
                 if (k["tokens"])
                     for (auto it = k["tokens"].begin(); it != k["tokens"].end(); ++it)
                         m.tokens[yaml_key_text(it->first)] = yaml_value(it->second);
+                if (k["match"]) {
+                    if (!k["match"].IsMap())
+                        throw input_error::at_line(path, k["match"].Mark().line + 1,
+                                                   "'match' maps patterns to canonical values");
+                    for (auto it = k["match"].begin(); it != k["match"].end(); ++it) {
+                        key_mapping::pattern pt;
+                        pt.text = yaml_key_text(it->first);
+                        auto re = std::make_shared<RE2>(pt.text, RE2::Quiet);
+                        if (!re->ok())
+                            throw input_error::at_line(path, it->first.Mark().line + 1,
+                                                       "invalid pattern '" + pt.text + "': " + re->error());
+                        if (re->NumberOfCapturingGroups() > 9)
+                            throw input_error::at_line(path, it->first.Mark().line + 1,
+                                                       "pattern '" + pt.text + "' has more than 9 groups");
+                        pt.re = std::move(re);
+                        pt.out = yaml_value(it->second);
+                        m.match.push_back(std::move(pt));
+                    }
+                }
+                if (k["join"]) m.join = k["join"].as<std::string>();
                 if (k["flag"]) m.flag = yaml_value(k["flag"]);
                 if (k["otherwise"]) m.otherwise = yaml_value(k["otherwise"]);
                 if (k["scale"]) m.scale = k["scale"].as<double>();

@@ -5,12 +5,17 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/value.h"
 #include "parsers/config/raw_entry.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace oomdx {
 
@@ -29,6 +34,18 @@ struct key_mapping {
     std::optional<value> flag;            // value of a bare CLI flag / present container
     std::optional<value> otherwise;       // for tokens: value when no token matched
     double scale = 0;                     // multiply numeric values when > 0
+    // Patterns tried in order on the value as text (whole match); the first that matches gives
+    // its canonical value, with {1}..{9} replaced by its groups ("torchtune.models.llama3_1.
+    // lora_llama3_1_8b" -> "llama3_1_8b"). No match: `values` decide, else the value is reported.
+    struct pattern {
+        std::string text;
+        std::shared_ptr<const re2::RE2> re;
+        value out;
+    };
+    std::vector<pattern> match;
+    // Several keys name parts of one list ("q_proj,v_proj" + the MLP's "w1,w2,w3"): a value for a
+    // canonical key this config already set through a `join` mapping is appended with this separator.
+    std::string join;
     bool render = true;                   // false: legacy alias, never rendered
     bool many = false;                    // nargs "+": a CLI flag takes every following word up to the next flag
     std::string note;                     // era / meaning

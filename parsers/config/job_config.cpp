@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "engine/core/errors.h"
 #include "engine/core/vocabulary.h"
@@ -164,6 +165,37 @@ translated translate(const raw_entry& e, const key_mapping& m) {
             return {translated::skip, {}};
         }
     }
+    if (!m.match.empty() && !e.container) {
+        const std::string text = value_key(v);
+        for (const auto& pt : m.match) {
+            std::string g[9];
+            RE2::Arg args[9];
+            const RE2::Arg* argp[9];
+            const int n = pt.re->NumberOfCapturingGroups();
+            for (int i = 0; i < n; ++i) {
+                args[i] = &g[i];
+                argp[i] = &args[i];
+            }
+            if (!RE2::FullMatchN(text, *pt.re, argp, n)) continue;
+            if (pt.out.is_null()) return {translated::skip, {}};
+            if (!pt.out.is_string()) return coerce(pt.out, m.canonical, m.type);
+            // {1}..{9}: the groups; {value}: the whole value
+            const std::string& tpl = pt.out.as_string();
+            if (tpl == "{value}") return coerce(v, m.canonical, m.type);
+            std::string out;
+            for (std::size_t i = 0; i < tpl.size(); ++i) {
+                if (tpl[i] == '{' && i + 2 < tpl.size() && tpl[i + 1] >= '1' && tpl[i + 1] <= '9' && tpl[i + 2] == '}' &&
+                    tpl[i + 1] - '0' <= n) {
+                    out += g[tpl[i + 1] - '1'];
+                    i += 2;
+                } else {
+                    out += tpl[i];
+                }
+            }
+            return coerce(typed_word(out), m.canonical, m.type);
+        }
+        if (m.values.empty()) return {translated::bad, {}};
+    }
     if (!m.values.empty()) {
         std::string k = value_key(v);
         auto it = m.values.find(k);
@@ -230,7 +262,18 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
     // The newest `since` of the keys the config uses: the build is at least that new.
     const key_mapping* newest = nullptr;
     const raw_entry* newest_entry = nullptr;
-    auto add = [&](const std::string& name, value v, const raw_entry& e) {
+    auto add = [&](const std::string& name, value v, const raw_entry& e, const std::string& join = {}) {
+        if (!join.empty() && touched.count(name)) {
+            // another part of the same list: appended to what this config already set
+            for (auto it = job.facts.rbegin(); it != job.facts.rend(); ++it) {
+                if (it->name != name || it->prov.producer != base.producer) continue;
+                const std::string before = value_key(it->val), part = value_key(v);
+                it->val = value(before.empty() ? part : part.empty() ? before : before + join + part);
+                const std::string more = e.excerpt.empty() ? e.key + " " + e.text : e.excerpt;
+                it->prov.excerpt = (it->prov.excerpt + " + " + more).substr(0, 400);
+                return;
+            }
+        }
         provenance p = base;
         p.line = e.line;
         p.excerpt = e.excerpt.empty() ? e.key + " " + e.text : e.excerpt;
@@ -287,7 +330,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         }
         for (const auto* m : ms) {
             translated t = translate(e, *m);
-            if (t.status == translated::ok) add(m->canonical, std::move(t.val), e);
+            if (t.status == translated::ok) add(m->canonical, std::move(t.val), e, m->join);
             else if (t.status == translated::bad)
                 job.unknown_keys.push_back(fmt::format("{} = {} ({}; value not understood for {})", e.key,
                                                        e.text.empty() ? value_key(e.val) : e.text,

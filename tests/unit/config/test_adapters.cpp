@@ -200,6 +200,75 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
                {{"activation_checkpoint.mode", "none"}, {"training.mixed_precision_param", "bfloat16"},
                 {"parallelism.zero_stage", 2}, {"training.lora_target", "q_proj,v_proj"}},
                "yaml");
+    // torchtune: an adapter file alone (knowledge/frameworks/torchtune.yaml)
+    round_trip(framework_adapter::get("torchtune"),
+               {{"training.local_batch_size", 1}, {"training.gradient_accumulation_steps", 8},
+                {"activation_checkpoint.mode", "full"}, {"training.seq_len", 2048}, {"compile.enable", true},
+                {"training.mixed_precision_param", "bfloat16"}, {"training.chunked_loss", true},
+                {"optimizer.in_backward", true}, {"activation_checkpoint.offload", true},
+                {"parallelism.offload_params", "cpu"}, {"parallelism.zero_stage", 2}, {"training.lora_rank", 16}},
+               "yaml");
+    round_trip(framework_adapter::get("torchtune"),
+               {{"activation_checkpoint.mode", "none"}, {"training.chunked_loss", false}, {"parallelism.zero_stage", 3},
+                {"optimizer.offload", "cpu"}, {"training.packing", true}},
+               "yaml");
+}
+
+TEST_CASE("match: patterns with groups give canonical values; join: several keys build one list") {
+    const std::string adapter = write("pat_adapter.yaml", R"(name: pat
+syntax: yaml
+formats: [yaml]
+keys:
+  - {key: model._component_, canonical: job.model_name, render: false,
+     match: {'^(?:\w+\.)*(?:q?lora_)?(\w+?)(?:_instruct)?$': "{1}"}}
+  - {key: model._component_, canonical: training.quantization_bit, render: false,
+     match: {'^(?:\w+\.)*qlora_\w+$': 4}, values: {"*": null}}
+  - {key: loss, canonical: training.chunked_loss, match: {'.*Chunked.*': true, '.*CrossEntropyLoss': false}}
+  - {key: model.attn, canonical: training.lora_target, join: ",", values: {"*": "{value}"}}
+  - {key: model.mlp, canonical: training.lora_target, join: ",", values: {"true": "w1,w2,w3", "false": null}}
+)");
+    const framework_adapter a = framework_adapter::load(adapter);
+    auto facts_of = [&](const std::string& name, const std::string& text) {
+        job_config j = parse_job_config(write(name, text), a);
+        fact_store store(&vocabulary::shipped());
+        emit_facts(j, store);
+        return std::make_pair(std::move(j), std::move(store));
+    };
+    {
+        auto [j, store] = facts_of("pat1.yaml",
+                                   "model:\n  _component_: torchtune.models.qwen2_5.qlora_qwen2_5_7b_instruct\n"
+                                   "  mlp: true\n  attn: [q_proj, v_proj]\nloss: x.CEWithChunkedOutputLoss\n");
+        CHECK(store.string("job.model_name") == "qwen2_5_7b");
+        CHECK(store.integer("training.quantization_bit") == 4);
+        CHECK(store.boolean("training.chunked_loss") == true);
+        // the MLP part comes first in the file: joined, not replaced
+        CHECK(store.string("training.lora_target") == "w1,w2,w3,q_proj,v_proj");
+        CHECK(j.unknown_keys.empty());
+    }
+    {
+        auto [j, store] = facts_of("pat2.yaml", "model:\n  _component_: m.lora_llama3_1_8b\n  attn: [q_proj]\n  mlp: false\n"
+                                                "loss: torch.nn.CrossEntropyLoss\n");
+        CHECK(store.string("job.model_name") == "llama3_1_8b");
+        CHECK_FALSE(store.has("training.quantization_bit"));  // no pattern matched, values "*": no fact
+        CHECK(store.boolean("training.chunked_loss") == false);
+        CHECK(store.string("training.lora_target") == "q_proj");
+        CHECK(j.unknown_keys.empty());
+    }
+    {
+        // no pattern matches and no values: the value is reported, not guessed
+        auto [j, store] = facts_of("pat3.yaml", "loss: my.SquaredLoss\n");
+        CHECK_FALSE(store.has("training.chunked_loss"));
+        REQUIRE(j.unknown_keys.size() == 1);
+        CHECK(j.unknown_keys[0].find("my.SquaredLoss") != std::string::npos);
+    }
+    // a pattern RE2 cannot compile names its line
+    try {
+        framework_adapter::load(write("bad_match.yaml", "name: x\nsyntax: yaml\nkeys:\n  - {key: a, canonical: job.model_name,\n"
+                                                         "     match: {'(unclosed': x}}\n"));
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("bad_match.yaml:5") != std::string::npos);
+    }
 }
 
 TEST_CASE("a sixth framework needs only a YAML file") {
