@@ -863,7 +863,7 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(fmt::format(
                 "pipeline micro-batch size not given: torchtitan's default is 1 now, {} sequences before 2025 "
                 "(micro-batches = PP degree)", in.pp_alt_micro_batch));
-        if (in.optimizer_foreach < 0)
+        if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full)  // adapters' moments are small
             r.interval_reasons.push_back(
                 "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized buffer at "
                 "the step) was the default before torch 2.8, adamw_torch_fused after; high end includes the buffer");
