@@ -235,7 +235,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     res.working = full_none;
     // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
     // without checkpointing the norms keep an fp32 input either way)
-    const bool fp32_resid = ft.fp32_residual && in.variant >= 0;
+    const bool fp32_resid = ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;  // sharded QLoRA skips it (plan candidates)
     const double resid = fp32_resid ? 4.0 : 2.0;
     const double input = sp ? resid * h / t : resid * h;
     switch (in.ac) {
@@ -534,7 +534,7 @@ double compute(const estimate_input& in, breakdown& out) {
     // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
     const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
     // PEFT's kbit preparation upcast the norms: fp32 residual stream (estimate.cpp, est11)
-    const bool fp32_resid = in.ft.fp32_residual && in.variant >= 0;
+    const bool fp32_resid = in.ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;
     // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
     // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
     const bool liger = in.chunked_loss && in.hf_model;
