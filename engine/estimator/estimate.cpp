@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include <fmt/format.h>
@@ -583,6 +584,52 @@ estimate_input from_facts(const fact_store& facts) {
         }
     }
 
+    // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
+    // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the
+    // whole parameter group at once (optim/adamw.py _multi_tensor_adamw, torch 2.4): one
+    // second-moment-sized buffer beside params, grads and states at the step. HF Trainer's
+    // adamw_torch and LitGPT's torch.optim.AdamW take it; adamw_torch_fused, 8-bit, DeepSpeed's and
+    // Megatron's fused Adam step in place. HF Trainer's default optim is version-dependent
+    // (adamw_hf, adamw_torch, adamw_torch_fused with torch >= 2.8: training_args.py default_optim).
+    if ((in.hf_model || job_fw == "litgpt") && in.framework != train_framework::deepspeed && in.optimizer == "adamw" &&
+        !in.optimizer_offload && !in.optimizer_in_backward) {
+        const std::optional<std::string> named = r.str_opt("optimizer.name");
+        std::string raw = lower(named.value_or(""));
+        if (raw.find("fused") != std::string::npos || raw.find("apex") != std::string::npos || raw == "adamw_hf" ||
+            raw.find("anyprecision") != std::string::npos)
+            in.optimizer_foreach = 0;
+        else if (named || job_fw == "litgpt")
+            in.optimizer_foreach = 1;
+        else
+            in.optimizer_foreach = -1;
+    }
+    // transformers 4.46-4.48: the causal LM calls self.loss_function(logits, ...) and keeps its bf16
+    // logits while ForCausalLMLoss makes the fp32 copy and its shifted .contiguous() copy
+    // (loss/loss_utils.py; before 4.46 the model rebinds logits to the fp32 copy, from 4.49 the shift
+    // is a label pad, transformers #35646)
+    if (in.hf_model) {
+        const std::string tv = r.str("job.transformers_version", "", nullptr);
+        int major = 0, minor = 0;
+        if (!tv.empty() && std::sscanf(tv.c_str(), "%d.%d", &major, &minor) == 2)
+            in.hf_loss_keeps_logits = major == 4 && minor >= 46 && minor <= 48 ? 1 : 0;
+        else
+            in.hf_loss_keeps_logits = -1;
+    }
+    // PEFT's prepare_model_for_kbit_training casts every non-4-bit parameter to fp32 (utils/other.py,
+    // peft v0.13.2); TRL's SFTTrainer calls it for an unsharded 4/8-bit model and casts only the
+    // embedding and head back (peft_module_casting_to_bf16, trl v0.13.0). The fp32 norm weight makes
+    // the RMSNorm output fp32 (weight * x.to(input_dtype)), bitsandbytes' Linear4bit returns its
+    // output in its input's dtype (bnb 0.43.3 nn/modules.py: out.to(inp_dtype)), so the MLP output
+    // and the residual stream, i.e. every checkpointed layer input, are fp32. LLaMA-Factory does not
+    // call it (upcast_layernorm is off by default); FSDP / ZeRO-3 QLoRA skips it.
+    if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && job_fw == "hf_trainer" &&
+        in.zero_stage < 3) {
+        in.ft.fp32_residual = true;
+        in.assumptions.push_back(
+            "QLoRA under HF Trainer: PEFT's prepare_model_for_kbit_training (TRL SFTTrainer calls it) casts the norms to "
+            "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
+    }
+
     // device
     in.device_id = r.str("device.id", "", nullptr);
     in.capacity_bytes = r.integer("device.capacity_bytes", 0, nullptr);
@@ -828,6 +875,18 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(fmt::format(
                 "pipeline micro-batch size not given: torchtitan's default is 1 now, {} sequences before 2025 "
                 "(micro-batches = PP degree)", in.pp_alt_micro_batch));
+        if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full)  // adapters' moments are small
+            r.interval_reasons.push_back(
+                "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized buffer at "
+                "the step) was the default before torch 2.8, adamw_torch_fused after; high end includes the buffer");
+        if (in.hf_model && in.hf_loss_keeps_logits < 0 && !in.chunked_loss && in.framework != train_framework::megatron)
+            r.interval_reasons.push_back(fmt::format(
+                "transformers version not given: 4.46-4.48 keep the bf16 logits beside the fp32 and shifted fp32 copies "
+                "({:g} B per token x vocab element, high end; set job.transformers_version)", k.logits_bytes_hf_loss_fn));
+        if (in.ft.fp32_residual && in.ac != ac_kind::none)
+            r.interval_reasons.push_back(
+                "PEFT's prepare_model_for_kbit_training upcasts the norms, so the checkpointed layer inputs are fp32 "
+                "(point); a script that does not call it keeps them in bf16 (low end)");
         if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
             r.interval_reasons.push_back("version-dependent buffers");
     }

@@ -69,6 +69,10 @@ struct finetune_spec {
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
     std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train
+    // est11: PEFT's prepare_model_for_kbit_training (HF Trainer / TRL, unsharded bitsandbytes base)
+    // casts the norms to fp32, so the norm outputs, the bitsandbytes linears' outputs (returned in
+    // their input's dtype) and from the first layer's MLP on the residual stream are fp32
+    bool fp32_residual = false;
 };
 
 // Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.
@@ -112,6 +116,9 @@ struct estimate_input {
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour
     int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
+    // Added in round est11 (held-out fine-tuning rows).
+    int optimizer_foreach = 0;            // torch Adam/AdamW foreach step (sqrt of the second moment): 1 yes, 0 no, -1 unknown (high end)
+    int hf_loss_keeps_logits = 0;         // transformers 4.46-4.48 loss_function: the bf16 logits stay live beside the fp32 copies: 1 yes, 0 no, -1 unknown (high end)
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

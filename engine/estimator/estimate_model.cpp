@@ -233,7 +233,11 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const double full_none = (sp ? (rep + mlp_rep) / t : rep + mlp_rep) + (shard + mlp_shard + quad + adapters) / t;
     layer_act res;
     res.working = full_none;
-    const double input = sp ? 2.0 * h / t : 2.0 * h;
+    // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
+    // without checkpointing the norms keep an fp32 input either way)
+    const bool fp32_resid = ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;  // sharded QLoRA skips it (plan candidates)
+    const double resid = fp32_resid ? 4.0 : 2.0;
+    const double input = sp ? resid * h / t : resid * h;
     switch (in.ac) {
         case ac_kind::none: res.saved = full_none; break;
         case ac_kind::full: res.saved = input; break;
@@ -540,6 +544,8 @@ double compute(const estimate_input& in, breakdown& out) {
     // chunked loss: torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits; torchtitan's
     // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
     const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
+    // PEFT's kbit preparation upcast the norms: fp32 residual stream (estimate.cpp, est11)
+    const bool fp32_resid = in.ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;
     // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
     // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
     const bool liger = in.chunked_loss && in.hf_model;
@@ -560,6 +566,12 @@ double compute(const estimate_input& in, breakdown& out) {
     } else {
         // bf16 logits are freed once the fp32 copy exists; the fp32 buffers cannot reuse them
         strand_bpe = 2.0;
+        // transformers 4.46-4.48: the model keeps its bf16 logits while the loss function makes the
+        // fp32 and the shifted fp32 copies (knowledge/estimator.yaml logits_bytes_hf_loss_fn)
+        if (in.hf_model && !vocab_parallel && (in.hf_loss_keeps_logits > 0 || (in.hf_loss_keeps_logits < 0 && in.variant > 0))) {
+            bpe = k.logits_bytes_hf_loss_fn;
+            strand_bpe = 0.0;
+        }
         if (vocab_parallel) bpe = in.variant < 0 ? k.logits_bytes_unfused : in.variant > 0 ? k.logits_bytes_loss_parallel_high
                                                                                              : k.logits_bytes_loss_parallel;
     }
@@ -689,7 +701,7 @@ double compute(const estimate_input& in, breakdown& out) {
         // logits and loss (last stage)
         if (last) {
             st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
-            st.logits += tokens * 2.0 * h;  // final-norm output feeding the output projection
+            st.logits += tokens * (fp32_resid ? 4.0 : 2.0) * h;  // final-norm output feeding the output projection
             if (liger) {
                 st.logits += liger_loss_bytes(tokens, V, h, pb);
                 // a trained head: the forward also allocates the head's weight gradient (zeros_like
@@ -717,6 +729,7 @@ double compute(const estimate_input& in, breakdown& out) {
         if (fp8_ag) gather_bytes = lin_frac * 1.0 + (1.0 - lin_frac) * pb;
         const double layer_unsharded = max_layer * gather_bytes;
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
+        double step_eob = 0;  // end-of-backward buffers reported with the step phase (gone before the optimizer runs)
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
             if (in.params_offload) {
@@ -742,7 +755,7 @@ double compute(const estimate_input& in, breakdown& out) {
                 bwd += root * root_bytes;
                 if (!finetune) {
                     bwd += output_rank * pb;
-                    step += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
+                    step_eob += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
                 }
             } else if (last) {
                 loss += output_rank * root_bytes;  // output projection all-gathered
@@ -792,7 +805,7 @@ double compute(const estimate_input& in, breakdown& out) {
             tp_buf = 0;
         }
         // backward of one layer: recompute under AC, activation gradients of the residual stream
-        const double act_grad = 2.0 * 2.0 * h * tokens / (in.sequence_parallel ? t : 1.0);
+        const double act_grad = 2.0 * (fp32_resid ? 4.0 : 2.0) * h * tokens / (in.sequence_parallel ? t : 1.0);
         // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage
         // chunk) for the activations (all but the first stage) and the gradients (all but the
         // last) once, and keeps them; the in-flight activation buffers are the stages' saved inputs
@@ -830,6 +843,15 @@ double compute(const estimate_input& in, breakdown& out) {
         fwd += tp_buf + st.pp_buffers + st.pp_stage_outputs + cp_fwd;
         loss += st.pp_buffers + st.pp_stage_outputs;
         step += st.pp_buffers + st.pp_input_grads + (pp_keeps_outputs && last ? 2.0 * st.pp_outputs : 0.0);  // outputs merged by step()
+        // torch's foreach Adam/AdamW allocates sqrt(exp_avg_sq) for every parameter of the group at
+        // once (optim/adamw.py _multi_tensor_adamw, torch 2.4): one second moment's worth, after the
+        // backward's end-of-unit buffers (FSDP1 root) are gone
+        if (in.optimizer_foreach > 0 || (in.optimizer_foreach < 0 && in.variant > 0)) {
+            const double foreach_tmp = 0.5 * st.optimizer;
+            step += std::max(step_eob, foreach_tmp);
+        } else {
+            step += step_eob;
+        }
         if (in.optimizer_in_backward) {
             bwd += max_layer * pb;  // one layer's grads before its fused step
         }

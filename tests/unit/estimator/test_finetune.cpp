@@ -573,3 +573,71 @@ TEST_CASE("full fine-tuning of a bf16-loaded model under an HF-model trainer: bf
     emit(lf, "job.framework", "llama_factory");
     CHECK(from_facts(lf).master_weights);
 }
+
+// est11 mechanisms, each on both sides (docs/estimator.md, "Held-out round est11").
+TEST_CASE("foreach AdamW: one second moment's worth at the step for torch's AdamW, none when fused") {
+    auto step_of = [](const char* optim) {
+        fact_store f = job8b("hf_trainer", "full", 1);
+        emit(f, "training.load_dtype", "bfloat16");
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "activation_checkpoint.mode", "full");
+        if (*optim) emit(f, "optimizer.name", optim);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.optimizer_foreach, b.stages[0].phase_step - b.stages[0].params - b.stages[0].grads -
+                                                         b.stages[0].optimizer - b.stages[0].master);
+    };
+    const auto torch_adamw = step_of("adamw_torch");
+    const auto fused = step_of("adamw_torch_fused");
+    const auto unnamed = step_of("");
+    CHECK(torch_adamw.first == 1);
+    CHECK(fused.first == 0);
+    CHECK(unnamed.first == -1);
+    // pure bf16 full fine-tune: moments in bf16, sqrt(exp_avg_sq) = 2 B per parameter
+    const double params = 8.03e9;
+    CHECK(torch_adamw.second - fused.second == doctest::Approx(2.0 * params).epsilon(0.01));
+    CHECK(unnamed.second == doctest::Approx(fused.second));  // unknown default: high end only
+}
+
+TEST_CASE("transformers 4.46-4.48 keep the bf16 logits beside the fp32 copies; other versions do not") {
+    auto bpe_of = [](const char* version) {
+        fact_store f = job8b("hf_trainer", "lora", 1);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        if (*version) emit(f, "job.transformers_version", version);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return b.logits_bpe;
+    };
+    CHECK(bpe_of("4.48.1") == doctest::Approx(14.0));
+    CHECK(bpe_of("4.46.0") == doctest::Approx(14.0));
+    CHECK(bpe_of("4.45.2") == doctest::Approx(12.0));
+    CHECK(bpe_of("4.49.0") == doctest::Approx(12.0));
+    CHECK(bpe_of("") == doctest::Approx(12.0));  // unknown: point 12 B, high end 14 B
+}
+
+TEST_CASE("QLoRA under HF Trainer: PEFT's kbit preparation makes the checkpointed layer inputs fp32") {
+    auto acts_of = [](const char* framework, int zero, int bits) {
+        fact_store f = job8b(framework, "lora", zero >= 3 ? 2 : 1);
+        emit(f, "training.seq_len", std::int64_t(4096));
+        emit(f, "activation_checkpoint.mode", "full");
+        if (zero >= 3) emit(f, "parallelism.zero_stage", std::int64_t(zero));
+        if (bits < 16) emit(f, "training.quantization_bit", std::int64_t(bits));
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.ft.fp32_residual, b.stages[0].activations);
+    };
+    const auto qlora = acts_of("hf_trainer", 0, 4);
+    const auto lora = acts_of("hf_trainer", 0, 16);
+    const auto sharded = acts_of("hf_trainer", 3, 4);
+    const auto factory = acts_of("llama_factory", 0, 4);
+    CHECK(qlora.first);
+    CHECK_FALSE(lora.first);
+    CHECK_FALSE(sharded.first);  // FSDP QLoRA: TRL skips the preparation
+    CHECK_FALSE(factory.first);  // LLaMA-Factory does not call it
+    // 32 layers x 4096 tokens x 4096 hidden: 4 B instead of 2 B per element
+    CHECK(qlora.second == doctest::Approx(32.0 * 4096 * 4096 * 4.0));
+    CHECK(lora.second == doctest::Approx(32.0 * 4096 * 4096 * 2.0));
+}

@@ -164,3 +164,7 @@ TEST_CASE("held-out fine-tuning rows: within 15 % or a documented miss") {
 TEST_CASE("held-out fine-tuning rows, round est9 (LitGPT config hub, Liger-Kernel HF Trainer + FSDP)") {
     check_heldout("finetune_heldout_est9.yaml", 8, "held-out fine-tuning rows (est9)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est11 (fms-acceleration: HF Trainer, PEFT LoRA, bitsandbytes QLoRA, FSDP1)") {
+    check_heldout("finetune_heldout_est11.yaml", 12, "held-out fine-tuning rows (est11)");
+}
