@@ -10,40 +10,14 @@ root="$2"
 fx="$root/tests/fixtures/configs"
 export NO_COLOR=1
 fail=0
-facts() { "$oomdx" facts -c "$1" --format json 2>&1; }
+. "$(dirname "$0")/adapter_lib.sh"
 
 # detection: torchtune files are torchtune; the look-alikes keep their own adapter
-for pair in "torchtune/qlora_8b_single.yaml torchtune" "torchtune/lora_70b_dist.yaml torchtune" \
+detect_each "torchtune/qlora_8b_single.yaml torchtune" "torchtune/lora_70b_dist.yaml torchtune" \
             "torchtune/full_3b_low_memory.yaml torchtune" "torchtune/qdora_qwen_offload.yaml torchtune" \
             "torchtune/minimal.yaml torchtune" "axolotl/qlora_8b.yml axolotl" "axolotl/minimal.yml axolotl" \
-            "llama_factory/llama3_lora_sft.yaml llama_factory" "hf_trainer/training_args.yaml hf_trainer"; do
-  set -- $pair
-  got=$(facts "$fx/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["framework"])' 2>&1)
-  if [ "$got" != "$2" ]; then echo "FAIL: $1 detected as '$got', expected $2"; fail=1; fi
-done
+            "llama_factory/llama3_lora_sft.yaml llama_factory" "hf_trainer/training_args.yaml hf_trainer"
 
-# facts, values and provenance (producer, line) of each mapped key; no unknown key
-check_facts() {  # file, then python dict literal {name: (value, producer_suffix, line or None)}
-  facts "$fx/$1" | python3 -c '
-import json, sys
-j = json.load(sys.stdin)
-want = eval(sys.argv[1])
-facts = {f["name"]: f for f in j["facts"]}
-bad = []
-if j.get("unknown_keys"): bad.append("unknown keys: %r" % j["unknown_keys"])
-for name, (val, prod, line) in want.items():
-    f = facts.get(name)
-    if val is None:
-        if f is not None: bad.append("%s = %r, expected no fact" % (name, f["value"]))
-        continue
-    if f is None: bad.append("%s missing" % name); continue
-    if f["value"] != val: bad.append("%s = %r, expected %r" % (name, f["value"], val))
-    if not f["producer"].endswith(prod): bad.append("%s producer %r, expected *%s" % (name, f["producer"], prod))
-    if line is not None and f.get("line") != line: bad.append("%s line %r, expected %r" % (name, f.get("line"), line))
-for b in bad: print("FAIL %s: %s" % (sys.argv[2], b))
-sys.exit(1 if bad else 0)
-' "$2" "$1" || fail=1
-}
 check_facts torchtune/qlora_8b_single.yaml '{
  "job.framework": ("torchtune", "", None),
  "job.model_name": ("llama3_1_8b", "config.torchtune", 5),

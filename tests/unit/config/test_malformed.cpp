@@ -114,16 +114,23 @@ TEST_CASE("random bytes never crash any parser") {
     CHECK(true);
 }
 
+namespace {
+// The launch command's --flags of a script, by flag name.
+std::map<std::string, raw_entry> launch_flags(const std::string& text) {
+    shell_script s = parse_shell(text, "t.sh");
+    const shell_command* cmd = launch_command(s);
+    REQUIRE(cmd != nullptr);
+    std::map<std::string, raw_entry> by;
+    for (auto& e : args_to_entries(cmd->words, text, nullptr)) by[e.key] = e;
+    return by;
+}
+}  // namespace
+
 TEST_CASE("shell expansion: defaults, arithmetic, arrays, unknown variables") {
     const std::string text =
         "A=4\nB=${B:-8}\nC=$((A * B + 2))\nARR=(--x 1 --y \"two words\")\n"
         "run.py --a $A --b ${B} --c $C --d $UNSET --e $(hostname) \"${ARR[@]}\" --f=${A}0\n";
-    shell_script s = parse_shell(text, "t.sh");
-    const shell_command* cmd = launch_command(s);
-    REQUIRE(cmd != nullptr);
-    auto entries = args_to_entries(cmd->words, text, nullptr);
-    std::map<std::string, raw_entry> by;
-    for (const auto& e : entries) by[e.key] = e;
+    auto by = launch_flags(text);
     CHECK(by["a"].val == value(4));
     CHECK(by["b"].val == value(8));
     CHECK(by["c"].val == value(34));
@@ -148,12 +155,7 @@ TEST_CASE("shell: array and scalar appends, if/elif/else with known and unknown 
         "if [ \"$UNSET_VAR\" = \"y\" ]; then if true; then Q=1; fi; fi\n"
         "fi\n"
         "run.py ${TRAIN[@]} ${DT[@]} $EXTRA --v $V --w $W --n $N\n";
-    shell_script s = parse_shell(text, "t.sh");
-    const shell_command* cmd = launch_command(s);
-    REQUIRE(cmd != nullptr);
-    auto entries = args_to_entries(cmd->words, text, nullptr);
-    std::map<std::string, raw_entry> by;
-    for (const auto& e : entries) by[e.key] = e;
+    auto by = launch_flags(text);
     CHECK(by["micro-batch-size"].val == value(1));
     CHECK(by.count("use-distributed-optimizer") == 1);
     CHECK(by["fp8-format"].val == value("hybrid"));
