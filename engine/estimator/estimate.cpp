@@ -735,7 +735,8 @@ estimate_result estimate(const estimate_input& in) {
                     st.optimizer / std::max(1.0, ft ? st.trainable_rank : st.params_rank), in.optimizer,
                     in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : ""));
     add("master_weights", "fp32 master weights", loading ? 0.0 : st.master,
-        st.master > 0 ? fmt::format("{} x 4 B / {}", prank, shard_txt)
+        st.master > 0 ? (st.master >= 3.99 * st.params_rank ? fmt::format("{} x 4 B (not sharded)", prank)
+                                                             : fmt::format("{} x 4 B / {}", prank, shard_txt))
                       : std::string(in.zero_stage >= 3 && in.framework != train_framework::megatron &&
                                             in.framework != train_framework::deepspeed && in.master_weights
                                         ? "0: the fp32 sharded parameters are the master copy"

@@ -170,6 +170,11 @@ TEST_CASE("model states: ZeRO / FSDP / Megatron distributed optimizer bytes per 
         in.zero_stage = 0;
         est::compute(in, b);
         CHECK(b.state_bytes_per_param == doctest::Approx(18.0));
+        // the report says the fp32 copy is whole, not "/ 8"
+        std::string master;
+        for (const auto& c : estimate(in).components)
+            if (c.id == "master_weights") master = c.formula;
+        CHECK(master.find("(not sharded)") != std::string::npos);
     }
     SUBCASE("DeepSpeed ZeRO-2: 2 + 18 / N") {
         in.framework = train_framework::deepspeed;
