@@ -72,9 +72,37 @@ bool keyword_word(const raw_word& w, std::string_view k) {
     return w.parts.size() == 1 && w.parts[0].k == part::unquoted && w.parts[0].text == k && !w.array;
 }
 
-// Three-valued truth of a test whose operands may be unknown (-1).
-int tri_or(int a, int b) { return a == 1 || b == 1 ? 1 : (a == 0 && b == 0 ? 0 : -1); }
-int tri_and(int a, int b) { return a == 0 || b == 0 ? 0 : (a == 1 && b == 1 ? 1 : -1); }
+// The whole text as a decimal integer, or nothing.
+std::optional<std::int64_t> whole_int(std::string_view s) {
+    std::int64_t v = 0;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+// Three-valued truth (1, 0, -1 unknown) of tests joined left to right by `||` / `&&`, each
+// possibly negated by `!`.
+class tri_chain {
+public:
+    void add(int v, bool negate) {
+        if (negate && v >= 0) v = 1 - v;
+        if (m_result == none) m_result = v;
+        else if (m_or) m_result = m_result == 1 || v == 1 ? 1 : (m_result == 0 && v == 0 ? 0 : -1);
+        else m_result = m_result == 0 || v == 0 ? 0 : (m_result == 1 && v == 1 ? 1 : -1);
+    }
+    // `||` or `&&` before the next test; false for any other word
+    bool join(const std::string& op) {
+        if (op != "||" && op != "&&") return false;
+        m_or = op == "||";
+        return true;
+    }
+    int value() const { return m_result == none ? -1 : m_result; }
+
+private:
+    static constexpr int none = -2;
+    int m_result = none;
+    bool m_or = false;
+};
 
 struct variable {
     std::vector<lined> elems;  // one element for scalars
@@ -317,18 +345,10 @@ private:
         std::string tokn(e.substr(s, p - s));
         if (!tokn.empty() && tokn.back() == '}') tokn.pop_back();
         if (tokn.empty()) return std::nullopt;
-        std::int64_t v = 0;
-        if (std::isdigit(static_cast<unsigned char>(tokn[0]))) {
-            auto r = std::from_chars(tokn.data(), tokn.data() + tokn.size(), v);
-            if (r.ec != std::errc() || r.ptr != tokn.data() + tokn.size()) return std::nullopt;
-            return v;
-        }
+        if (std::isdigit(static_cast<unsigned char>(tokn[0]))) return whole_int(tokn);
         auto it = m_vars.find(tokn);
         if (it == m_vars.end() || it->second.elems.size() != 1 || !it->second.elems[0].literal) return std::nullopt;
-        const std::string& s2 = it->second.elems[0].s;
-        auto r = std::from_chars(s2.data(), s2.data() + s2.size(), v);
-        if (r.ec != std::errc() || r.ptr != s2.data() + s2.size()) return std::nullopt;
-        return v;
+        return whole_int(it->second.elems[0].s);
     }
     std::optional<std::int64_t> arith_prod(std::string_view e, std::size_t& p, int depth) {
         auto v = arith_atom(e, p, depth);
@@ -548,7 +568,7 @@ private:
         std::vector<shell_word> w;
         for (std::size_t i = from; i < words.size(); ++i)
             for (auto& x : expand(words[i])) w.push_back({x.s, x.literal, 0});
-        int result = -2, pending = 0;  // pending: 0 none, 1 ||, 2 &&
+        tri_chain chain;
         std::size_t i = 0;
         while (i < w.size()) {
             bool negate = false;
@@ -567,41 +587,35 @@ private:
             } else {
                 return -1;  // a command's exit status
             }
-            int v = test_list(t);
-            if (negate && v >= 0) v = 1 - v;
-            result = result == -2 ? v : (pending == 1 ? tri_or(result, v) : tri_and(result, v));
+            chain.add(test_list(t), negate);
             if (i >= w.size()) break;
-            if (w[i].text == "||") pending = 1;
-            else if (w[i].text == "&&") pending = 2;
-            else return -1;
+            if (!chain.join(w[i].text)) return -1;
             ++i;
         }
-        return result == -2 ? -1 : result;
+        return chain.value();
     }
 
     // `a == b && c != d` inside [[ ]]: tests joined left to right
     static int test_list(const std::vector<shell_word>& t) {
-        int result = -2, pending = 0;
+        tri_chain chain;
         std::vector<shell_word> one;
         auto flush = [&] {
             bool neg = false;
             std::size_t k = 0;
             while (k < one.size() && one[k].text == "!") { neg = !neg; ++k; }
-            int v = test_value(std::vector<shell_word>(one.begin() + static_cast<long>(k), one.end()));
-            if (neg && v >= 0) v = 1 - v;
-            result = result == -2 ? v : (pending == 1 ? tri_or(result, v) : tri_and(result, v));
+            chain.add(test_value(std::vector<shell_word>(one.begin() + static_cast<long>(k), one.end())), neg);
             one.clear();
         };
         for (const auto& x : t) {
-            if (x.text == "||" || x.text == "&&") {
-                flush();
-                pending = x.text == "||" ? 1 : 2;
-            } else {
+            if (x.text != "||" && x.text != "&&") {
                 one.push_back(x);
+                continue;
             }
+            flush();  // the test before the operator joins with the operator before it
+            chain.join(x.text);
         }
         flush();
-        return result;
+        return chain.value();
     }
 
     static int test_value(const std::vector<shell_word>& t) {
@@ -620,12 +634,9 @@ private:
         static const char* const ints[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"};
         for (const char* k : ints) {
             if (op != k) continue;
-            std::int64_t a = 0, b = 0;
-            auto ra = std::from_chars(t[0].text.data(), t[0].text.data() + t[0].text.size(), a);
-            auto rb = std::from_chars(t[2].text.data(), t[2].text.data() + t[2].text.size(), b);
-            if (ra.ec != std::errc() || rb.ec != std::errc() || ra.ptr != t[0].text.data() + t[0].text.size() ||
-                rb.ptr != t[2].text.data() + t[2].text.size())
-                return -1;
+            const auto x = whole_int(t[0].text), y = whole_int(t[2].text);
+            if (!x || !y) return -1;
+            const std::int64_t a = *x, b = *y;
             if (op == "-eq") return a == b;
             if (op == "-ne") return a != b;
             if (op == "-lt") return a < b;
@@ -816,9 +827,7 @@ const shell_command* launch_command(const shell_script& s) {
 value typed_word(const std::string& s) {
     if (s == "true" || s == "True") return value(true);
     if (s == "false" || s == "False") return value(false);
-    std::int64_t i = 0;
-    auto r = std::from_chars(s.data(), s.data() + s.size(), i);
-    if (!s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size()) return value(i);
+    if (auto i = whole_int(s)) return value(*i);
     if (!s.empty() && s.find_first_of("0123456789") != std::string::npos) {
         char* end = nullptr;
         double d = std::strtod(s.c_str(), &end);
