@@ -34,3 +34,20 @@ for b in bad: print("FAIL %s: %s" % (sys.argv[2], b))
 sys.exit(1 if bad else 0)
 ' "$2" "$1" || fail=1
 }
+
+# check_estimate JSON CHECKS: runs python CHECKS on an `oomdx estimate --format json` output, with
+# e (the estimate), txt (it as text), comps (components by id), GiB and bad (append failures)
+check_estimate() {
+  printf '%s' "$1" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+e = j.get("estimate", j)
+txt = json.dumps(e)
+comps = {c["id"]: c for c in e["components"]}
+bad = []
+GiB = 1024 ** 3
+exec(sys.argv[1])
+for b in bad: print("FAIL estimate:", b)
+sys.exit(1 if bad else 0)
+' "$2" || { fail=1; printf '%s\n' "$1" | head -c 3000; }
+}
