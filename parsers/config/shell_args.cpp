@@ -595,27 +595,33 @@ private:
         return chain.value();
     }
 
-    // `a == b && c != d` inside [[ ]]: tests joined left to right
+    // `a == b || c != d && e -eq 1` inside [[ ]]: && binds tighter than || (bash's [[ ]] grammar)
     static int test_list(const std::vector<shell_word>& t) {
-        tri_chain chain;
+        tri_chain any, all;
         std::vector<shell_word> one;
-        auto flush = [&] {
+        auto test = [&] {
             bool neg = false;
             std::size_t k = 0;
             while (k < one.size() && one[k].text == "!") { neg = !neg; ++k; }
-            chain.add(test_value(std::vector<shell_word>(one.begin() + static_cast<long>(k), one.end())), neg);
+            all.add(test_value(std::vector<shell_word>(one.begin() + static_cast<long>(k), one.end())), neg);
             one.clear();
         };
         for (const auto& x : t) {
-            if (x.text != "||" && x.text != "&&") {
+            if (x.text == "&&") {
+                test();
+                all.join(x.text);
+            } else if (x.text == "||") {
+                test();
+                any.add(all.value(), false);
+                any.join(x.text);
+                all = tri_chain{};
+            } else {
                 one.push_back(x);
-                continue;
             }
-            flush();  // the test before the operator joins with the operator before it
-            chain.join(x.text);
         }
-        flush();
-        return chain.value();
+        test();
+        any.add(all.value(), false);
+        return any.value();
     }
 
     static int test_value(const std::vector<shell_word>& t) {

@@ -164,6 +164,12 @@ TEST_CASE("shell: array and scalar appends, if/elif/else with known and unknown 
     CHECK(by["v"].val == value(2));   // if false, elif true: else skipped
     CHECK(by["w"].val == value(5));   // a file test is unknown: both branches run, the last wins
     CHECK(by["n"].val == value(8));   // || inside [[ ]], && across tests: else skipped
+    // inside [[ ]] && binds tighter than ||: true || (false && false) is true
+    auto prec = launch_flags("if [[ 1 -eq 1 || 1 -eq 2 && 2 -eq 3 ]]; then P=1; else P=2; fi\nrun.py --p $P\n");
+    CHECK(prec["p"].val == value(1));
+    // between commands || and && are left-associative: (true || false) && false is false
+    auto seq = launch_flags("if [[ 1 -eq 1 ]] || [[ 1 -eq 2 ]] && [[ 2 -eq 3 ]]; then P=1; else P=2; fi\nrun.py --p $P\n");
+    CHECK(seq["p"].val == value(2));
     // an unmatched fi is ignored; a false branch skips what is inside it
     const std::string off = "A=1\nif [ \"$A\" = 2 ]; then\n  ARGS=(--x 9)\nelse\n  ARGS=(--x 3)\nfi\nrun.py ${ARGS[@]}\n";
     shell_script s2 = parse_shell(off, "t2.sh");
