@@ -1,5 +1,11 @@
-# Shared by the adapter script tests (axolotl_adapter.sh, torchtune_adapter.sh); sourced after
-# `oomdx`, `fx` and `fail` are set.
+# Shared by the adapter script tests (axolotl_adapter.sh, torchtune_adapter.sh), sourced with the
+# script's arguments: OOMDX_BINARY SOURCE_ROOT.
+set -u
+oomdx="$1"
+root="$2"
+fx="$root/tests/fixtures/configs"
+export NO_COLOR=1
+fail=0
 facts() { "$oomdx" facts -c "$1" --format json 2>&1; }
 
 # detect_each "file adapter" ...: each fixture is detected as the adapter named beside it

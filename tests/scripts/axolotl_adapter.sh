@@ -2,12 +2,6 @@
 # Axolotl, added with one adapter file (knowledge/frameworks/axolotl.yaml): its configs are detected
 # as axolotl (and HF / LLaMA-Factory look-alikes are not), each key gives its canonical fact with
 # provenance, an 8B QLoRA is estimated as QLoRA, and a plan's overrides come out as Axolotl keys.
-set -u
-oomdx="$1"
-root="$2"
-fx="$root/tests/fixtures/configs"
-export NO_COLOR=1
-fail=0
 . "$(dirname "$0")/adapter_lib.sh"
 
 # detection: Axolotl files are axolotl; the look-alikes keep their own adapter

@@ -4,12 +4,6 @@
 # LLaMA-Factory files are not), the model builder gives the model preset and LoRA / QLoRA / full,
 # each key gives its canonical fact with provenance, an 8B QLoRA is estimated as a 4-bit QLoRA with
 # the chunked loss, and a plan's overrides come out as torchtune keys.
-set -u
-oomdx="$1"
-root="$2"
-fx="$root/tests/fixtures/configs"
-export NO_COLOR=1
-fail=0
 . "$(dirname "$0")/adapter_lib.sh"
 
 # detection: torchtune files are torchtune; the look-alikes keep their own adapter

@@ -33,6 +33,17 @@ std::string write(const std::string& name, const std::string& text) {
     return p.string();
 }
 
+// The one-line error of loading an adapter file with this text ("" and a failure when it loads).
+std::string load_error(const std::string& name, const std::string& text) {
+    try {
+        framework_adapter::load(write(name, text));
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    FAIL("expected an error loading " << name);
+    return "";
+}
+
 std::string join(const std::vector<std::string>& lines) {
     std::string s;
     for (const auto& l : lines) s += l + "\n";
@@ -262,13 +273,9 @@ keys:
         CHECK(j.unknown_keys[0].find("my.SquaredLoss") != std::string::npos);
     }
     // a pattern RE2 cannot compile names its line
-    try {
-        framework_adapter::load(write("bad_match.yaml", "name: x\nsyntax: yaml\nkeys:\n  - {key: a, canonical: job.model_name,\n"
-                                                         "     match: {'(unclosed': x}}\n"));
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_match.yaml:5") != std::string::npos);
-    }
+    CHECK(load_error("bad_match.yaml", "name: x\nsyntax: yaml\nkeys:\n  - {key: a, canonical: job.model_name,\n"
+                                       "     match: {'(unclosed': x}}\n")
+              .find("bad_match.yaml:5") != std::string::npos);
 }
 
 TEST_CASE("a sixth framework needs only a YAML file") {
@@ -311,46 +318,26 @@ TEST_CASE("MindSpeed-LLM LoRA: --lora-target-modules takes every following word 
     CHECK(store.integer("training.quantization_bit") == 4);
     CHECK(store.integer("training.seq_len") == 4096);  // the list stops at the next flag
     // nargs takes only "+"
-    const std::string bad = write("bad_nargs.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, nargs: 2}\n");
-    try {
-        framework_adapter::load(bad);
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_nargs.yaml:4") != std::string::npos);
-    }
+    CHECK(load_error("bad_nargs.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, nargs: 2}\n")
+              .find("bad_nargs.yaml:4") != std::string::npos);
 }
 
 TEST_CASE("malformed adapter files name the line") {
-    const std::string bad = write("bad_adapter.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a}\n");
-    try {
-        framework_adapter::load(bad);
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_adapter.yaml:4") != std::string::npos);
-    }
+    CHECK(load_error("bad_adapter.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a}\n").find("bad_adapter.yaml:4") !=
+          std::string::npos);
     CHECK_THROWS_AS(framework_adapter::load(write("bad_syntax.yaml", "name: x\nsyntax: xml\n")), input_error);
     CHECK_THROWS_AS(framework_adapter::load(write("bad_extends.yaml", "name: x\nextends: nothing_like_it\n")), input_error);
-    try {
-        framework_adapter::load(write("bad_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len,\n     since: 'June 2025'}\n"));
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_since.yaml:5") != std::string::npos);
-        CHECK(std::string(e.what()).find("June 2025") != std::string::npos);
-    }
+    const std::string since = load_error(
+        "bad_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len,\n     since: 'June 2025'}\n");
+    CHECK(since.find("bad_since.yaml:5") != std::string::npos);
+    CHECK(since.find("June 2025") != std::string::npos);
     // misspelt fields are refused, not ignored
-    try {
-        framework_adapter::load(write("bad_field.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, valeus: {a: 1}}\n"));
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_field.yaml:4") != std::string::npos);
-        CHECK(std::string(e.what()).find("valeus") != std::string::npos);
-    }
-    try {
-        framework_adapter::load(write("bad_top.yaml", "name: x\nsyntax: cli\ndefualts: {training.seq_len: 4096}\n"));
-        FAIL("expected an error");
-    } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("bad_top.yaml:3") != std::string::npos);
-        CHECK(std::string(e.what()).find("defualts") != std::string::npos);
-    }
+    const std::string field =
+        load_error("bad_field.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, valeus: {a: 1}}\n");
+    CHECK(field.find("bad_field.yaml:4") != std::string::npos);
+    CHECK(field.find("valeus") != std::string::npos);
+    const std::string top = load_error("bad_top.yaml", "name: x\nsyntax: cli\ndefualts: {training.seq_len: 4096}\n");
+    CHECK(top.find("bad_top.yaml:3") != std::string::npos);
+    CHECK(top.find("defualts") != std::string::npos);
     CHECK_NOTHROW(framework_adapter::load(write("good_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, since: 2025-06}\n")));
 }
