@@ -235,7 +235,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     res.working = full_none;
     // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
     // without checkpointing the norms keep an fp32 input either way)
-    const bool fp32_resid = ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;  // sharded QLoRA skips it (plan candidates)
+    const bool fp32_resid = fp32_residual_stream(in);
     const double resid = fp32_resid ? 4.0 : 2.0;
     const double input = sp ? resid * h / t : resid * h;
     switch (in.ac) {
@@ -544,8 +544,7 @@ double compute(const estimate_input& in, breakdown& out) {
     // chunked loss: torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits; torchtitan's
     // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
     const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
-    // PEFT's kbit preparation upcast the norms: fp32 residual stream (estimate.cpp, est11)
-    const bool fp32_resid = in.ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;
+    const bool fp32_resid = fp32_residual_stream(in);
     // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
     // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
     const bool liger = in.chunked_loss && in.hf_model;
@@ -559,7 +558,7 @@ double compute(const estimate_input& in, breakdown& out) {
               : in.variant > 0  ? k.logits_bytes_megatron_fused_high
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&
-             (build_side(in, date_compiled_loss) != 0 ? build_side(in, date_compiled_loss) > 0 : in.variant < 0)) {
+             build_behaves(in, date_compiled_loss, false, true)) {
         // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
         bpe = k.logits_bytes_compiled;
@@ -581,7 +580,7 @@ double compute(const estimate_input& in, breakdown& out) {
     const bool tt = in.framework == train_framework::torchtitan;
     // torch.distributed.pipelining (torchtitan) keeps every micro-batch's last-stage output
     // (output_chunks, merged at the end of step()) until torchtitan passes return_outputs=False
-    const bool pp_keeps_outputs = tt && p > 1 && (build_side(in, date_pp_drops_outputs) != 0 ? build_side(in, date_pp_drops_outputs) < 0 : in.variant > 0);
+    const bool pp_keeps_outputs = tt && p > 1 && build_behaves(in, date_pp_drops_outputs, true, true);
     std::int64_t first = 0;
     out.worst = 0;
     out.peak = 0;
@@ -874,7 +873,7 @@ double compute(const estimate_input& in, breakdown& out) {
         st.temp_load = 0;
         st.phase_load = 0;
         if (quant_base && in.framework == train_framework::torchtune && !ft.quant_keeps_input &&
-            (build_side(in, date_torchtune_chunked_nf4) != 0 ? build_side(in, date_torchtune_chunked_nf4) < 0 : in.variant > 0)) {
+            build_behaves(in, date_torchtune_chunked_nf4, true, true)) {
             st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
             st.phase_load = st.params + st.temp_load;
         }

@@ -26,6 +26,20 @@ inline int build_side(const estimate_input& in, int day) {
     return in.framework_date_min >= day ? 1 : 0;
 }
 
+// Whether the job's build behaves as builds before `day` do (`before`) or on/after it: known from
+// the dates; unknown, the behaviour that takes more memory (`costlier_side`) is the interval's high
+// end (variant > 0) and the other its low end (variant < 0).
+inline bool build_behaves(const estimate_input& in, int day, bool before, bool before_is_costlier) {
+    if (const int side = build_side(in, day); side != 0) return before ? side < 0 : side > 0;
+    return before == before_is_costlier ? in.variant > 0 : in.variant < 0;
+}
+
+// PEFT's kbit preparation upcast the norms: the residual stream is fp32 (estimate.cpp, est11);
+// sharded QLoRA skips it, and so does the interval's low end
+inline bool fp32_residual_stream(const estimate_input& in) {
+    return in.ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;
+}
+
 // Parameter counts of one transformer layer, split by how they shard.
 struct layer_params {
     double tp_sharded = 0;   // attention, dense MLP, shared experts: / TP
