@@ -270,6 +270,22 @@ void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink
     emit("snapshot.loss_share", share("loss"));
     emit("snapshot.other_share", share("other"));
     emit("snapshot.unknown_share", share("unknown"));
+    if (d.has_trace) {
+        // The same shares at the trace's peak, which the OOM or the step's high-water mark is.
+        auto peak_share = [&](const char* cat) {
+            for (const auto& c : d.peak_categories)
+                if (c.name == cat) return c.share;
+            return 0.0;
+        };
+        const std::string ex = fmt::format("at trace entry {} ({} bytes live)", d.peak_index, d.peak_bytes);
+        static const std::pair<const char*, const char*> at_peak[] = {
+            {"snapshot.peak.activation_share", "activation"}, {"snapshot.peak.optimizer_share", "optimizer_state"},
+            {"snapshot.peak.gradient_share", "gradient"},     {"snapshot.peak.parameter_share", "parameter"},
+            {"snapshot.peak.communication_share", "communication"}, {"snapshot.peak.attention_share", "attention"},
+            {"snapshot.peak.other_share", "other"},
+            {"snapshot.peak.unknown_share", "unknown"}};
+        for (const auto& [name, cat] : at_peak) emit(name, peak_share(cat), ex);
+    }
     if (!d.categories.empty() && d.categories.front().bytes > 0) {
         const std::string& top = d.categories.front().name;
         static const char* builtin[] = {"parameter", "gradient", "optimizer_state", "activation", "communication",
