@@ -327,6 +327,7 @@ void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink
         emit("snapshot.trace.gradient_allocs", m.gradient_allocs);
         emit("snapshot.trace.steps_from_cycles", m.steps_from_cycles, ex);
         emit("snapshot.trace.range_bytes", m.range_bytes);
+        emit("snapshot.trace.initial_live_bytes", d.initial_active_bytes, "live when the trace starts (allocated before it)");
         emit("snapshot.trace.growth_alloc_bytes", m.growth_alloc_bytes);
         emit("snapshot.trace.growth_forward_bytes", m.growth_forward_bytes);
         emit("snapshot.trace.forward_live_max_bytes", m.forward_live_max_bytes);
