@@ -237,7 +237,15 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
         } else if (!d.patterns.empty()) {
             main = d.patterns.front().summary;
         }
-        else if (!d.categories.empty() && d.categories.front().bytes > 0)
+        else if (d.has_trace && !d.peak_categories.empty() && d.peak_categories.front().bytes > 0 &&
+                 d.peak_bytes > d.allocated_bytes + d.allocated_bytes / 4) {
+            // Between steps or after a phase the dump holds far less than the peak: tell both.
+            main = fmt::format("at the trace's live peak ({}) {} is the largest category ({})", format_bytes(d.peak_bytes),
+                               d.peak_categories.front().name, percent(d.peak_categories.front().share));
+            if (!d.categories.empty() && d.categories.front().bytes > 0)
+                main += fmt::format("; at the dump, with {} live, {} ({})", format_bytes(d.allocated_bytes),
+                                    d.categories.front().name, percent(d.categories.front().share));
+        } else if (!d.categories.empty() && d.categories.front().bytes > 0)
             main = fmt::format("{} is the largest category ({} of live memory)", d.categories.front().name,
                                percent(d.categories.front().share));
         if (!main.empty()) w.line("Main finding: " + main + ".");

@@ -628,3 +628,28 @@ TEST_CASE("several devices with gaps: primary is the largest") {
     CHECK(a.devices[1].device == 2);
     CHECK(a.primary == 1);
 }
+
+TEST_CASE("text main finding: a dump far below the trace's peak names the peak's largest category too") {
+    // Weights (no stack, before the trace) stay; one step's activations are freed (one cycle, no
+    // named pattern): the dump holds 32 MiB, the peak 164 MiB of which 128 MiB are activations.
+    builder b;
+    stacks st(b);
+    b.a(32 * MiB, st.param, false);
+    train_steps(b, st, 1, false, false, false);
+    b.finish(256 * MiB);
+    auto a = run(b.s);
+    REQUIRE(a.devices.size() == 1);
+    const std::string text = render_text(a, false, false, 5);
+    CHECK(text.find("Main finding: at the trace's live peak") != std::string::npos);
+    CHECK(text.find("at the dump, with 32.00 MiB live") != std::string::npos);
+
+    // A dump within 25% of the peak keeps the one-moment wording (the same weights, one 4 MiB
+    // allocation that is never freed: peak 36 MiB, live 36 MiB).
+    builder c;
+    stacks sc(c);
+    c.a(32 * MiB, sc.param, false);
+    c.a(4 * MiB, sc.fwd);
+    c.finish(64 * MiB);
+    const std::string one = render_text(run(c.s), false, false, 5);
+    CHECK(one.find("at the trace's live peak") == std::string::npos);
+}
