@@ -215,6 +215,17 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                    {{"capacity", format_bytes(e.capacity_bytes)},
                     {"budget", format_bytes(e.budget_bytes)},
                     {"margin", format_bytes(std::llabs(e.margin_bytes))}}));
+    // Preflight judges the interval's high end: say where it lands whenever it does not agree with the
+    // point estimate (the two are never left to read as different verdicts).
+    if (e.capacity_bytes > 0 && e.high_bytes > e.device_peak_bytes) {
+        const bool high_fits = e.high_bytes <= e.budget_bytes;
+        const std::int64_t m = e.budget_bytes - e.high_bytes;
+        const bool pre = r.mode == "preflight";
+        w.line(w.t(high_fits ? "report.estimate.high_fits_by"
+                             : (e.fits ? (pre ? "report.estimate.straddles" : "report.estimate.straddles_crash")
+                                       : (pre ? "report.estimate.high_over_by" : "report.estimate.high_over_by_crash")),
+                   {{"high", format_bytes(e.high_bytes)}, {"margin", format_bytes(std::llabs(m))}}));
+    }
     bar(w, e);
     if (r.log && r.log->allocated_bytes)
         w.line(w.t("report.estimate.measured_oom", {{"allocated", format_bytes(*r.log->allocated_bytes)},

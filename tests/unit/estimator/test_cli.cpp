@@ -149,3 +149,26 @@ TEST_CASE("oomdx preflight: the largest micro-batch and sequence that fit, or wh
     CHECK(full.out.find("no micro-batch fits at sequence length 2048, and no sequence length at micro-batch 1") !=
           std::string::npos);
 }
+
+TEST_CASE("oomdx preflight: the estimate block and the verdict agree when the interval straddles the budget") {
+    // QLoRA (bitsandbytes keeps the quantized linears' inputs: a high end) on a 24 GB card, one
+    // sequence of growing length: wherever the verdict (the high end) says it does not fit, the
+    // estimate block says so too, and at least one length lands between the two ends.
+    int straddled = 0;
+    for (int seq = 6000; seq <= 8000; seq += 200) {
+        CAPTURE(seq);
+        const run_result r = run("preflight --model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
+                                 "--set training.finetuning_type=lora --set training.quantization_bit=4 "
+                                 "--set training.local_batch_size=1 --set training.seq_len=" + std::to_string(seq));
+        REQUIRE((r.rc == 0 || r.rc == 1));
+        const bool verdict_over = r.rc == 1;
+        const bool block_over = r.out.find("DOES NOT FIT") != std::string::npos;
+        CHECK(verdict_over == block_over);
+        if (r.out.find("the interval straddles the budget") != std::string::npos) {
+            ++straddled;
+            CHECK(verdict_over);
+            CHECK(r.out.find(": fits by") != std::string::npos);  // the point estimate fits
+        }
+    }
+    CHECK(straddled >= 1);
+}
