@@ -11,6 +11,7 @@
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_semantics.h"
+#include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/log_summary.h"
@@ -67,6 +68,28 @@ void derive_framework(pipeline_state& s) {
         }
     if (const auto fw = facts.string("job.framework"))
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
+}
+
+// What the job printed about its own settings (batch size, checkpointing, compute dtype) stands
+// where the inputs leave a key open or only at a framework default; the config and --set win.
+void apply_log_settings(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    if (!s.rep.log) return;
+    for (const auto& x : s.rep.log->settings) {
+        if (const fact* cur = facts.get(x.fact); cur && !cur->prov.producer.ends_with(".default")) continue;
+        canonical_override ov;
+        try {
+            ov = parse_set_override(x.fact + "=" + x.value);
+        } catch (const std::exception&) {
+            continue;  // a printed value the vocabulary does not take (a signature's example test catches it)
+        }
+        provenance p;
+        p.producer = "log.setting";
+        p.file = x.at.file;
+        p.line = x.at.line;
+        p.excerpt = x.at.text;
+        facts.emit(ov.key, ov.val, p);
+    }
 }
 
 void derive_device(pipeline_state& s) {
@@ -169,6 +192,7 @@ void stage_facts(pipeline_state& s) {
     if (rep.log) emit_facts(*rep.log, facts);
     facts.emit("job.has_log", value(!req.logs.empty()), oomdx_provenance());
     emit_facts(*s.job, facts);
+    apply_log_settings(s);
     derive_world_size(s);
     derive_framework(s);
     derive_device(s);

@@ -120,6 +120,14 @@ struct log_analysis {
     std::string launch_line;  // training launch command, if the log prints one
     std::string launch_file;
     std::int64_t launch_line_no = 0;
+    // Settings the job printed (batch size, checkpointing, compute dtype): canonical key, value as
+    // printed or mapped by the signature, and the line (the last one printed before the end).
+    struct setting {
+        std::string fact;
+        std::string value;
+        log_evidence at;
+    };
+    std::vector<setting> settings;
 
     // Per-step memory of the failing rank (or the best covered one), before the failure.
     std::vector<memory_point> memory_series;

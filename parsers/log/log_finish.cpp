@@ -400,6 +400,7 @@ log_analysis scanner::finish() {
 
     forecast(a, failure);
 
+    for (const auto& [k, v] : m_settings) a.settings.push_back(v);
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;
         a.launch_file = m_launch.file;

@@ -164,6 +164,11 @@ nlohmann::json to_json(const log_analysis& a) {
     j["launch"] = a.launch_line.empty()
                       ? json(nullptr)
                       : json{{"file", utf8(a.launch_file)}, {"line", a.launch_line_no}, {"text", utf8(a.launch_line)}};
+    json st = json::array();
+    for (const auto& x : a.settings)
+        st.push_back({{"fact", x.fact}, {"value", utf8(x.value)}, {"file", utf8(x.at.file)}, {"line", x.at.line},
+                      {"text", utf8(x.at.text)}});
+    j["settings"] = st;
     json ms = json::array();
     for (const auto& p : a.memory_series)
         ms.push_back({{"step", p.step}, {"bytes", p.bytes}, {"statistic", p.statistic},
@@ -254,6 +259,8 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     if (!a.phase.empty()) out += li + fmt::format("phase {}\n", a.phase);
     out += li + fmt::format("framework {}   world size {}\n", a.framework, num(a.world_size));
     if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
+    for (const auto& x : a.settings)
+        out += li + fmt::format("setting   {} = {}  ({}:{})\n", x.fact, x.value, x.at.file, x.at.line);
     if (!a.memory_series.empty()) {
         const auto& f = a.memory_series.front();
         const auto& l = a.memory_series.back();

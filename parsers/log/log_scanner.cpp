@@ -307,6 +307,9 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     else m_pressure_last = std::move(e);
                 }
                 break;
+            case sig_kind::setting:
+                if (verify_sig(s, seg)) handle_setting(s, seg, line);
+                break;
             case sig_kind::nccl_peer:
                 if (!repeat || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
                 m_prev_peer_sig = h;
@@ -418,6 +421,16 @@ void scanner::handle_process_rank(const field_list& f) {
 }
 
 // The largest world size the lines state (torchrun, NCCL peers, process announcements).
+// A printed setting, mapped by the signature (setting_value); the last one printed wins.
+void scanner::handle_setting(const signature& s, std::string_view seg, std::int64_t line) {
+    const field_list f = extract_fields(s, seg, {"value"});
+    std::string raw;
+    if (const auto* v = find_field(f, "value")) raw = v->is_str ? v->str : std::to_string(v->num);
+    std::string out = setting_value(s, raw);
+    if (out.empty()) return;
+    m_settings[s.fact] = {s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}};
+}
+
 void scanner::note_world_size(const field_list& f) {
     if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < k_rank_limit)
         m_world_size = std::max(m_world_size.value_or(0), w->num);

@@ -293,6 +293,8 @@ private:
     size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
+    std::map<std::string, log_analysis::setting> m_settings;  // by canonical key, the last printed
+    void handle_setting(const signature& s, std::string_view seg, std::int64_t line);
     std::int64_t m_pressure = 0;
     log_evidence m_pressure_first, m_pressure_last;
     log_evidence m_fw_evidence;

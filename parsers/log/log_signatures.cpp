@@ -3,6 +3,7 @@
 #include "engine/core/yaml_node.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -33,6 +34,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::launch: return "launch";
         case sig_kind::pressure: return "pressure";
         case sig_kind::nccl_peer: return "nccl_peer";
+        case sig_kind::setting: return "setting";
     }
     return "?";
 }
@@ -43,18 +45,37 @@ const std::vector<std::string> k_field_names{
     "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
     "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
-    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint"};
+    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value"};
 
 }  // namespace
 
 bool is_field_name(std::string_view name) {
     return std::find(k_field_names.begin(), k_field_names.end(), name) != k_field_names.end();
 }
+std::string setting_value(const signature& s, const std::string& raw) {
+    if (s.values.empty()) return raw;
+    const std::pair<std::string, std::string>* hit = nullptr;
+    for (const auto& kv : s.values)
+        if (kv.first.size() == raw.size() &&
+            std::equal(raw.begin(), raw.end(), kv.first.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            }))
+            hit = &kv;
+    if (!hit)
+        for (const auto& kv : s.values)
+            if (kv.first == "*") hit = &kv;
+    if (!hit) return {};
+    std::string out = hit->second;
+    if (const auto at = out.find("{value}"); at != std::string::npos) out.replace(at, 7, raw);
+    return out;
+}
+
 bool is_size_field(std::string_view name) {
     return name == "memory" || (name.size() > 6 && name.substr(name.size() - 6) == "_bytes");
 }
 bool is_string_field(std::string_view name) {
-    return name == "error_code" || name == "device_kind" || name == "message_form" || name == "message_hint";
+    return name == "error_code" || name == "device_kind" || name == "message_form" || name == "message_hint" ||
+           name == "value";
 }
 
 const std::vector<std::string>& oom_sources() {
@@ -81,7 +102,8 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"framework", sig_kind::framework}, {"rank", sig_kind::rank},
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
         {"process_rank", sig_kind::process_rank},
-        {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer}};
+        {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer},
+        {"setting", sig_kind::setting}};
     return m;
 }
 
@@ -155,7 +177,7 @@ struct loader {
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "by_total",
-            "eval_counter", "exclusive", "priority", "weight", "window", "fields", "note"};
+            "eval_counter", "exclusive", "priority", "weight", "window", "fields", "note", "fact", "values"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -261,6 +283,21 @@ struct loader {
                 }
                 s.fields.push_back(std::move(r));
             }
+        }
+        s.fact = str(m, "fact");
+        if (auto v = m["values"]) {
+            if (!v.IsMap()) fail(v, "'values' must be a mapping of printed text to canonical value");
+            for (auto it = v.begin(); it != v.end(); ++it) {
+                if (!it->second.IsScalar()) fail(it->second, "a value must be a string or a number");
+                s.values.emplace_back(it->first.Scalar(), it->second.Scalar());
+            }
+        }
+        if (s.kind == sig_kind::setting) {
+            if (s.fact.empty()) fail(m, "signature '" + s.id + "': a setting needs 'fact' (the canonical key it states)");
+            if (std::none_of(s.fields.begin(), s.fields.end(), [](auto& f) { return f.name == "value"; }) && s.values.empty())
+                fail(m, "signature '" + s.id + "': a setting needs a 'value' field or a 'values' map");
+        } else if (!s.fact.empty() || !s.values.empty()) {
+            fail(m, "signature '" + s.id + "': 'fact' and 'values' are for settings");
         }
         if (s.by_total && std::none_of(s.fields.begin(), s.fields.end(), [](auto& f) { return f.name == "total"; }))
             fail(m, "signature '" + s.id + "': by_total needs a 'total' field");

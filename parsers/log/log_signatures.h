@@ -30,6 +30,7 @@ enum class sig_kind {
     launch,      // the training launch command
     pressure,    // near-OOM warning (allocator retries, cache flushes)
     nccl_peer,   // NCCL INFO line mapping pid to rank
+    setting,     // a setting the job prints (batch size, checkpointing, dtype): a canonical fact it ran with
 };
 
 const char* sig_kind_name(sig_kind k);
@@ -88,11 +89,17 @@ struct signature {
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
+    std::string fact;         // setting: the canonical config fact the line states
+    std::vector<std::pair<std::string, std::string>> values;  // setting: printed text -> canonical value ("*": as printed)
     std::vector<field_rule> fields;
 };
 
 // Names a signature's `fields` may use, and what they hold.
 bool is_field_name(std::string_view name);
+// A setting signature's canonical value for the text its `value` field captured: mapped by `values`
+// (case does not matter; "*" takes any text, "{value}" in it stands for the text), else the text;
+// empty when the map has no entry for it.
+std::string setting_value(const signature& s, const std::string& raw);
 bool is_size_field(std::string_view name);    // *_bytes and memory: sizes
 bool is_string_field(std::string_view name);  // error_code, device_kind
 // The OOM source and phase vocabularies of the log analyzer.

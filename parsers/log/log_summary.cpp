@@ -205,6 +205,14 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         a.launch_line_no = r.integer(*l, "line");
         a.launch_line = r.text(*l, "text");
     }
+    for (const auto& x : r.list(j, "settings")) {
+        if (!x.is_object()) r.bad("settings", "a list of objects");
+        log_analysis::setting v;
+        v.fact = r.text(x, "fact");
+        v.value = r.text(x, "value");
+        v.at = {r.text(x, "file"), r.integer(x, "line"), r.text(x, "text"), "setting"};
+        a.settings.push_back(std::move(v));
+    }
     for (const auto& p : r.list(j, "memory_series")) {
         if (!p.is_object()) r.bad("memory_series", "a list of objects");
         memory_point m;

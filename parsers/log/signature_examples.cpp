@@ -1,5 +1,7 @@
 #include "parsers/log/signature_examples.h"
 
+#include "engine/core/vocabulary.h"
+
 #include "engine/core/yaml_node.h"
 
 #include <algorithm>
@@ -76,7 +78,7 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                                                        const signature_set& sigs) {
     std::vector<signature_example> out;
     std::vector<std::string> errors;
-    static const std::set<std::string> keys{"sig", "line", "match", "wins", "fields", "from", "note"};
+    static const std::set<std::string> keys{"sig", "line", "match", "wins", "fields", "from", "note", "sets"};
     for (const auto& dir : dirs) {
         std::error_code ec;
         std::vector<fs::path> files;
@@ -128,6 +130,7 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                     if (n["match"]) ex.match = n["match"].as<bool>();
                     if (n["wins"]) ex.wins = n["wins"].as<bool>();
                     if (n["from"]) ex.from = n["from"].Scalar();
+                    if (n["sets"]) ex.sets = n["sets"].Scalar();
                 } catch (const YAML::Exception& e) {
                     err(n, "bad value: " + yaml_error_text(e));
                     continue;
@@ -224,6 +227,13 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
                 const bool same = g->is_str ? g->str == want : expected_number(name, want, num) && num == g->num;
                 if (!same) r.failures.push_back(at + "field " + name + ": expected " + want + ", got " + shown(*g));
             }
+            if (s->kind == sig_kind::setting) {
+                const auto* v = find_field(got, "value");
+                const std::string got_value = setting_value(*s, v ? (v->is_str ? v->str : std::to_string(v->num)) : "");
+                if (got_value != ex.sets)
+                    r.failures.push_back(at + "sets " + (got_value.empty() ? std::string("nothing") : s->fact + " = " + got_value) +
+                                         ", expected " + (ex.sets.empty() ? std::string("nothing") : ex.sets) + " (sets:)");
+            }
             const bool failure_kind =
                 s->kind == sig_kind::oom || s->kind == sig_kind::not_oom || s->kind == sig_kind::crash;
             if (failure_kind && ex.wins) {
@@ -238,6 +248,8 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
     }
     for (const auto& s : sigs.all()) {
         const std::string at = where(s.file, s.line) + ": " + s.id + ": ";
+        if (s.kind == sig_kind::setting && !vocabulary::shipped().is_override_key(s.fact))
+            r.failures.push_back(at + "fact '" + s.fact + "' is not a canonical config key (knowledge/facts, override: true)");
         if (!positive.count(s.id)) r.uncovered.push_back(at + "no example line that it matches");
         if ((s.regex || s.unless) && !negative.count(s.id))
             r.uncovered.push_back(at + "has a pattern but no look-alike example (match: false) holding one of its literals");

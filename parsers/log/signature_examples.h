@@ -20,6 +20,7 @@ struct signature_example {
     bool wins = true;                           // failure kinds: the line's chosen failure is this signature
     std::map<std::string, std::string> fields;  // field -> expected value ("2.00 GiB", "3", "EL0004")
     std::string from;                           // where the line was seen (URL)
+    std::string sets;                           // settings: the canonical value the line gives ("" = none expected)
 };
 
 struct example_report {
