@@ -16,7 +16,9 @@ namespace {
 constexpr size_t k_max_events = 32;
 constexpr size_t k_near_ring = 32;
 constexpr size_t k_near_per_event = 24;
-constexpr size_t k_progress_text = 512;
+// A progress line is matched on its first 2 KiB: a tqdm bar as wide as a 300-column terminal
+// draws its blocks in 3-byte UTF-8 characters, which puts its count past byte 900.
+constexpr size_t k_progress_text = 2048;
 // Memory readings parsed at the end of the file keep a copy of their line: lines up to 1 KiB,
 // 32 MiB in all (a hostile log of 1024 ranks with long lines is parsed as it comes instead).
 constexpr size_t k_wait_line_max = 1024;
@@ -762,7 +764,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
     ev.last_total = best->key_total >= 0 ? best->key_total : best->newest->total;
     ev.progress_sig = best->sig;
     ev.progress_line = best->newest->line;
-    ev.progress_text = std::string(plain_text(best->newest->text.view(), m_scratch2));
+    ev.progress_text = excerpt(plain_text(best->newest->text.view(), m_scratch2));  // evidence: 1 KiB of a line
     ev.awaiting_progress = false;
     return true;
 }

@@ -7,6 +7,9 @@
 //   [default3]:  [gpu187:1]:                                    torchrun --tee "[{role}{local_rank}]:" (local rank;
 //                                                               the second: accelerate's SLURM recipe, role "$HOST:")
 //   [1,3]<stdout>:                                              Open MPI / the DeepSpeed MPI launcher
+//   [2026-04-16 01:02:09 TP1]  [05-10 16:00:15 DP0 TP3 EP3]      SGLang's scheduler logger: "[{asctime}{prefix}]"
+//                                                               with " DPn", " PPn", " TPn", " EPn" (EP, else TP
+//                                                               with the others 0, as vLLM's workers)
 // Called for every line with a literal hit, on the prefilter threads: a few short scans.
 #pragma once
 
@@ -81,6 +84,35 @@ inline std::int64_t vllm_worker(std::string_view h, size_t i) {
     return other == 0 ? tp : -1;
 }
 
+// SGLang: "[<date> <hh:mm:ss>[.ms] DP0 TP1]" at h[i] ('['): the parallel ranks after a time, up to ']'.
+inline std::int64_t sglang_prefix(std::string_view h, size_t i) {
+    size_t j = i + 1;
+    while (j < h.size() && j - i < 16 && (digit(h[j]) || h[j] == '-' || h[j] == '/')) ++j;  // the date
+    if (j == i + 1 || j >= h.size() || h[j] != ' ') return -1;
+    ++j;
+    const size_t t = j;  // hh:mm:ss
+    while (j < h.size() && j - t < 16 && (digit(h[j]) || h[j] == ':' || h[j] == '.' || h[j] == ',')) ++j;
+    if (j - t < 8 || h[t + 2] != ':') return -1;
+    std::int64_t tp = -1, ep = -1, other = 0;
+    bool any = false;
+    while (j < h.size() && h[j] == ' ') {
+        size_t k = ++j;
+        while (k < h.size() && ((h[k] >= 'A' && h[k] <= 'Z') || h[k] == '_')) ++k;
+        std::string_view name = h.substr(j, k - j);
+        size_t d = k;
+        std::int64_t v = number(h, d);
+        if (v < 0 || name.empty()) return -1;
+        if (name == "TP") tp = v;
+        else if (name == "EP") ep = v;
+        else other += v;
+        any = true;
+        j = d;
+    }
+    if (!any || j >= h.size() || h[j] != ']') return -1;
+    if (ep >= 0) return ep;
+    return other == 0 ? tp : -1;
+}
+
 }  // namespace rank_detail
 
 inline std::int64_t rank_prefix(std::string_view s) {
@@ -110,6 +142,11 @@ inline std::int64_t rank_prefix(std::string_view s) {
             std::int64_t v = tee_number(h, i + 1);
             if (v >= 0) return v;
         }
+    }
+    for (size_t b = h.find('['); b != std::string_view::npos && b + 1 < h.size(); b = h.find('[', b + 1)) {
+        if (!digit(h[b + 1])) continue;  // SGLang "[date time TPn]", after a Ray "(Actor pid=...)" too
+        std::int64_t v = sglang_prefix(h, b);
+        if (v >= 0) return v;
     }
     if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:
         size_t b = h.rfind('[', w);

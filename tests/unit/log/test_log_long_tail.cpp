@@ -101,6 +101,13 @@ TEST_CASE("rank from launcher and worker prefixes") {
                               c{"failed (exitcode: -9) local_rank: 2 (pid: 4102)", -1},
                               c{"(VllmWorkerProcess pid=2421) ERROR 10-14", -1}, c{"Frank3] says hi", -1},
                               c{"comm 0x55 rank 3 nranks 8", -1}, c{"(Worker_PP1_TP0 pid=1) ERROR", -1},
+                              c{"[2026-04-16 01:02:09 TP1] Failed to initialize lk_moe: CUDA out of memory.", 1},
+                              c{"[2025-09-13 09:09:15 DP0 TP3 EP3] Scheduler hit an exception", 3},
+                              c{"[05-10 16:00:15 DP0 PP0 TP2] Decode batch.", 2},
+                              c{"(WorkerDict pid=2199833) [2025-04-12 21:11:01 TP0] Scheduler hit an exception", 0},
+                              c{"[2025-04-12 21:11:01 PP1 TP0] Prefill batch.", -1},
+                              c{"[2025-04-12 21:11:01] INFO server started", -1},
+                              c{"[2025-04-12 21:11:01 TPX] not a rank", -1},
                               c{"plain line", -1}}) {
         CAPTURE(line);
         CHECK(rank_prefix(line) == rank);
@@ -159,6 +166,13 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
         CHECK(a.step == 64);
+    }
+    SUBCASE("a bar as wide as a 300-column terminal: its count lies past byte 900") {
+        std::string blocks;
+        for (int i = 0; i < 290; ++i) blocks += "\u2588";
+        auto a = run(" 94%|" + blocks + "   | 837/888 [9:42:50<34:08, 40.17s/it]" + oom);
+        CHECK(a.last_logged_step == 837);
+        CHECK(a.step == 838);
     }
     SUBCASE("HF Trainer dict logs between bar updates") {
         auto a = run(" 1%|1         | 10/1000 [00:30<49:30,  3.00s/it]\r\n{'loss': 2.1, 'learning_rate': 1e-05, 'epoch': 0.01}\r\n"
