@@ -64,24 +64,34 @@ inline std::int64_t after_rank(std::string_view h, size_t i, bool keyed) {
     return -1;
 }
 
-// "(Worker_TP0 pid=", "(Worker_PP0_TP1 pid=", "(Worker_DP1_TP1_EP9 pid=".
-inline std::int64_t vllm_worker(std::string_view h, size_t i) {
+// Parallel-group tokens of a worker prefix ("TP1", "EP9", "DP0"): the expert rank when one is
+// given, else the TP rank when every other group is 0.
+struct group_ranks {
     std::int64_t tp = -1, ep = -1, other = 0;
-    while (i < h.size() && h[i] != ' ' && h[i] != ')') {
-        if (h[i] == '_') ++i;
+    // One token at h[i] (advances i); false when it is not an upper-case name and a number.
+    bool read(std::string_view h, size_t& i, bool underscore_in_name) {
         size_t k = i;
-        while (k < h.size() && h[k] >= 'A' && h[k] <= 'Z') ++k;
-        std::string_view name = h.substr(i, k - i);
-        size_t d = k;
-        std::int64_t v = number(h, d);
-        if (v < 0 || name.empty()) return -1;
+        while (k < h.size() && ((h[k] >= 'A' && h[k] <= 'Z') || (underscore_in_name && h[k] == '_'))) ++k;
+        const std::string_view name = h.substr(i, k - i);
+        const std::int64_t v = number(h, k);
+        if (v < 0 || name.empty()) return false;
         if (name == "TP") tp = v;
         else if (name == "EP") ep = v;
         else other += v;
-        i = d;
+        i = k;
+        return true;
     }
-    if (ep >= 0) return ep;
-    return other == 0 ? tp : -1;
+    std::int64_t rank() const { return ep >= 0 ? ep : (other == 0 ? tp : -1); }
+};
+
+// "(Worker_TP0 pid=", "(Worker_PP0_TP1 pid=", "(Worker_DP1_TP1_EP9 pid=".
+inline std::int64_t vllm_worker(std::string_view h, size_t i) {
+    group_ranks g;
+    while (i < h.size() && h[i] != ' ' && h[i] != ')') {
+        if (h[i] == '_') ++i;
+        if (!g.read(h, i, false)) return -1;
+    }
+    return g.rank();
 }
 
 // SGLang: "[<date> <hh:mm:ss>[.ms] DP0 TP1]" at h[i] ('['): the parallel ranks after a time, up to ']'.
@@ -93,24 +103,15 @@ inline std::int64_t sglang_prefix(std::string_view h, size_t i) {
     const size_t t = j;  // hh:mm:ss
     while (j < h.size() && j - t < 16 && (digit(h[j]) || h[j] == ':' || h[j] == '.' || h[j] == ',')) ++j;
     if (j - t < 8 || h[t + 2] != ':') return -1;
-    std::int64_t tp = -1, ep = -1, other = 0;
+    group_ranks g;
     bool any = false;
     while (j < h.size() && h[j] == ' ') {
-        size_t k = ++j;
-        while (k < h.size() && ((h[k] >= 'A' && h[k] <= 'Z') || h[k] == '_')) ++k;
-        std::string_view name = h.substr(j, k - j);
-        size_t d = k;
-        std::int64_t v = number(h, d);
-        if (v < 0 || name.empty()) return -1;
-        if (name == "TP") tp = v;
-        else if (name == "EP") ep = v;
-        else other += v;
+        ++j;
+        if (!g.read(h, j, true)) return -1;
         any = true;
-        j = d;
     }
     if (!any || j >= h.size() || h[j] != ']') return -1;
-    if (ep >= 0) return ep;
-    return other == 0 ? tp : -1;
+    return g.rank();
 }
 
 }  // namespace rank_detail
