@@ -97,8 +97,10 @@ struct log_analysis {
     // Steps and what the job was doing (measurements).
     std::optional<std::int64_t> step, last_logged_step;
     std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
-    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path | step_header,
-    // or sparse_log when the format does not allow last + 1 (`step` stays null).
+    // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path | step_header |
+    // bar_total_next_pass (a bar at its total, training frames after it: step 1 of the next pass),
+    // or sparse_log / bar_total_after_loop when the format or a bar at its total rules out last + 1
+    // (`step` stays null).
     std::string step_basis;
     // From traceback frames and context lines before the failure, after the last step line:
     // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |

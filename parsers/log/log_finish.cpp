@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <re2/re2.h>
 
@@ -345,6 +346,21 @@ log_analysis scanner::finish() {
         if (best_phase) {
             a.phase = all[best_phase->sig].phase;
             add_ev(best_phase->file, best_phase->line, best_phase->text, "phase");
+        }
+    }
+
+    // A counter at its total (`143/143`, an epoch's last batch) has no next step on that bar.
+    // Frames of training work after it put the failure in the next pass's first step; anything
+    // else (evaluation, saving, no frames) puts it after the loop, with no failing step.
+    if (a.step && a.last_logged_total && a.step_basis != "step_header" && *a.step > *a.last_logged_total) {
+        static const std::set<std::string> training = {"forward", "backward", "optimizer_step", "loss",
+                                                       "data_loading"};
+        if (training.count(a.phase)) {
+            a.step = 1;
+            a.step_basis = "bar_total_next_pass";
+        } else {
+            a.step.reset();
+            a.step_basis = "bar_total_after_loop";
         }
     }
 

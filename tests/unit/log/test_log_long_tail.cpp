@@ -162,6 +162,34 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.step == 64);
         CHECK(a.step_basis == "per_step_format");
     }
+    SUBCASE("a bar at its total has no next step on that bar") {
+        const std::string bar = "Epoch 0: 99%|#########9| 142/143 [02:01<00:00,  1.17it/s]\r"
+                                "Epoch 0: 100%|##########| 143/143 [02:02<00:00,  1.17it/s]\n";
+        // one step short of the total: last + 1, which is the total itself
+        auto below = run("Epoch 0: 99%|#########9| 141/143 [02:00<00:01,  1.17it/s]\r"
+                         "Epoch 0: 99%|#########9| 142/143 [02:01<00:00,  1.17it/s]\n" + oom);
+        CHECK(below.last_logged_step == 142);
+        CHECK(below.step == 143);
+        CHECK(below.step_basis == "per_step_format");
+        // no frames after the bar (the HF dict, cleanup, saving): after the loop, no failing step
+        auto after = run(bar + "{'train_runtime': 122.3, 'epoch': 1.0}\n" + oom);
+        CHECK(after.last_logged_step == 143);
+        CHECK(after.last_logged_total == 143);
+        CHECK_FALSE(after.step);
+        CHECK(after.step_basis == "bar_total_after_loop");
+        // evaluation after the bar: after the loop as well
+        auto eval = run(bar + "Traceback (most recent call last):\n  File \"trainer.py\", line 3097, in evaluate\n" + oom);
+        CHECK_FALSE(eval.step);
+        CHECK(eval.step_basis == "bar_total_after_loop");
+        CHECK(eval.phase == "eval");
+        // training frames after the bar: the first step of the next pass, never 144
+        auto next = run(bar + "Traceback (most recent call last):\n  File \"t.py\", line 9, in train\n    loss.backward()\n"
+                              "  File \"torch/_tensor.py\", line 487, in backward\n" + oom);
+        CHECK(next.last_logged_step == 143);
+        CHECK(next.step == 1);
+        CHECK(next.step_basis == "bar_total_next_pass");
+        CHECK(next.phase == "backward");
+    }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
