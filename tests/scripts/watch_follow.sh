@@ -3,8 +3,9 @@
 # and alerts once: each rank prints a torchtitan memory line per step (growing 0.1 GiB/step
 # toward the 80 GiB the percentages imply) plus 24 other lines. The trend reaches the 0.95
 # budget (76 GiB) at step 360; with --warn-steps 100 the alert is due at step 260. Checked:
-# exit code 3, exactly one alert, raised at step 255-275, at most 2 s after the writer wrote
-# that step, and a peak RSS under 64 MB (release build). Then an OOM appended to a followed file: exit 4.
+# exit code 3, exactly one alert, raised at step 255-300 (still 60 steps before the budget: the
+# upper end leaves room for a loaded machine, the keep-up bound is the lag), at most 2 s after the
+# writer wrote step 260, and a peak RSS under 64 MB (release build). Then an OOM appended to a followed file: exit 4.
 set -eu
 oomdx="$1"
 command -v python3 > /dev/null || exit 77
@@ -69,7 +70,7 @@ if a:
           "writer wrote step 260; %d updates; peak RSS %d KB"
           % (rate, step, a["alert"]["budget_step"], a["alert"]["steps_to_budget"], lag, len(events), rss_kb))
     if rate < 9000: fails.append("the writer reached only %.0f lines/s (machine too slow for the test)" % rate)
-    if not 255 <= step <= 275: fails.append("alert at step %d, want 255-275" % step)
+    if not 255 <= step <= 300: fails.append("alert at step %d, want 255-300" % step)
     if lag > 2.0: fails.append("alert %.2f s after step 260 was written: not keeping up" % lag)
     if not all(e["schema"] == "oomdx.watch/1" for e in events): fails.append("schema")
 if rss_kb > rss_limit: fails.append("peak RSS %d KB > %d KB" % (rss_kb, rss_limit))
