@@ -34,6 +34,8 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.input.log", "log {file} ({lines} lines)"},
     {"report.input.config", "config {file}"},
     {"report.input.model", "model {model}"},
+    {"report.input.model_log", "model {model} (the config printed in the log at {at})"},
+    {"report.input.model_log_unread", "model config printed in the log at {at} not read: {why}"},
     {"report.input.device", "device {device} ({capacity})"},
     {"report.input.snapshot", "snapshot {file}"},
     {"report.headline.fits", "The configuration is expected to fit."},

@@ -13,6 +13,7 @@
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
+#include "parsers/config/model_sources.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -110,6 +111,30 @@ void derive_device(pipeline_state& s) {
     facts.emit("job.device_kind", value(kind), oomdx_provenance());
 }
 
+// The model config the job printed, read as its config.json would be, where neither --model nor
+// the config named a model. One that does not read is noted, never an error.
+void model_from_log(pipeline_state& s) {
+    diagnosis_report& rep = s.rep;
+    const auto& mc = *rep.log->model_config;
+    const std::string at = fmt::format("{}:{}", mc.at.file, mc.at.line);
+    // The JSON's "{" is on the header line: led by that many line breaks, the reader's line
+    // numbers (in errors and provenance) are the log's (exact when no other line came between).
+    const bool pad = mc.at.line > 0 && mc.at.line <= (std::int64_t{1} << 22);
+    try {
+        model_dims m = hf_config_from_text(pad ? std::string(static_cast<size_t>(mc.at.line - 1), '\n') + mc.text : mc.text,
+                                           pad ? mc.at.file : at);
+        m.source.producer = "log.model_config";
+        m.source.file = mc.at.file;
+        if (!pad) m.source.line = mc.at.line;
+        s.job->model = std::move(m);
+        rep.inputs.push_back(phrase(rep.lang, "report.input.model_log", {{"model", s.job->model->name}, {"at", at}}));
+    } catch (const std::exception& e) {
+        const std::string why = std::string(e.what()).substr(0, 300);
+        rep.log->warnings.push_back(at + ": printed model config not read: " + why);
+        rep.inputs.push_back(phrase(rep.lang, "report.input.model_log_unread", {{"at", at}, {"why", why}}));
+    }
+}
+
 const snap::snapshot_analysis& max_peak(const std::vector<snap::snapshot_analysis>& v) {
     auto peak = [](const snap::snapshot_analysis& a) { return a.primary >= 0 ? a.devices[a.primary].peak_bytes : 0; };
     return *std::max_element(v.begin(), v.end(), [&](const auto& a, const auto& b) { return peak(a) < peak(b); });
@@ -143,8 +168,10 @@ void stage_inputs(pipeline_state& s) {
     jo.sets = req.sets;
     if (rep.log && !rep.log->launch_line.empty()) jo.launch_args = launch_overrides(rep.log->launch_line);
     s.job = load_job_inputs(jo);
+    if (!s.job->model && rep.log && rep.log->model_config) model_from_log(s);
     if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));
-    if (s.job->model) rep.inputs.push_back(phrase(rep.lang, "report.input.model", {{"model", s.job->model->name}}));
+    if (s.job->model && s.job->model->source.producer != "log.model_config")
+        rep.inputs.push_back(phrase(rep.lang, "report.input.model", {{"model", s.job->model->name}}));
     if (s.job->device)
         rep.inputs.push_back(phrase(rep.lang, "report.input.device",
                                     {{"device", s.job->device->name}, {"capacity", format_bytes(s.job->device->capacity_bytes)}}));

@@ -9,8 +9,10 @@
 
 namespace oomdx {
 
-model_dims load_hf_config(const std::string& path) {
-    const std::string text = read_config_file(path);
+model_dims load_hf_config(const std::string& path) { return hf_config_from_text(read_config_file(path), path); }
+
+// `path` names the text in errors and provenance (a file, or "log:line" for a printed config).
+model_dims hf_config_from_text(const std::string& text, const std::string& path) {
     std::vector<raw_entry> entries = flatten_json(text, path);
     // Multimodal configs nest the language model under text_config / llm_config.
     std::string prefix;

@@ -130,6 +130,14 @@ struct log_analysis {
         log_evidence at;
     };
     std::vector<setting> settings;
+    // The model config the job printed (HF transformers "Model config LlamaConfig {" and the JSON
+    // lines up to its closing brace): the JSON text (at most 64 KiB) and the header line. The
+    // first one printed whole; absent when none was (a cut or overlong block is a warning).
+    struct printed_config {
+        std::string text;
+        log_evidence at;
+    };
+    std::optional<printed_config> model_config;
 
     // Per-step memory of the failing rank (or the best covered one), before the failure.
     std::vector<memory_point> memory_series;

@@ -417,6 +417,9 @@ log_analysis scanner::finish() {
     forecast(a, failure);
 
     for (const auto& [k, v] : m_settings) a.settings.push_back(v);
+    a.model_config = m_model_config;
+    if (m_model_config && a.evidence.size() < 48) a.evidence.push_back(m_model_config->at);
+    a.warnings.insert(a.warnings.end(), m_block_warnings.begin(), m_block_warnings.end());
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;
         a.launch_file = m_launch.file;

@@ -169,6 +169,20 @@ nlohmann::json to_json(const log_analysis& a) {
         st.push_back({{"fact", x.fact}, {"value", utf8(x.value)}, {"file", utf8(x.at.file)}, {"line", x.at.line},
                       {"text", utf8(x.at.text)}});
     j["settings"] = st;
+    // The printed model config, one entry per line (control bytes are not kept in strings).
+    json mc = nullptr;
+    if (a.model_config) {
+        json lines = json::array();
+        std::string_view t = a.model_config->text;
+        for (size_t at = 0; at < t.size();) {
+            const size_t nl = std::min(t.find('\n', at), t.size());
+            lines.push_back(utf8(std::string(t.substr(at, nl - at))));
+            at = nl + 1;
+        }
+        mc = {{"file", utf8(a.model_config->at.file)}, {"line", a.model_config->at.line},
+              {"text", utf8(a.model_config->at.text)}, {"json_lines", lines}};
+    }
+    j["model_config"] = mc;
     json ms = json::array();
     for (const auto& p : a.memory_series)
         ms.push_back({{"step", p.step}, {"bytes", p.bytes}, {"statistic", p.statistic},
@@ -261,6 +275,9 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
     for (const auto& x : a.settings)
         out += li + fmt::format("setting   {} = {}  ({}:{})\n", x.fact, x.value, x.at.file, x.at.line);
+    if (a.model_config)
+        out += li + fmt::format("model config printed  ({}:{}, {} bytes of JSON)\n", a.model_config->at.file,
+                                a.model_config->at.line, a.model_config->text.size());
     if (!a.memory_series.empty()) {
         const auto& f = a.memory_series.front();
         const auto& l = a.memory_series.back();

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "engine/core/bytes.h"
 #include "parsers/log/log_time.h"
 #include "parsers/log/rank_prefix.h"
@@ -207,6 +209,8 @@ void scanner::own_held_texts() {
 }
 
 void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
+    m_block.end("the log ends inside it");
+    settle_block();
     parse_waiting_readings();
     own_held_texts();
     auto& fi = m_file_info.back();
@@ -222,6 +226,10 @@ std::int64_t scanner::rank_of(std::string_view s) {
 }
 
 void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable) {
+    if (m_block.open()) {
+        m_block_next = nullptr;  // read here line by line, not from the bytes
+        if (feed_block(seg)) return;
+    }
     m_hits.clear();
     m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
     if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size(), stable);
@@ -311,6 +319,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 break;
             case sig_kind::setting:
                 if (verify_sig(s, seg)) handle_setting(s, seg, line);
+                break;
+            case sig_kind::model_config:
+                if (!m_model_config && !m_block.open() && verify_sig(s, seg))
+                    handle_model_config(s, seg, line, stable, raw.size());
                 break;
             case sig_kind::nccl_peer:
                 if (!repeat || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
@@ -431,6 +443,66 @@ void scanner::handle_setting(const signature& s, std::string_view seg, std::int6
     std::string out = setting_value(s, raw);
     if (out.empty()) return;
     m_settings[s.fact] = {s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}};
+}
+
+// The header of a printed model config: the lines after it are its JSON, read by on_segment
+// (or by read_open_block when the prefilter threads gave only the header).
+void scanner::handle_model_config(const signature&, std::string_view seg, std::int64_t line, const char* stable,
+                                  size_t raw_size) {
+    const size_t brace = seg.rfind('{');
+    if (brace == std::string_view::npos) return;
+    m_block.start(seg, brace);
+    m_block_at = {m_files[m_file], line, excerpt(seg), "model_config"};
+    m_block_next = stable ? stable + raw_size : nullptr;
+    settle_block();
+}
+
+bool scanner::feed_block(std::string_view seg) {
+    const bool mine = m_block.feed(seg);
+    settle_block();
+    return mine;
+}
+
+// A block that closed is kept (the first one); one dropped is a warning.
+void scanner::settle_block() {
+    using st = printed_block_reader::state;
+    if (m_block.status() == st::closed && !m_model_config) {
+        m_model_config = log_analysis::printed_config{m_block.text(), m_block_at};
+        m_block = {};
+    } else if (m_block.status() == st::dropped) {
+        if (m_block_warnings.size() < 4)
+            m_block_warnings.push_back(fmt::format("{}:{}: printed model config not read: {}", m_block_at.file,
+                                                   m_block_at.line, m_block.reason()));
+        m_block = {};
+    }
+}
+
+void scanner::read_open_block(const char* base, size_t n) {
+    if (!m_block.open()) return;
+    const char* p = m_block_next;
+    const char* end = base + n;
+    if (!p || p < base || p > end) {
+        m_block.end("its lines were not readable here");
+        settle_block();
+        return;
+    }
+    while (p < end && *p != '\n') ++p;  // the rest of the header line
+    // At most the cap and the tolerated other lines: a block never costs more than that.
+    const char* stop = end - p > static_cast<std::ptrdiff_t>(k_block_cap + (k_block_foreign + 8) * k_excerpt_cap)
+                           ? p + k_block_cap + (k_block_foreign + 8) * k_excerpt_cap
+                           : end;
+    while (p < stop && m_block.open()) {
+        ++p;  // past the newline
+        const char* nl = p;
+        while (nl < stop && *nl != '\n') ++nl;
+        std::string_view l(p, static_cast<size_t>(nl - p));
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        m_block.feed(l);
+        p = nl;
+    }
+    if (m_block.open()) m_block.end(p >= end ? "the log ends inside it" : "no closing brace within the cap");
+    m_block_next = nullptr;
+    settle_block();
 }
 
 void scanner::note_world_size(const field_list& f) {

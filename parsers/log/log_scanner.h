@@ -16,6 +16,7 @@
 
 #include "parsers/log/log_analysis.h"
 #include "parsers/log/log_signatures.h"
+#include "parsers/log/printed_block.h"
 
 namespace oomdx::log_detail {
 
@@ -178,6 +179,9 @@ public:
     std::int64_t oom_lines() const { return m_oom_lines; }
     // The text of a progress line still held in the rings (empty when it was overwritten).
     std::string ring_text(int sig, std::int64_t rank, std::int64_t line) const;
+    // A printed model config whose header was seen on the prefilter threads (whose following
+    // lines this scanner was not given): read its lines from the file's bytes [base, base + n).
+    void read_open_block(const char* base, size_t n);
 
 private:
     template <size_t N>
@@ -295,6 +299,17 @@ private:
     log_evidence m_launch;
     std::map<std::string, log_analysis::setting> m_settings;  // by canonical key, the last printed
     void handle_setting(const signature& s, std::string_view seg, std::int64_t line);
+    // The printed model config being read (printed_block.h), where its header is, and where its
+    // next line starts in the file's bytes (nullptr: the header was a copy).
+    printed_block_reader m_block;
+    log_evidence m_block_at;
+    const char* m_block_next = nullptr;
+    std::optional<log_analysis::printed_config> m_model_config;
+    std::vector<std::string> m_block_warnings;
+    void handle_model_config(const signature& s, std::string_view seg, std::int64_t line, const char* stable,
+                             size_t raw_size);
+    bool feed_block(std::string_view seg);  // true: the line was the block's
+    void settle_block();
     std::int64_t m_pressure = 0;
     log_evidence m_pressure_first, m_pressure_last;
     log_evidence m_fw_evidence;

@@ -35,6 +35,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::pressure: return "pressure";
         case sig_kind::nccl_peer: return "nccl_peer";
         case sig_kind::setting: return "setting";
+        case sig_kind::model_config: return "model_config";
     }
     return "?";
 }
@@ -103,7 +104,7 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
         {"process_rank", sig_kind::process_rank},
         {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer},
-        {"setting", sig_kind::setting}};
+        {"setting", sig_kind::setting},   {"model_config", sig_kind::model_config}};
     return m;
 }
 

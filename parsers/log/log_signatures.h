@@ -31,6 +31,7 @@ enum class sig_kind {
     pressure,    // near-OOM warning (allocator retries, cache flushes)
     nccl_peer,   // NCCL INFO line mapping pid to rank
     setting,     // a setting the job prints (batch size, checkpointing, dtype): a canonical fact it ran with
+    model_config,  // the header of a model config printed over several lines (HF "Model config LlamaConfig {")
 };
 
 const char* sig_kind_name(sig_kind k);

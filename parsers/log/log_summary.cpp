@@ -213,6 +213,16 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         v.at = {r.text(x, "file"), r.integer(x, "line"), r.text(x, "text"), "setting"};
         a.settings.push_back(std::move(v));
     }
+    if (const json* mc = r.find(j, "model_config"); mc && !mc->is_null()) {
+        if (!mc->is_object()) r.bad("model_config", "an object");
+        std::string text;
+        for (const auto& l : r.list(*mc, "json_lines")) {
+            if (!l.is_string()) r.bad("model_config.json_lines", "a list of strings");
+            text += l.get<std::string>() + "\n";
+        }
+        a.model_config = log_analysis::printed_config{
+            std::move(text), {r.text(*mc, "file"), r.integer(*mc, "line"), r.text(*mc, "text"), "model_config"}};
+    }
     for (const auto& p : r.list(j, "memory_series")) {
         if (!p.is_object()) r.bad("memory_series", "a list of objects");
         memory_point m;
