@@ -62,6 +62,7 @@ void apply_device(snap::device_analysis& d, const fact_store& facts) {
         d.patterns.push_back(std::move(p));
     }
     d.leak_suspected = facts.boolean("snapshot.leak_suspected").value_or(false);
+    d.headline_at_peak = facts.boolean("snapshot.headline_at_peak").value_or(false);
 }
 
 }  // namespace

@@ -237,9 +237,9 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
         } else if (!d.patterns.empty()) {
             main = d.patterns.front().summary;
         }
-        else if (d.has_trace && !d.peak_categories.empty() && d.peak_categories.front().bytes > 0 &&
-                 d.peak_bytes > d.allocated_bytes + d.allocated_bytes / 4) {
-            // Between steps or after a phase the dump holds far less than the peak: tell both.
+        else if (d.headline_at_peak && !d.peak_categories.empty() && d.peak_categories.front().bytes > 0) {
+            // Between steps or after a phase the dump holds far less than the peak (a verdict of
+            // rules/evidence_snapshot.yaml): tell both.
             main = fmt::format("at the trace's live peak ({}) {} is the largest category ({})", format_bytes(d.peak_bytes),
                                d.peak_categories.front().name, percent(d.peak_categories.front().share));
             if (!d.categories.empty() && d.categories.front().bytes > 0)

@@ -176,11 +176,12 @@ struct device_analysis {
     std::int64_t non_pytorch_gap_bytes = -1;   // capacity - device_free - reserved at the OOM
 
     // Verdicts, written by the rule pack's evidence step (engine/report/snapshot_verdicts.h):
-    // fragmentation_level above, the patterns that apply, leak_suspected.
+    // fragmentation_level above, the patterns that apply, leak_suspected, headline_at_peak.
     pattern_measures measures;
     std::vector<pattern_candidate> pattern_candidates;  // not in the JSON
     std::vector<pattern> patterns;
     bool leak_suspected = false;
+    bool headline_at_peak = false;  // the text's main finding names the trace's peak before the dump
 };
 
 struct snapshot_analysis {
