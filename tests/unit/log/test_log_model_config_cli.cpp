@@ -31,6 +31,11 @@ std::string variant(const std::string& name, const std::string& from, const std:
     return p.string();
 }
 
+// `diagnose` on such a variant, on the card the tests use.
+oomdx::test::run_result diagnose_variant(const std::string& name, const std::string& from, const std::string& to) {
+    return run_oomdx("diagnose --log '" + variant(name, from, to) + "' --device rtx4090");
+}
+
 }  // namespace
 
 TEST_CASE("diagnose --log: the printed model config gives the static estimate") {
@@ -66,8 +71,7 @@ TEST_CASE("diagnose --log: a printed config that does not read is noted, nothing
     if (!have_binary()) return;
     const auto good = run_oomdx("diagnose --log '" + k_fixture + "' --device rtx4090");
     SUBCASE("a dimension that is not a number") {
-        const auto r = run_oomdx("diagnose --log '" + variant("bad_dim", "\"hidden_size\": 4096", "\"hidden_size\": \"big\"") +
-                                 "' --device rtx4090");
+        const auto r = diagnose_variant("bad_dim", "\"hidden_size\": 4096", "\"hidden_size\": \"big\"");
         CAPTURE(r.out);
         CHECK(r.rc == good.rc);
         CHECK(r.out.find("not read:") != std::string::npos);
@@ -75,14 +79,13 @@ TEST_CASE("diagnose --log: a printed config that does not read is noted, nothing
         CHECK(r.out.find("no estimate: give --model") != std::string::npos);
     }
     SUBCASE("no dimensions at all") {
-        const auto r = run_oomdx("diagnose --log '" + variant("no_dims", "\"hidden_size\": 4096,", "\"hidden\": 1,") +
-                                 "' --device rtx4090");
+        const auto r = diagnose_variant("no_dims", "\"hidden_size\": 4096,", "\"hidden\": 1,");
         CAPTURE(r.out);
         CHECK(r.rc == good.rc);
         CHECK(r.out.find("not a model config: no hidden_size") != std::string::npos);
     }
     SUBCASE("a block that never closes") {
-        const auto r = run_oomdx("diagnose --log '" + variant("open", "\n}\n", "\n") + "' --device rtx4090");
+        const auto r = diagnose_variant("open", "\n}\n", "\n");
         CAPTURE(r.out);
         CHECK(r.rc == good.rc);
         CHECK(r.out.find("(the config printed in the log at") == std::string::npos);
