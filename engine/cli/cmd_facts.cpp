@@ -101,7 +101,7 @@ void add_facts_command(CLI::App& app, int& exit_code) {
             for (const fact* f : facts) {
                 if (f->name == "job.unknown_keys" || f->name == "job.non_literal_keys") continue;
                 const std::string where = f->prov.location();
-                const bool dflt = f->prov.producer.ends_with(".default");
+                const bool dflt = f->prov.from_default();
                 fmt::print("{}{:<{}} = {:<24} {}{}\n", md ? "- " : "  ", f->name, w, show(*f),
                            dflt ? "(framework default) " : "", where.empty() ? f->prov.producer : where);
                 if (!f->prov.excerpt.empty() && !dflt) fmt::print("{}{:<{}}     | {}\n", md ? "  " : "  ", "", w, f->prov.excerpt);

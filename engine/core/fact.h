@@ -22,6 +22,8 @@ struct provenance {
 
     // "train.log:123", "snap.pickle@4096", "rule step0_workspace_route", ...
     std::string location() const;
+    // Put there by an adapter's defaults ("config.<framework>.default"), not read from an input.
+    bool from_default() const { return producer.ends_with(".default"); }
 };
 
 struct fact {

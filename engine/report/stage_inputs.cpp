@@ -77,7 +77,7 @@ void apply_log_settings(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     if (!s.rep.log) return;
     for (const auto& x : s.rep.log->settings) {
-        if (const fact* cur = facts.get(x.fact); cur && !cur->prov.producer.ends_with(".default")) continue;
+        if (const fact* cur = facts.get(x.fact); cur && !cur->prov.from_default()) continue;
         canonical_override ov;
         try {
             ov = parse_set_override(x.fact + "=" + x.value);

@@ -467,7 +467,7 @@ void note_missing_deepspeed(job_config& job, const framework_adapter& a, const f
         p.excerpt = fmt::format("{} not found here: the settings of the file {} ships under that name", ds.val.as_string(),
                                 a.name());
         for (const auto& [key, v] : *shipped) {
-            std::erase_if(job.facts, [&](const fact& f) { return f.name == key && f.prov.producer.ends_with(".default"); });
+            std::erase_if(job.facts, [&](const fact& f) { return f.name == key && f.prov.from_default(); });
             if (!job.find(key)) job.facts.push_back(fact{key, v, p});
         }
     }
@@ -644,7 +644,7 @@ job_config parse_cli_args(const std::vector<std::string>& args, const std::strin
 void merge_job_config(job_config& base, const job_config& ov) {
     for (const auto& f : ov.facts) {
         if (f.name == "job.framework" || f.name == "job.config_file") continue;
-        if (f.prov.producer.size() > 8 && f.prov.producer.ends_with(".default") && base.find(f.name)) continue;
+        if (f.prov.from_default() && base.find(f.name)) continue;
         if (f.name == "job.unknown_keys" || f.name == "job.non_literal_keys") continue;
         base.facts.push_back(f);
     }

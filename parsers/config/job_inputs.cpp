@@ -73,7 +73,7 @@ void note_prequantized(job_config& job) {
     const checkpoint_quant q = checkpoint_quantization(name->val.as_string());
     if (q.cut == std::string::npos || q.bits == 0) return;
     const fact* bits = job.find("training.quantization_bit");
-    if (bits && !bits->prov.producer.ends_with(".default")) return;
+    if (bits && !bits->prov.from_default()) return;
     provenance p = name->prov;
     p.producer = "config.model_name";
     p.derived_from = {"job.model_name"};

@@ -80,7 +80,7 @@ const num_range k_num_ranges[] = {
 std::string origin(const fact& f) {
     const provenance& p = f.prov;
     if (p.excerpt.rfind("--", 0) == 0) return p.excerpt;
-    if (p.producer.size() > 8 && p.producer.ends_with(".default"))
+    if (p.from_default())
         return fmt::format("the {} default", p.producer.substr(7, p.producer.size() - 15));
     if (!p.file.empty() && p.line > 0) return fmt::format("{}:{}", p.file, p.line);
     if (!p.file.empty()) return p.file;

@@ -434,7 +434,6 @@ void scanner::handle_process_rank(const field_list& f) {
     mine = mine == -1 || mine == r->num ? r->num : -2;
 }
 
-// The largest world size the lines state (torchrun, NCCL peers, process announcements).
 // A printed setting, mapped by the signature (setting_value); the last one printed wins.
 void scanner::handle_setting(const signature& s, std::string_view seg, std::int64_t line) {
     const field_list f = extract_fields(s, seg, {"value"});
@@ -488,9 +487,8 @@ void scanner::read_open_block(const char* base, size_t n) {
     }
     while (p < end && *p != '\n') ++p;  // the rest of the header line
     // At most the cap and the tolerated other lines: a block never costs more than that.
-    const char* stop = end - p > static_cast<std::ptrdiff_t>(k_block_cap + (k_block_foreign + 8) * k_excerpt_cap)
-                           ? p + k_block_cap + (k_block_foreign + 8) * k_excerpt_cap
-                           : end;
+    const size_t budget = k_block_cap + (k_block_foreign + 8) * k_excerpt_cap;
+    const char* stop = static_cast<size_t>(end - p) > budget ? p + budget : end;
     while (p < stop && m_block.open()) {
         ++p;  // past the newline
         const char* nl = p;
@@ -505,6 +503,7 @@ void scanner::read_open_block(const char* base, size_t n) {
     settle_block();
 }
 
+// The largest world size the lines state (torchrun, NCCL peers, process announcements).
 void scanner::note_world_size(const field_list& f) {
     if (auto* w = find_field(f, "world_size"); w && w->num > 0 && w->num < k_rank_limit)
         m_world_size = std::max(m_world_size.value_or(0), w->num);
