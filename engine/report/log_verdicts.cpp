@@ -25,6 +25,7 @@ fact_store judge_log(log_analysis& a, const rule_set* rules) {
     emit_facts(a, facts);
     inference_options opts;
     opts.only_steps = {"evidence"};
+    opts.explain_misses = false;  // no report shows the WHY NOT of evidence verdicts
     run_inference(rules ? *rules : shipped_evidence_rules(), facts, opts);
     apply_log_verdicts(a, facts);
     return facts;

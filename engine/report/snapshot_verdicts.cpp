@@ -24,6 +24,7 @@ const rule_set& rules_with(const std::vector<std::string>& dirs, std::optional<l
 inference_result run_evidence(const rule_set& rules, fact_store& facts) {
     inference_options o;
     o.only_steps = {"evidence"};
+    o.explain_misses = false;  // no report shows the WHY NOT of evidence verdicts
     return run_inference(rules, facts, o);
 }
 

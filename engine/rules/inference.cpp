@@ -284,6 +284,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
         }
     // WHY NOT for every enabled rule that did not fire.
     for (const auto& rp : rs.rules) {
+        if (!opts.explain_misses) break;
         const rule_def& r = *rp;
         if (!r.enabled || !r.condition || res.fired(r.id)) continue;
         if (!allowed(r.step)) continue;

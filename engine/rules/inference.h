@@ -78,6 +78,9 @@ struct inference_options {
     // The language of the texts (findings, recommendations, route, next steps): "en", or one of
     // report_languages() rendered from the translations beside the packs (English when missing or stale).
     std::string lang = "en";
+    // WHY NOT for every rule that did not fire (`near_misses`). Rule tests turn it off and ask again
+    // only when a case fails: it is a quarter of their time.
+    bool explain_misses = true;
 };
 
 struct inference_result {
