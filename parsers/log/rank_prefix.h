@@ -7,6 +7,8 @@
 //   [default3]:  [gpu187:1]:                                    torchrun --tee "[{role}{local_rank}]:" (local rank;
 //                                                               the second: accelerate's SLURM recipe, role "$HOST:")
 //   [1,3]<stdout>:                                              Open MPI / the DeepSpeed MPI launcher
+//   [3]<stderr>:                                                horovodrun with Gloo: "[{index}]<{stream}>:",
+//                                                               the index is the rank (runner safe_shell_exec)
 //   [2026-04-16 01:02:09 TP1]  [05-10 16:00:15 DP0 TP3 EP3]      SGLang's scheduler logger: "[{asctime}{prefix}]"
 //                                                               with " DPn", " PPn", " TPn", " EPn" (EP, else TP
 //                                                               with the others 0, as vLLM's workers)
@@ -149,11 +151,11 @@ inline std::int64_t rank_prefix(std::string_view s) {
         std::int64_t v = sglang_prefix(h, b);
         if (v >= 0) return v;
     }
-    if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:
+    if (auto w = h.find("]<std"); w != std::string_view::npos) {  // [jobid,rank]<stdout>:, [rank]<stdout>:
         size_t b = h.rfind('[', w);
         size_t c = b == std::string_view::npos ? b : h.find(',', b);
-        if (c != std::string_view::npos && c < w) {
-            size_t d = c + 1;
+        size_t d = c != std::string_view::npos && c < w ? c + 1 : b + 1;
+        if (b != std::string_view::npos) {
             std::int64_t v = number(h, d);
             if (v >= 0 && d == w) return v;
         }
