@@ -153,12 +153,16 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             } catch (const std::exception& e) {
                 fail("run", "a fixpoint", e.what());
             }
-            // The WHY NOT of a rule expected to fire, asked only when it did not (same facts, run again).
-            auto why_not = [&](const std::string& id) {
+            // The case run again from its facts, with other options (a language, the WHY NOT).
+            auto rerun = [&](const inference_options& o) {
                 fact_store again(&vocab);
                 for (const fact& f : initial) again.emit(f);
+                return run_inference(lr.rules, again, o);
+            };
+            // The WHY NOT of a rule expected to fire, asked only when it did not.
+            auto why_not = [&](const std::string& id) {
                 try {
-                    for (const auto& nm : run_inference(lr.rules, again).near_misses)
+                    for (const auto& nm : rerun({}).near_misses)
                         if (nm.rule_id == id) return nm.reason;
                 } catch (const std::exception&) {
                 }
@@ -199,14 +203,12 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             for (const auto& lang : report_languages()) {
                 const YAML::Node expect = c["expect_finding_" + lang];
                 if (!expect) continue;
-                fact_store again(&vocab);
-                for (const fact& f : initial) again.emit(f);
                 inference_options io;
                 io.lang = lang;
                 io.explain_misses = false;
                 inference_result res_lang;
                 try {
-                    res_lang = run_inference(lr.rules, again, io);
+                    res_lang = rerun(io);
                 } catch (const std::exception& e) {
                     fail("run", "a fixpoint", e.what());
                 }
