@@ -14,6 +14,7 @@
 #include "engine/core/binary_io.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_guard.h"
 
 namespace oomdx {
 struct yaml_tree_access;
@@ -233,7 +234,7 @@ YAML::Node load_entry(const std::string& dir, const std::filesystem::path& abs, 
     // One entry per data file: an edited file replaces its entry instead of adding one.
     const std::string entry = fmt::format("{}/yaml-{:016x}.bin", dir, text_hash(abs.string()));
     if (auto cached = decode_yaml_tree(read_all(entry), text)) return *cached;
-    YAML::Node root = YAML::Load(text);
+    YAML::Node root = load_yaml_text(text, abs.string());
     try {
         fs::create_directories(dir, ec);
         write_file_atomic(entry, encode_yaml_tree(root, text));
@@ -249,7 +250,7 @@ YAML::Node load_entry(const std::string& dir, const std::filesystem::path& abs, 
 YAML::Node load_yaml_cached_in(const std::string& dir, const std::string& file, const std::string& text) {
     std::error_code ec;
     const std::filesystem::path abs = std::filesystem::absolute(file, ec).lexically_normal();
-    if (dir.empty() || ec) return YAML::Load(text);
+    if (dir.empty() || ec) return load_yaml_text(text, file);
     return load_entry(dir, abs, text);
 }
 
@@ -258,7 +259,7 @@ YAML::Node load_yaml_cached(const std::string& file, const std::string& text) {
     static const std::string dir = yaml_cache_dir();
     std::error_code ec;
     const fs::path abs = fs::absolute(file, ec).lexically_normal();
-    if (dir.empty() || ec || !under(abs, fs::path(data_dir()).lexically_normal())) return YAML::Load(text);
+    if (dir.empty() || ec || !under(abs, fs::path(data_dir()).lexically_normal())) return load_yaml_text(text, file);
     return load_entry(dir, abs, text);
 }
 

@@ -15,6 +15,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/translations.h"
 #include "engine/rules/inference.h"
+#include "engine/core/yaml_guard.h"
 
 namespace oomdx {
 
@@ -91,7 +92,7 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
         ++rep.files;
         YAML::Node doc;
         try {
-            doc = YAML::Load(read_text_file(tf, "rule tests (YAML)", /*allow_empty=*/true));
+            doc = load_yaml_text(read_text_file(tf, "rule tests (YAML)", /*allow_empty=*/true), tf);
         } catch (const YAML::Exception& e) {
             rep.errors.push_back(fmt::format("{}:{}:{}: {}", tf, e.mark.line + 1, e.mark.column + 1, yaml_error_text(e)));
             continue;

@@ -14,6 +14,7 @@
 #include "parsers/config/job_config.h"
 #include "parsers/config/registry_edit.h"
 #include "parsers/config/shell_args.h"
+#include "engine/core/yaml_guard.h"
 
 namespace oomdx {
 
@@ -329,7 +330,7 @@ std::string patch_yaml(const override_syntax& s, std::string_view text, const st
     }
     if (body.empty()) return std::string(text);
     try {
-        YAML::Node doc = YAML::Load(std::string(text));
+        YAML::Node doc = load_yaml_text(std::string(text), "the config");
         yaml_merge(doc, YAML::Load(body));
         YAML::Emitter out;
         out << doc;

@@ -22,6 +22,7 @@
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_file.h"
 #include "parsers/config/raw_entry.h"
+#include "engine/core/yaml_guard.h"
 
 namespace oomdx {
 
@@ -474,7 +475,7 @@ std::vector<raw_entry> flatten_yaml(std::string_view text, const std::string& fi
     }
     YAML::Node root;
     try {
-        root = YAML::Load(std::string(text));
+        root = load_yaml_text(std::string(text), file);
     } catch (const YAML::Exception& ex) {
         throw input_error::at_line(file, ex.mark.line + 1, "invalid YAML: " + yaml_error_text(ex));
     }

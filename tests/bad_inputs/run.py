@@ -61,6 +61,17 @@ GARBAGE = bytes((i * 7919 + 13) % 256 for i in range(1 << 16))
 INVALID_UTF8 = b"\xc3\x28\xa0\xa1\xe2\x28\xa1\xff\xfe"
 
 
+def alias_bomb(prefix=b"", item=b"{k}: "):
+    """Nine-fold nested YAML aliases: 9^8 (43 M) nodes from a few hundred bytes."""
+    out = prefix + item.replace(b"{k}", b"a") + b'&a ["x","x","x","x","x","x","x","x","x"]\n'
+    prev = b"a"
+    for k in b"bcdefgh":
+        k = bytes([k])
+        out += item.replace(b"{k}", k) + b"&" + k + b" [" + b",".join([b"*" + prev] * 9) + b"]\n"
+        prev = k
+    return out
+
+
 def truncate(b, frac=0.5):
     return b[:max(1, int(len(b) * frac))]
 
@@ -102,6 +113,8 @@ for ext, good, deep_text, fmt in [
     case(f"config {ext}: deep nesting", ext, deep_text, CONF, "nested")
     case(f"config {ext}: 20 MB (above text_file_bytes)", ext, good + b"#" + b"x" * (20 << 20) + b"\n", CONF,
          "limit text_file_bytes", position=False)
+case("config yaml: alias bomb", "yaml", GOOD_HF + alias_bomb(),
+     ["estimate", "--config", "{f}", "--model", "llama3-8b", "--device", "h100-80gb"], "alias bomb")
 case("config toml: integer overflow", "toml", b"[training]\nlocal_batch_size = 99999999999999999999999\n",
      ["estimate", "--config", "{f}", "--model", "llama3-8b", "--device", "h100-80gb"], "")
 case("config json: integer overflow", "json", b'{"train_micro_batch_size_per_gpu": 1e999}\n',
@@ -175,12 +188,14 @@ case("rules: huge expression", "yaml",
      GOOD_RULE.replace(b'oom.source == "hccl"', b" and ".join([b"true"] * 20000)), LINT, "too large")
 case("rules: size literal overflow", "yaml",
      GOOD_RULE.replace(b'oom.source == "hccl"', b"oom.requested_bytes > 99999999999999999 TiB"), LINT, "")
+case("rules: alias bomb", "yaml", alias_bomb(item=b"- list: {k}\n  items: "), LINT, "alias bomb")
 case("rules: 20 MB pack", "yaml", GOOD_RULE + b"#" + b"x" * (20 << 20) + b"\n", LINT, "text_file_bytes")
 
 # ---------------------------------------------------------------- category rules, log signatures
 CATS = ["snapshot", "--categories", "{f}", "{snap}"]
 case("categories: binary garbage", "yaml", GARBAGE, CATS, "")
 case("categories: deep nesting", "yaml", b"a: " + deep("[", "]", 100000), CATS, "nested")
+case("categories: alias bomb", "yaml", alias_bomb(), CATS, "alias bomb")
 case("categories: bad regex", "yaml", b"activation: '(unclosed'\n", CATS, "regular expression")
 
 
