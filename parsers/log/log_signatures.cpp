@@ -408,6 +408,7 @@ void signature_set::finish() {
     if (m_min_len == 255 || m_min_len < 4) m_min_len = 4;  // the loader refuses shorter literals
     const size_t m = m_min_len;
     m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
+    m_next_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
     m_head_filter.assign(1024, 0);
     std::vector<std::vector<int>> bucket_of(65536);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
@@ -416,6 +417,8 @@ void signature_set::finish() {
             for (size_t q = 0; q + 1 < m; ++q) {
                 const unsigned key = bigram(u + q);
                 m_shift[key] = std::min<std::uint8_t>(m_shift[key], static_cast<std::uint8_t>(m - 2 - q));
+                if (q + 2 < m)
+                    m_next_shift[key] = std::min<std::uint8_t>(m_next_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
             bucket_of[bigram(u + m - 2)].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
@@ -452,6 +455,7 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const std::uint64_t* some = m_short_shift.data();
     const std::uint64_t* zero = m_zero_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
+    const std::uint8_t* next = m_next_shift.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
@@ -468,7 +472,7 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         std::uint32_t head;
         std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
         if (const unsigned h = head_hash(head); !(heads[h >> 6] & (std::uint64_t{1} << (h & 63)))) {
-            ++pos;  // no literal starts with these 4 bytes
+            pos += next[key];  // no literal starts with these 4 bytes
             continue;
         }
         for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
@@ -484,7 +488,7 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
                 return;
             }
         }
-        ++pos;
+        pos += next[key];
     }
     unmark();
 }
