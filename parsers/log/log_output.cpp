@@ -379,6 +379,10 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     if (a.step) sink.emit("oom.step", value(*a.step), pp);
     if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
     if (!a.step_basis.empty()) sink.emit("oom.step_basis", value(a.step_basis), pp);
+    // What ended the log when it has no OOM message: a named failure that is not an OOM
+    // (not_oom), an unexplained crash (crash), or nothing at all (none: a cut paste, a config).
+    if (a.source == "none" || !a.failure_kind.empty())
+        sink.emit("log.failure_kind", value(a.failure_kind.empty() ? std::string("none") : a.failure_kind), p);
     sink.emit("log.framework", value(a.framework), p);
     if (a.world_size) sink.emit("log.world_size", value(*a.world_size), p);
     std::int64_t lines = 0;
