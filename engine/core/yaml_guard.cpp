@@ -1,11 +1,15 @@
 #include "engine/core/yaml_guard.h"
 
+#include <cstddef>
 #include <vector>
 
 #include "engine/core/errors.h"
 
 namespace oomdx {
 
+namespace {
+
+// Throws when the tree parsed from `text_bytes` bytes has more nodes than that.
 void refuse_alias_bomb(const YAML::Node& root, std::size_t text_bytes, const std::string& file) {
     // Without aliases every node takes at least one byte of the text (a key and its value two).
     std::size_t budget = text_bytes + 16;
@@ -32,6 +36,8 @@ void refuse_alias_bomb(const YAML::Node& root, std::size_t text_bytes, const std
         if (todo.size() > budget) refuse(n);
     }
 }
+
+}  // namespace
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& file) {
     YAML::Node root = YAML::Load(text);

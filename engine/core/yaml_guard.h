@@ -5,7 +5,6 @@
 
 #include "engine/core/yaml_node.h"
 
-#include <cstddef>
 #include <string>
 
 namespace oomdx {
@@ -13,8 +12,5 @@ namespace oomdx {
 // YAML::Load(text), then the node count check: throws what YAML::Load throws, or input_error
 // "<file>:<line>: ..." (the line of the node where the count ran out).
 YAML::Node load_yaml_text(const std::string& text, const std::string& file);
-
-// The check alone, for a tree already parsed from `text_bytes` bytes.
-void refuse_alias_bomb(const YAML::Node& root, std::size_t text_bytes, const std::string& file);
 
 }  // namespace oomdx
