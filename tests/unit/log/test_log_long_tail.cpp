@@ -213,6 +213,9 @@ TEST_CASE("srun -l task labels are the rank only where the file's lines carry th
     SUBCASE("a task that runs torchrun labels its node, not a rank") {
         auto a = run("0: WARNING:torch.distributed.run:\n" + labelled + "1: " + oom);
         CHECK_FALSE(a.rank);
+        // torch.distributed.elastic's summary after the workers' messages (the task's agent reports them)
+        auto b = run(labelled + "1: " + oom + "1: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n");
+        CHECK(b.rank_from != "srun_label");
     }
 }
 
