@@ -125,6 +125,10 @@ log_analysis scanner::finish() {
     a.files = m_file_info;
     a.oom_messages = m_oom_lines;
     const auto& all = m_sigs.all();
+    auto labelled = [&](int f) {  // the file's lines carry srun -l labels throughout (task_label.h)
+        if (static_cast<size_t>(f) < m_file_labelled.size()) return static_cast<bool>(m_file_labelled[static_cast<size_t>(f)]);
+        return f == m_file && m_label_vote.consistent();  // a followed file that has not ended
+    };
     auto add_ev = [&](int file, std::int64_t line, const std::string& text, const char* role) {
         if (a.evidence.size() < 48) a.evidence.push_back({m_files[file], line, text, role});
     };
@@ -255,6 +259,9 @@ log_analysis scanner::finish() {
         if (failure->rank >= 0) {
             a.rank = failure->rank;
             a.rank_from = failure->rank_from_head ? "traceback_head" : "prefix";
+        } else if (failure->task_label >= 0 && labelled(failure->file)) {
+            a.rank = failure->task_label;  // srun -l's task number, the file's lines labelled throughout
+            a.rank_from = "srun_label";
         } else if (auto* r = find_field(failure->fields, "rank"); r && r->num >= 0) {
             a.rank = r->num;  // the message names its worker: Ray's repr=...[rank=N], Slurm's task N
             a.rank_from = "message";
@@ -287,6 +294,10 @@ log_analysis scanner::finish() {
         }
     }
     a.ranks_failed = m_oom_ranks;
+    for (const auto& ev : m_strong)  // OOM lines whose rank is their srun -l label
+        if (ev.rank < 0 && ev.task_label >= 0 && labelled(ev.file) && a.ranks_failed.size() < 100000 &&
+            std::find(a.ranks_failed.begin(), a.ranks_failed.end(), ev.task_label) == a.ranks_failed.end())
+            a.ranks_failed.push_back(ev.task_label);
     if (prim && a.ranks_failed.empty() && a.rank) a.ranks_failed.push_back(*a.rank);
     a.world_size = m_world_size;
     if (prim && a.world_size && *a.world_size > 1 && !m_oom_ranks.empty())

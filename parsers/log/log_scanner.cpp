@@ -188,6 +188,7 @@ void scanner::begin_file(const std::string& name) {
     m_files.push_back(name);
     m_file = static_cast<int>(m_files.size()) - 1;
     m_series_of_rank.clear();
+    m_label_vote = {};
     log_file_info fi;
     fi.path = name;
     m_file_info.push_back(fi);
@@ -218,6 +219,8 @@ void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, 
     fi.bytes = bytes;
     fi.compressed = compressed;
     fi.long_lines = cut;
+    m_file_labelled.resize(static_cast<size_t>(m_file) + 1, false);
+    m_file_labelled[static_cast<size_t>(m_file)] = m_label_vote.consistent();
 }
 
 std::int64_t scanner::rank_of(std::string_view s) {
@@ -240,6 +243,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     m_seg_stable = stable;
     m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
+    m_label_vote.add(raw);
     const auto hits = std::basic_string_view<int>(hit_data, hit_count);
     bool needs_plain = false;
     for (int h : hits) {
@@ -405,6 +409,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
     ev.fields = extract_fields(s, seg);
     ev.rank = rank;
     ev.rank_from_head = from_head;
+    ev.task_label = task_label(seg);
     for (const auto& h : m_near_ring) {
         if (h.sig < 0 || h.file != m_file) continue;
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)

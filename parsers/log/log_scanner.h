@@ -16,6 +16,7 @@
 
 #include "parsers/log/log_analysis.h"
 #include "parsers/log/log_signatures.h"
+#include "parsers/log/task_label.h"
 #include "parsers/log/printed_block.h"
 
 namespace oomdx::log_detail {
@@ -121,6 +122,7 @@ struct event {
     field_list fields;
     std::int64_t rank = -1;  // [rankN] prefix (of the line, or of its traceback's head line)
     bool rank_from_head = false;  // the line has none: the "Traceback (most recent call last)" above it has
+    std::int64_t task_label = -1;  // srun -l's "N: " before the line (a rank only in a labelled file)
     std::optional<std::int64_t> last_step, prev_step;
     std::int64_t last_total = -1;
     int progress_sig = -1;
@@ -277,6 +279,8 @@ private:
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up
     std::optional<std::int64_t> m_world_size;
     std::vector<std::int64_t> m_process_rank;  // per file: the rank it announces, -1 none, -2 several
+    task_label_vote m_label_vote;       // the current file's lines: srun -l labels (task_label.h)
+    std::vector<bool> m_file_labelled;  // per file: its lines carry srun -l labels consistently
     std::unordered_map<std::int64_t, std::int64_t> m_pid_rank;
     struct text_hash {
         using is_transparent = void;

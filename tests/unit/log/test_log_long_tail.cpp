@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/rank_prefix.h"
+#include "parsers/log/task_label.h"
 
 using namespace oomdx;
 
@@ -153,6 +155,68 @@ TEST_CASE("rank from launcher and worker prefixes") {
     auto own = run(tb + "[rank1]: " + cuda_err);
     CHECK(own.rank == 1);  // the message's own prefix wins
     CHECK(own.rank_from == "prefix");
+}
+
+// Slurm's srun -l puts "%*d: " (the task number) before every line of a task (srun(1), --label;
+// https://slurm.schedmd.com/srun.html); the lines below follow the form of the job output in
+// awslabs/awsome-distributed-ai#220 (tests/fixtures/logs/heldout/j08_srun_label_prefix.log).
+TEST_CASE("srun -l task labels are the rank only where the file's lines carry them throughout") {
+    const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+                            "capacity of 79.33 GiB of which 1.20 GiB is free.\n";
+    const std::string labelled = "0: Epoch 0:  11%|#   | 52/469 [00:01<00:09, 41.85it/s]\n"
+                                 "1: Epoch 0:  11%|#   | 52/469 [00:01<00:09, 41.85it/s]\n"
+                                 "1: Traceback (most recent call last):\n"
+                                 "1:   File \"train.py\", line 92, in train\n";
+    SUBCASE("every line labelled: the failing line's label is its rank") {
+        auto a = run(labelled + "1: " + oom);
+        CHECK(a.rank == 1);
+        CHECK(a.rank_from == "srun_label");
+        CHECK(a.ranks_failed == std::vector<std::int64_t>{1});
+    }
+    SUBCASE("labels right-aligned to the widest task number") {
+        auto a = run(" 3: Traceback (most recent call last):\n 3:     optimizer.step()\n12: step 40, loss 2.1\n 3: " + oom);
+        CHECK(a.rank == 3);
+        CHECK(a.rank_from == "srun_label");
+    }
+    SUBCASE("Slurm's own lines are never labelled and do not break the vote") {
+        auto a = run(labelled + "1: " + oom + "srun: error: gpu001: task 1: Exited with exit code 1\n" +
+                     "slurmstepd: error: *** STEP 42.0 ON gpu001 CANCELLED AT 2024-01-01T00:00:00 ***\n");
+        CHECK(a.rank == 1);
+    }
+    SUBCASE("the batch script's own line before srun: 9 labelled lines in 10 still count") {
+        std::string text = "Traceback (most recent call last):\n";
+        for (int i = 0; i < 9; ++i) text += "2: step " + std::to_string(i) + ", loss 2.1\n";
+        CHECK(run(text + "2: " + oom).rank == 2);
+    }
+    SUBCASE("an ordinary numbered line is no label") {
+        auto a = run("Traceback (most recent call last):\nstep 40, loss 2.1\n3: " + oom);
+        CHECK_FALSE(a.rank);
+        auto b = run("3: " + oom);  // one labelled line alone
+        CHECK_FALSE(b.rank);
+        auto pasted = run("1: step 3, loss 2.1\n2: step 4, loss 2.0\nTraceback (most recent call last):\n"
+                          "  File \"train.py\", line 9, in step\n3: " + oom);
+        CHECK_FALSE(pasted.rank);  // a numbered list among unlabelled lines
+    }
+    SUBCASE("a clock is no label") {
+        CHECK(task_label("12:30:01 step 4") == -1);
+        CHECK(task_label("3: x") == 3);
+        CHECK(task_label("  12: x") == 12);
+        CHECK(task_label("3:") == 3);
+        CHECK(task_label("x3: y") == -1);
+        CHECK(task_label("1234567: y") == -1);
+    }
+    SUBCASE("a line's own rank prefix wins over its label") {
+        auto a = run(labelled + "1: [rank5]: " + oom);
+        CHECK(a.rank == 5);
+        CHECK(a.rank_from == "prefix");
+    }
+    SUBCASE("a task that runs torchrun labels its node, not a rank") {
+        auto a = run("0: WARNING:torch.distributed.run:\n" + labelled + "1: " + oom);
+        CHECK_FALSE(a.rank);
+        // torch.distributed.elastic's summary after the workers' messages (the task's agent reports them)
+        auto b = run(labelled + "1: " + oom + "1: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n");
+        CHECK(b.rank_from != "srun_label");
+    }
 }
 
 TEST_CASE("progress formats: the failing step is last + 1 only where the format allows it") {
