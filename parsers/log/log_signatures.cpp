@@ -425,7 +425,11 @@ void signature_set::finish() {
             std::memcpy(&head, t.data(), 4);
             const unsigned h = head_hash(head);
             m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
-            m_lits.push_back({t, static_cast<int>(i), m_sigs[i].exclusive, head});
+            lit_ref lr{t, static_cast<int>(i), m_sigs[i].exclusive, head};
+            const size_t tail_len = std::min<size_t>(t.size() - 4, 8);
+            std::memcpy(&lr.tail, t.data() + 4, tail_len);
+            lr.tail_mask = tail_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * tail_len)) - 1;
+            m_lits.push_back(std::move(lr));
         }
     }
     m_short_shift.assign(1024, 0);
@@ -452,20 +456,13 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
     };
     const std::uint8_t* shift = m_shift.data();
-    const std::uint64_t* some = m_short_shift.data();
-    const std::uint64_t* zero = m_zero_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
     const std::uint8_t* next = m_next_shift.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
-        const std::uint64_t bit = std::uint64_t{1} << (key & 63);
-        if (!(some[key >> 6] & bit)) {  // the common case: a bigram of no literal window
-            pos += m - 1;
-            continue;
-        }
-        if (!(zero[key >> 6] & bit)) {
-            pos += shift[key];
+        if (const unsigned s = shift[key]; s != 0) {  // the common case: slide on
+            pos += s;
             continue;
         }
         const size_t start = pos - (m - 2);
@@ -478,9 +475,17 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
             if (m_bucket[b].head != head) continue;
             const lit_ref& l = m_lits[m_bucket[b].lit];
-            if (mark[l.sig] || start + l.text.size() > n ||
-                std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
+            const size_t len = l.text.size();
+            if (mark[l.sig] || start + len > n) continue;
+            if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
+                std::uint64_t w;
+                std::memcpy(&w, p + start + 4, 8);
+                if ((w & l.tail_mask) != l.tail ||
+                    (len > 12 && std::memcmp(p + start + 12, l.text.data() + 12, len - 12) != 0))
+                    continue;
+            } else if (std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0) {
                 continue;
+            }
             mark[l.sig] = 1;
             hits.push_back(l.sig);
             if (l.stop) {
