@@ -432,13 +432,9 @@ void signature_set::finish() {
             m_lits.push_back(std::move(lr));
         }
     }
-    m_short_shift.assign(1024, 0);
-    m_zero_shift.assign(1024, 0);
     m_bucket_begin.assign(65537, 0);
     m_bucket.clear();
     for (unsigned key = 0; key < 65536; ++key) {
-        if (m_shift[key] < m - 1) m_short_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
-        if (m_shift[key] == 0) m_zero_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
         m_bucket_begin[key] = static_cast<std::uint32_t>(m_bucket.size());
         for (int li : bucket_of[key]) m_bucket.push_back({m_lits[li].head, li});
     }
@@ -458,6 +454,9 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const std::uint8_t* shift = m_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
     const std::uint8_t* next = m_next_shift.data();
+    const std::uint32_t* bucket_begin = m_bucket_begin.data();  // locals: `hits` grows in the loop
+    const bucket_entry* bucket = m_bucket.data();
+    const lit_ref* lits = m_lits.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
@@ -472,9 +471,9 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
             pos += next[key];  // no literal starts with these 4 bytes
             continue;
         }
-        for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
-            if (m_bucket[b].head != head) continue;
-            const lit_ref& l = m_lits[m_bucket[b].lit];
+        for (std::uint32_t b = bucket_begin[key], e = bucket_begin[key + 1]; b < e; ++b) {
+            if (bucket[b].head != head) continue;
+            const lit_ref& l = lits[bucket[b].lit];
             const size_t len = l.text.size();
             if (mark[l.sig] || start + len > n) continue;
             if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
