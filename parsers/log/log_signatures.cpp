@@ -432,9 +432,13 @@ void signature_set::finish() {
             m_lits.push_back(std::move(lr));
         }
     }
+    m_short_shift.assign(1024, 0);
+    m_zero_shift.assign(1024, 0);
     m_bucket_begin.assign(65537, 0);
     m_bucket.clear();
     for (unsigned key = 0; key < 65536; ++key) {
+        if (m_shift[key] < m - 1) m_short_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
+        if (m_shift[key] == 0) m_zero_shift[key >> 6] |= std::uint64_t{1} << (key & 63);
         m_bucket_begin[key] = static_cast<std::uint32_t>(m_bucket.size());
         for (int li : bucket_of[key]) m_bucket.push_back({m_lits[li].head, li});
     }
@@ -452,6 +456,8 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
     };
     const std::uint8_t* shift = m_shift.data();
+    const std::uint64_t* some = m_short_shift.data();
+    const std::uint64_t* zero = m_zero_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
     const std::uint8_t* next = m_next_shift.data();
     const std::uint32_t* bucket_begin = m_bucket_begin.data();  // locals: `hits` grows in the loop
@@ -460,8 +466,15 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
-        if (const unsigned s = shift[key]; s != 0) {  // the common case: slide on
-            pos += s;
+        const std::uint64_t bit = std::uint64_t{1} << (key & 63);
+        // the common case, a bigram of no literal window: a constant step, which the processor
+        // takes ahead of the loads (a step read from the table waits for them)
+        if (!(some[key >> 6] & bit)) {
+            pos += m - 1;
+            continue;
+        }
+        if (!(zero[key >> 6] & bit)) {
+            pos += shift[key];
             continue;
         }
         const size_t start = pos - (m - 2);
