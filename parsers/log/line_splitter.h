@@ -61,14 +61,12 @@ private:
 #if defined(__SSE2__)
         if (len == 64) {
             const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-            std::uint64_t m = 0;
-            for (int i = 0; i < 4; ++i) {
-                __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * i));
-                auto bits = static_cast<unsigned>(
-                    _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr))));
-                m |= static_cast<std::uint64_t>(bits) << (16 * i);
-            }
-            return m;
+            auto bits = [&](int i) {  // written out four times: the loop was not unrolled
+                const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * i));
+                return static_cast<std::uint64_t>(static_cast<unsigned>(
+                    _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)))));
+            };
+            return bits(0) | bits(1) << 16 | bits(2) << 32 | bits(3) << 48;
         }
 #endif
         std::uint64_t m = 0;

@@ -282,12 +282,11 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (!crash && verify_sig(s, seg)) crash = true, crash_sig = h;
                 break;
             case sig_kind::framework:
-                if (verify_sig(s, seg)) {
-                    if (m_fw_sigs_seen[h] < k_fw_tries) {
-                        m_fw_sigs_seen[h] = k_fw_tries;
-                        m_fw_score[s.framework] += s.weight;
-                        m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
-                    }
+                // counted once: a marker already counted is not matched again
+                if (m_fw_sigs_seen[h] < k_fw_tries && verify_sig(s, seg)) {
+                    m_fw_sigs_seen[h] = k_fw_tries;
+                    m_fw_score[s.framework] += s.weight;
+                    m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
                 }
                 break;
             case sig_kind::progress:

@@ -425,7 +425,11 @@ void signature_set::finish() {
             std::memcpy(&head, t.data(), 4);
             const unsigned h = head_hash(head);
             m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
-            m_lits.push_back({t, static_cast<int>(i), m_sigs[i].exclusive, head});
+            lit_ref lr{t, static_cast<int>(i), m_sigs[i].exclusive, head};
+            const size_t tail_len = std::min<size_t>(t.size() - 4, 8);
+            std::memcpy(&lr.tail, t.data() + 4, tail_len);
+            lr.tail_mask = tail_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * tail_len)) - 1;
+            m_lits.push_back(std::move(lr));
         }
     }
     m_short_shift.assign(1024, 0);
@@ -456,11 +460,16 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
     const std::uint64_t* zero = m_zero_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
     const std::uint8_t* next = m_next_shift.data();
+    const std::uint32_t* bucket_begin = m_bucket_begin.data();  // locals: `hits` grows in the loop
+    const bucket_entry* bucket = m_bucket.data();
+    const lit_ref* lits = m_lits.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
         const std::uint64_t bit = std::uint64_t{1} << (key & 63);
-        if (!(some[key >> 6] & bit)) {  // the common case: a bigram of no literal window
+        // the common case, a bigram of no literal window: a constant step, which the processor
+        // takes ahead of the loads (a step read from the table waits for them)
+        if (!(some[key >> 6] & bit)) {
             pos += m - 1;
             continue;
         }
@@ -475,12 +484,20 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
             pos += next[key];  // no literal starts with these 4 bytes
             continue;
         }
-        for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
-            if (m_bucket[b].head != head) continue;
-            const lit_ref& l = m_lits[m_bucket[b].lit];
-            if (mark[l.sig] || start + l.text.size() > n ||
-                std::memcmp(p + start + 4, l.text.data() + 4, l.text.size() - 4) != 0)
+        for (std::uint32_t b = bucket_begin[key], e = bucket_begin[key + 1]; b < e; ++b) {
+            if (bucket[b].head != head) continue;
+            const lit_ref& l = lits[bucket[b].lit];
+            const size_t len = l.text.size();
+            if (mark[l.sig] || start + len > n) continue;
+            if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
+                std::uint64_t w;
+                std::memcpy(&w, p + start + 4, 8);
+                if ((w & l.tail_mask) != l.tail ||
+                    (len > 12 && std::memcmp(p + start + 12, l.text.data() + 12, len - 12) != 0))
+                    continue;
+            } else if (std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0) {
                 continue;
+            }
             mark[l.sig] = 1;
             hits.push_back(l.sig);
             if (l.stop) {

@@ -139,6 +139,7 @@ private:
         int sig = 0;
         bool stop = false;  // a progress/memory line: nothing else is looked for after it
         std::uint32_t head = 0;  // first 4 bytes, checked before memcmp
+        std::uint64_t tail = 0, tail_mask = 0;  // bytes 4..11 (as far as the literal goes), compared inline
     };
     std::vector<signature> m_sigs;
     std::vector<lit_ref> m_lits;

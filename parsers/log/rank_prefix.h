@@ -116,11 +116,8 @@ inline std::int64_t sglang_prefix(std::string_view h, size_t i) {
     return g.rank();
 }
 
-}  // namespace rank_detail
-
-inline std::int64_t rank_prefix(std::string_view s) {
-    using namespace rank_detail;
-    const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
+// Every form but the fast path of rank_prefix; `h` is the line's first 160 bytes.
+[[gnu::noinline]] inline std::int64_t search(std::string_view h) {
     for (std::string_view ank : {std::string_view("ank"), std::string_view("ANK")}) {  // rank Rank RANK
         for (size_t pos = 0; (pos = h.find(ank, pos)) != std::string_view::npos; pos += 3) {
             if (pos == 0 || (h[pos - 1] != 'R' && (ank[0] == 'A' || h[pos - 1] != 'r'))) continue;
@@ -161,6 +158,21 @@ inline std::int64_t rank_prefix(std::string_view s) {
         }
     }
     return -1;
+}
+
+}  // namespace rank_detail
+
+inline std::int64_t rank_prefix(std::string_view s) {
+    using namespace rank_detail;
+    const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
+    if (h.size() > 6 && h[0] == '[' && h[1] == 'r' && h[2] == 'a' && h[3] == 'n' && h[4] == 'k') {
+        // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it
+        size_t d = 5;
+        std::int64_t v = 0;
+        while (d < h.size() && d < 12 && digit(h[d])) v = v * 10 + (h[d++] - '0');  // number(): 7 digits at most
+        if (d > 5 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
+    }
+    return search(h);
 }
 
 }  // namespace oomdx

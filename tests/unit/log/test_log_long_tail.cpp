@@ -113,6 +113,9 @@ TEST_CASE("rank from launcher and worker prefixes") {
                               c{"[2025-04-12 21:11:01 PP1 TP0] Prefill batch.", -1},
                               c{"[2025-04-12 21:11:01] INFO server started", -1},
                               c{"[2025-04-12 21:11:01 TPX] not a rank", -1},
+                              c{"[rank1234567]: seven digits", 1234567}, c{"[rank12345678]: eight digits", -1},
+                              c{"[rank3] rank=5 the prefix first", 3}, c{"[rank3x] rank=5 then the key", 5},
+                              c{"[rank]: rank 4: no number in the prefix", 4}, c{"[rank7", -1},
                               c{"plain line", -1}}) {
         CAPTURE(line);
         CHECK(rank_prefix(line) == rank);
