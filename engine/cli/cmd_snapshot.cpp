@@ -59,8 +59,8 @@ struct prepared {
     const rule_set& verdicts() const { return *verdict_rules.get(); }
 };
 
-prepared prepare(const snapshot_opts& o) {
-    prepared p;
+// After load_verdict_rules: the category rules are read while the packs load.
+void prepare(const snapshot_opts& o, prepared& p) {
     p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
     if (!o.categories.empty()) p.rules->prepend(snap::category_rules::load(o.categories));
     p.opt.rules = p.rules.get();
@@ -70,13 +70,14 @@ prepared prepare(const snapshot_opts& o) {
         if (!v || *v <= 0) throw usage_error("--capacity: not a size: '" + o.capacity + "'");
         p.opt.device_capacity_bytes = *v;
     }
-    return p;
 }
 
 void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
     p.verdict_rules = std::async(std::launch::async, [&p, dirs] {
                           reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
-                          return &rules_with(dirs, p.packs);
+                          const rule_set* rules = &rules_with(dirs, p.packs);
+                          release_free_heap();  // before the read peaks (docs/snapshot.md, snap7)
+                          return rules;
                       }).share();
 }
 
@@ -125,8 +126,9 @@ void print(const std::string& s) {
 
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
-    prepared p = prepare(o);
+    prepared p;
     load_verdict_rules(p, o.rule_dirs);
+    prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
         throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");
@@ -181,8 +183,9 @@ void run_analyze(const snapshot_opts& o) {
 
 void run_diff(const snapshot_opts& o) {
     if (o.inputs.size() != 2) throw usage_error("oomdx snapshot diff A B: exactly two snapshots");
-    prepared p = prepare(o);
+    prepared p;
     load_verdict_rules(p, o.rule_dirs);
+    prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() != 2) throw usage_error("snapshot diff: exactly two snapshot files");
     auto all = run_all(files, p, o.jobs);
@@ -234,8 +237,9 @@ int run_merge(const snapshot_opts& o) {
 }
 
 void run_trend(const snapshot_opts& o) {
-    prepared p = prepare(o);
+    prepared p;
     load_verdict_rules(p, o.rule_dirs);
+    prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() < 3) throw usage_error("oomdx snapshot trend A B C...: three or more snapshots, in step order");
     auto all = run_all(files, p, o.jobs);

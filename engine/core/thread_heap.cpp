@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace oomdx {
 
 void reserve_thread_heap(std::size_t bytes) {
@@ -17,6 +21,12 @@ void reserve_thread_heap(std::size_t bytes) {
     // In allocation order: each joins the free block before it, the last joins the top, and
     // the arena trims the whole top once.
     for (std::size_t i = 0; i < n; ++i) std::free(steps[i]);
+}
+
+void release_free_heap() {
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
 }
 
 }  // namespace oomdx

@@ -1,7 +1,8 @@
 // Zero-filled 2 MiB blocks (2 MiB aligned: one huge page, already faulted in), prepared
 // ahead on a helper thread: a reader that grows big arrays does not stop for page faults.
-// The helper starts with the second block taken (small inputs never start it) and keeps at
-// most two blocks ready. Thread-safe; blocks are returned with give_back.
+// The helper starts with the second block taken (small inputs never start it) and keeps one
+// block ready; the first block taken is faulted in as it is used (small pages). Thread-safe;
+// blocks are returned with give_back.
 #pragma once
 
 #include <condition_variable>
@@ -16,7 +17,7 @@ namespace oomdx::snap {
 class block_pool {
 public:
     // One huge page: what a growing array leaves unused at its end, and what the helper keeps
-    // ready (two blocks), stays small.
+    // ready (one block), stays small.
     static constexpr std::size_t k_block = std::size_t(2) << 20;
 
     static block_pool& shared();
@@ -37,7 +38,7 @@ public:
 
 private:
     block_pool() = default;
-    static void* allocate();
+    static void* allocate(bool prefault);
     void run();
 
     std::mutex m_mu;

@@ -8,6 +8,7 @@
 // so the thousands of later references to a shared frame or frame list cost one lookup and
 // are never copied. Nodes of consumed records are recycled.
 #include "parsers/snapshot/pickle_reader.h"
+#include "parsers/snapshot/read_ahead.h"
 
 #include <algorithm>
 #include <array>
@@ -1405,7 +1406,7 @@ void reader::run() {
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
-    const std::size_t release_step = std::size_t(512) << 10;
+    const std::size_t release_step = read_ahead::step_for(size);
     std::size_t next_release = release_step;
     for (;;) {
         m_op = static_cast<std::size_t>(p - m_begin);

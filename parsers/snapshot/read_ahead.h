@@ -30,6 +30,13 @@ public:
 
     static constexpr std::size_t k_max_lag = std::size_t(1) << 20;
 
+    // How often a reader of `size` bytes calls advance(), and the window it keeps ahead:
+    // 512 KiB and 1 MiB, ~1.5 MB of the input resident; 128 and 256 KiB up to 16 MiB, where
+    // that was a tenth of the peak (100k-d20) and the extra calls cost nothing measurable.
+    static std::size_t step_for(std::size_t size) { return size <= k_small ? std::size_t(128) << 10 : std::size_t(512) << 10; }
+    static std::size_t window_for(std::size_t size) { return size <= k_small ? std::size_t(256) << 10 : std::size_t(1) << 20; }
+    static constexpr std::size_t k_small = std::size_t(16) << 20;
+
 private:
     void run();
     void release_to(std::size_t offset, bool wait);

@@ -58,9 +58,10 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
-    // Every 512 KiB: a helper thread drops the pages behind the cursor and faults in the MiB
-    // ahead.
-    read_ahead ahead(mf.data(), mf.size(), std::size_t(1) << 20, [&mf](std::size_t off) { mf.release_before(off); });
+    // Every 512 KiB (128 KiB for small files): a helper thread drops the pages behind the
+    // cursor and faults in the MiB (256 KiB) ahead.
+    read_ahead ahead(mf.data(), mf.size(), read_ahead::window_for(mf.size()),
+                     [&mf](std::size_t off) { mf.release_before(off); });
     auto release = [&](std::size_t off) {
         if (progress) progress(off, mf.size());
         ahead.advance(off);

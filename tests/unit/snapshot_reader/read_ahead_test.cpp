@@ -37,3 +37,14 @@ TEST_CASE("read_ahead releases the pages behind the reader, in order, never past
     CHECK_FALSE(bad.load());
     CHECK(calls.load() > 0);
 }
+
+TEST_CASE("read_ahead: a small input is read with a smaller resident window") {
+    const std::size_t kib = 1024, mib = kib * kib;
+    // 100k-d20 (8.5 MB): 128 KiB steps, 256 KiB ahead; from 16 MiB up as before.
+    CHECK(read_ahead::step_for(8 * mib) == 128 * kib);
+    CHECK(read_ahead::window_for(8 * mib) == 256 * kib);
+    CHECK(read_ahead::step_for(16 * mib + 1) == 512 * kib);
+    CHECK(read_ahead::window_for(16 * mib + 1) == mib);
+    for (std::size_t size : {std::size_t(0), 16 * mib, 400 * mib})
+        CHECK(read_ahead::window_for(size) >= 2 * read_ahead::step_for(size));  // the next step is resident
+}
