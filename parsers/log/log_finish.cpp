@@ -295,7 +295,7 @@ log_analysis scanner::finish() {
     }
     a.ranks_failed = m_oom_ranks;
     for (const auto& ev : m_strong)  // OOM lines whose rank is their srun -l label
-        if (ev.rank < 0 && ev.task_label >= 0 && labelled(ev.file) && a.ranks_failed.size() < 100000 &&
+        if (ev.rank < 0 && ev.task_label >= 0 && labelled(ev.file) && a.ranks_failed.size() < k_max_failed_ranks &&
             std::find(a.ranks_failed.begin(), a.ranks_failed.end(), ev.task_label) == a.ranks_failed.end())
             a.ranks_failed.push_back(ev.task_label);
     if (prim && a.ranks_failed.empty() && a.rank) a.ranks_failed.push_back(*a.rank);

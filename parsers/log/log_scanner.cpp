@@ -393,7 +393,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
     if (kind == sig_kind::oom) {
         ++m_oom_lines;
         list = s.weak ? &m_weak : s.fallback ? &m_fallback : &m_strong;
-        if (rank >= 0 && !s.weak && m_oom_rank_set.size() < 100000 && m_oom_rank_set.insert(rank).second)
+        if (rank >= 0 && !s.weak && m_oom_rank_set.size() < k_max_failed_ranks && m_oom_rank_set.insert(rank).second)
             m_oom_ranks.push_back(rank);
     } else if (kind == sig_kind::not_oom) {
         list = &m_not_oom;

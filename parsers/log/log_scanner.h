@@ -24,6 +24,7 @@ namespace oomdx::log_detail {
 constexpr size_t k_match_cap = 64 * 1024;  // bytes of one segment that are matched
 constexpr size_t k_excerpt_cap = 1024;     // bytes of a line kept as evidence
 constexpr char k_fw_tries = 64;            // candidate lines a framework's progress format is checked on
+constexpr size_t k_max_failed_ranks = 100000;  // distinct ranks listed as failed
 
 struct field_val {
     std::string name;

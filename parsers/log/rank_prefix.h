@@ -168,9 +168,8 @@ inline std::int64_t rank_prefix(std::string_view s) {
     if (h.size() > 6 && h[0] == '[' && h[1] == 'r' && h[2] == 'a' && h[3] == 'n' && h[4] == 'k') {
         // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it
         size_t d = 5;
-        std::int64_t v = 0;
-        while (d < h.size() && d < 12 && digit(h[d])) v = v * 10 + (h[d++] - '0');  // number(): 7 digits at most
-        if (d > 5 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
+        const std::int64_t v = number(h, d);
+        if (v >= 0 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
     }
     return search(h);
 }
