@@ -191,6 +191,7 @@ log_analysis scanner::finish() {
 
     // Context lines around the failure, nearest first.
     std::optional<std::int64_t> ctx_rank;
+    const char* ctx_rank_from = "npu";  // torch_npu's RankID suffix, or a prefixed traceback frame
     if (failure) {
         std::vector<const near_hit*> near;
         for (const auto& h : failure->near) near.push_back(&h);
@@ -210,7 +211,10 @@ log_analysis scanner::finish() {
                 } else if (!a.device_index) {
                     if (auto* d = find_field(h->fields, "device_index")) a.device_index = d->num, used = true;
                 }
-                if (auto* r = find_field(h->fields, "rank"); r && !ctx_rank) ctx_rank = r->num, used = true;
+                if (auto* r = find_field(h->fields, "rank"); r && !ctx_rank) {
+                    ctx_rank = r->num, used = true;
+                    if (s.prefix_rank) ctx_rank_from = "frame_prefix";
+                }
                 if (used) add_ev(h->file, h->line, h->text, "context");
             } else if (s.kind == sig_kind::refine && prim) {
                 if (std::find(s.applies_to.begin(), s.applies_to.end(), a.source) != s.applies_to.end()) {
@@ -222,6 +226,15 @@ log_analysis scanner::finish() {
             }
         }
     }
+
+    // A message wrapped over lines ("... (GPU 0; 31.75" / "GiB total capacity; ..."): the OOM line
+    // joined with the continuation line right after it gives what the wrap cut from its unit.
+    if (prim)
+        for (const auto& h : prim->near)
+            if (h.file == prim->file && h.line == prim->line + 1 && all[h.sig].kind == sig_kind::context) {
+                apply_fields(a, extract_fields(all[prim->sig], prim->text + " " + h.text));
+                break;
+            }
 
     // Derived sizes.
     if (!a.reserved_unallocated_bytes && a.reserved_bytes && a.allocated_bytes &&
@@ -267,7 +280,7 @@ log_analysis scanner::finish() {
             a.rank_from = "message";
         } else if (ctx_rank) {
             a.rank = ctx_rank;
-            a.rank_from = "npu";
+            a.rank_from = ctx_rank_from;
         } else if (rank_hit && find_field(rank_hit->fields, "rank")) {
             a.rank = find_field(rank_hit->fields, "rank")->num;
             a.rank_from = all[rank_hit->sig].id == "torchtitan_exit_snapshot_path" ? "snapshot_path" : "torchrun";
