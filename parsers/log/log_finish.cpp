@@ -191,7 +191,7 @@ log_analysis scanner::finish() {
 
     // Context lines around the failure, nearest first.
     std::optional<std::int64_t> ctx_rank;
-    const char* ctx_rank_from = "npu";  // torch_npu's RankID suffix, or a prefixed traceback frame
+    const near_hit* frame_rank = nullptr;  // the nearest prefixed traceback frame above the failure
     if (failure) {
         std::vector<const near_hit*> near;
         for (const auto& h : failure->near) near.push_back(&h);
@@ -200,7 +200,10 @@ log_analysis scanner::finish() {
         });
         for (const near_hit* h : near) {
             const signature& s = all[h->sig];
-            if (s.kind == sig_kind::context) {
+            if (s.kind == sig_kind::context && s.prefix_rank) {
+                // its frames' rank, used (and shown) only when the failure line names none
+                if (!frame_rank && h->line < failure->line && find_field(h->fields, "rank")) frame_rank = h;
+            } else if (s.kind == sig_kind::context) {
                 bool used = false;
                 if (prim) {
                     auto before = a;
@@ -211,10 +214,7 @@ log_analysis scanner::finish() {
                 } else if (!a.device_index) {
                     if (auto* d = find_field(h->fields, "device_index")) a.device_index = d->num, used = true;
                 }
-                if (auto* r = find_field(h->fields, "rank"); r && !ctx_rank) {
-                    ctx_rank = r->num, used = true;
-                    if (s.prefix_rank) ctx_rank_from = "frame_prefix";
-                }
+                if (auto* r = find_field(h->fields, "rank"); r && !ctx_rank) ctx_rank = r->num, used = true;
                 if (used) add_ev(h->file, h->line, h->text, "context");
             } else if (s.kind == sig_kind::refine && prim) {
                 if (std::find(s.applies_to.begin(), s.applies_to.end(), a.source) != s.applies_to.end()) {
@@ -280,7 +280,11 @@ log_analysis scanner::finish() {
             a.rank_from = "message";
         } else if (ctx_rank) {
             a.rank = ctx_rank;
-            a.rank_from = ctx_rank_from;
+            a.rank_from = "npu";
+        } else if (frame_rank) {
+            a.rank = find_field(frame_rank->fields, "rank")->num;
+            a.rank_from = "frame_prefix";
+            add_ev(frame_rank->file, frame_rank->line, frame_rank->text, "context");
         } else if (rank_hit && find_field(rank_hit->fields, "rank")) {
             a.rank = find_field(rank_hit->fields, "rank")->num;
             a.rank_from = all[rank_hit->sig].id == "torchtitan_exit_snapshot_path" ? "snapshot_path" : "torchrun";
