@@ -1,6 +1,7 @@
 #include "parsers/log/log_scanner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,14 @@ std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
         double v = std::strtod(tmp.c_str(), &end);
         if (end == tmp.c_str() || !std::isfinite(v) || v < 0 || v > 9e18 / unit) return std::nullopt;
         return static_cast<std::int64_t>(std::llround(v * unit));
+    }
+    std::string plain;  // thousands separators between digits ("26,409,535,488 bytes", CuPy)
+    if (t.find(',') != std::string_view::npos && t.size() <= 40) {
+        for (size_t i = 0; i < t.size(); ++i)
+            if (t[i] != ',' || i == 0 || i + 1 == t.size() || !std::isdigit(static_cast<unsigned char>(t[i - 1])) ||
+                !std::isdigit(static_cast<unsigned char>(t[i + 1])))
+                plain += t[i];
+        t = plain;
     }
     auto v = parse_size(t);
     if (!v || *v < 0) return std::nullopt;
@@ -131,6 +140,10 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             break;
         }
     }
+    // a prefixed traceback frame: the rank its launcher's prefix names
+    if (s.prefix_rank && (!only.size() || std::find(only.begin(), only.end(), "rank") != only.end()) &&
+        !find_field(out, "rank"))
+        if (const std::int64_t r = rank_prefix(text); r >= 0) out.push_back({"rank", r});
     return out;
 }
 

@@ -178,7 +178,7 @@ struct loader {
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "by_total",
-            "eval_counter", "exclusive", "priority", "weight", "window", "fields", "note", "fact", "values"};
+            "eval_counter", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -242,11 +242,14 @@ struct loader {
         s.by_total = flag(m, "by_total");
         s.eval_counter = flag(m, "eval_counter");
         s.exclusive = flag(m, "exclusive");
+        s.prefix_rank = flag(m, "prefix_rank");
         s.priority = integer(m, "priority", 0);
         s.weight = integer(m, "weight", 1);
         s.window = std::clamp(integer(m, "window", 30), 1, 1000);
         if (s.exclusive && s.kind != sig_kind::progress && s.kind != sig_kind::memory)
             fail(m, "signature '" + s.id + "': only progress and memory lines can be exclusive");
+        if (s.prefix_rank && s.kind != sig_kind::context)
+            fail(m, "signature '" + s.id + "': only context lines can give their prefix's rank");
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
         if ((s.per_step || s.at_start || s.by_total || s.eval_counter) && s.kind != sig_kind::progress)
