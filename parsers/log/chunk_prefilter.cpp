@@ -13,6 +13,7 @@
 
 #include "engine/core/thread_priority.h"
 #include "engine/core/thread_cpu.h"
+#include "engine/core/usable_cores.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -107,7 +108,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     const char* data = mf.view().data();
     const size_t size = mf.size();
     const size_t chunk = std::clamp<size_t>(plan.chunk_bytes, 64, size_t{256} << 20);  // 5 chunks < 4 GiB
-    unsigned workers = plan.workers ? plan.workers : std::max(1u, std::thread::hardware_concurrency());
+    unsigned workers = plan.workers ? plan.workers : usable_cores();
     const size_t window = 2 * static_cast<size_t>(workers) + 1;  // chunks in flight: bounds memory
 
     struct slot {

@@ -26,7 +26,7 @@ inline std::int64_t task_label(std::string_view s) {
 
 // Slurm's own messages in a job's output: never labelled.
 inline bool slurm_own_line(std::string_view s) {
-    return s.substr(0, 6) == "srun: " || s.substr(0, 12) == "slurmstepd: ";
+    return s.starts_with("srun: ") || s.starts_with("slurmstepd: ");
 }
 
 // The lines of one file: labelled when at least k_min carry a label and 9 in 10 do (the batch
