@@ -38,6 +38,11 @@ struct task_label_vote {
     std::int64_t labelled = 0, unlabelled = 0;
     bool launcher = false;  // a labelled line names torchrun / torch.distributed's launcher
     void add(std::string_view line) {
+        // neither a label (spaces, digits) nor Slurm's own line ("s"): most lines, at the first byte
+        if (line.empty() || !(line[0] == ' ' || line[0] == 's' || (line[0] >= '0' && line[0] <= '9'))) {
+            ++unlabelled;
+            return;
+        }
         if (slurm_own_line(line)) return;
         if (task_label(line) < 0) {
             ++unlabelled;
