@@ -341,7 +341,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     handle_model_config(s, seg, line, stable, raw.size());
                 break;
             case sig_kind::nccl_peer:
-                if (!repeat || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
+                // the same bytes as the previous peer line: its facts are noted already (and only
+                // peer lines write them)
+                if (repeat && m_prev_peer_sig == h) break;
+                m_prev_peer = nccl_peer_fields(h, seg);
                 m_prev_peer_sig = h;
                 if (const field_list* peer = m_prev_peer) {
                     const field_list& f = *peer;
