@@ -803,11 +803,16 @@ bool scanner::resolve_progress(event& ev, bool after) {
     };
     auto choose = [&](std::vector<pick>& picks) -> pick* {
         std::vector<pick*> pool;
+        auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
         for (auto& p : picks) {
             if (!p.newest) continue;
-            const std::int64_t total = p.key_total >= 0 ? p.key_total : p.newest->total;
+            const std::int64_t total = total_of(p);
             if (!(total > 0 && *p.first >= total)) pool.push_back(&p);
         }
+        // a bar of one item (`0/1`: one file, one shard) counts no training steps beside another counter
+        if (std::any_of(pool.begin(), pool.end(), [&](const pick* p) { return total_of(*p) != 1; }))
+            pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const pick* p) { return total_of(*p) == 1; }),
+                       pool.end());
         if (pool.empty())
             for (auto& p : picks)
                 if (p.newest) pool.push_back(&p);

@@ -356,6 +356,16 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.last_logged_step == 0);
         CHECK(a.step == 1);
     }
+    SUBCASE("a bar of one item (0/1) is not the step counter beside another running counter") {
+        // allennlp: a 0/1 reading bar, then the untotalled training bar (allenai/allennlp#2515)
+        auto a = run("  0%|          | 0/1 [00:00<?, ?it/s]reading instances\n"
+                     "loss: 56.8394 ||: : 3181it [1:22:15, 10.61s/it]\n" + oom);
+        CHECK(a.last_logged_step == 3181);
+        CHECK(a.step == 3182);
+        // alone, the one-item bar is still read
+        auto alone = run("  0%|          | 0/1 [00:00<?, ?it/s]\n" + oom);
+        CHECK(alone.last_logged_step == 0);
+    }
     SUBCASE("Lightning: the epoch bar's count, never the validation bar") {
         auto a = run("Epoch 2:  45%|####5     | 450/1000 [02:15<02:45, 3.32it/s, loss=0.123, v_num=0]\n"
                      "Validation DataLoader 0:  40%|####      | 20/50 [00:01<00:01, 15.20it/s]\n" + oom);
