@@ -9,6 +9,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
+#include "engine/core/code_pages.h"
 #include "engine/core/errors.h"
 #include "engine/core/thread_heap.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -77,6 +78,7 @@ void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
                           reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
                           const rule_set* rules = &rules_with(dirs, p.packs);
                           release_free_heap();  // before the read peaks (docs/snapshot.md, snap7)
+                          release_code_pages();  // the loading's code (docs/snapshot.md, snap8)
                           return rules;
                       }).share();
 }
@@ -129,6 +131,7 @@ void run_analyze(const snapshot_opts& o) {
     prepared p;
     load_verdict_rules(p, o.rule_dirs);
     prepare(o, p);
+    release_code_pages();  // the start-up's code (static initialisers, the command line, the categories)
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
         throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");
