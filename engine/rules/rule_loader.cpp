@@ -876,6 +876,7 @@ load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
             std::error_code ec;
             fs::create_directories(cache_dir, ec);
             write_file_atomic(entry, encode_rule_set(lr.rules, key));
+            prune_rule_sets(cache_dir, 32);
         } catch (const std::exception&) {
             // A copy that cannot be written only costs the next run a compilation.
         }

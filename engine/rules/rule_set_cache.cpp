@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <re2/re2.h>
 
@@ -406,6 +408,21 @@ std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_vie
     }
     if (!r.texts(rs.files) || !r.at_end()) return std::nullopt;
     return rs;
+}
+
+void prune_rule_sets(const std::string& dir, std::size_t keep) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with("rules-") || !name.ends_with(".bin")) continue;
+        std::error_code tec;
+        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
+    }
+    if (ec || entries.size() <= keep) return;
+    std::sort(entries.begin(), entries.end());
+    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
 }
 
 #if defined(__linux__)

@@ -29,6 +29,10 @@ std::optional<std::string> read_file_bytes(const std::string& path);
 // yaml_cache's text_hash, takes one multiply a byte: 1.9 M instructions for the evidence set).
 std::uint64_t cache_hash(std::string_view bytes);
 
+// Removes the oldest stored rule sets (rules-*.bin) of the cache folder beyond `keep` (run after
+// each write: data folders of other checkouts and tests add entries of their own).
+void prune_rule_sets(const std::string& dir, std::size_t keep);
+
 // What identifies this build of the program (its ELF build id, else the executable's size and
 // modification time); empty when unknown, and then nothing is stored.
 const std::string& build_identity();

@@ -191,3 +191,15 @@ TEST_CASE("rule set cache: the stored evidence set gives the compiled set's snap
         CHECK(snap::to_json(a[i]).dump() == snap::to_json(b[i]).dump());
     }
 }
+
+TEST_CASE("rule set cache: the oldest stored sets beyond the limit are removed, nothing else") {
+    const fs::path dir = temp_dir("prune");
+    for (int i = 0; i < 40; ++i) std::ofstream(dir / ("rules-" + std::to_string(i) + ".bin")) << i;
+    std::ofstream(dir / "yaml-1.bin") << "x";
+    std::ofstream(dir / "vocab-1.bin") << "x";
+    prune_rule_sets(dir.string(), 32);
+    CHECK(stored_entries(dir).size() == 32);
+    CHECK(fs::exists(dir / "yaml-1.bin"));
+    CHECK(fs::exists(dir / "vocab-1.bin"));
+    fs::remove_all(dir);
+}
