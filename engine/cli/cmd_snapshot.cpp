@@ -9,7 +9,6 @@
 #include "engine/cli/commands.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
-#include "engine/core/code_pages.h"
 #include "engine/core/errors.h"
 #include "engine/core/thread_heap.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -78,7 +77,6 @@ void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
                           reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
                           const rule_set* rules = &rules_with(dirs, p.packs);
                           release_free_heap();  // before the read peaks (docs/snapshot.md, snap7)
-                          release_code_pages();  // the loading's code (docs/snapshot.md, snap8)
                           return rules;
                       }).share();
 }
@@ -86,10 +84,6 @@ void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
 // Analyzes the files (measurements), then runs the evidence step on each for the verdicts.
 std::vector<snap::snapshot_analysis> measure_all(const std::vector<std::string>& files, const prepared& p,
                                                  unsigned jobs) {
-    snap::analysis_options base = p.opt;
-    // One file: the reader's code is not run again, and its pages leave the resident set before
-    // the analysis, while the trace is held (a small file's peak; docs/snapshot.md, snap8).
-    if (files.size() == 1) base.after_read = [] { release_code_pages(); };
     std::function<void(std::size_t, std::size_t)> progress;
     if (stderr_is_tty() && files.size() > 1)
         progress = [](std::size_t done, std::size_t total) {
@@ -98,7 +92,7 @@ std::vector<snap::snapshot_analysis> measure_all(const std::vector<std::string>&
             std::fflush(stderr);
         };
     if (stderr_is_tty() && files.size() == 1) {
-        snap::analysis_options opt = base;
+        snap::analysis_options opt = p.opt;
         const std::string name = files[0];
         opt.load_progress = [name](std::size_t done, std::size_t total) {
             if (total > 0) fmt::print(stderr, "\r\x1b[Kreading {} {:.0f}%", name, 100.0 * done / total);
@@ -108,7 +102,7 @@ std::vector<snap::snapshot_analysis> measure_all(const std::vector<std::string>&
         fmt::print(stderr, "\r\x1b[K");
         return out;
     }
-    return snap::analyze_files(files, base, jobs, progress);
+    return snap::analyze_files(files, p.opt, jobs, progress);
 }
 
 std::vector<snap::snapshot_analysis> run_all(const std::vector<std::string>& files, const prepared& p,
@@ -135,7 +129,6 @@ void run_analyze(const snapshot_opts& o) {
     prepared p;
     load_verdict_rules(p, o.rule_dirs);
     prepare(o, p);
-    release_code_pages();  // the start-up's code (static initialisers, the command line, the categories)
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
         throw usage_error("--format html: one snapshot file (use oomdx diagnose -s for several)");

@@ -63,7 +63,6 @@ snapshot_analysis analyze_file(const std::string& path, const analysis_options& 
         case summary_kind::not_summary: break;
     }
     snapshot s = load_snapshot(path, load_limits{}, opt.load_progress);
-    if (opt.after_read) opt.after_read();
     snapshot_analysis a = analyze(s, opt);
     a.rank = rank_from_name(path, -1);
     return a;

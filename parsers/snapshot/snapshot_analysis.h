@@ -24,9 +24,6 @@ struct analysis_options {
     std::int64_t max_detailed_ooms = 32;      // OOM events with holders and free-block replay
     // Loading progress of one file (bytes read, file size); used by analyze_file. Empty: silent.
     std::function<void(std::size_t, std::size_t)> load_progress;
-    // Called by analyze_file between reading a snapshot and analyzing it (oomdx snapshot of one
-    // file: releases the reader's code pages, docs/snapshot.md). Empty: nothing.
-    std::function<void()> after_read;
 };
 
 struct category_total {
