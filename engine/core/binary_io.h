@@ -1,14 +1,20 @@
-// Little helpers for oomdx's own binary cache files (yaml_cache, vocabulary_cache): fixed-width
-// integers in host order, length-prefixed text, and reading an entry whole. Readers check bounds before get64.
+// Little helpers for oomdx's own binary cache files (yaml_cache, vocabulary_cache, rule_set_cache):
+// fixed-width integers in host order, length-prefixed text, a bounds-checked reader, reading an
+// entry whole and pruning old entries. Readers check bounds before get64.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace oomdx::bin {
 
@@ -35,6 +41,29 @@ inline std::uint64_t get64(std::string_view s, std::size_t at) {
     return v;
 }
 
+// A cache entry's envelope: an 8-byte magic, the key's hash, the payload's size and its hash,
+// then the payload. `unseal` gives the payload only when all four agree.
+constexpr std::size_t k_envelope = 8 + 3 * 8;
+using hash_fn = std::uint64_t (*)(std::string_view);
+
+inline std::string seal(const char (&magic)[8], std::string_view key, std::string_view payload, hash_fn hash) {
+    std::string out(magic, 8);
+    put64(out, hash(key));
+    put64(out, payload.size());
+    put64(out, hash(payload));
+    out += payload;
+    return out;
+}
+
+inline std::optional<std::string_view> unseal(std::string_view stored, const char (&magic)[8], std::string_view key,
+                                              hash_fn hash) {
+    if (stored.size() < k_envelope || std::memcmp(stored.data(), magic, 8) != 0) return std::nullopt;
+    const std::string_view payload = stored.substr(k_envelope);
+    if (get64(stored, 8) != hash(key) || get64(stored, 16) != payload.size() || get64(stored, 24) != hash(payload))
+        return std::nullopt;
+    return payload;
+}
+
 // The whole file, or "" when it cannot be read (a cache entry that is not there).
 inline std::string read_all(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -42,6 +71,78 @@ inline std::string read_all(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// Reads an entry's payload; every read checks its bounds, and any failure makes the whole copy
+// unusable (the caller compiles again).
+class reader {
+public:
+    explicit reader(std::string_view in) : m_in(in) {}
+
+    bool u32(std::uint32_t& v) {
+        if (m_in.size() - m_at < 4) return false;
+        std::memcpy(&v, m_in.data() + m_at, 4);
+        m_at += 4;
+        return true;
+    }
+    bool u64(std::uint64_t& v) {
+        if (m_in.size() - m_at < 8) return false;
+        std::memcpy(&v, m_in.data() + m_at, 8);
+        m_at += 8;
+        return true;
+    }
+    bool i64(std::int64_t& v) {
+        std::uint64_t u = 0;
+        if (!u64(u)) return false;
+        v = static_cast<std::int64_t>(u);
+        return true;
+    }
+    bool flag(bool& v) {
+        std::uint32_t x = 0;
+        if (!u32(x) || x > 1) return false;
+        v = x == 1;
+        return true;
+    }
+    // A count of items that take at least 4 bytes each: never more than what is left.
+    bool count(std::uint32_t& n) { return u32(n) && n <= (m_in.size() - m_at) / 4; }
+    bool text(std::string& s) {
+        std::uint32_t n = 0;
+        if (!u32(n) || m_in.size() - m_at < n) return false;
+        s.assign(m_in.data() + m_at, n);
+        m_at += n;
+        return true;
+    }
+    bool texts(std::vector<std::string>& v) {
+        std::uint32_t n = 0;
+        if (!count(n)) return false;
+        v.resize(n);
+        for (auto& s : v)
+            if (!text(s)) return false;
+        return true;
+    }
+    bool at_end() const { return m_at == m_in.size(); }
+
+private:
+    std::string_view m_in;
+    std::size_t m_at = 0;
+};
+
+// Keeps the `keep` newest files of `dir` named <prefix>*.bin and removes the others (best
+// effort: a cache that cannot be pruned still works). An entry in use is rewritten, and so
+// renewed, when what it was made from changes.
+inline void prune_entries(const std::string& dir, std::string_view prefix, std::size_t keep) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with(prefix) || !name.ends_with(".bin")) continue;
+        std::error_code tec;
+        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
+    }
+    if (ec || entries.size() <= keep) return;
+    std::sort(entries.begin(), entries.end());  // the oldest first
+    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
 }
 
 }  // namespace oomdx::bin

@@ -24,32 +24,9 @@ using bin::put_text;
 using bin::read_all;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'v', 'c', '1'};
-// magic, key hash, payload size, payload hash
-constexpr std::size_t k_header = 8 + 3 * 8;
 
 
-class reader {
-public:
-    explicit reader(std::string_view in) : m_in(in) {}
-    bool u32(std::uint32_t& v) {
-        if (m_in.size() - m_at < 4) return false;
-        std::memcpy(&v, m_in.data() + m_at, 4);
-        m_at += 4;
-        return true;
-    }
-    bool text(std::string& s) {
-        std::uint32_t n = 0;
-        if (!u32(n) || m_in.size() - m_at < n) return false;
-        s.assign(m_in.data() + m_at, n);
-        m_at += n;
-        return true;
-    }
-    bool at_end() const { return m_at == m_in.size(); }
-
-private:
-    std::string_view m_in;
-    std::size_t m_at = 0;
-};
+using reader = bin::reader;
 
 
 }  // namespace
@@ -73,20 +50,13 @@ std::string encode_vocabulary(const vocabulary& v, std::string_view key) {
         put_text(payload, d.file);
         put32(payload, static_cast<std::uint32_t>(d.line));
     }
-    std::string out(k_magic, sizeof k_magic);
-    put64(out, text_hash(key));
-    put64(out, payload.size());
-    put64(out, text_hash(payload));
-    return out + payload;
+    return bin::seal(k_magic, key, payload, text_hash);
 }
 
 std::optional<vocabulary> decode_vocabulary(std::string_view stored, std::string_view key) {
-    if (stored.size() < k_header || std::memcmp(stored.data(), k_magic, sizeof k_magic) != 0) return std::nullopt;
-    const std::string_view payload = stored.substr(k_header);
-    if (get64(stored, 8) != text_hash(key) || get64(stored, 16) != payload.size() ||
-        get64(stored, 24) != text_hash(payload))
-        return std::nullopt;
-    reader r(payload);
+    const auto payload = bin::unseal(stored, k_magic, key, text_hash);
+    if (!payload) return std::nullopt;
+    reader r(*payload);
     std::uint32_t count = 0;
     if (!r.u32(count)) return std::nullopt;
     vocabulary v;

@@ -163,21 +163,7 @@ bool under(const std::filesystem::path& file, const std::filesystem::path& dir) 
 
 }  // namespace
 
-void prune_yaml_cache(const std::string& dir, std::size_t keep) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        if (!name.starts_with("yaml-") || !name.ends_with(".bin")) continue;
-        std::error_code tec;
-        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
-    }
-    if (ec || entries.size() <= keep) return;
-    // the oldest go first; an entry in use is rewritten (and so renewed) when its file changes
-    std::sort(entries.begin(), entries.end());
-    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
-}
+void prune_yaml_cache(const std::string& dir, std::size_t keep) { bin::prune_entries(dir, "yaml-", keep); }
 
 std::uint64_t text_hash(std::string_view text) {
     std::uint64_t h = 0xcbf29ce484222325ull;

@@ -26,8 +26,6 @@ using bin::put64;
 using bin::put_text;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '1'};
-// magic, key hash, payload size, payload hash
-constexpr std::size_t k_header = 8 + 3 * 8;
 // Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
 constexpr int k_max_depth = 512;
 
@@ -140,55 +138,14 @@ void put_rule(std::string& out, const rule_def& r) {
 
 // ---- reading: every read checks its bounds; any failure makes the whole copy unusable ----
 
-class reader {
+class reader : public bin::reader {
 public:
-    explicit reader(std::string_view in) : m_in(in) {}
+    using bin::reader::reader;
 
-    bool u32(std::uint32_t& v) {
-        if (m_in.size() - m_at < 4) return false;
-        std::memcpy(&v, m_in.data() + m_at, 4);
-        m_at += 4;
-        return true;
-    }
-    bool u64(std::uint64_t& v) {
-        if (m_in.size() - m_at < 8) return false;
-        std::memcpy(&v, m_in.data() + m_at, 8);
-        m_at += 8;
-        return true;
-    }
-    bool i64(std::int64_t& v) {
-        std::uint64_t u = 0;
-        if (!u64(u)) return false;
-        v = static_cast<std::int64_t>(u);
-        return true;
-    }
     bool small(int& v) {
         std::int64_t x = 0;
         if (!i64(x) || x < INT32_MIN || x > INT32_MAX) return false;
         v = static_cast<int>(x);
-        return true;
-    }
-    bool flag(bool& v) {
-        std::uint32_t x = 0;
-        if (!u32(x) || x > 1) return false;
-        v = x == 1;
-        return true;
-    }
-    // A count of items that take at least 4 bytes each: never more than what is left.
-    bool count(std::uint32_t& n) { return u32(n) && n <= (m_in.size() - m_at) / 4; }
-    bool text(std::string& s) {
-        std::uint32_t n = 0;
-        if (!u32(n) || m_in.size() - m_at < n) return false;
-        s.assign(m_in.data() + m_at, n);
-        m_at += n;
-        return true;
-    }
-    bool texts(std::vector<std::string>& v) {
-        std::uint32_t n = 0;
-        if (!count(n)) return false;
-        v.resize(n);
-        for (auto& s : v)
-            if (!text(s)) return false;
         return true;
     }
     bool val(value& v, int depth = 0) {
@@ -289,11 +246,6 @@ public:
         return texts(r.next_steps) && texts(r.uncertain) && texts(r.tags) && texts(r.claims) && text(r.status) &&
                flag(r.enabled) && small(r.file_order) && ctx(r.where);
     }
-    bool at_end() const { return m_at == m_in.size(); }
-
-private:
-    std::string_view m_in;
-    std::size_t m_at = 0;
 };
 
 }  // namespace
@@ -357,20 +309,13 @@ std::string encode_rule_set(const rule_set& rs, std::string_view key) {
         put_texts(p, v);
     }
     put_texts(p, rs.files);
-    std::string out(k_magic, sizeof k_magic);
-    put64(out, cache_hash(key));
-    put64(out, p.size());
-    put64(out, cache_hash(p));
-    return out + p;
+    return bin::seal(k_magic, key, p, cache_hash);
 }
 
 std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_view key) {
-    if (stored.size() < k_header || std::memcmp(stored.data(), k_magic, sizeof k_magic) != 0) return std::nullopt;
-    const std::string_view payload = stored.substr(k_header);
-    if (get64(stored, 8) != cache_hash(key) || get64(stored, 16) != payload.size() ||
-        get64(stored, 24) != cache_hash(payload))
-        return std::nullopt;
-    reader r(payload);
+    const auto payload = bin::unseal(stored, k_magic, key, cache_hash);
+    if (!payload) return std::nullopt;
+    reader r(*payload);
     rule_set rs;
     std::uint32_t n = 0;
     if (!r.count(n)) return std::nullopt;
@@ -410,20 +355,7 @@ std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_vie
     return rs;
 }
 
-void prune_rule_sets(const std::string& dir, std::size_t keep) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        if (!name.starts_with("rules-") || !name.ends_with(".bin")) continue;
-        std::error_code tec;
-        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
-    }
-    if (ec || entries.size() <= keep) return;
-    std::sort(entries.begin(), entries.end());
-    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
-}
+void prune_rule_sets(const std::string& dir, std::size_t keep) { bin::prune_entries(dir, "rules-", keep); }
 
 #if defined(__linux__)
 namespace {
