@@ -106,7 +106,7 @@ struct estimate_input {
     bool fp8_all_gather = false;          // FSDP all-gathers float8 weights (1 B/param)
     int fp8_force_recompute = -1;         // force_recompute_fp8_weight_in_bwd: -1 unknown, 0, 1
     std::int64_t lowp_bf16_tail = 0;      // NVFP4 mixed recipe: last N layers stay bf16
-    bool async_tp = false;                // TP collectives in symmetric memory (outside the allocator)
+    bool async_tp = false;                // micro-pipelined TP: a symmetric-memory P2P workspace beside the allocator
     bool hf_model = false;                // HF transformers modeling code (LLaMA-Factory, HF Trainer)
     bool norm_upcast = true;              // the model's RMSNorm computes in fp32 (HF, torchtitan, torchtune)
     // Added in round est9 (held-out fine-tuning rows).

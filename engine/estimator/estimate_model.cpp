@@ -795,14 +795,14 @@ double compute(const estimate_input& in, breakdown& out) {
             bwd += max_layer;
         }
         // TP with sequence parallel: the all-gathered input of a matmul and the reduce-scatter
-        // input of the next, tokens x h each (symmetric memory under async TP)
+        // input of the next, tokens x h each. Async TP keeps both in the caching allocator (torch
+        // _symmetric_memory: fused_all_gather_matmul returns A_flat.new_empty(...), the fused
+        // matmul-reduce-scatter computes into x.new_empty(...)); symmetric memory holds only the
+        // P2P workspace, the largest of one shard and two reduce-scatter output chunks
         double tp_buf = 0;
         if (in.tp > 1 && in.sequence_parallel && in.framework != train_framework::megatron)
             tp_buf = 2.0 * tokens * 2.0 * h;
-        if (in.async_tp) {
-            st.symm = tp_buf;  // outside the caching allocator (not in allocated/reserved)
-            tp_buf = 0;
-        }
+        if (in.async_tp) st.symm = tp_buf / t;  // 2 x (tokens / TP) x h x 2 B, outside allocated/reserved
         // backward of one layer: recompute under AC, activation gradients of the residual stream
         const double act_grad = 2.0 * (fp32_resid ? 4.0 : 2.0) * h * tokens / (in.sequence_parallel ? t : 1.0);
         // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage

@@ -11,12 +11,14 @@
 
 #include <fmt/format.h>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
+#include "engine/rules/rule_set_cache.h"
 #include "engine/rules/rule_translations.h"
 #include "engine/rules/text_template.h"
 
@@ -61,6 +63,8 @@ std::string without_final_newline(std::string t) {
 }
 
 
+void attach_lazy_translations(rule_set& rs, const std::vector<std::string>& files);
+
 struct raw_item {
     YAML::Node node;
     std::string file;
@@ -88,8 +92,7 @@ public:
         for (const auto& p : paths) collect_files(p, files);
         for (const auto& f : files) read_file(f);
         if (m_translations == translation_loading::lazy) {
-            m_out.rules.lazy_i18n = std::make_shared<lazy_translations>();
-            m_out.rules.lazy_i18n->load = [files](const std::string& lang) { return read_translations(files, lang); };
+            attach_lazy_translations(m_out.rules, files);
         } else {
             for (const auto& lang : report_languages())
                 if (has_translations(files, lang))
@@ -741,6 +744,7 @@ private:
         }
     }
 
+public:
     // The lazy form: throws input_error when a translation file has errors.
     static translation_table read_translations(const std::vector<std::string>& packs, const std::string& lang) {
         translation_table table;
@@ -753,6 +757,7 @@ private:
         return table;
     }
 
+private:
     const vocabulary& m_vocab;
     const std::vector<action_decl>& m_actions;
     translation_loading m_translations;
@@ -766,6 +771,15 @@ private:
     std::map<std::string, std::string> m_rule_ids;
     std::set<std::string> m_claims;
 };
+
+}  // namespace
+
+namespace {
+
+void attach_lazy_translations(rule_set& rs, const std::vector<std::string>& files) {
+    rs.lazy_i18n = std::make_shared<lazy_translations>();
+    rs.lazy_i18n->load = [files](const std::string& lang) { return loader::read_translations(files, lang); };
+}
 
 }  // namespace
 
@@ -799,14 +813,73 @@ std::vector<std::string> shipped_packs(const std::vector<std::string>& only_step
 
 }  // namespace
 
-load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
-    load_result lr = load_rules(shipped_packs(only_steps), vocabulary::shipped(), shipped_actions(),
-                                translation_loading::lazy, only_steps);
+namespace {
+
+// What the compilation of `packs` reads, by path, size and text hash (rule_set_cache.h), or ""
+// when a file cannot be read (then nothing is stored or read back).
+std::string compiled_rules_key(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps) {
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (const auto& p : packs) {
+        if (fs::is_directory(p, ec)) {
+            for (const auto& e : fs::recursive_directory_iterator(p, ec))
+                if (e.is_regular_file(ec)) files.push_back(e.path().string());
+        } else {
+            files.push_back(p);
+        }
+    }
+    if (ec) return {};
+    std::sort(files.begin(), files.end());
+    const auto facts = yaml_files_in(data_path("knowledge/facts"), ec);
+    if (ec) return {};
+    files.insert(files.end(), facts.begin(), facts.end());
+    files.push_back(data_path("knowledge/actions.yaml"));
+    std::string key = fmt::format("oomdx compiled rules 1\n{}\nsteps {}\n", build_identity(), fmt::join(only_steps, ","));
+    for (const auto& f : files) {
+        const auto bytes = read_file_bytes(f);
+        if (!bytes) return {};
+        key += fmt::format("{}\n{}\n{:016x}\n", f, bytes->size(), cache_hash(*bytes));
+    }
+    return key;
+}
+
+load_result compile_shipped_rules(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps) {
+    load_result lr = load_rules(packs, vocabulary::shipped(), shipped_actions(), translation_loading::lazy, only_steps);
     if (!lr.ok()) {
         std::string msg = "the shipped rules do not load:";
         for (const auto& d : lr.diagnostics)
             if (!rule_error_is_warning(d.code)) msg += "\n" + d.render();
         throw input_error(msg);
+    }
+    return lr;
+}
+
+}  // namespace
+
+load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
+    const std::vector<std::string> packs = shipped_packs(only_steps);
+    const std::string cache_dir = yaml_cache_dir();
+    if (cache_dir.empty() || build_identity().empty()) return compile_shipped_rules(packs, only_steps);
+    const std::string key = compiled_rules_key(packs, only_steps);
+    if (key.empty()) return compile_shipped_rules(packs, only_steps);
+    const std::string entry = fmt::format("{}/rules-{:016x}.bin", cache_dir,
+                                          text_hash(fmt::format("{}\n{}", data_dir(), fmt::join(only_steps, ","))));
+    if (auto stored = decode_rule_set(read_file_bytes(entry).value_or(""), key)) {
+        load_result lr;
+        lr.rules = std::move(*stored);
+        attach_lazy_translations(lr.rules, lr.rules.files);
+        return lr;
+    }
+    load_result lr = compile_shipped_rules(packs, only_steps);
+    if (lr.diagnostics.empty()) {  // a set with warnings is compiled each time (they are reported)
+        try {
+            std::error_code ec;
+            fs::create_directories(cache_dir, ec);
+            write_file_atomic(entry, encode_rule_set(lr.rules, key));
+            prune_rule_sets(cache_dir, 32);
+        } catch (const std::exception&) {
+            // A copy that cannot be written only costs the next run a compilation.
+        }
     }
     return lr;
 }

@@ -69,7 +69,7 @@ std::string fallback_framework(const std::string& format) {
 }
 
 const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, const std::string& format,
-                                        const std::string& hint) {
+                                        const std::string& hint, bool* guessed = nullptr) {
     const auto& all = framework_adapter::shipped();
     if (!hint.empty()) {
         for (const auto& a : all)
@@ -88,6 +88,7 @@ const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, c
         }
     }
     if (best) return *best;
+    if (guessed) *guessed = true;
     return framework_adapter::get(fallback_framework(format));
 }
 
@@ -629,7 +630,7 @@ job_config parse_cli_args(const std::vector<std::string>& args, const std::strin
     std::vector<shell_word> operands;
     job.entries = split_args(words, text, nullptr, &operands);
     add_dotlist(job.entries, operands, text);
-    const framework_adapter& a = choose_adapter(job.entries, "cli", framework_hint);
+    const framework_adapter& a = choose_adapter(job.entries, "cli", framework_hint, &job.framework_guessed);
     operands.clear();
     job.entries = split_args(words, text, &a, &operands);
     add_dotlist(job.entries, operands, text);

@@ -91,6 +91,11 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
     if (!o.config.empty()) in.job = parse_job_config(o.config, o.framework);
     if (!o.launch_args.empty()) {
         job_config cli = parse_cli_args(o.launch_args, in.job ? in.job->framework : o.framework, "command line", 0);
+        // A launch line no adapter recognizes (a plain `python train.py ...`) names no framework: the
+        // format's fallback is a guess, so neither it nor its defaults become facts (the log's markers may
+        // still tell the framework).
+        if (!in.job && cli.framework_guessed)
+            std::erase_if(cli.facts, [](const fact& f) { return f.name == "job.framework" || f.prov.from_default(); });
         if (in.job) merge_job_config(*in.job, cli);
         else in.job = std::move(cli);
     }

@@ -13,6 +13,7 @@
 
 #include "engine/core/thread_priority.h"
 #include "engine/core/thread_cpu.h"
+#include "engine/core/usable_cores.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -46,6 +47,9 @@ enum hit_flag : std::uint8_t {
     // memory line, or a framework marker with a pattern (progress lines are kept raw)
     needs_plain = 1,
     nccl_peer = 2,  // an NCCL peer line (the caller caches its fields)
+    // the caller reads the line's rank (progress, memory, failures); other lines leave it -2
+    // (not read: the caller's rank_of reads it if it ever asks)
+    needs_rank = 4,
 };
 
 std::vector<std::uint8_t> hit_flags(const signature_set& sigs) {
@@ -54,7 +58,10 @@ std::vector<std::uint8_t> hit_flags(const signature_set& sigs) {
         const signature& s = sigs.all()[i];
         const bool raw = s.kind == sig_kind::progress || s.kind == sig_kind::memory ||
                          (s.kind == sig_kind::framework && !s.regex);
-        f[i] = static_cast<std::uint8_t>((raw ? 0 : needs_plain) | (s.kind == sig_kind::nccl_peer ? nccl_peer : 0));
+        const bool ranked = s.kind == sig_kind::progress || s.kind == sig_kind::memory || s.kind == sig_kind::oom ||
+                            s.kind == sig_kind::not_oom || s.kind == sig_kind::crash;
+        f[i] = static_cast<std::uint8_t>((raw ? 0 : needs_plain) | (s.kind == sig_kind::nccl_peer ? nccl_peer : 0) |
+                                         (ranked ? needs_rank : 0));
     }
     return f;
 }
@@ -89,7 +96,7 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
             prev_peer = seg;
         }
         r.segments.push_back({static_cast<std::uint32_t>(seg.data() - begin), static_cast<std::uint32_t>(seg.size()),
-                              static_cast<std::uint32_t>(line), static_cast<std::int32_t>(rank_prefix(seg)), first,
+                              static_cast<std::uint32_t>(line), (f & needs_rank) ? static_cast<std::int32_t>(rank_prefix(seg)) : -2, first,
                               static_cast<std::uint32_t>(r.hits.size() - first), cut,
                               (f & needs_plain) && std::memchr(seg.data(), '\x1b', seg.size()) == nullptr,
                               repeat});
@@ -107,7 +114,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     const char* data = mf.view().data();
     const size_t size = mf.size();
     const size_t chunk = std::clamp<size_t>(plan.chunk_bytes, 64, size_t{256} << 20);  // 5 chunks < 4 GiB
-    unsigned workers = plan.workers ? plan.workers : std::max(1u, std::thread::hardware_concurrency());
+    unsigned workers = plan.workers ? plan.workers : usable_cores();
     const size_t window = 2 * static_cast<size_t>(workers) + 1;  // chunks in flight: bounds memory
 
     struct slot {

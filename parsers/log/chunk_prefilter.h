@@ -31,7 +31,7 @@ struct prefiltered_segment {
     std::string_view text;
     std::int64_t line = 0;
     bool cut = false;
-    std::int64_t rank = -1;  // rank_prefix(text)
+    std::int64_t rank = -1;  // rank_prefix(text); -2 where no hit of the line reads it (not looked for)
     const int* hits = nullptr;
     size_t hit_count = 0;
     bool plain = false;  // holds no escape byte (no colour codes to strip)

@@ -14,6 +14,12 @@
 
 namespace oomdx {
 
+namespace splitter_detail {
+extern const bool k_avx2;  // the processor has AVX2 (checked once at start-up)
+// The break masks of 256 bytes (four 64-byte blocks) with AVX2; only where k_avx2.
+void break_masks_avx2(const char* blk, std::uint64_t* out);
+}  // namespace splitter_detail
+
 class line_splitter {
 public:
     explicit line_splitter(size_t cap, std::int64_t first_line = 1) : m_cap(cap), m_line(first_line) {}
@@ -24,10 +30,23 @@ public:
     void feed(const char* p, size_t n, Fn&& fn) {
         const char* end = p + n;
         const char* start = p;  // of the current segment
+        std::uint64_t masks[4];
+        size_t ready = 0;  // masks[ready..3] hold the next blocks' masks (AVX2, 256 bytes at a time)
+        const bool wide = splitter_detail::k_avx2;
         for (const char* blk = p; blk < end; blk += 64) {
             const size_t len = std::min<size_t>(64, static_cast<size_t>(end - blk));
             __builtin_prefetch(blk + 2048);  // hardware prefetch stops at page boundaries
-            std::uint64_t m = break_mask(blk, len);
+            std::uint64_t m;
+            if (ready > 0 && ready < 4) {
+                m = masks[ready++];
+            } else if (wide && end - blk >= 256) {
+                splitter_detail::break_masks_avx2(blk, masks);
+                m = masks[0];
+                ready = 1;
+            } else {
+                m = break_mask(blk, len);
+                ready = 0;
+            }
             while (m) {
                 const char* brk = blk + __builtin_ctzll(m);
                 m &= m - 1;

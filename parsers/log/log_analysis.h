@@ -68,7 +68,7 @@ struct log_file_info {
 struct log_analysis {
     // OOM classification (design vocabulary); "none" when the log shows no OOM.
     std::string source = "none";
-    std::string device_kind;   // cuda | npu | hip | mps | xpu | cpu | unknown ("" when none)
+    std::string device_kind;   // cuda | npu | frame_prefix | hip | mps | xpu | cpu | unknown ("" when none)
     std::string signature;     // id of the signature that matched the primary message
     std::string message;       // primary OOM line (capped)
     std::string file;          // file and line of the primary message

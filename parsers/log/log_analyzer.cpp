@@ -12,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/limits.h"
 #include "engine/core/mapped_file.h"
+#include "engine/core/usable_cores.h"
 #include "parsers/log/chunk_prefilter.h"
 #include "parsers/log/gzip_blocks.h"
 #include "parsers/log/line_splitter.h"
@@ -103,7 +104,9 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         if (opts.progress) opts.progress(path, static_cast<std::int64_t>(off), static_cast<std::int64_t>(n));
     };
     prefilter_totals t;
-    if (opts.threads != 1 && n > 2 * opts.chunk_bytes) {
+    // One usable core (taskset, a cpuset): workers would only take turns with this thread.
+    const bool workers = opts.threads > 1 || (opts.threads == 0 && usable_cores() > 1);
+    if (workers && n > 2 * opts.chunk_bytes) {
         prefilter_plan plan;
         plan.chunk_bytes = opts.chunk_bytes;
         plan.workers = opts.threads;

@@ -21,7 +21,7 @@ struct log_options {
     // position and size for .gz). Empty: no progress reporting.
     std::function<void(const std::string&, std::int64_t, std::int64_t)> progress;
     // Plain files over two chunks are split into line-aligned chunks prefiltered on `threads`
-    // worker threads (0 = one per hardware thread, 1 = no workers); the result is the same.
+    // worker threads (0 = one per usable core, none when there is one; 1 = no workers); the result is the same.
     unsigned threads = 0;
     size_t chunk_bytes = size_t{1} << 20;
     // Device capacity for the forecast (`--device`); 0: what the log states, if anything.

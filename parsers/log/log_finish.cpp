@@ -191,6 +191,7 @@ log_analysis scanner::finish() {
 
     // Context lines around the failure, nearest first.
     std::optional<std::int64_t> ctx_rank;
+    const near_hit* frame_rank = nullptr;  // the nearest prefixed traceback frame above the failure
     if (failure) {
         std::vector<const near_hit*> near;
         for (const auto& h : failure->near) near.push_back(&h);
@@ -199,7 +200,10 @@ log_analysis scanner::finish() {
         });
         for (const near_hit* h : near) {
             const signature& s = all[h->sig];
-            if (s.kind == sig_kind::context) {
+            if (s.kind == sig_kind::context && s.prefix_rank) {
+                // its frames' rank, used (and shown) only when the failure line names none
+                if (!frame_rank && h->line < failure->line && find_field(h->fields, "rank")) frame_rank = h;
+            } else if (s.kind == sig_kind::context) {
                 bool used = false;
                 if (prim) {
                     auto before = a;
@@ -222,6 +226,15 @@ log_analysis scanner::finish() {
             }
         }
     }
+
+    // A message wrapped over lines ("... (GPU 0; 31.75" / "GiB total capacity; ..."): the OOM line
+    // joined with the continuation line right after it gives what the wrap cut from its unit.
+    if (prim)
+        for (const auto& h : prim->near)
+            if (h.file == prim->file && h.line == prim->line + 1 && all[h.sig].kind == sig_kind::context) {
+                apply_fields(a, extract_fields(all[prim->sig], prim->text + " " + h.text));
+                break;
+            }
 
     // Derived sizes.
     if (!a.reserved_unallocated_bytes && a.reserved_bytes && a.allocated_bytes &&
@@ -268,6 +281,10 @@ log_analysis scanner::finish() {
         } else if (ctx_rank) {
             a.rank = ctx_rank;
             a.rank_from = "npu";
+        } else if (frame_rank) {
+            a.rank = find_field(frame_rank->fields, "rank")->num;
+            a.rank_from = "frame_prefix";
+            add_ev(frame_rank->file, frame_rank->line, frame_rank->text, "context");
         } else if (rank_hit && find_field(rank_hit->fields, "rank")) {
             a.rank = find_field(rank_hit->fields, "rank")->num;
             a.rank_from = all[rank_hit->sig].id == "torchtitan_exit_snapshot_path" ? "snapshot_path" : "torchrun";

@@ -1,6 +1,7 @@
 #include "parsers/log/log_scanner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,14 @@ std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
         double v = std::strtod(tmp.c_str(), &end);
         if (end == tmp.c_str() || !std::isfinite(v) || v < 0 || v > 9e18 / unit) return std::nullopt;
         return static_cast<std::int64_t>(std::llround(v * unit));
+    }
+    std::string plain;  // thousands separators between digits ("26,409,535,488 bytes", CuPy)
+    if (t.find(',') != std::string_view::npos && t.size() <= 40) {
+        for (size_t i = 0; i < t.size(); ++i)
+            if (t[i] != ',' || i == 0 || i + 1 == t.size() || !std::isdigit(static_cast<unsigned char>(t[i - 1])) ||
+                !std::isdigit(static_cast<unsigned char>(t[i + 1])))
+                plain += t[i];
+        t = plain;
     }
     auto v = parse_size(t);
     if (!v || *v < 0) return std::nullopt;
@@ -131,6 +140,10 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             break;
         }
     }
+    // a prefixed traceback frame: the rank its launcher's prefix names
+    if (s.prefix_rank && (!only.size() || std::find(only.begin(), only.end(), "rank") != only.end()) &&
+        !find_field(out, "rank"))
+        if (const std::int64_t r = rank_prefix(text); r >= 0) out.push_back({"rank", r});
     return out;
 }
 
@@ -328,7 +341,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     handle_model_config(s, seg, line, stable, raw.size());
                 break;
             case sig_kind::nccl_peer:
-                if (!repeat || m_prev_peer_sig != h) m_prev_peer = nccl_peer_fields(h, seg);
+                // the same bytes as the previous peer line: its facts are noted already (and only
+                // peer lines write them)
+                if (repeat && m_prev_peer_sig == h) break;
+                m_prev_peer = nccl_peer_fields(h, seg);
                 m_prev_peer_sig = h;
                 if (const field_list* peer = m_prev_peer) {
                     const field_list& f = *peer;
@@ -787,11 +803,16 @@ bool scanner::resolve_progress(event& ev, bool after) {
     };
     auto choose = [&](std::vector<pick>& picks) -> pick* {
         std::vector<pick*> pool;
+        auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
         for (auto& p : picks) {
             if (!p.newest) continue;
-            const std::int64_t total = p.key_total >= 0 ? p.key_total : p.newest->total;
+            const std::int64_t total = total_of(p);
             if (!(total > 0 && *p.first >= total)) pool.push_back(&p);
         }
+        // a bar of one item (`0/1`: one file, one shard) counts no training steps beside another counter
+        if (std::any_of(pool.begin(), pool.end(), [&](const pick* p) { return total_of(*p) != 1; }))
+            pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const pick* p) { return total_of(*p) == 1; }),
+                       pool.end());
         if (pool.empty())
             for (auto& p : picks)
                 if (p.newest) pool.push_back(&p);

@@ -178,7 +178,7 @@ struct loader {
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "by_total",
-            "eval_counter", "exclusive", "priority", "weight", "window", "fields", "note", "fact", "values"};
+            "eval_counter", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -242,11 +242,14 @@ struct loader {
         s.by_total = flag(m, "by_total");
         s.eval_counter = flag(m, "eval_counter");
         s.exclusive = flag(m, "exclusive");
+        s.prefix_rank = flag(m, "prefix_rank");
         s.priority = integer(m, "priority", 0);
         s.weight = integer(m, "weight", 1);
         s.window = std::clamp(integer(m, "window", 30), 1, 1000);
         if (s.exclusive && s.kind != sig_kind::progress && s.kind != sig_kind::memory)
             fail(m, "signature '" + s.id + "': only progress and memory lines can be exclusive");
+        if (s.prefix_rank && s.kind != sig_kind::context)
+            fail(m, "signature '" + s.id + "': only context lines can give their prefix's rank");
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
         if ((s.per_step || s.at_start || s.by_total || s.eval_counter) && s.kind != sig_kind::progress)
@@ -445,24 +448,17 @@ void signature_set::finish() {
     m_bucket_begin[65536] = static_cast<std::uint32_t>(m_bucket.size());
 }
 
-void signature_set::candidates(std::string_view text, std::vector<int>& hits,
-                               std::vector<char>& mark) const {
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const size_t n = text.size();
-    const size_t m = m_min_len;
-    if (n < m) return;
-    const size_t first = hits.size();
-    auto unmark = [&] {
-        for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
-    };
+// The window slide, with the window length a constant where it is a common one (M > 0): the step,
+// the offsets and the table pointers then stay in registers. A window whose bucket must be read
+// goes to check_bucket (out of line, so its registers do not crowd the slide).
+template <size_t M>
+void signature_set::slide(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark) const {
+    const size_t m = M ? M : m_min_len;
     const std::uint8_t* shift = m_shift.data();
     const std::uint64_t* some = m_short_shift.data();
     const std::uint64_t* zero = m_zero_shift.data();
     const std::uint64_t* heads = m_head_filter.data();
     const std::uint8_t* next = m_next_shift.data();
-    const std::uint32_t* bucket_begin = m_bucket_begin.data();  // locals: `hits` grows in the loop
-    const bucket_entry* bucket = m_bucket.data();
-    const lit_ref* lits = m_lits.data();
     size_t pos = m - 2;  // start of the last bigram of the current window
     while (pos + 1 < n) {
         const unsigned key = bigram(p + pos);
@@ -480,34 +476,55 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
         const size_t start = pos - (m - 2);
         std::uint32_t head;
         std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
-        if (const unsigned h = head_hash(head); !(heads[h >> 6] & (std::uint64_t{1} << (h & 63)))) {
-            pos += next[key];  // no literal starts with these 4 bytes
-            continue;
-        }
-        for (std::uint32_t b = bucket_begin[key], e = bucket_begin[key + 1]; b < e; ++b) {
-            if (bucket[b].head != head) continue;
-            const lit_ref& l = lits[bucket[b].lit];
-            const size_t len = l.text.size();
-            if (mark[l.sig] || start + len > n) continue;
-            if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
-                std::uint64_t w;
-                std::memcpy(&w, p + start + 4, 8);
-                if ((w & l.tail_mask) != l.tail ||
-                    (len > 12 && std::memcmp(p + start + 12, l.text.data() + 12, len - 12) != 0))
-                    continue;
-            } else if (std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0) {
-                continue;
-            }
-            mark[l.sig] = 1;
-            hits.push_back(l.sig);
-            if (l.stop) {
-                unmark();
-                return;
-            }
-        }
+        if (const unsigned h = head_hash(head); (heads[h >> 6] & (std::uint64_t{1} << (h & 63))) &&
+                                                check_bucket(key, head, p, start, n, hits, mark))
+            return;  // a progress/memory line's literal: nothing more is looked for
         pos += next[key];
     }
-    unmark();
+}
+
+// The literals of `key`'s bucket that start at `start` (their first 4 bytes are `head`); true
+// when one of them ends the scan (stop).
+bool signature_set::check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start, size_t n,
+                                 std::vector<int>& hits, std::vector<char>& mark) const {
+    const bucket_entry* bucket = m_bucket.data();
+    const lit_ref* lits = m_lits.data();
+    for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
+        if (bucket[b].head != head) continue;
+        const lit_ref& l = lits[bucket[b].lit];
+        const size_t len = l.text.size();
+        if (mark[l.sig] || start + len > n) continue;
+        if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
+            std::uint64_t w;
+            std::memcpy(&w, p + start + 4, 8);
+            if ((w & l.tail_mask) != l.tail ||
+                (len > 12 && std::memcmp(p + start + 12, l.text.data() + 12, len - 12) != 0))
+                continue;
+        } else if (std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0) {
+            continue;
+        }
+        mark[l.sig] = 1;
+        hits.push_back(l.sig);
+        if (l.stop) return true;
+    }
+    return false;
+}
+
+void signature_set::candidates(std::string_view text, std::vector<int>& hits,
+                               std::vector<char>& mark) const {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    if (n < m_min_len) return;
+    const size_t first = hits.size();
+    switch (m_min_len) {
+        case 4: slide<4>(p, n, hits, mark); break;
+        case 5: slide<5>(p, n, hits, mark); break;
+        case 6: slide<6>(p, n, hits, mark); break;
+        case 7: slide<7>(p, n, hits, mark); break;
+        case 8: slide<8>(p, n, hits, mark); break;
+        default: slide<0>(p, n, hits, mark); break;
+    }
+    for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
 }
 
 }  // namespace oomdx

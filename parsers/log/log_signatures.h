@@ -87,6 +87,7 @@ struct signature {
     bool by_total = false;    // progress: bars with different totals are separate counters
     bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
+    bool prefix_rank = false;  // context: the line's rank prefix is the failure's rank (a prefixed traceback frame)
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
@@ -164,6 +165,10 @@ private:
         return k;
     }
     static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
+    template <size_t M>
+    void slide(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
+    [[gnu::noinline]] bool check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start,
+                                        size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
 };
 
 }  // namespace oomdx

@@ -152,8 +152,9 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                             bad = true;
                             continue;
                         }
-                        if (s && std::none_of(s->fields.begin(), s->fields.end(),
-                                              [&](const field_rule& r) { return r.name == name; })) {
+                        if (s && !(s->prefix_rank && name == "rank") &&  // a prefix_rank line's rank
+                            std::none_of(s->fields.begin(), s->fields.end(),
+                                         [&](const field_rule& r) { return r.name == name; })) {
                             err(it->first, "signature '" + ex.sig + "' has no field '" + name + "'");
                             bad = true;
                             continue;

@@ -26,7 +26,7 @@ inline std::int64_t task_label(std::string_view s) {
 
 // Slurm's own messages in a job's output: never labelled.
 inline bool slurm_own_line(std::string_view s) {
-    return s.substr(0, 6) == "srun: " || s.substr(0, 12) == "slurmstepd: ";
+    return s.starts_with("srun: ") || s.starts_with("slurmstepd: ");
 }
 
 // The lines of one file: labelled when at least k_min carry a label and 9 in 10 do (the batch
@@ -38,6 +38,11 @@ struct task_label_vote {
     std::int64_t labelled = 0, unlabelled = 0;
     bool launcher = false;  // a labelled line names torchrun / torch.distributed's launcher
     void add(std::string_view line) {
+        // neither a label (spaces, digits) nor Slurm's own line ("s"): most lines, at the first byte
+        if (line.empty() || !(line[0] == ' ' || line[0] == 's' || (line[0] >= '0' && line[0] <= '9'))) {
+            ++unlabelled;
+            return;
+        }
         if (slurm_own_line(line)) return;
         if (task_label(line) < 0) {
             ++unlabelled;

@@ -41,6 +41,29 @@ TEST_CASE("launch-line words override the config") {
     CHECK(store.integer("training.global_batch_size") == 64);
 }
 
+TEST_CASE("a launch line no adapter recognizes names no framework; a recognized one does") {
+    // `python train.py -c=configs/m.py --ngpu 8 -t True`: no framework's keys, so the format's
+    // fallback (Megatron for command lines) must not become the job's framework.
+    job_inputs_options o;
+    o.launch_args = {"--ngpu", "8"};
+    fact_store plain(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), plain);
+    CHECK_FALSE(plain.has("job.framework"));
+    CHECK_FALSE(plain.has("activation_checkpoint.mode"));  // nor the fallback's defaults
+    o.launch_args = {"--micro-batch-size", "4", "--tensor-model-parallel-size", "2"};
+    fact_store meg(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), meg);
+    CHECK(meg.string("job.framework") == "megatron");
+    CHECK(meg.integer("training.local_batch_size") == 4);
+    CHECK(meg.string("activation_checkpoint.mode") == "none");  // Megatron's default: recognized, so kept
+    // With --framework given, the words are read in that framework's syntax and it stays named.
+    o.framework = "deepspeed";
+    o.launch_args = {"--ngpu", "8"};
+    fact_store named(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), named);
+    CHECK(named.string("job.framework") == "deepspeed");
+}
+
 TEST_CASE("device as a bare size; bad names are usage errors") {
     job_inputs_options o;
     o.device = "80GiB";

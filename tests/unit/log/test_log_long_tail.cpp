@@ -44,6 +44,28 @@ TEST_CASE("any out-of-memory wording is an OOM, never 'no OOM'") {
     }
 }
 
+// The wraps of alpaca-rlhf#3 and DeepSpeed#3312 (tests/fixtures/logs/heldout/b21, d01): the
+// capacity figure ends one line, its unit starts the next.
+TEST_CASE("an OOM message wrapped between a figure and its unit") {
+    auto a = run("OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 1; 31.75\n"
+                 "GiB total capacity; 29.88 GiB already allocated; 11.75 MiB free; 29.98 GiB\n"
+                 "reserved in total by PyTorch) If reserved memory is >> allocated memory try\n");
+    CHECK(a.capacity_bytes == static_cast<std::int64_t>(31.75 * 1024 * MiB));
+    CHECK(a.requested_bytes == 16 * MiB);
+    CHECK(a.device_index == 1);
+    CHECK(a.allocated_bytes == static_cast<std::int64_t>(29.88 * 1024 * MiB + 0.5));
+    // a figure on the next line that is not a continuation is not read as the capacity
+    auto b = run("OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 1; 31.75\nGiB of logs written\n");
+    CHECK_FALSE(b.capacity_bytes);
+}
+
+TEST_CASE("sizes with thousands separators") {
+    auto a = run("OutOfMemoryError: Out of memory allocating 26,409,535,488 bytes (allocated so far: 53,224,481,792 bytes).\n");
+    CHECK(a.source == "caching_allocator");
+    CHECK(a.requested_bytes == 26409535488LL);
+    CHECK(a.allocated_bytes == 53224481792LL);
+}
+
 TEST_CASE("driver and runtime allocation calls, legacy and library messages") {
     CHECK(run("RuntimeError: cudaMalloc failed: out of memory\n").source == "driver_or_kernel");
     CHECK(run("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103\n")
@@ -158,6 +180,35 @@ TEST_CASE("rank from launcher and worker prefixes") {
     auto own = run(tb + "[rank1]: " + cuda_err);
     CHECK(own.rank == 1);  // the message's own prefix wins
     CHECK(own.rank_from == "prefix");
+}
+
+// The message (or an issue title pasted as it) without the prefix its traceback's frames carry
+// (pytorch#145369, DeepSpeed#6737, vllm-ascend#3308 in tests/fixtures/logs/heldout/d13, d14, d22).
+TEST_CASE("rank from the prefix of the traceback frames right above an unprefixed failure line") {
+    const std::string oom = "Error: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+    const std::string frames = "[rank2]:   File \"/x/call.py\", line 210, in _call_callback_hooks\n"
+                               "[rank2]:     fn(trainer, trainer.lightning_module, *args, **kwargs)\n";
+    auto a = run(frames + oom);
+    CHECK(a.rank == 2);
+    CHECK(a.rank_from == "frame_prefix");
+    auto pdsh = run("worker-5: [rank22]:   File \"/x/engine.py\", line 1103, in _configure_distributed_model\n"
+                    "worker-5: [rank22]:     self.module.to(self.device)\n" + oom);
+    CHECK(pdsh.rank == 22);
+    auto vllm = run("(Worker_TP1 pid=22152) ERROR 10-02 05:47:55 [multiproc_executor.py:671]   File \"/x/worker_v1.py\", "
+                    "line 336, in initialize_from_config\n"
+                    "(Worker_TP1 pid=22152) ERROR 10-02 05:47:55 [multiproc_executor.py:671]     self.init()\n" + oom);
+    CHECK(vllm.rank == 1);
+    auto mpi = run("[1,3]<stderr>:  File \"train.py\", line 186, in <module>\n[1,3]<stderr>:    loss = model(x)\n" + oom);
+    CHECK(mpi.rank == 3);
+    auto own = run(frames + "[rank5]: " + oom);
+    CHECK(own.rank == 5);  // the line's own prefix wins
+    CHECK(own.rank_from == "prefix");
+    auto after = run(oom + frames);
+    CHECK_FALSE(after.rank);  // frames after the message belong to the next traceback
+    std::string far = frames;
+    for (int i = 0; i < 5; ++i) far += "    x = y\n";
+    CHECK_FALSE(run(far + oom).rank);  // only the frames right above it
+    CHECK_FALSE(run("  File \"/x/call.py\", line 210, in f\n    fn()\n" + oom).rank);  // unprefixed frames
 }
 
 // Slurm's srun -l puts "%*d: " (the task number) before every line of a task (srun(1), --label;
@@ -304,6 +355,16 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                      "  0%|          | 0/500 [00:00<?, ?it/s]\n" + oom);
         CHECK(a.last_logged_step == 0);
         CHECK(a.step == 1);
+    }
+    SUBCASE("a bar of one item (0/1) is not the step counter beside another running counter") {
+        // allennlp: a 0/1 reading bar, then the untotalled training bar (allenai/allennlp#2515)
+        auto a = run("  0%|          | 0/1 [00:00<?, ?it/s]reading instances\n"
+                     "loss: 56.8394 ||: : 3181it [1:22:15, 10.61s/it]\n" + oom);
+        CHECK(a.last_logged_step == 3181);
+        CHECK(a.step == 3182);
+        // alone, the one-item bar is still read
+        auto alone = run("  0%|          | 0/1 [00:00<?, ?it/s]\n" + oom);
+        CHECK(alone.last_logged_step == 0);
     }
     SUBCASE("Lightning: the epoch bar's count, never the validation bar") {
         auto a = run("Epoch 2:  45%|####5     | 450/1000 [02:15<02:45, 3.32it/s, loss=0.123, v_num=0]\n"

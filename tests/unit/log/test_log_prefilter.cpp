@@ -81,3 +81,43 @@ TEST_CASE("prefilter: finds what a plain search finds, in its order") {
     }
     CHECK(with_hits > lines / 2);
 }
+
+// The slide is compiled for window lengths 4-8 and a generic one: sets whose shortest literal
+// has each of those lengths (and 12), random literals over a small alphabet so hits, near misses
+// and exclusive stops are common.
+TEST_CASE("prefilter: every window length finds what a plain search finds") {
+    std::mt19937 rng(777);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    const std::string alpha = "ab c:[";
+    for (size_t shortest : {4, 5, 6, 7, 8, 9, 12}) {
+        signature_set sigs;
+        for (int i = 0; i < 24; ++i) {
+            signature s;
+            s.id = "s" + std::to_string(i);
+            s.exclusive = pick(5) == 0;
+            for (size_t k = 1 + pick(3); k > 0; --k) {
+                std::string l;
+                for (size_t c = shortest + (i == 0 ? 0 : pick(9)); c > 0; --c) l += alpha[pick(alpha.size())];
+                s.literals.push_back(l);
+            }
+            sigs.add(std::move(s));
+        }
+        sigs.finish();
+        int with_hits = 0;
+        for (int round = 0; round < 400; ++round) {
+            std::string text;
+            for (size_t parts = 1 + pick(6); parts > 0; --parts) {
+                if (pick(2) == 0) {
+                    const auto& lits = sigs.all()[pick(sigs.size())].literals;
+                    text += lits[pick(lits.size())];
+                } else {
+                    for (size_t c = pick(20); c > 0; --c) text += alpha[pick(alpha.size())];
+                }
+            }
+            const auto want = reference(sigs, text);
+            CHECK(run(sigs, text) == want);
+            with_hits += !want.empty();
+        }
+        CHECK(with_hits > 200);
+    }
+}

@@ -46,7 +46,8 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
             "- id: two\n  kind: oom\n  source: caching_allocator\n  literals: [\"Tried to\"]\n  fields:\n    requested: 'x ([0-9]+)'\n"
             "- id: three\n  kind: progress\n  literals: [\"step \"]\n  by_total: true\n");
     d.write("b.yaml", "- id: four\n  kind: oom\n  source: somewhere\n  literals: [\"four\"]\n"
-                      "- id: five\n  kind: oom\n  source: host_oom\n  literals: [\"five!\"]\n  at_start: true\n");
+                      "- id: five\n  kind: oom\n  source: host_oom\n  literals: [\"five!\"]\n  at_start: true\n"
+                      "- id: six\n  kind: phase\n  phase: forward\n  literals: [\"six!\"]\n  prefix_rank: true\n");
     const std::string e = load_error(d);
     CHECK(e.find("a.yaml:5: unknown key 'example'") != std::string::npos);
     CHECK(e.find("a.yaml:11: signature 'two': unknown field name 'requested'") != std::string::npos);
@@ -54,7 +55,8 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
     CHECK(e.find("b.yaml:1: signature 'four': source 'somewhere' is not in the vocabulary") != std::string::npos);
     CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, by_total and eval_counter are for progress lines") !=
           std::string::npos);
-    CHECK(e.find("5 errors") != std::string::npos);
+    CHECK(e.find("b.yaml:10: signature 'six': only context lines can give their prefix's rank") != std::string::npos);
+    CHECK(e.find("6 errors") != std::string::npos);
 }
 
 TEST_CASE("signature examples: unknown keys, signatures and fields are refused with file:line") {

@@ -2,6 +2,8 @@
 // the same cross-rank row as the analysis it came from, and the analysis back.
 #include <doctest/doctest.h>
 
+#include <regex>
+
 #include <filesystem>
 #include <fstream>
 
@@ -81,6 +83,52 @@ TEST_CASE("rank from the file name or a directory of the path") {
     CHECK(rank_from_name("/job/rank5/oom.pickle", 7) == 5);
     CHECK(rank_from_name("/job/node1/gpu3/snapshot.pickle", 7) == 3);
     CHECK(rank_from_name("/job/snapshot.pickle", 7) == 7);
+}
+
+// The regular expressions rank_from_name replaced by a hand-written search (docs/snapshot.md, snap8).
+static std::int64_t rank_by_regex(const std::string& path, std::int64_t fallback) {
+    static const std::regex rank_re(R"((?:rank|rk|dev|device|npu|gpu|cuda)[_-]?(\d{1,6}))", std::regex::icase);
+    static const std::regex tail_re(R"((\d{1,6})\.(?:pickle|pkl|json)$)");
+    const std::size_t slash = path.find_last_of("/\\");
+    const std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+    std::smatch m;
+    if (std::regex_search(name, m, rank_re)) return std::stoll(m[1].str());
+    if (std::regex_search(name, m, tail_re)) return std::stoll(m[1].str());
+    for (std::size_t end = slash; end != std::string::npos && end > 0;) {
+        const std::size_t b = path.find_last_of("/\\", end - 1);
+        const std::string dir = path.substr(b == std::string::npos ? 0 : b + 1, end - (b == std::string::npos ? 0 : b + 1));
+        if (std::regex_search(dir, m, rank_re)) return std::stoll(m[1].str());
+        end = b;
+    }
+    return fallback;
+}
+
+TEST_CASE("rank from the name: the hand-written search finds what the regular expressions found") {
+    const std::vector<std::string> names = {
+        "/x/oom_snapshot_rank12.pickle", "RANK_3.pkl", "Rk-7/a.json", "device_1234567.pickle", "devi3.pickle",
+        "dev.pickle", "dev_x1.pickle", "gpu-_4.pickle", "cuda:0.pickle", "cuda0rank1.pickle", "snap_1234567.pickle",
+        "snap_42.PICKLE", "a12.json", "a12.json.bak", "x/y7/z.pickle", "node0\\gpu3\\s.pickle", "NPU007x",
+        "rankrank5", "dedevice9", "ra_nk9.pkl", "/a/rank/b/5.pickle", "", "/", "rank", "rank_", "rank-",
+        "mydevice-12.pkl", "9.pkl", ".pkl", "x.json", "dev__1.pickle"};
+    for (const auto& n : names) {
+        INFO(n);
+        CHECK(rank_from_name(n, -5) == rank_by_regex(n, -5));
+    }
+    // Random names over the letters and separators that matter.
+    const std::string alphabet = "rankRANKdevicDEVICEnpugpucudk_-./0123456789xjsonpicklejson";
+    std::uint64_t seed = 12345;
+    for (int i = 0; i < 3000; ++i) {
+        std::string n;
+        const int len = static_cast<int>(seed % 24);
+        for (int k = 0; k < len; ++k) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            n += alphabet[(seed >> 33) % alphabet.size()];
+        }
+        if (i % 3 == 0) n += ".pickle";
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        INFO(n);
+        CHECK(rank_from_name(n, -5) == rank_by_regex(n, -5));
+    }
 }
 
 TEST_CASE("merge: inputs from a directory, a glob and @list; bad and missing summaries by rank") {

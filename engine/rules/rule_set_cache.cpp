@@ -1,0 +1,481 @@
+#include "engine/rules/rule_set_cache.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include <fmt/format.h>
+
+#if defined(__linux__)
+#include <link.h>
+#endif
+
+#include "engine/core/binary_io.h"
+
+namespace oomdx {
+namespace {
+
+using bin::get64;
+using bin::put32;
+using bin::put64;
+using bin::put_text;
+
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '1'};
+// magic, key hash, payload size, payload hash
+constexpr std::size_t k_header = 8 + 3 * 8;
+// Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
+constexpr int k_max_depth = 512;
+
+// ---- writing ----
+
+void put_int(std::string& out, std::int64_t v) { put64(out, static_cast<std::uint64_t>(v)); }
+
+void put_value(std::string& out, const value& v) {
+    put32(out, static_cast<std::uint32_t>(v.type()));
+    switch (v.type()) {
+    case value_type::null: break;
+    case value_type::integer: put_int(out, v.as_integer()); break;
+    case value_type::number: {
+        const double d = v.as_number();
+        std::uint64_t bits;
+        std::memcpy(&bits, &d, 8);
+        put64(out, bits);
+        break;
+    }
+    case value_type::boolean: put32(out, v.as_bool() ? 1 : 0); break;
+    case value_type::string: put_text(out, v.as_string()); break;
+    case value_type::list:
+        put32(out, static_cast<std::uint32_t>(v.as_list().size()));
+        for (const auto& x : v.as_list()) put_value(out, x);
+        break;
+    }
+}
+
+void put_ctx(std::string& out, const source_context& c) {
+    put_text(out, c.file);
+    put_int(out, c.line);
+    put_int(out, c.column);
+}
+
+void put_expr(std::string& out, const expr_node* n) {
+    put32(out, n ? 1 : 0);
+    if (!n) return;
+    put32(out, static_cast<std::uint32_t>(n->op));
+    put_int(out, n->offset);
+    put_value(out, n->lit);
+    put_text(out, n->name);
+    put32(out, static_cast<std::uint32_t>(n->type));
+    put32(out, n->regex ? 1 : 0);  // rebuilt from `lit`, the pattern
+    put_text(out, n->text);
+    put32(out, static_cast<std::uint32_t>(n->kids.size()));
+    for (const auto& k : n->kids) put_expr(out, k.get());
+}
+
+void put_action(std::string& out, const action_value& a) {
+    put_value(out, a.literal);
+    put_expr(out, a.expr.get());
+    put_text(out, a.text);
+}
+
+void put_texts(std::string& out, const std::vector<std::string>& v) {
+    put32(out, static_cast<std::uint32_t>(v.size()));
+    for (const auto& s : v) put_text(out, s);
+}
+
+void put_settings(std::string& out, const std::vector<std::pair<std::string, action_value>>& v) {
+    put32(out, static_cast<std::uint32_t>(v.size()));
+    for (const auto& [k, a] : v) {
+        put_text(out, k);
+        put_action(out, a);
+    }
+}
+
+void put_rule(std::string& out, const rule_def& r) {
+    put_text(out, r.id);
+    put_text(out, r.desc);
+    put_text(out, r.step);
+    put_int(out, r.salience);
+    put_text(out, r.exclusive_group);
+    put_text(out, r.condition_text);
+    put_expr(out, r.condition.get());
+    put_int(out, r.specificity);
+    put_texts(out, r.facts);
+    put_settings(out, r.asserts);
+    put_text(out, r.finding);
+    put_text(out, r.finding_id);
+    put_text(out, r.severity);
+    put_text(out, r.rationale);
+    put32(out, static_cast<std::uint32_t>(r.recommendations.size()));
+    for (const auto& d : r.recommendations) {
+        put_text(out, d.action);
+        put_int(out, d.priority);
+        put_settings(out, d.overrides);
+        put_text(out, d.text);
+        put_text(out, d.rationale);
+        put_action(out, d.confidence);
+        put_text(out, d.confirm);
+        put_action(out, d.expect_device_peak);
+        put_ctx(out, d.where);
+    }
+    put32(out, static_cast<std::uint32_t>(r.routes.size()));
+    for (const auto& d : r.routes) {
+        put_text(out, d.to);
+        put_text(out, d.why);
+        put_ctx(out, d.where);
+    }
+    put_texts(out, r.next_steps);
+    put_texts(out, r.uncertain);
+    put_texts(out, r.tags);
+    put_texts(out, r.claims);
+    put_text(out, r.status);
+    put32(out, r.enabled ? 1 : 0);
+    put_int(out, r.file_order);
+    put_ctx(out, r.where);
+}
+
+// ---- reading: every read checks its bounds; any failure makes the whole copy unusable ----
+
+class reader {
+public:
+    explicit reader(std::string_view in) : m_in(in) {}
+
+    bool u32(std::uint32_t& v) {
+        if (m_in.size() - m_at < 4) return false;
+        std::memcpy(&v, m_in.data() + m_at, 4);
+        m_at += 4;
+        return true;
+    }
+    bool u64(std::uint64_t& v) {
+        if (m_in.size() - m_at < 8) return false;
+        std::memcpy(&v, m_in.data() + m_at, 8);
+        m_at += 8;
+        return true;
+    }
+    bool i64(std::int64_t& v) {
+        std::uint64_t u = 0;
+        if (!u64(u)) return false;
+        v = static_cast<std::int64_t>(u);
+        return true;
+    }
+    bool small(int& v) {
+        std::int64_t x = 0;
+        if (!i64(x) || x < INT32_MIN || x > INT32_MAX) return false;
+        v = static_cast<int>(x);
+        return true;
+    }
+    bool flag(bool& v) {
+        std::uint32_t x = 0;
+        if (!u32(x) || x > 1) return false;
+        v = x == 1;
+        return true;
+    }
+    // A count of items that take at least 4 bytes each: never more than what is left.
+    bool count(std::uint32_t& n) { return u32(n) && n <= (m_in.size() - m_at) / 4; }
+    bool text(std::string& s) {
+        std::uint32_t n = 0;
+        if (!u32(n) || m_in.size() - m_at < n) return false;
+        s.assign(m_in.data() + m_at, n);
+        m_at += n;
+        return true;
+    }
+    bool texts(std::vector<std::string>& v) {
+        std::uint32_t n = 0;
+        if (!count(n)) return false;
+        v.resize(n);
+        for (auto& s : v)
+            if (!text(s)) return false;
+        return true;
+    }
+    bool val(value& v, int depth = 0) {
+        std::uint32_t t = 0;
+        if (depth > k_max_depth || !u32(t)) return false;
+        switch (static_cast<value_type>(t)) {
+        case value_type::null: v = value(); return true;
+        case value_type::integer: {
+            std::int64_t i = 0;
+            if (!i64(i)) return false;
+            v = value(static_cast<long long>(i));
+            return true;
+        }
+        case value_type::number: {
+            std::uint64_t bits = 0;
+            if (!u64(bits)) return false;
+            double d;
+            std::memcpy(&d, &bits, 8);
+            v = value(d);
+            return true;
+        }
+        case value_type::boolean: {
+            bool b = false;
+            if (!flag(b)) return false;
+            v = value(b);
+            return true;
+        }
+        case value_type::string: {
+            std::string s;
+            if (!text(s)) return false;
+            v = value(std::move(s));
+            return true;
+        }
+        case value_type::list: {
+            std::uint32_t n = 0;
+            if (!count(n)) return false;
+            value::list_t l(n);
+            for (auto& x : l)
+                if (!val(x, depth + 1)) return false;
+            v = value(std::move(l));
+            return true;
+        }
+        }
+        return false;
+    }
+    bool ctx(source_context& c) { return text(c.file) && small(c.line) && small(c.column); }
+    bool expr(std::unique_ptr<expr_node>& out, int depth = 0) {
+        bool present = false;
+        if (depth > k_max_depth || !flag(present)) return false;
+        if (!present) return true;
+        auto n = std::make_unique<expr_node>();
+        std::uint32_t op = 0, type = 0, kids = 0;
+        bool regex = false;
+        if (!u32(op) || op > static_cast<std::uint32_t>(expr_op::not_) || !small(n->offset) || !val(n->lit) ||
+            !text(n->name) || !u32(type) || type > static_cast<std::uint32_t>(expr_type::null) || !flag(regex) ||
+            !text(n->text) || !count(kids))
+            return false;
+        n->op = static_cast<expr_op>(op);
+        n->type = static_cast<expr_type>(type);
+        if (regex) {
+            if (!n->lit.is_string()) return false;
+            n->regex = std::make_shared<re2::RE2>(n->lit.as_string(), re2::RE2::Quiet);
+            if (!n->regex->ok()) return false;
+        }
+        n->kids.resize(kids);
+        for (auto& k : n->kids)
+            if (!expr(k, depth + 1) || !k) return false;
+        out = std::move(n);
+        return true;
+    }
+    bool action(action_value& a) { return val(a.literal) && expr(a.expr) && text(a.text); }
+    bool settings(std::vector<std::pair<std::string, action_value>>& v) {
+        std::uint32_t n = 0;
+        if (!count(n)) return false;
+        v.resize(n);
+        for (auto& [k, a] : v)
+            if (!text(k) || !action(a)) return false;
+        return true;
+    }
+    bool rule(rule_def& r) {
+        if (!text(r.id) || !text(r.desc) || !text(r.step) || !small(r.salience) || !text(r.exclusive_group) ||
+            !text(r.condition_text) || !expr(r.condition) || !r.condition || !small(r.specificity) ||
+            !texts(r.facts) || !settings(r.asserts) || !text(r.finding) || !text(r.finding_id) ||
+            !text(r.severity) || !text(r.rationale))
+            return false;
+        std::uint32_t n = 0;
+        if (!count(n)) return false;
+        r.recommendations.resize(n);
+        for (auto& d : r.recommendations)
+            if (!text(d.action) || !small(d.priority) || !settings(d.overrides) || !text(d.text) ||
+                !text(d.rationale) || !action(d.confidence) || !text(d.confirm) || !action(d.expect_device_peak) ||
+                !ctx(d.where))
+                return false;
+        if (!count(n)) return false;
+        r.routes.resize(n);
+        for (auto& d : r.routes)
+            if (!text(d.to) || !text(d.why) || !ctx(d.where)) return false;
+        return texts(r.next_steps) && texts(r.uncertain) && texts(r.tags) && texts(r.claims) && text(r.status) &&
+               flag(r.enabled) && small(r.file_order) && ctx(r.where);
+    }
+    bool at_end() const { return m_at == m_in.size(); }
+
+private:
+    std::string_view m_in;
+    std::size_t m_at = 0;
+};
+
+}  // namespace
+
+std::optional<std::string> read_file_bytes(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return std::nullopt;
+    std::string out;
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    const bool bad = std::ferror(f) != 0;
+    std::fclose(f);
+    if (bad) return std::nullopt;
+    return out;
+}
+
+std::uint64_t cache_hash(std::string_view s) {
+    // Eight bytes a step, multiplied and folded (a 64-bit variant of FNV); the length and the
+    // tail bytes are mixed in last.
+    constexpr std::uint64_t k_prime = 0x100000001b3ULL;
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ s.size();
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        h = (h ^ w) * k_prime;
+        h ^= h >> 29;
+    }
+    for (; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * k_prime;
+    return h ^ (h >> 32);
+}
+
+std::string encode_rule_set(const rule_set& rs, std::string_view key) {
+    std::string p;
+    put32(p, static_cast<std::uint32_t>(rs.steps.size()));
+    for (const auto& s : rs.steps) {
+        put_text(p, s.id);
+        put_text(p, s.title);
+        put_text(p, s.goal);
+        put_int(p, s.order);
+        put32(p, s.always ? 1 : 0);
+        put32(p, s.listed ? 1 : 0);
+        put_ctx(p, s.where);
+    }
+    put32(p, static_cast<std::uint32_t>(rs.rules.size()));
+    for (const auto& r : rs.rules) put_rule(p, *r);
+    put32(p, static_cast<std::uint32_t>(rs.macro_text.size()));
+    for (const auto& [k, v] : rs.macro_text) {
+        put_text(p, k);
+        put_text(p, v);
+    }
+    put32(p, static_cast<std::uint32_t>(rs.lists.size()));
+    for (const auto& [k, v] : rs.lists) {
+        put_text(p, k);
+        put_value(p, value(v));
+    }
+    put32(p, static_cast<std::uint32_t>(rs.contradicts.size()));
+    for (const auto& [k, v] : rs.contradicts) {
+        put_text(p, k);
+        put_texts(p, v);
+    }
+    put_texts(p, rs.files);
+    std::string out(k_magic, sizeof k_magic);
+    put64(out, cache_hash(key));
+    put64(out, p.size());
+    put64(out, cache_hash(p));
+    return out + p;
+}
+
+std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_view key) {
+    if (stored.size() < k_header || std::memcmp(stored.data(), k_magic, sizeof k_magic) != 0) return std::nullopt;
+    const std::string_view payload = stored.substr(k_header);
+    if (get64(stored, 8) != cache_hash(key) || get64(stored, 16) != payload.size() ||
+        get64(stored, 24) != cache_hash(payload))
+        return std::nullopt;
+    reader r(payload);
+    rule_set rs;
+    std::uint32_t n = 0;
+    if (!r.count(n)) return std::nullopt;
+    rs.steps.resize(n);
+    for (auto& s : rs.steps)
+        if (!r.text(s.id) || !r.text(s.title) || !r.text(s.goal) || !r.small(s.order) || !r.flag(s.always) ||
+            !r.flag(s.listed) || !r.ctx(s.where))
+            return std::nullopt;
+    if (!r.count(n)) return std::nullopt;
+    rs.rules.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        auto rule = std::make_unique<rule_def>();
+        if (!r.rule(*rule)) return std::nullopt;
+        rs.rules.push_back(std::move(rule));
+    }
+    if (!r.count(n)) return std::nullopt;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::string k, v;
+        if (!r.text(k) || !r.text(v)) return std::nullopt;
+        rs.macro_text.emplace(std::move(k), std::move(v));
+    }
+    if (!r.count(n)) return std::nullopt;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::string k;
+        value v;
+        if (!r.text(k) || !r.val(v) || !v.is_list()) return std::nullopt;
+        rs.lists.emplace(std::move(k), v.as_list());
+    }
+    if (!r.count(n)) return std::nullopt;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::string k;
+        std::vector<std::string> v;
+        if (!r.text(k) || !r.texts(v)) return std::nullopt;
+        rs.contradicts.emplace(std::move(k), std::move(v));
+    }
+    if (!r.texts(rs.files) || !r.at_end()) return std::nullopt;
+    return rs;
+}
+
+void prune_rule_sets(const std::string& dir, std::size_t keep) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.starts_with("rules-") || !name.ends_with(".bin")) continue;
+        std::error_code tec;
+        entries.emplace_back(fs::last_write_time(e.path(), tec), e.path());
+    }
+    if (ec || entries.size() <= keep) return;
+    std::sort(entries.begin(), entries.end());
+    for (std::size_t i = 0; i + keep < entries.size(); ++i) fs::remove(entries[i].second, ec);
+}
+
+#if defined(__linux__)
+namespace {
+
+// The executable's GNU build id note (the first object dl_iterate_phdr reports).
+int build_id_of_executable(dl_phdr_info* info, size_t, void* data) {
+    auto* out = static_cast<std::string*>(data);
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_NOTE) continue;
+        const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+        const char* end = p + ph.p_memsz;
+        while (end - p >= static_cast<std::ptrdiff_t>(sizeof(ElfW(Nhdr)))) {
+            ElfW(Nhdr) nh;
+            std::memcpy(&nh, p, sizeof nh);
+            const std::size_t name_sz = (nh.n_namesz + 3) & ~3u, desc_sz = (nh.n_descsz + 3) & ~3u;
+            const char* name = p + sizeof nh;
+            const char* desc = name + name_sz;
+            if (desc + desc_sz > end) break;
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                for (std::size_t k = 0; k < nh.n_descsz; ++k)
+                    *out += fmt::format("{:02x}", static_cast<unsigned char>(desc[k]));
+                return 1;
+            }
+            p = desc + desc_sz;
+        }
+    }
+    return 1;
+}
+
+}  // namespace
+#endif
+
+const std::string& build_identity() {
+    static const std::string id = [] {
+        std::string s;
+#if defined(__linux__)
+        dl_iterate_phdr(build_id_of_executable, &s);
+        if (!s.empty()) return "build-id " + s;
+        std::error_code ec;
+        namespace fs = std::filesystem;
+        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+        if (ec) return std::string();
+        const auto size = fs::file_size(exe, ec);
+        if (ec) return std::string();
+        const auto mtime = fs::last_write_time(exe, ec);
+        if (ec) return std::string();
+        s = fmt::format("exe {} {} {}", exe.string(), size, mtime.time_since_epoch().count());
+#endif
+        return s;
+    }();
+    return id;
+}
+
+}  // namespace oomdx

@@ -1,0 +1,40 @@
+// A compiled rule set stored between runs. Compiling the evidence packs (their YAML trees,
+// then every condition parsed and type-checked against the vocabulary) was ~26 M instructions,
+// the fixed cost that decided `oomdx snapshot` on a small file; the stored set is read back in
+// a small fraction of that. The copy is keyed by the text of everything the compilation reads
+// (each pack, the fact vocabulary, knowledge/actions.yaml), the steps asked for, and the
+// binary's build (a new build may compile differently): any change compiles the packs again,
+// with all their checks, and stores the new set; a damaged copy is ignored the same way.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/rules/rule_set.h"
+
+namespace oomdx {
+
+// The stored form and back (exposed for the tests). decode returns nullopt for anything that is
+// not a well-formed encoding made for `key`. The translations are not stored: the caller
+// attaches them again (rule_set::lazy_i18n).
+std::string encode_rule_set(const rule_set& rs, std::string_view key);
+std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_view key);
+
+// A file's bytes, or nullopt when it cannot be read (plain reads: no text checks).
+std::optional<std::string> read_file_bytes(const std::string& path);
+
+// A 64-bit hash of a cache key's files and of the stored payload, eight bytes a step (FNV-1a,
+// yaml_cache's text_hash, takes one multiply a byte: 1.9 M instructions for the evidence set).
+std::uint64_t cache_hash(std::string_view bytes);
+
+// Removes the oldest stored rule sets (rules-*.bin) of the cache folder beyond `keep` (run after
+// each write: data folders of other checkouts and tests add entries of their own).
+void prune_rule_sets(const std::string& dir, std::size_t keep);
+
+// What identifies this build of the program (its ELF build id, else the executable's size and
+// modification time); empty when unknown, and then nothing is stored.
+const std::string& build_identity();
+
+}  // namespace oomdx
