@@ -23,4 +23,5 @@ set(OOMDX_UNITY_SKIP
   tests/unit/log/test_log_summary.cpp
   tests/unit/snapshot/test_compare.cpp
   tests/unit/snapshot/test_files.cpp
+  engine/rules/rule_translations.cpp
 )
