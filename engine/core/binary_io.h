@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,14 +63,22 @@ inline std::optional<std::string_view> unseal(std::string_view stored, const cha
     return payload;
 }
 
-// The whole file, or "" when it cannot be read (a cache entry that is not there).
-inline std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+// A file's bytes, or nullopt when it cannot be read (plain reads: no text checks).
+inline std::optional<std::string> read_bytes(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return std::nullopt;
+    std::string out;
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    const bool bad = std::ferror(f) != 0;
+    std::fclose(f);
+    if (bad) return std::nullopt;
+    return out;
 }
+
+// The whole file, or "" when it cannot be read (a cache entry that is not there).
+inline std::string read_all(const std::string& path) { return read_bytes(path).value_or(""); }
 
 // Reads an entry's payload; every read checks its bounds, and any failure makes the whole copy
 // unusable (the caller compiles again).

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/binary_io.h"
 #include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
@@ -64,6 +65,20 @@ std::string without_final_newline(std::string t) {
 
 
 void attach_lazy_translations(rule_set& rs, const std::vector<std::string>& files);
+
+// The rule packs of a folder, sorted: its .yaml files at any depth, not the rule tests
+// (.test.yaml) nor the translations (read lazily, apart from the compilation).
+std::vector<std::string> pack_files_in(const std::string& dir, std::error_code& ec) {
+    std::vector<std::string> found;
+    for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+        const std::string s = e.path().string();
+        if (e.is_regular_file() && s.ends_with(".yaml") && !s.ends_with(".test.yaml") &&
+            !is_translation_file(fs::relative(e.path(), dir, ec).string()))
+            found.push_back(s);
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
 
 struct raw_item {
     YAML::Node node;
@@ -133,14 +148,7 @@ private:
     void collect_files(const std::string& p, std::vector<std::string>& out) {
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
-            std::vector<std::string> found;
-            for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
-                const std::string s = e.path().string();
-                if (e.is_regular_file() && s.ends_with(".yaml") && !s.ends_with(".test.yaml") &&
-                    !is_translation_file(fs::relative(e.path(), p, ec).string()))
-                    found.push_back(s);
-            }
-            std::sort(found.begin(), found.end());
+            const auto found = pack_files_in(p, ec);
             out.insert(out.end(), found.begin(), found.end());
         } else if (fs::exists(p, ec)) {
             out.push_back(p);
@@ -815,28 +823,28 @@ std::vector<std::string> shipped_packs(const std::vector<std::string>& only_step
 
 namespace {
 
-// What the compilation of `packs` reads, by path, size and text hash (rule_set_cache.h), or ""
+// What the compilation of `packs` reads (the loader's own file list, the fact vocabulary, the
+// actions), by path, size and hash (rule_set_cache.h), or ""
 // when a file cannot be read (then nothing is stored or read back).
 std::string compiled_rules_key(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps) {
     std::error_code ec;
     std::vector<std::string> files;
     for (const auto& p : packs) {
         if (fs::is_directory(p, ec)) {
-            for (const auto& e : fs::recursive_directory_iterator(p, ec))
-                if (e.is_regular_file(ec)) files.push_back(e.path().string());
+            const auto found = pack_files_in(p, ec);
+            files.insert(files.end(), found.begin(), found.end());
         } else {
             files.push_back(p);
         }
     }
     if (ec) return {};
-    std::sort(files.begin(), files.end());
     const auto facts = yaml_files_in(data_path("knowledge/facts"), ec);
     if (ec) return {};
     files.insert(files.end(), facts.begin(), facts.end());
     files.push_back(data_path("knowledge/actions.yaml"));
     std::string key = fmt::format("oomdx compiled rules 1\n{}\nsteps {}\n", build_identity(), fmt::join(only_steps, ","));
     for (const auto& f : files) {
-        const auto bytes = read_file_bytes(f);
+        const auto bytes = bin::read_bytes(f);
         if (!bytes) return {};
         key += fmt::format("{}\n{}\n{:016x}\n", f, bytes->size(), cache_hash(*bytes));
     }
@@ -864,7 +872,7 @@ load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
     if (key.empty()) return compile_shipped_rules(packs, only_steps);
     const std::string entry = fmt::format("{}/rules-{:016x}.bin", cache_dir,
                                           text_hash(fmt::format("{}\n{}", data_dir(), fmt::join(only_steps, ","))));
-    if (auto stored = decode_rule_set(read_file_bytes(entry).value_or(""), key)) {
+    if (auto stored = decode_rule_set(bin::read_all(entry), key)) {
         load_result lr;
         lr.rules = std::move(*stored);
         attach_lazy_translations(lr.rules, lr.rules.files);

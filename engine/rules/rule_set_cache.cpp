@@ -250,19 +250,6 @@ public:
 
 }  // namespace
 
-std::optional<std::string> read_file_bytes(const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return std::nullopt;
-    std::string out;
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    const bool bad = std::ferror(f) != 0;
-    std::fclose(f);
-    if (bad) return std::nullopt;
-    return out;
-}
-
 std::uint64_t cache_hash(std::string_view s) {
     // Eight bytes a step, multiplied and folded (a 64-bit variant of FNV); the length and the
     // tail bytes are mixed in last.

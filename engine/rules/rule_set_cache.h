@@ -22,9 +22,6 @@ namespace oomdx {
 std::string encode_rule_set(const rule_set& rs, std::string_view key);
 std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_view key);
 
-// A file's bytes, or nullopt when it cannot be read (plain reads: no text checks).
-std::optional<std::string> read_file_bytes(const std::string& path);
-
 // A 64-bit hash of a cache key's files and of the stored payload, eight bytes a step (FNV-1a,
 // yaml_cache's text_hash, takes one multiply a byte: 1.9 M instructions for the evidence set).
 std::uint64_t cache_hash(std::string_view bytes);

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "engine/core/binary_io.h"
 #include "engine/core/data_dir.h"
 #include "engine/report/snapshot_verdicts.h"
 #include "engine/rules/rule_loader.h"
@@ -55,7 +56,7 @@ std::vector<fs::path> stored_entries(const fs::path& dir) {
     return out;
 }
 
-std::string read_bytes(const fs::path& p) { return read_file_bytes(p.string()).value_or(""); }
+std::string read_bytes(const fs::path& p) { return bin::read_all(p.string()); }
 
 load_result compiled_evidence() {
     scoped_env off("OOMDX_CACHE_DIR", "off");
