@@ -86,6 +86,11 @@ class reader {
 public:
     explicit reader(std::string_view in) : m_in(in) {}
 
+    bool byte(std::uint8_t& v) {
+        if (m_in.size() - m_at < 1) return false;
+        v = static_cast<std::uint8_t>(m_in[m_at++]);
+        return true;
+    }
     bool u32(std::uint32_t& v) {
         if (m_in.size() - m_at < 4) return false;
         std::memcpy(&v, m_in.data() + m_at, 4);
@@ -127,6 +132,7 @@ public:
             if (!text(s)) return false;
         return true;
     }
+    std::size_t left() const { return m_in.size() - m_at; }
     bool at_end() const { return m_at == m_in.size(); }
 
 private:

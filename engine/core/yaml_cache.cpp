@@ -79,9 +79,10 @@ void encode_node(const YAML::Node& n, std::string& out) {
 }
 
 // Reads the payload with a bounds check on every field; false on anything malformed.
-class decoder {
+class decoder : public bin::reader {
 public:
-    decoder(std::string_view in, YAML::detail::shared_memory_holder memory) : m_in(in), m_memory(std::move(memory)) {}
+    decoder(std::string_view in, YAML::detail::shared_memory_holder memory)
+        : bin::reader(in), m_memory(std::move(memory)) {}
 
     YAML::detail::node* node(int depth) {
         if (depth > k_max_depth) return nullptr;
@@ -104,7 +105,7 @@ public:
             n.set_scalar(s);
         } else {
             std::uint32_t count = 0;
-            if (!u32(count) || count > m_in.size() - m_at) return nullptr;  // each child takes bytes
+            if (!u32(count) || count > left()) return nullptr;  // each child takes bytes
             n.set_type(t == t_sequence ? YAML::NodeType::Sequence : YAML::NodeType::Map);
             for (std::uint32_t i = 0; i < count; ++i) {
                 YAML::detail::node* first = node(depth + 1);
@@ -123,30 +124,7 @@ public:
         return &n;
     }
 
-    bool at_end() const { return m_at == m_in.size(); }
-
 private:
-    bool byte(std::uint8_t& v) {
-        if (m_in.size() - m_at < 1) return false;
-        v = static_cast<std::uint8_t>(m_in[m_at++]);
-        return true;
-    }
-    bool u32(std::uint32_t& v) {
-        if (m_in.size() - m_at < 4) return false;
-        std::memcpy(&v, m_in.data() + m_at, 4);
-        m_at += 4;
-        return true;
-    }
-    bool text(std::string& s) {
-        std::uint32_t len = 0;
-        if (!u32(len) || len > m_in.size() - m_at) return false;
-        s.assign(m_in.data() + m_at, len);
-        m_at += len;
-        return true;
-    }
-
-    std::string_view m_in;
-    std::size_t m_at = 0;
     YAML::detail::shared_memory_holder m_memory;
 };
 
