@@ -10,6 +10,7 @@
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
+#include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
@@ -60,8 +61,31 @@ void derive_world_size(pipeline_state& s) {
 void derive_framework(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     const auto& log = s.rep.log;
-    if (!s.req.framework.empty() && !facts.has("job.framework"))
+    if (!s.req.framework.empty() && !facts.has("job.framework")) {
         facts.emit("job.framework", value(s.req.framework), user_provenance("--framework " + s.req.framework));
+        // Without a config file a framework that checkpoints by default fills the checkpointing keys
+        // --set and the log do not give: LLaMA-Factory checkpoints every layer unless told not to,
+        // torchtitan recomputes selectively, so their jobs are not advised to turn on what already
+        // runs. Only then, and only these keys: an unseen default may withdraw a lever, never add one
+        // (HF Trainer's "no checkpointing" or "fp32" would make checkpointing or bf16 look certain,
+        // while a job's config usually sets them). They stay marked as defaults, so a setting the log
+        // prints replaces them.
+        if (s.req.config.empty()) try {
+                const framework_adapter& ad = framework_adapter::get(s.req.framework);
+                const auto& defaults = ad.defaults();
+                const auto mode = defaults.find("activation_checkpoint.mode");
+                const bool ac_on = mode != defaults.end() && mode->second.is_string() && mode->second.as_string() != "none";
+                for (const auto& [key, v] : defaults) {
+                    if (!ac_on || key.rfind("activation_checkpoint.", 0) != 0 || facts.has(key)) continue;
+                    provenance p;
+                    p.producer = "config." + ad.name() + ".default";
+                    p.file = ad.file();
+                    p.excerpt = fmt::format("{} default when the job does not set it", ad.name());
+                    facts.emit(key, v, p);
+                }
+            } catch (const std::exception&) {
+            }
+    }
     if (!facts.has("job.framework") && log && log->framework != "unknown")
         if (auto name = framework_for_log(log->framework, log->device_kind)) {
             const fact* fw = facts.get("log.framework");

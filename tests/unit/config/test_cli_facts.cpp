@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -72,4 +73,39 @@ TEST_CASE("oomdx facts: errors exit 2 with one line") {
     CHECK(run("facts --device toaster").rc == 2);
     CHECK(run("facts --set no.such.key=1").rc == 2);
     CHECK(run("facts").rc == 2);
+}
+
+// --framework without a config: a framework that checkpoints by default (LLaMA-Factory) is not
+// advised to turn checkpointing on; one whose default is off (HF Trainer) is not made certain of it.
+TEST_CASE("oomdx diagnose: --framework without a config assumes only a checkpointing default that is on") {
+    if (!have_binary()) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    const auto log = std::filesystem::temp_directory_path() / "oomdx_fw_default_ac.log";
+    {
+        std::ofstream f(log);
+        f << "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB. GPU 0 has a total "
+             "capacity of 79.15 GiB of which 20.00 MiB is free.\n";
+    }
+    auto recs = [&](const std::string& fw) {
+        auto r = run("diagnose --log " + log.string() + " --framework " + fw + " --format json");
+        CAPTURE(r.out);
+        REQUIRE(r.rc == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        std::map<std::string, std::string> by;
+        for (const auto& x : j["recommendations"])
+            by[x["action"].get<std::string>()] = x["confidence"].get<std::string>();
+        return by;
+    };
+    const auto lf = recs("llama_factory");
+    CHECK(lf.count("enable_full_ac") == 0);     // already on by default
+    CHECK(lf.count("reduce_micro_batch") == 1);
+    const auto off = recs("llama_factory --set activation_checkpoint.mode=none");  // stated off: the lever is back
+    REQUIRE(off.count("enable_full_ac") == 1);
+    CHECK(off.at("enable_full_ac") == "high");
+    const auto hf = recs("hf_trainer");
+    REQUIRE(hf.count("enable_full_ac") == 1);  // off by default, but not assumed
+    CHECK(hf.at("enable_full_ac") != "high");
+    std::filesystem::remove(log);
 }
