@@ -763,6 +763,10 @@ double compute(const estimate_input& in, breakdown& out) {
                 // prefetched unit are free in that pool (the root stays unsharded): the loss buffers,
                 // allocated on the default stream, cannot reuse them
                 st.unshard_pool = 2.0 * layer_unsharded;
+                // with CPU offload FlatParamHandle.pre_unshard first copies the shard to the device
+                // (flat_param_to, under _unshard's pre-unshard stream) and reshard drops it: a third
+                // pool, holding the current and the prefetched unit's shard copies
+                if (in.params_offload) st.unshard_pool += 2.0 * layer_unsharded / shard_n;
                 fwd += root * root_bytes;
                 loss += root * root_bytes;
                 bwd += root * root_bytes;
