@@ -794,6 +794,9 @@ estimate_result estimate(const estimate_input& in) {
                 why += fmt::format("; at the loss the cache also holds blocks the loss buffers cannot reuse: freed gradients "
                                    "and bf16 logits {}, one layer's freed intermediates {} (the largest temporaries dominate)",
                                    gib(last.stranded_loss), gib(k.stranded_layer_transients * last.layer_transient));
+            if (last.unshard_pool > 0)
+                why += fmt::format(", FSDP1's unshard-stream pools {} (all-gather and shard-copy blocks only later unshards reuse)",
+                                   gib(last.unshard_pool));
         }
         if (b.reserved_capped) why += "; capped at the device capacity less the runtime";
         r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);

@@ -648,8 +648,14 @@ double compute(const estimate_input& in, breakdown& out) {
             const double trainable = lora ? adapters : train_layer_params;
             const double fbytes = lora ? lin * frozen_linear_bytes(ft) + std::max(0.0, st.params_rank - lin) * double(ft.load_bytes)
                                        : std::max(0.0, st.params_rank - train_layer_params) * double(ft.load_bytes);
-            st.frozen = in.zero_stage >= 3 ? fbytes / shard_n : fbytes;
-            if (in.params_offload && in.zero_stage >= 3) st.frozen = 0;  // sharded weights on CPU
+            // bitsandbytes keeps a 4-bit weight's quantization constants (absmax, nested absmax, code)
+            // in a QuantState attribute of the Params4bit and of its Linear4bit (bitsandbytes 0.43
+            // nn/modules.py, fix_4bit_weight_quant_state_from_module), not in a parameter: FSDP and
+            // ZeRO-3 shard and offload parameters only, so every rank keeps the whole model's constants
+            const double bnb_consts =
+                lora && ft.base_bits == 4 && ft.quant_keeps_input && !ft.group_quant ? lin * (frozen_linear_bytes(ft) - 0.5) : 0.0;
+            st.frozen = in.zero_stage >= 3 ? (fbytes - bnb_consts) / shard_n + bnb_consts : fbytes;
+            if (in.params_offload && in.zero_stage >= 3) st.frozen = bnb_consts;  // sharded weights on CPU
             auto tbytes = [&](double full, double shard) { return (full + shard / shard_n) * trainable; };
             st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
             st.grads = tbytes(trates.g_full, trates.g_shard);
@@ -749,6 +755,18 @@ double compute(const estimate_input& in, breakdown& out) {
                 // head's from the start of backward, the embedding's at the end, when autograd
                 // assembles the flat gradient from the views (a copy) before the reduce-scatter
                 const double root = embed_rank + output_rank + (last ? h : 0.0);
+                // FSDP1 all-gathers into padded unsharded flat parameters allocated under its unshard
+                // stream (_runtime_utils.py _unshard: `with stream(unshard_stream): handle.unshard()`,
+                // _flat_param.py _alloc_padded_unsharded_flat_param) and frees them there after
+                // record_stream; the caching allocator keeps one pool per stream, so those blocks serve
+                // only later all-gathers. After the last layer's forward the current and the
+                // prefetched unit are free in that pool (the root stays unsharded): the loss buffers,
+                // allocated on the default stream, cannot reuse them
+                st.unshard_pool = 2.0 * layer_unsharded;
+                // with CPU offload FlatParamHandle.pre_unshard first copies the shard to the device
+                // (flat_param_to, under _unshard's pre-unshard stream) and reshard drops it: a third
+                // pool, holding the current and the prefetched unit's shard copies
+                if (in.params_offload) st.unshard_pool += 2.0 * layer_unsharded / shard_n;
                 fwd += root * root_bytes;
                 loss += root * root_bytes;
                 bwd += root * root_bytes;
@@ -904,7 +922,8 @@ double compute(const estimate_input& in, breakdown& out) {
             const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
             double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step, st.phase_load});
             if (last)
-                res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + k.stranded_layer_transients * st.layer_transient);
+                res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + st.unshard_pool +
+                                        k.stranded_layer_transients * st.layer_transient);
             st.stranded_loss += freed_grads;
             st.reserved = res * round;
         }

@@ -641,3 +641,51 @@ TEST_CASE("QLoRA under HF Trainer: PEFT's kbit preparation makes the checkpointe
     CHECK(qlora.second == doctest::Approx(32.0 * 4096 * 4096 * 4.0));
     CHECK(lora.second == doctest::Approx(32.0 * 4096 * 4096 * 2.0));
 }
+
+TEST_CASE("bitsandbytes quantization constants are no parameter: FSDP / ZeRO-3 neither shards nor offloads them") {
+    auto frozen_of = [](const char* method, int zero, bool offload) {
+        fact_store f = job8b("hf_trainer", "lora", 2);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.quantization_bit", std::int64_t(4));
+        emit(f, "training.double_quantization", false);
+        emit(f, "training.quantization_method", method);
+        emit(f, "parallelism.zero_stage", std::int64_t(zero));
+        if (offload) emit(f, "parallelism.offload_params", "cpu");
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return b.stages[0].frozen;
+    };
+    // linear weights of Llama 3 8B: 32 x (2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336)
+    const double lin = 32.0 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336);
+    const double consts = lin * 4.0 / 64.0;  // one fp32 absmax per 64 weights (no double quantization)
+    // sharded over 2 ranks: the packed weights halve, the constants stay whole
+    CHECK(frozen_of("bitsandbytes", 3, false) - frozen_of("torchao", 3, false) == doctest::Approx(consts / 2.0).epsilon(1e-6));
+    // CPU offload moves the flat parameters only
+    CHECK(frozen_of("bitsandbytes", 3, true) == doctest::Approx(consts).epsilon(1e-6));
+    CHECK(frozen_of("torchao", 3, true) == doctest::Approx(0.0));
+    // unsharded: every rank holds everything either way
+    CHECK(frozen_of("bitsandbytes", 0, false) == doctest::Approx(frozen_of("torchao", 0, false)));
+    // GPTQ checkpoints keep their scales with the packed weights (not changed)
+    CHECK(frozen_of("gptq", 3, false) > 0.0);
+}
+
+TEST_CASE("FSDP1 unshard-stream pools: the free all-gather blocks stay cached at the loss; not under FSDP2") {
+    auto pool_of = [](int fsdp_version, bool offload) {
+        fact_store f = job8b("hf_trainer", "lora", 2);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "parallelism.zero_stage", std::int64_t(3));
+        emit(f, "parallelism.fsdp_version", std::int64_t(fsdp_version));
+        if (offload) emit(f, "parallelism.offload_params", "cpu");
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(b.stages[0].unshard_pool, b.reserved);
+    };
+    // one decoder layer of Llama 3 8B unsharded in bf16: linears + two norms
+    const double layer = 2.0 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2.0 * 4096);
+    const auto fsdp1 = pool_of(1, false), fsdp2 = pool_of(2, false), offload = pool_of(1, true);
+    CHECK(fsdp1.first == doctest::Approx(2.0 * layer));            // current + prefetched unit
+    CHECK(fsdp2.first == doctest::Approx(0.0));
+    CHECK(offload.first == doctest::Approx(2.0 * layer + layer));  // + two shard copies (half a layer each)
+}

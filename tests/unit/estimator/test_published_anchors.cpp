@@ -168,3 +168,7 @@ TEST_CASE("held-out fine-tuning rows, round est9 (LitGPT config hub, Liger-Kerne
 TEST_CASE("held-out fine-tuning rows, round est11 (fms-acceleration: HF Trainer, PEFT LoRA, bitsandbytes QLoRA, FSDP1)") {
     check_heldout("finetune_heldout_est11.yaml", 12, "held-out fine-tuning rows (est11)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est17 (Answer.AI fsdp_qlora: PEFT LoRA, bitsandbytes QLoRA, FSDP1, CPU offload)") {
+    check_heldout("finetune_heldout_est17.yaml", 12, "held-out fine-tuning rows (est17)");
+}
