@@ -190,11 +190,21 @@ scanner::scanner(const signature_set& sigs)
     m_near_ring.resize(k_near_ring);
     m_phase_last.resize(sigs.size());
     m_progress_of_sig.resize(sigs.size(), nullptr);
-    for (size_t i = 0; i < sigs.size(); ++i)
-        for (const auto& f : sigs.all()[i].fields) {
+    m_hit_class.resize(sigs.size(), 0);
+    for (size_t i = 0; i < sigs.size(); ++i) {
+        const signature& s = sigs.all()[i];
+        for (const auto& f : s.fields) {
             m_has_memory[i] = m_has_memory[i] || f.name == "memory";
             m_has_step[i] = m_has_step[i] || f.name == "step";
         }
+        // progress lines keep colours until they are parsed; a framework marker without a pattern
+        // reads nothing of the line
+        const bool raw = s.kind == sig_kind::progress || s.kind == sig_kind::memory ||
+                         (s.kind == sig_kind::framework && !s.regex);
+        m_hit_class[i] = static_cast<std::uint8_t>(
+            (raw ? 0 : hit_needs_plain) |
+            (s.kind == sig_kind::phase && s.priority >= k_context_phase ? hit_eval_phase : 0));
+    }
 }
 
 void scanner::begin_file(const std::string& name) {
@@ -258,14 +268,9 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
     m_label_vote.add(raw);
     const auto hits = std::basic_string_view<int>(hit_data, hit_count);
-    bool needs_plain = false;
-    for (int h : hits) {
-        const signature& s = m_sigs.all()[h];
-        if (s.kind == sig_kind::progress || s.kind == sig_kind::memory) continue;
-        if (s.kind == sig_kind::framework && !s.regex) continue;
-        needs_plain = true;
-    }
-    if (needs_plain && !plain) seg = plain_text(seg, m_scratch);
+    std::uint8_t cls = 0;
+    for (int h : hits) cls |= m_hit_class[static_cast<size_t>(h)];
+    if ((cls & hit_needs_plain) && !plain) seg = plain_text(seg, m_scratch);
     m_line = line;
     m_seg = seg;
     m_seg_rank = rank;
@@ -277,10 +282,9 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     // A line of evaluation, checkpointing or model loading ("Validation DataLoader 0: 40%|",
     // "Loading checkpoint shards: 3/7") is not a training step: its progress hits are ignored.
     bool eval_line = false;
-    for (int h : hits) {
-        const signature& s = all[h];
-        if (s.kind == sig_kind::phase && s.priority >= k_context_phase && verify_sig(s, seg)) eval_line = true;
-    }
+    if (cls & hit_eval_phase)
+        for (int h : hits)
+            if ((m_hit_class[static_cast<size_t>(h)] & hit_eval_phase) && verify_sig(all[h], seg)) eval_line = true;
     for (int h : hits) {
         const signature& s = all[h];
         switch (s.kind) {

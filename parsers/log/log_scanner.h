@@ -244,6 +244,10 @@ private:
     std::vector<char> m_mark;
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
     std::vector<char> m_has_step;    // per signature: it has a `step` field
+    // per signature: what its hit asks of on_candidates (hit_needs_plain, hit_eval_phase), so a
+    // line's hits are read once for both
+    enum : std::uint8_t { hit_needs_plain = 1, hit_eval_phase = 2 };
+    std::vector<std::uint8_t> m_hit_class;
     std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
     std::vector<log_file_info> m_file_info;

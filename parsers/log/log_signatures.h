@@ -150,8 +150,6 @@ private:
         int lit = 0;
     };
     std::vector<std::uint8_t> m_shift;               // per bigram (65536 entries)
-    std::vector<std::uint64_t> m_short_shift;        // bit per bigram: shift < m - 1 (fits L1)
-    std::vector<std::uint64_t> m_zero_shift;         // bit per bigram: shift 0, check its bucket
     // After the window ending in this bigram was checked: the shift to the next window in which
     // the bigram sits where some literal has it (>= 1; m - 1 when no literal has it earlier).
     std::vector<std::uint8_t> m_next_shift;

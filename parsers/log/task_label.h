@@ -39,10 +39,14 @@ struct task_label_vote {
     bool launcher = false;  // a labelled line names torchrun / torch.distributed's launcher
     void add(std::string_view line) {
         // neither a label (spaces, digits) nor Slurm's own line ("s"): most lines, at the first byte
+        // (inline: a call per hit line cost more than the test)
         if (line.empty() || !(line[0] == ' ' || line[0] == 's' || (line[0] >= '0' && line[0] <= '9'))) {
             ++unlabelled;
             return;
         }
+        add_candidate(line);
+    }
+    [[gnu::noinline]] void add_candidate(std::string_view line) {
         if (slurm_own_line(line)) return;
         if (task_label(line) < 0) {
             ++unlabelled;
