@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
-#include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_defaults.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 
@@ -26,18 +26,7 @@ void gather_facts(const preflight_request& req, fact_store& facts, override_synt
         user.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), user);
         // without a config file the framework's defaults fill what --set does not
-        try {
-            const framework_adapter& ad = framework_adapter::get(req.framework);
-            for (const auto& [key, v] : ad.defaults()) {
-                if (facts.has(key)) continue;
-                provenance p;
-                p.producer = "config." + ad.name() + ".default";
-                p.file = ad.file();
-                p.excerpt = fmt::format("{} default when the job does not set it", ad.name());
-                facts.emit(key, v, p);
-            }
-        } catch (const std::exception&) {
-        }
+        emit_framework_defaults(req.framework, facts, [](const std::string&) { return true; });
     }
     if (req.world_size > 0) {
         user.excerpt = fmt::format("--world-size {}", req.world_size);

@@ -11,6 +11,7 @@
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_defaults.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
@@ -70,21 +71,10 @@ void derive_framework(pipeline_state& s) {
         // (HF Trainer's "no checkpointing" or "fp32" would make checkpointing or bf16 look certain,
         // while a job's config usually sets them). They stay marked as defaults, so a setting the log
         // prints replaces them.
-        if (s.req.config.empty()) try {
-                const framework_adapter& ad = framework_adapter::get(s.req.framework);
-                const auto& defaults = ad.defaults();
-                const auto mode = defaults.find("activation_checkpoint.mode");
-                const bool ac_on = mode != defaults.end() && mode->second.is_string() && mode->second.as_string() != "none";
-                for (const auto& [key, v] : defaults) {
-                    if (!ac_on || key.rfind("activation_checkpoint.", 0) != 0 || facts.has(key)) continue;
-                    provenance p;
-                    p.producer = "config." + ad.name() + ".default";
-                    p.file = ad.file();
-                    p.excerpt = fmt::format("{} default when the job does not set it", ad.name());
-                    facts.emit(key, v, p);
-                }
-            } catch (const std::exception&) {
-            }
+        if (s.req.config.empty() && framework_checkpoints_by_default(s.req.framework))
+            emit_framework_defaults(s.req.framework, facts, [](const std::string& key) {
+                return key.rfind("activation_checkpoint.", 0) == 0;
+            });
     }
     if (!facts.has("job.framework") && log && log->framework != "unknown")
         if (auto name = framework_for_log(log->framework, log->device_kind)) {

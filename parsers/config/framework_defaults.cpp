@@ -1,0 +1,38 @@
+#include "parsers/config/framework_defaults.h"
+
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "engine/core/fact_store.h"
+#include "parsers/config/framework_adapter.h"
+
+namespace oomdx {
+
+void emit_framework_defaults(const std::string& framework, fact_store& facts,
+                             const std::function<bool(const std::string& key)>& keep) {
+    try {
+        const framework_adapter& ad = framework_adapter::get(framework);
+        for (const auto& [key, v] : ad.defaults()) {
+            if (facts.has(key) || !keep(key)) continue;
+            provenance p;
+            p.producer = "config." + ad.name() + ".default";
+            p.file = ad.file();
+            p.excerpt = fmt::format("{} default when the job does not set it", ad.name());
+            facts.emit(key, v, p);
+        }
+    } catch (const std::exception&) {
+    }
+}
+
+bool framework_checkpoints_by_default(const std::string& framework) {
+    try {
+        const auto& defaults = framework_adapter::get(framework).defaults();
+        const auto mode = defaults.find("activation_checkpoint.mode");
+        return mode != defaults.end() && mode->second.is_string() && mode->second.as_string() != "none";
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+}  // namespace oomdx
