@@ -52,6 +52,9 @@ void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
 
 struct prepared {
     std::unique_ptr<snap::category_rules> rules;
+    // The shipped category rules when no --categories is given: loaded on the rule packs'
+    // thread before the packs, while the main thread reads the file (off its critical path).
+    std::promise<const snap::category_rules*> shipped_rules;
     snap::analysis_options opt;
     // The packs whose evidence step decides, loaded on another thread while the files are read.
     std::optional<load_result> packs;
@@ -59,11 +62,16 @@ struct prepared {
     const rule_set& verdicts() const { return *verdict_rules.get(); }
 };
 
-// After load_verdict_rules: the category rules are read while the packs load.
+// After load_verdict_rules: the category rules are read while the packs load. A --categories
+// file is read here, so that its errors come before the snapshot's.
 void prepare(const snapshot_opts& o, prepared& p) {
-    p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
-    if (!o.categories.empty()) p.rules->prepend(snap::category_rules::load(o.categories));
-    p.opt.rules = p.rules.get();
+    if (!o.categories.empty()) {
+        p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
+        p.rules->prepend(snap::category_rules::load(o.categories));
+        p.opt.rules = p.rules.get();
+    } else {
+        p.opt.rules_later = p.shipped_rules.get_future().share();
+    }
     p.opt.top = o.top;
     if (!o.capacity.empty()) {
         auto v = parse_size(o.capacity);
@@ -72,9 +80,18 @@ void prepare(const snapshot_opts& o, prepared& p) {
     }
 }
 
-void load_verdict_rules(prepared& p, const std::vector<std::string>& dirs) {
-    p.verdict_rules = std::async(std::launch::async, [&p, dirs] {
+void load_verdict_rules(prepared& p, const snapshot_opts& o) {
+    const bool shipped_categories = o.categories.empty();
+    p.verdict_rules = std::async(std::launch::async, [&p, dirs = o.rule_dirs, shipped_categories] {
                           reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
+                          if (shipped_categories) {
+                              try {
+                                  p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
+                                  p.shipped_rules.set_value(p.rules.get());
+                              } catch (...) {
+                                  p.shipped_rules.set_exception(std::current_exception());
+                              }
+                          }
                           const rule_set* rules = &rules_with(dirs, p.packs);
                           release_free_heap();  // before the read peaks (docs/snapshot.md, snap7)
                           return rules;
@@ -127,7 +144,7 @@ void print(const std::string& s) {
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
     prepared p;
-    load_verdict_rules(p, o.rule_dirs);
+    load_verdict_rules(p, o);
     prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (o.format == output_format::html && files.size() != 1)
@@ -184,7 +201,7 @@ void run_analyze(const snapshot_opts& o) {
 void run_diff(const snapshot_opts& o) {
     if (o.inputs.size() != 2) throw usage_error("oomdx snapshot diff A B: exactly two snapshots");
     prepared p;
-    load_verdict_rules(p, o.rule_dirs);
+    load_verdict_rules(p, o);
     prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() != 2) throw usage_error("snapshot diff: exactly two snapshot files");
@@ -238,7 +255,7 @@ int run_merge(const snapshot_opts& o) {
 
 void run_trend(const snapshot_opts& o) {
     prepared p;
-    load_verdict_rules(p, o.rule_dirs);
+    load_verdict_rules(p, o);
     prepare(o, p);
     auto files = snap::expand_snapshot_inputs(o.inputs);
     if (files.size() < 3) throw usage_error("oomdx snapshot trend A B C...: three or more snapshots, in step order");

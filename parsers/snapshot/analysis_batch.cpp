@@ -76,7 +76,7 @@ std::vector<snapshot_analysis> analyze_files(const std::vector<std::string>& fil
     // The rules are shared read-only by all workers.
     std::unique_ptr<category_rules> own;
     analysis_options o = opt;
-    if (!o.rules) {
+    if (!o.rules && !o.rules_later.valid()) {
         own = std::make_unique<category_rules>(category_rules::shipped());
         o.rules = own.get();
     }

@@ -1,5 +1,6 @@
 // Rendering of one analysis: JSON (oomdx.snapshot/1), text/markdown, and facts.
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -66,7 +67,7 @@ json device_json(const device_analysis& d, int top) {
     j["trace_entries"] = d.trace_entries;
     json acts = json::object();
     for (std::size_t i = 0; i < d.actions.size() && i < k_json_actions; ++i) acts[d.actions[i].first] = d.actions[i].second;
-    j["actions"] = acts;
+    j["actions"] = std::move(acts);
     j["has_trace"] = d.has_trace;
     j["initial_active_bytes"] = d.initial_active_bytes;
     j["peak_bytes"] = d.peak_bytes;
@@ -88,7 +89,7 @@ json device_json(const device_analysis& d, int top) {
                         {"fragmentation", o.fragmentation},
                         {"site", o.site},
                         {"category", o.category},
-                        {"holders", h}});
+                        {"holders", std::move(h)}});
     }
     j["oom_count"] = d.oom_count;
     j["oom_events"] = ooms;
@@ -108,7 +109,7 @@ json device_json(const device_analysis& d, int top) {
                       {"start_bytes", p.start_bytes}, {"end_bytes", p.end_bytes},
                       {"start_time_us", opt_int(p.start_time_us)}, {"end_time_us", opt_int(p.end_time_us)}});
     }
-    j["phases"] = ph;
+    j["phases"] = std::move(ph);
     j["phases_total"] = np;
     j["cycles"] = d.cycles;
     json tl = json::array();
@@ -117,7 +118,7 @@ json device_json(const device_analysis& d, int top) {
                       {"frees", t.frees}, {"alloc_bytes", t.alloc_bytes}, {"free_bytes", t.free_bytes},
                       {"live_end_bytes", t.live_end_bytes}, {"max_pending_bytes", t.max_pending_bytes},
                       {"label", t.label}});
-    j["timeline"] = tl;
+    j["timeline"] = std::move(tl);
     const auto& pf = d.pending;
     j["pending_free"] = {{"free_requested", pf.free_requested}, {"free_completed", pf.free_completed},
                          {"immediate", pf.immediate}, {"deferred", pf.deferred},
@@ -132,7 +133,7 @@ json device_json(const device_analysis& d, int top) {
     for (const auto& p : d.patterns)
         pats.push_back({{"name", p.name}, {"leak", p.leak}, {"expected", p.expected},
                         {"confidence", p.confidence}, {"summary", p.summary}, {"evidence", p.evidence}});
-    j["patterns"] = pats;
+    j["patterns"] = std::move(pats);
     j["leak_suspected"] = d.leak_suspected;
     j["inconsistencies"] = d.inconsistencies;
     const auto& m = d.measures;
@@ -182,7 +183,7 @@ nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
     j["primary_device"] = a.primary >= 0 ? json(a.devices[a.primary].device) : json(nullptr);
     json devs = json::array();
     for (const auto& d : a.devices) devs.push_back(device_json(d, top));
-    j["devices"] = devs;
+    j["devices"] = std::move(devs);
     j["warnings"] = a.warnings;
     // What the cross-rank view reads of this file, in one place near the start of the document
     // (keys are written in alphabetical order): a merge of thousands of summaries stops there.
@@ -203,10 +204,9 @@ nlohmann::json to_json_body(const snapshot_analysis& a, int top) {
 }
 
 nlohmann::json to_json(const snapshot_analysis& a, int top) {
-    json j;
+    json j = to_json_body(a, top);  // the body has neither key; no copy of it (update copies)
     j["schema"] = "oomdx.snapshot/1";
     j["kind"] = "analysis";
-    j.update(to_json_body(a, top));
     return j;
 }
 

@@ -94,6 +94,16 @@ public:
     const_iterator begin() const { return {this, 0}; }
     const_iterator end() const { return {this, m_size}; }
 
+    // f(first, n) for each chunk's elements in order: a pass over all of them without indexing.
+    template <class F>
+    void for_each_run(F&& f) const {
+        for (std::size_t c = 0, left = m_size; left > 0; ++c) {
+            const std::size_t n = left < k_chunk ? left : k_chunk;
+            f(static_cast<const T*>(chunk(c)), n);
+            left -= n;
+        }
+    }
+
     void push_back(const T& x) {
         if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size())
             m_chunks.push_back(block_pool::array_block(m_chunks.empty()));

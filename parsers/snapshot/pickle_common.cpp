@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -167,6 +168,36 @@ void check_total(const snapshot& s, std::int64_t& total, std::int64_t v, const c
                                    fmt::format("{} add up to more than 4 EiB: not a real snapshot", what));
 }
 
+// The trace checks of validate_sizes without naming anything, one tight pass over the entries'
+// runs: true when every size is in range and the allocations' total stays below k_max_total
+// (then the flags are set); false sends the caller to the exact loop, which names the first
+// bad entry. Sizes in range are at most 2^50, so 4096 of them add at most 2^62 to a total
+// checked to be at most 2^62: the unsigned sum cannot wrap between two checks, and a total
+// that passes k_max_total at some entry (sizes are not negative) is still past it at the next check.
+bool trace_in_range(const trace_list& t, bool& time_us, bool& workspace) {
+    std::uint64_t total = 0;
+    bool bad = false, has_time = false, has_workspace = false;
+    t.for_each_run([&](const trace_entry* p, std::size_t n) {
+        for (std::size_t i0 = 0; i0 < n && !bad; i0 += 4096) {
+            const std::size_t i1 = std::min(n, i0 + 4096);
+            for (std::size_t i = i0; i < i1; ++i) {
+                const trace_entry& e = p[i];
+                has_time |= e.time_us >= 0;
+                has_workspace |= e.kind == action_kind::workspace_snapshot;
+                bad |= static_cast<std::uint64_t>(e.size) > static_cast<std::uint64_t>(k_max_size);
+                const bool counted = e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
+                                     e.kind == action_kind::segment_map;
+                total += counted ? static_cast<std::uint64_t>(e.size) : 0;
+            }
+            bad |= total > static_cast<std::uint64_t>(k_max_total);
+        }
+    });
+    if (bad) return false;
+    time_us = has_time;
+    workspace = has_workspace;
+    return true;
+}
+
 // Also notes what the trace entries hold (time_us, workspace_snapshot), in the same pass.
 void validate_sizes(snapshot& s) {
     std::int64_t seg_total = 0, block_total = 0;
@@ -194,6 +225,12 @@ void validate_sizes(snapshot& s) {
         const auto& frees = t.device_frees();
         std::size_t next_free = 0;
         bool time_us = false, workspace = false;
+        if (frees.empty() && trace_in_range(t, time_us, workspace)) [[likely]] {
+            if (time_us) s.info.has_time_us = true;
+            if (workspace) s.info.has_workspace_snapshot = true;
+            continue;
+        }
+        time_us = workspace = false;
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
             time_us |= e.time_us >= 0;

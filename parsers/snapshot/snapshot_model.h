@@ -122,6 +122,9 @@ public:
     const trace_entry& back() const { return m_entries.back(); }
     const_iterator begin() const { return m_entries.begin(); }
     const_iterator end() const { return m_entries.end(); }
+    // f(const trace_entry* first, std::size_t n) for each run of contiguous entries, in order.
+    template <class F>
+    void for_each_run(F&& f) const { m_entries.for_each_run(f); }
 
     // `e.action` must outlive the list (a snapshot's interned string or a literal).
     void push_back(const trace_event& e) {

@@ -1,8 +1,10 @@
 // Hostile and malformed pickles: each gives one clear input_error, never a crash.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "engine/core/errors.h"
 #include "reader_helpers.h"
@@ -213,4 +215,33 @@ TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo
     CHECK(t[2].size == 0x20);
     CHECK(t[3].addr == 0x20);
     CHECK(t[3].size == 0x50);
+}
+
+// finish_snapshot checks a trace in one pass over its chunks and runs the naming loop only when
+// something is out of range: the same errors, and the 4 EiB total checked every 4096 entries.
+TEST_CASE("trace sizes out of range and allocation totals past 4 EiB are named as before") {
+    auto trace = [](const std::vector<std::string>& entries) {
+        std::string s = R"({"segments": [], "device_traces": [[)";
+        for (std::size_t i = 0; i < entries.size(); ++i) s += (i ? "," : "") + entries[i];
+        return s + "]]}";
+    };
+    auto entry = [](const char* action, std::int64_t size) {
+        return std::string(R"({"action": ")") + action + R"(", "addr": 4096, "size": )" + std::to_string(size) + "}";
+    };
+    CHECK(error_of(trace({entry("alloc", 8), entry("free_completed", -1)}), {}).find("device_traces[0][1]: size = -1 is out of range") !=
+          std::string::npos);
+    const std::int64_t pib = std::int64_t{1} << 50;  // the largest size in range
+    CHECK(error_of(trace({entry("alloc", pib + 1)})).find("device_traces[0][0]: size") != std::string::npos);
+    // 4096 allocations of 1 PiB are exactly 4 EiB (allowed), one more is past it.
+    std::vector<std::string> es(4096, entry("alloc", pib));
+    CHECK(error_of(trace(es)).empty());
+    es.push_back(entry("free_completed", pib));  // frees are not counted
+    CHECK(error_of(trace(es)).empty());
+    es.push_back(entry("alloc", 1));
+    CHECK(error_of(trace(es)).find("trace allocations add up to more than 4 EiB") != std::string::npos);
+    es.assign(5000, entry("segment_alloc", pib));
+    es[4999] = entry("alloc", -5);  // a bad size after the total passed: the first error is named
+    CHECK(error_of(trace(es)).find("add up to more than 4 EiB") != std::string::npos);
+    const auto ok = snap::load_snapshot_bytes(trace({entry("alloc", 8), entry("free_completed", 8)}), "t.json");
+    CHECK(!ok.info.has_time_us);
 }
