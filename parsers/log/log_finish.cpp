@@ -392,6 +392,14 @@ log_analysis scanner::finish() {
         }
     }
 
+    // Saving or evaluating runs between steps: after the step its progress line reports, not in
+    // the next one, so a failure there belongs to the last logged step.
+    if (a.step && a.last_logged_step && (a.phase == "checkpoint_save" || a.phase == "eval") &&
+        (a.step_basis == "per_step_format" || a.step_basis == "consecutive_steps")) {
+        a.step = a.last_logged_step;
+        a.step_basis = "after_step_" + a.phase;
+    }
+
     // Framework.
     int best = 0, best_order = 1 << 30;
     for (const auto& [fw, score] : m_fw_score) {

@@ -311,6 +311,22 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(next.step_basis == "bar_total_next_pass");
         CHECK(next.phase == "backward");
     }
+    SUBCASE("evaluating or saving after a step belongs to that step") {
+        const std::string bar = " 6%|6    | 62/1000 [01:01<15:31,  1.01it/s]\r 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]\n";
+        auto eval = run(bar + "Traceback (most recent call last):\n  File \"trainer.py\", line 3097, in evaluate\n" + oom);
+        CHECK(eval.phase == "eval");
+        CHECK(eval.step == 63);
+        CHECK(eval.step_basis == "after_step_eval");
+        auto save = run(bar + "Traceback (most recent call last):\n  File \"train_dreambooth.py\", line 900, in save_weights\n" + oom);
+        CHECK(save.phase == "checkpoint_save");
+        CHECK(save.step == 63);
+        CHECK(save.step_basis == "after_step_checkpoint_save");
+        // training frames: the next step, as before
+        auto train = run(bar + "Traceback (most recent call last):\n  File \"t.py\", line 9, in train\n    loss.backward()\n"
+                               "  File \"torch/_tensor.py\", line 487, in backward\n" + oom);
+        CHECK(train.step == 64);
+        CHECK(train.step_basis == "per_step_format");
+    }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
