@@ -14,6 +14,12 @@ using namespace oomdx;
 
 namespace {
 
+provenance test_prov() {
+    provenance p;
+    p.producer = "test";
+    return p;
+}
+
 estimate_input llama8b_fsdp(std::int64_t n) {
     estimate_input in;
     in.model.family = "llama";
@@ -37,7 +43,7 @@ estimate_input llama8b_fsdp(std::int64_t n) {
 // Llama 3 8B dimensions on torchtitan, 8 ranks, PP 4, local batch 16 x 4096.
 fact_store llama8b_pp4_facts() {
     fact_store f;
-    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
     e("model.hidden_size", std::int64_t(4096));
     e("model.num_layers", std::int64_t(32));
     e("model.num_attention_heads", std::int64_t(32));
@@ -122,7 +128,7 @@ TEST_CASE("float8 all-gather under PP: fp8 unsharded linears with dp_shard > 1, 
     CHECK(fwd_temp(in, true).first == doctest::Approx(fwd_temp(in, false).first));
     // from facts: the assumption says why
     fact_store f = llama8b_pp4_facts();
-    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
     e("parallelism.context_parallel_degree", std::int64_t(2));
     e("parallelism.data_parallel_shard_degree", std::int64_t(1));
     e("quantize.linear.float8", true);
@@ -204,7 +210,7 @@ TEST_CASE("async TP: the gathered input and the reduce-scatter input stay in the
 
 TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the older default as the high end") {
     fact_store f = llama8b_pp4_facts();
-    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
     const estimate_result r = estimate(from_facts(f));
     CHECK(r.pp_microbatch_size == 1);
     CHECK(r.pp_microbatches == 16);
@@ -220,7 +226,7 @@ TEST_CASE("pipeline micro-batch: stated, with the default it assumed and the old
 
 TEST_CASE("pipeline micro-batch: the build date picks torchtitan's old split; a count is read as given") {
     fact_store f = llama8b_pp4_facts();
-    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
     e("job.framework_date", "2024-12-26");
     const estimate_result r = estimate(from_facts(f));
     CHECK(r.pp_microbatch_size == 4);
@@ -269,7 +275,7 @@ TEST_CASE("max_fitting: the largest micro-batch and sequence length within the b
 TEST_CASE("Megatron fused cross-entropy (native): one more compiled fp32 copy of the logits, two at the high end") {
     // GPT 12 x 512, TP 2: 4 x 1024 tokens x 50432 / 2 vocab on the last stage
     fact_store f;
-    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), provenance{"test"}); };
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
     e("model.family", "gpt");
     e("model.hidden_size", std::int64_t(512));
     e("model.num_layers", std::int64_t(12));
