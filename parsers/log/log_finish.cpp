@@ -374,6 +374,10 @@ log_analysis scanner::finish() {
         if (best_phase) {
             a.phase = all[best_phase->sig].phase;
             add_ev(best_phase->file, best_phase->line, best_phase->text, "phase");
+            if (!best_phase->frame_path.empty()) {
+                a.phase_frame_path = best_phase->frame_path;
+                add_ev(best_phase->file, best_phase->frame_line, best_phase->frame_text, "phase_frame");
+            }
         }
     }
 

@@ -146,6 +146,7 @@ nlohmann::json to_json(const log_analysis& a) {
     o["last_logged_step"] = opt(a.last_logged_step);
     o["step_basis"] = str_or_null(a.step_basis);
     o["phase"] = str_or_null(a.phase);
+    o["phase_frame_path"] = str_or_null(a.phase_frame_path);
     o["timing"] = a.timing;
     o["timing_reason"] = str_or_null(a.timing_reason);
     o["messages_seen"] = a.oom_messages;
@@ -369,6 +370,8 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         const log_evidence* ph = find_role(a, "phase");
         sink.emit("oom.phase", value(a.phase.empty() ? std::string("unknown") : a.phase),
                   ph ? prov(a, ph->line, ph->text, ph->file) : p);
+        if (const log_evidence* fr = find_role(a, "phase_frame"); fr && !a.phase_frame_path.empty())
+            sink.emit("oom.phase_frame_path", value(a.phase_frame_path), prov(a, fr->line, fr->text, fr->file));
     }
     if (a.rank) {
         const log_evidence* r = find_role(a, "rank");

@@ -42,6 +42,19 @@ constexpr size_t k_max_counters = 256;  // distinct bar totals kept apart (bound
 
 re2::StringPiece sp(std::string_view s) { return {s.data(), s.size()}; }
 
+// An IPython traceback's code line: "   2113 output = eval_loop(" or "-> 2113 output = ...".
+constexpr std::int64_t k_ipython_frame_span = 12;
+bool ipython_code_line(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    while (i < s.size() && s[i] == '-') ++i;
+    if (i < s.size() && s[i] == '>') ++i;
+    while (i < s.size() && s[i] == ' ') ++i;
+    const size_t digits = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > digits && i < s.size() && s[i] == ' ';
+}
+
 std::string excerpt(std::string_view s) {
     return std::string(s.substr(0, std::min(s.size(), k_excerpt_cap)));
 }
@@ -120,7 +133,7 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             fv.name = f.name;
             if (is_str) {
                 fv.is_str = true;
-                fv.str = std::string(c.substr(0, 64));
+                fv.str = std::string(c.substr(0, f.name == "path" ? 512 : 64));  // a source path runs long
             } else if (is_pct) {
                 std::string tmp(c.substr(0, 32));
                 char* end = nullptr;
@@ -203,7 +216,8 @@ scanner::scanner(const signature_set& sigs)
                          (s.kind == sig_kind::framework && !s.regex);
         m_hit_class[i] = static_cast<std::uint8_t>(
             (raw ? 0 : hit_needs_plain) |
-            (s.kind == sig_kind::phase && s.priority >= k_context_phase ? hit_eval_phase : 0));
+            (s.kind == sig_kind::phase && s.priority >= k_context_phase ? hit_eval_phase : 0) |
+            (s.kind == sig_kind::frame ? hit_frame : 0));
     }
 }
 
@@ -282,6 +296,16 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     // A line of evaluation, checkpointing or model loading ("Validation DataLoader 0: 40%|",
     // "Loading checkpoint shards: 3/7") is not a training step: its progress hits are ignored.
     bool eval_line = false;
+    // A frame line first: a phase hit on the same line (or the code line under it) names it.
+    if (cls & hit_frame)
+        for (int h : hits)
+            if (all[h].kind == sig_kind::frame && verify_sig(all[h], seg)) {
+                field_list f = extract_fields(all[h], seg, {"path"});
+                if (f.empty()) continue;
+                m_last_frame = near_hit{h, m_file, line, excerpt(seg), {}};
+                m_last_frame.frame_path = f.front().str;
+                break;
+            }
     if (cls & hit_eval_phase)
         for (int h : hits)
             if ((m_hit_class[static_cast<size_t>(h)] & hit_eval_phase) && verify_sig(all[h], seg)) eval_line = true;
@@ -314,6 +338,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 break;
             case sig_kind::phase:
                 if (verify_sig(s, seg)) handle_phase(h, seg, line);
+                break;
+            case sig_kind::frame:  // read above
                 break;
             case sig_kind::context:
             case sig_kind::refine:
@@ -555,6 +581,16 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
     near_hit h{sig, m_file, line, excerpt(seg), {}};
+    // The frame the line is, or the frame above the code line it is (the next line in a plain
+    // traceback; a few numbered context lines further down in an IPython one).
+    if (m_last_frame.sig >= 0 && m_last_frame.file == m_file) {
+        const std::int64_t gap = line - m_last_frame.line;
+        if (gap == 0 || gap == 1 || (gap > 1 && gap <= k_ipython_frame_span && ipython_code_line(seg))) {
+            h.frame_path = m_last_frame.frame_path;
+            h.frame_line = m_last_frame.line;
+            h.frame_text = m_last_frame.text;
+        }
+    }
     const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
     for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash}) {  // THCudaCheck, a bare Traceback: frames follow
         for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)

@@ -53,6 +53,10 @@ struct near_hit {  // a context, refine, phase or rank line
     std::int64_t line = 0;
     std::string text;
     field_list fields;
+    // a phase line in a traceback: the frame it is or sits under (its source path and line)
+    std::string frame_path;
+    std::int64_t frame_line = 0;
+    std::string frame_text;
 };
 
 // A line kept for later: a view while its bytes stay mapped, else a copy (own() copies).
@@ -246,7 +250,7 @@ private:
     std::vector<char> m_has_step;    // per signature: it has a `step` field
     // per signature: what its hit asks of on_candidates (hit_needs_plain, hit_eval_phase), so a
     // line's hits are read once for both
-    enum : std::uint8_t { hit_needs_plain = 1, hit_eval_phase = 2 };
+    enum : std::uint8_t { hit_needs_plain = 1, hit_eval_phase = 2, hit_frame = 4 };
     std::vector<std::uint8_t> m_hit_class;
     std::string m_scratch, m_scratch2;
     std::vector<std::string> m_files;
@@ -276,6 +280,7 @@ private:
     std::map<stream_key, progress_rings> m_progress;  // per counter
     std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
+    near_hit m_last_frame;  // the newest traceback frame line (`frame` signature), fields: path
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
     size_t m_waiting_bytes = 0;  // the copied lines of readings that wait to be parsed

@@ -27,6 +27,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::context: return "context";
         case sig_kind::refine: return "refine";
         case sig_kind::phase: return "phase";
+        case sig_kind::frame: return "frame";
         case sig_kind::framework: return "framework";
         case sig_kind::rank: return "rank";
         case sig_kind::world_size: return "world_size";
@@ -46,7 +47,7 @@ const std::vector<std::string> k_field_names{
     "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
     "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
-    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value"};
+    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value", "path"};
 
 }  // namespace
 
@@ -76,7 +77,7 @@ bool is_size_field(std::string_view name) {
 }
 bool is_string_field(std::string_view name) {
     return name == "error_code" || name == "device_kind" || name == "message_form" || name == "message_hint" ||
-           name == "value";
+           name == "value" || name == "path";
 }
 
 const std::vector<std::string>& oom_sources() {
@@ -100,6 +101,7 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"crash", sig_kind::crash},       {"progress", sig_kind::progress},
         {"memory", sig_kind::memory},     {"context", sig_kind::context},
         {"refine", sig_kind::refine},     {"phase", sig_kind::phase},
+        {"frame", sig_kind::frame},
         {"framework", sig_kind::framework}, {"rank", sig_kind::rank},
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
         {"process_rank", sig_kind::process_rank},

@@ -23,6 +23,7 @@ enum class sig_kind {
     context,     // a detail near a failure (device, request size, error code)
     refine,      // changes the source of a nearby OOM (e.g. EL0004 raised from HCCL)
     phase,       // what the job was doing (eval, checkpoint, init) near a failure
+    frame,       // a traceback frame line: the source file it names (field `path`)
     framework,   // a framework marker
     rank,        // rank of the failed process (torchrun summary, snapshot path)
     world_size,  // world size
@@ -103,7 +104,7 @@ bool is_field_name(std::string_view name);
 // empty when the map has no entry for it.
 std::string setting_value(const signature& s, const std::string& raw);
 bool is_size_field(std::string_view name);    // *_bytes and memory: sizes
-bool is_string_field(std::string_view name);  // error_code, device_kind
+bool is_string_field(std::string_view name);  // error_code, device_kind, path
 // The OOM source and phase vocabularies of the log analyzer.
 const std::vector<std::string>& oom_sources();
 const std::vector<std::string>& phase_names();

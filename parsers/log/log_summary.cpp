@@ -181,6 +181,7 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
     a.last_logged_step = r.opt_int(o, "last_logged_step");
     a.step_basis = r.text(o, "step_basis");
     a.phase = r.text(o, "phase");
+    a.phase_frame_path = r.text(o, "phase_frame_path");
     a.timing = r.text(o, "timing");
     if (a.timing.empty()) a.timing = "unknown";
     a.timing_reason = r.text(o, "timing_reason");
