@@ -106,8 +106,9 @@ struct log_analysis {
     // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |
     // checkpoint_load | data_loading; "" when none was seen.
     std::string phase;
-    // The source file of the traceback frame that gave the phase (the frame line itself, or the
-    // frame above the code line that matched); "" when the phase came from another line.
+    // The source file of the traceback frame that gave a context phase (eval, checkpoint_*,
+    // model_load: the frame line itself, or the frame above the code line that matched); "" when
+    // the phase came from another line or is a frame's (forward, backward, ...).
     std::string phase_frame_path;
 
     // Verdicts, filled by the `evidence` rules (log_verdicts), not by the analyzer.

@@ -581,9 +581,11 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
     near_hit h{sig, m_file, line, excerpt(seg), {}};
-    // The frame the line is, or the frame above the code line it is (the next line in a plain
-    // traceback; a few numbered context lines further down in an IPython one).
-    if (m_last_frame.sig >= 0 && m_last_frame.file == m_file) {
+    // A context phase's frame (evaluation, checkpoint, model loading: whose loop it is): the frame
+    // the line is, or the frame above the code line it is (the next line in a plain traceback; a
+    // few numbered context lines further down in an IPython one).
+    if (m_sigs.all()[static_cast<size_t>(sig)].priority >= k_context_phase && m_last_frame.sig >= 0 &&
+        m_last_frame.file == m_file) {
         const std::int64_t gap = line - m_last_frame.line;
         if (gap == 0 || gap == 1 || (gap > 1 && gap <= k_ipython_frame_span && ipython_code_line(seg))) {
             h.frame_path = m_last_frame.frame_path;
