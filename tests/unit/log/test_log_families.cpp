@@ -1,7 +1,9 @@
 // Per-family tests of the log analyzer with our own fixtures.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/fact_store.h"
 #include "engine/report/log_verdicts.h"
@@ -158,48 +160,46 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
         CHECK(b.timing == "checkpoint");
     }
     SUBCASE("the evaluation frame's source path: the frame above the code line, or the frame itself") {
-        // OpenNMT-py: the code line under the frame calls validate(); its frame is in onmt/
-        log_analysis a = analyze_log_text(
-            "Traceback (most recent call last):\n  File \"../OpenNMT-py/train.py\", line 120, in <module>\n    main(opt)\n"
-            "  File \"/home/u/OpenNMT-py/onmt/trainer.py\", line 190, in train\n    valid_stats = self.validate(valid_iter)\n"
-            "RuntimeError: CUDA error: out of memory\n",
-            "t.log");
-        const fact_store fa = judge_log(a);
-        CHECK(a.phase == "eval");
-        CHECK(a.phase_frame_path == "/home/u/OpenNMT-py/onmt/trainer.py");
-        REQUIRE(fa.get("oom.phase_frame_path"));
-        CHECK(fa.get("oom.phase_frame_path")->prov.line == 4);  // the frame line, not the code line
-        REQUIRE(fa.get("oom.eval_loop_site"));
-        CHECK(fa.get("oom.eval_loop_site")->val.as_string() == "framework");
-        // the entry script's own validate() frame
-        log_analysis b = analyze_log_text(
-            "Traceback (most recent call last):\n  File \"train.py\", line 127, in main\n    criterion=criterion)\n"
-            "  File \"train.py\", line 282, in validate\n    scores_copy = scores.clone()\nRuntimeError: CUDA error: out of memory\n",
-            "t.log");
-        const fact_store fb = judge_log(b);
-        CHECK(b.phase_frame_path == "train.py");
-        REQUIRE(fb.get("oom.eval_loop_site"));
-        CHECK(fb.get("oom.eval_loop_site")->val.as_string() == "user");
-        // an IPython traceback: the numbered code line a few lines under its frame
-        log_analysis c = analyze_log_text(
-            "OutOfMemoryError                          Traceback (most recent call last)\n"
-            "File /usr/local/lib/python3.8/dist-packages/transformers/trainer.py:2113, in Trainer.evaluate(self)\n"
-            "   2110 start_time = time.time()\n-> 2113 output = eval_loop(\n"
-            "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n",
-            "t.log");
-        judge_log(c);
-        CHECK(c.phase == "eval");
-        CHECK(c.phase_frame_path == "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py");
-        // a phase from a header line far from any frame keeps no path, and gives no site
-        log_analysis d = analyze_log_text(
-            "  File \"train.py\", line 10, in main\n    run()\nstep 5, loss 1.0\n***** Running Evaluation *****\n"
-            "RuntimeError: CUDA error: out of memory\n",
-            "t.log");
-        const fact_store fd = judge_log(d);
-        CHECK(d.phase == "eval");
-        CHECK(d.phase_frame_path.empty());
-        CHECK_FALSE(fd.get("oom.phase_frame_path"));
-        CHECK_FALSE(fd.get("oom.eval_loop_site"));
+        struct example {
+            const char* what;
+            std::string text;
+            std::string path;         // oom.phase_frame_path ("" = none)
+            std::int64_t frame_line;  // its provenance line (0 = not checked)
+            std::string site;         // oom.eval_loop_site ("" = none)
+        };
+        const std::string oom = "RuntimeError: CUDA error: out of memory\n";
+        const std::vector<example> examples = {
+            {"OpenNMT-py: the code line under the frame calls validate(); its frame is in onmt/",
+             "Traceback (most recent call last):\n  File \"../OpenNMT-py/train.py\", line 120, in <module>\n    main(opt)\n"
+             "  File \"/home/u/OpenNMT-py/onmt/trainer.py\", line 190, in train\n    valid_stats = self.validate(valid_iter)\n" + oom,
+             "/home/u/OpenNMT-py/onmt/trainer.py", 4, "framework"},
+            {"the entry script's own validate() frame",
+             "Traceback (most recent call last):\n  File \"train.py\", line 127, in main\n    criterion=criterion)\n"
+             "  File \"train.py\", line 282, in validate\n    scores_copy = scores.clone()\n" + oom,
+             "train.py", 0, "user"},
+            {"an IPython traceback: the numbered code line a few lines under its frame",
+             "OutOfMemoryError                          Traceback (most recent call last)\n"
+             "File /usr/local/lib/python3.8/dist-packages/transformers/trainer.py:2113, in Trainer.evaluate(self)\n"
+             "   2110 start_time = time.time()\n-> 2113 output = eval_loop(\n"
+             "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB "
+             "already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n",
+             "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py", 0, "framework"},
+            {"a phase from a header line far from any frame keeps no path, and gives no site",
+             "  File \"train.py\", line 10, in main\n    run()\nstep 5, loss 1.0\n***** Running Evaluation *****\n" + oom, "", 0,
+             ""},
+        };
+        for (const auto& ex : examples) {
+            CAPTURE(ex.what);
+            log_analysis a = analyze_log_text(ex.text, "t.log");
+            const fact_store f = judge_log(a);
+            CHECK(a.phase == "eval");
+            CHECK(a.phase_frame_path == ex.path);
+            const fact* path = f.get("oom.phase_frame_path");
+            CHECK((path != nullptr) == !ex.path.empty());
+            if (path && ex.frame_line) CHECK(path->prov.line == ex.frame_line);  // the frame line, not the code line
+            const fact* site = f.get("oom.eval_loop_site");
+            CHECK((site ? site->val.as_string() : std::string()) == ex.site);
+        }
     }
     SUBCASE("init: no step before the failure") {
         auto a = run("Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]\nLoading model weights\nRuntimeError: CUDA error: out of memory\n");
