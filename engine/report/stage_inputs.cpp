@@ -10,7 +10,6 @@
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
 #include "parsers/config/device_catalog.h"
-#include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_defaults.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/job_inputs.h"

@@ -56,11 +56,9 @@ std::vector<std::uint8_t> hit_flags(const signature_set& sigs) {
     std::vector<std::uint8_t> f(sigs.size(), 0);
     for (size_t i = 0; i < sigs.size(); ++i) {
         const signature& s = sigs.all()[i];
-        const bool raw = s.kind == sig_kind::progress || s.kind == sig_kind::memory ||
-                         (s.kind == sig_kind::framework && !s.regex);
         const bool ranked = s.kind == sig_kind::progress || s.kind == sig_kind::memory || s.kind == sig_kind::oom ||
                             s.kind == sig_kind::not_oom || s.kind == sig_kind::crash;
-        f[i] = static_cast<std::uint8_t>((raw ? 0 : needs_plain) | (s.kind == sig_kind::nccl_peer ? nccl_peer : 0) |
+        f[i] = static_cast<std::uint8_t>((reads_raw_line(s) ? 0 : needs_plain) | (s.kind == sig_kind::nccl_peer ? nccl_peer : 0) |
                                          (ranked ? needs_rank : 0));
     }
     return f;

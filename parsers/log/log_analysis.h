@@ -68,7 +68,7 @@ struct log_file_info {
 struct log_analysis {
     // OOM classification (design vocabulary); "none" when the log shows no OOM.
     std::string source = "none";
-    std::string device_kind;   // cuda | npu | frame_prefix | hip | mps | xpu | cpu | unknown ("" when none)
+    std::string device_kind;   // cuda | npu | hip | mps | xpu | cpu | unknown ("" when none)
     std::string signature;     // id of the signature that matched the primary message
     std::string message;       // primary OOM line (capped)
     std::string file;          // file and line of the primary message
@@ -90,7 +90,7 @@ struct log_analysis {
     int other_processes = 0;  // "Process N has ..." clauses beyond the largest one
 
     std::optional<std::int64_t> device_index, rank;
-    std::string rank_from;  // prefix | traceback_head | srun_label | message | torchrun | snapshot_path | nccl | npu | process_line | filename | world_size_1
+    std::string rank_from;  // prefix | traceback_head | srun_label | message | torchrun | snapshot_path | nccl | npu | process_line | filename | world_size_1 | frame_prefix
     std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
     std::optional<bool> all_ranks_failed;
 

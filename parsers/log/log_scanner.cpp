@@ -210,12 +210,8 @@ scanner::scanner(const signature_set& sigs)
             m_has_memory[i] = m_has_memory[i] || f.name == "memory";
             m_has_step[i] = m_has_step[i] || f.name == "step";
         }
-        // progress lines keep colours until they are parsed; a framework marker without a pattern
-        // reads nothing of the line
-        const bool raw = s.kind == sig_kind::progress || s.kind == sig_kind::memory ||
-                         (s.kind == sig_kind::framework && !s.regex);
         m_hit_class[i] = static_cast<std::uint8_t>(
-            (raw ? 0 : hit_needs_plain) |
+            (reads_raw_line(s) ? 0 : hit_needs_plain) |
             (s.kind == sig_kind::phase && s.priority >= k_context_phase ? hit_eval_phase : 0) |
             (s.kind == sig_kind::frame ? hit_frame : 0));
     }

@@ -105,6 +105,11 @@ bool is_field_name(std::string_view name);
 std::string setting_value(const signature& s, const std::string& raw);
 bool is_size_field(std::string_view name);    // *_bytes and memory: sizes
 bool is_string_field(std::string_view name);  // error_code, device_kind, path
+// Whether a hit of `s` reads its line as printed, colour codes included: progress and memory
+// lines (parsed raw), a framework marker without a pattern (reads nothing of the line).
+inline bool reads_raw_line(const signature& s) {
+    return s.kind == sig_kind::progress || s.kind == sig_kind::memory || (s.kind == sig_kind::framework && !s.regex);
+}
 // The OOM source and phase vocabularies of the log analyzer.
 const std::vector<std::string>& oom_sources();
 const std::vector<std::string>& phase_names();

@@ -230,7 +230,6 @@ void validate_sizes(snapshot& s) {
             if (workspace) s.info.has_workspace_snapshot = true;
             continue;
         }
-        time_us = workspace = false;
         for (std::size_t k = 0; k < t.size(); ++k) {
             const auto& e = t[k];
             time_us |= e.time_us >= 0;
