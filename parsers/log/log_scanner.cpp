@@ -55,6 +55,16 @@ bool ipython_code_line(std::string_view s) {
     return i > digits && i < s.size() && s[i] == ' ';
 }
 
+// The numbered source lines IPython prints around a frame's call ("    263 val = self.validate()")
+// show code that did not run; only the arrowed line ("--> 260 ...") is the call.
+bool ipython_context_line(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    const size_t digits = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > digits && i < s.size() && s[i] == ' ';
+}
+
 std::string excerpt(std::string_view s) {
     return std::string(s.substr(0, std::min(s.size(), k_excerpt_cap)));
 }
@@ -576,6 +586,9 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
 // What the job was doing: the newest line of each phase signature (a traceback repeats
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
+    if (m_last_frame.sig >= 0 && m_last_frame.file == m_file && line > m_last_frame.line &&
+        line - m_last_frame.line <= k_ipython_frame_span && ipython_context_line(seg))
+        return;  // source shown around an IPython frame's call, not a call
     near_hit h{sig, m_file, line, excerpt(seg), {}};
     // A context phase's frame (evaluation, checkpoint, model loading: whose loop it is): the frame
     // the line is, or the frame above the code line it is (the next line in a plain traceback; a

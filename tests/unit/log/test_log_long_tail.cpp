@@ -46,6 +46,22 @@ TEST_CASE("any out-of-memory wording is an OOM, never 'no OOM'") {
 
 // The wraps of alpaca-rlhf#3 and DeepSpeed#3312 (tests/fixtures/logs/heldout/b21, d01): the
 // capacity figure ends one line, its unit starts the next.
+TEST_CASE("nn.DataParallel's wrapper line defers to the original message printed after it") {
+    std::string frames;
+    for (int i = 0; i < 40; ++i) frames += "  File \"m.py\", line " + std::to_string(i + 1) + ", in forward\n    x = f(x)\n";
+    auto a = run("torch.OutOfMemoryError: Caught OutOfMemoryError in replica 0 on device 0.\n"
+                 "Original Traceback (most recent call last):\n" + frames +
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of "
+                 "63.42 GiB of which 1.20 GiB is free.\n");
+    CHECK(a.source == "caching_allocator");
+    CHECK(a.requested_bytes == 512 * MiB);
+    CHECK(a.device_index == 0);
+    // the wrapper alone (a cut paste) is still the failure, with its device
+    auto cut = run("torch.OutOfMemoryError: Caught OutOfMemoryError in replica 1 on device 1.\n");
+    CHECK(cut.source == "caching_allocator");
+    CHECK(cut.device_index == 1);
+}
+
 TEST_CASE("an OOM message wrapped between a figure and its unit") {
     auto a = run("OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 1; 31.75\n"
                  "GiB total capacity; 29.88 GiB already allocated; 11.75 MiB free; 29.98 GiB\n"
@@ -468,6 +484,25 @@ TEST_CASE("phase from the traceback: the context wins, then the innermost frame"
                     "RuntimeError: CUDA error: out of memory\n");
     CHECK(init.phase == "model_load");
     CHECK_FALSE(init.last_logged_step);
+    // an IPython traceback shows numbered source around each call; only the arrowed line ran
+    // (here the training epoch, not the validation a few lines below it; a Windows path)
+    auto nb = run("Epoch 3/3:   0%|          | 13/4881 [00:08<52:59,  1.53it/s]\n"
+                  "File D:\\proj\\src\\trainer.py:260, in Trainer.train(self)\n"
+                  "    259 # Training\n"
+                  "--> 260 train_loss, train_acc = self.train_epoch(epoch)\n"
+                  "    262 # Validation\n"
+                  "    263 val_loss, val_acc, val_f1 = self.validate()\n"
+                  "RuntimeError: CUDA error: out of memory\n");
+    CHECK(nb.phase != "eval");
+    CHECK(nb.last_logged_step == 13);
+    CHECK(nb.step == 14);
+    // the arrowed line itself still names the pass
+    auto ev = run("Epoch 3/3:   0%|          | 13/4881 [00:08<52:59,  1.53it/s]\n"
+                  "File D:\\proj\\src\\trainer.py:263, in Trainer.train(self)\n"
+                  "    262 # Validation\n"
+                  "--> 263 val_loss, val_acc, val_f1 = self.validate()\n"
+                  "RuntimeError: CUDA error: out of memory\n");
+    CHECK(ev.phase == "eval");
     // a phase line before the last step line is history, not the failure's phase
     auto old = run("***** Running Evaluation *****\nstep 10, loss 1.0\nstep 11, loss 1.0\n"
                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
