@@ -791,8 +791,9 @@ double compute(const estimate_input& in, breakdown& out) {
                 // cache; its default-stream blocks reuse those, but the unshard-stream blocks (the root and
                 // two layer units) cannot, nor can blocks of at most 1 MiB, which come from the small pool
                 // (c10/cuda/CUDACachingAllocator.cpp kSmallSize): the adapters' gradients, AdamW states and
-                // foreach temporary when each adapter matrix is its own unit (the PEFT / fsdp_qlora wrap
-                // policy wraps every trainable leaf) and its shard is that small
+                // foreach temporary when each adapter matrix is its own unit (PEFT's fsdp_auto_wrap_policy,
+                // which HF Trainer installs for LoRA, and fsdp_qlora's wrap every trainable leaf) and its
+                // shard is that small
                 const double root_unsharded = root * root_bytes;
                 const double unit = std::max(root_unsharded, layer_unsharded);
                 double small_pool = 0;
