@@ -137,10 +137,10 @@ double adapter_params(const estimate_input& in, bool moe) {
     return p;
 }
 
-// Elements of the largest LoRA matrix (A is r x in, B is out x r) over the targeted dense modules.
-// the caching allocator serves requests of at most 1 MiB from its small-block pool (kSmallSize)
+// The caching allocator serves requests of at most 1 MiB from its small-block pool (kSmallSize).
 constexpr double kSmallBlock = 1048576.0;
 
+// Elements of the largest LoRA matrix (A is r x in, B is out x r) over the targeted dense modules.
 static double largest_adapter_matrix(const estimate_input& in) {
     const finetune_spec& ft = in.ft;
     if (ft.kind != finetune_kind::lora) return 0.0;
@@ -783,17 +783,13 @@ double compute(const estimate_input& in, breakdown& out) {
                 // (flat_param_to, under _unshard's pre-unshard stream) and reshard drops it: a third
                 // pool, holding the current and the prefetched unit's shard copies
                 if (in.params_offload) st.unshard_pool += 2.0 * layer_unsharded / shard_n;
-                // a floor under reserved from FSDP1's construction: each unit of the CPU (or meta) model is
-                // moved to the device, flattened into a new tensor and its shard cloned (fsdp/_init_utils.py
-                // _init_param_handle_from_module, _flat_param.py flatten_tensors / _get_shard), children
-                // before the root, so the root unit is built last beside every other shard: its original
-                // parameters and the flat copy stay cached on the default stream. Training never empties the
-                // cache; its default-stream blocks reuse those, but the unshard-stream blocks (the root and
-                // two layer units) cannot, nor can blocks of at most 1 MiB, which come from the small pool
-                // (c10/cuda/CUDACachingAllocator.cpp kSmallSize): the adapters' gradients, AdamW states and
-                // foreach temporary when each adapter matrix is its own unit (PEFT's fsdp_auto_wrap_policy,
-                // which HF Trainer installs for LoRA, and fsdp_qlora's wrap every trainable leaf) and its
-                // shard is that small
+                // floor under reserved: FSDP1 moves each unit to the device, flattens it (a copy) and clones
+                // its shard (fsdp/_init_utils.py _init_param_handle_from_module, _flat_param.py), the root
+                // last, beside every other shard; its parameters and flat copy stay cached on the default
+                // stream. Training reuses them except from the unshard stream (root, two layer units) and
+                // from the small-block pool (<= 1 MiB): the adapters' grads, AdamW states and foreach
+                // temporary when every adapter matrix is its own unit (PEFT's fsdp_auto_wrap_policy, which
+                // HF Trainer installs for LoRA; fsdp_qlora's policy) and its shard is that small
                 const double root_unsharded = root * root_bytes;
                 const double unit = std::max(root_unsharded, layer_unsharded);
                 double small_pool = 0;
