@@ -797,6 +797,13 @@ estimate_result estimate(const estimate_input& in) {
             if (last.unshard_pool > 0)
                 why += fmt::format(", FSDP1's unshard-stream pools {} (all-gather and shard-copy blocks only later unshards reuse)",
                                    gib(last.unshard_pool));
+            const est::stage_figures* top = &b.stages.front();
+            for (const auto& s : b.stages)
+                if (s.reserved > top->reserved) top = &s;
+            if (top->fsdp1_floor > 0 && top->fsdp1_floor * (1.0 + k.allocator_rounding) >= top->reserved * 0.9999)
+                why += fmt::format("; floor {} set it: FSDP1's construction left the root unit's parameters and flat copy "
+                                   "cached, which the unshard-stream and small-block (<= 1 MiB) pools cannot reuse",
+                                   gib(top->fsdp1_floor));
         }
         if (b.reserved_capped) why += "; capped at the device capacity less the runtime";
         r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);

@@ -137,6 +137,22 @@ double adapter_params(const estimate_input& in, bool moe) {
     return p;
 }
 
+// The caching allocator serves requests of at most 1 MiB from its small-block pool (kSmallSize).
+constexpr double kSmallBlock = 1048576.0;
+
+// Elements of the largest LoRA matrix (A is r x in, B is out x r) over the targeted dense modules.
+static double largest_adapter_matrix(const estimate_input& in) {
+    const finetune_spec& ft = in.ft;
+    if (ft.kind != finetune_kind::lora) return 0.0;
+    const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
+    mod mods[8];
+    const int n = dense_modules(in.model, mods);
+    double big = 0;
+    for (int i = 0; i < n; ++i)
+        if (ft.targets & mods[i].bit) big = std::max({big, r * mods[i].in, r * mods[i].out});
+    return big;
+}
+
 // Bytes per token for one layer. Terms follow Korthikanti et al. (2022) Table 2 rebuilt from
 // shapes (GQA/MLA q,k,v, SwiGLU or GELU MLP, MoE dispatch, dropout masks, eager extras), then
 // what a frozen base does not save (autograd keeps a matmul's input only for its weight's
@@ -767,6 +783,22 @@ double compute(const estimate_input& in, breakdown& out) {
                 // (flat_param_to, under _unshard's pre-unshard stream) and reshard drops it: a third
                 // pool, holding the current and the prefetched unit's shard copies
                 if (in.params_offload) st.unshard_pool += 2.0 * layer_unsharded / shard_n;
+                // floor under reserved: FSDP1 moves each unit to the device, flattens it (a copy) and clones
+                // its shard (fsdp/_init_utils.py _init_param_handle_from_module, _flat_param.py), the root
+                // last, beside every other shard; its parameters and flat copy stay cached on the default
+                // stream. Training reuses them except from the unshard stream (root, two layer units) and
+                // from the small-block pool (<= 1 MiB): the adapters' grads, AdamW states and foreach
+                // temporary when every adapter matrix is its own unit (PEFT's fsdp_auto_wrap_policy, which
+                // HF Trainer installs for LoRA; fsdp_qlora's policy) and its shard is that small
+                const double root_unsharded = root * root_bytes;
+                const double unit = std::max(root_unsharded, layer_unsharded);
+                double small_pool = 0;
+                if (lora && largest_adapter_matrix(in) / t * double(ft.trainable_bytes) / shard_n <= kSmallBlock) {
+                    const bool foreach = in.optimizer_foreach > 0 || (in.optimizer_foreach < 0 && in.variant > 0);
+                    small_pool = st.grads + st.optimizer * (foreach ? 1.5 : 1.0);
+                }
+                st.fsdp1_floor = st.params + 2.0 * unit + (in.params_offload ? unit / shard_n : 0.0) + root_unsharded +
+                                 st.unshard_pool + small_pool;
                 fwd += root * root_bytes;
                 loss += root * root_bytes;
                 bwd += root * root_bytes;
@@ -920,7 +952,8 @@ double compute(const estimate_input& in, breakdown& out) {
             // the reduce-scatters wait for the last micro-batch's backward, and the blocks stay stranded
             // through every earlier backward (torch fsdp _fsdp_collectives.foreach_reduce)
             const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
-            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step, st.phase_load});
+            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step, st.phase_load,
+                                   st.fsdp1_floor});
             if (last)
                 res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + st.unshard_pool +
                                         k.stranded_layer_transients * st.layer_transient);

@@ -95,6 +95,7 @@ struct stage_figures {
     double stranded_loss = 0;                            // cached blocks the loss buffers cannot reuse
     double layer_transient = 0;                          // one layer's freed forward intermediates
     double unshard_pool = 0;                             // FSDP1 unshard / pre-unshard stream blocks free at the loss (est17)
+    double fsdp1_floor = 0;                              // FSDP1 construction cache + side-stream and small-block pools (est18)
     double symm = 0;                                     // async-TP P2P workspace (symmetric memory, outside the allocator)
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
     double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)

@@ -689,3 +689,38 @@ TEST_CASE("FSDP1 unshard-stream pools: the free all-gather blocks stay cached at
     CHECK(fsdp2.first == doctest::Approx(0.0));
     CHECK(offload.first == doctest::Approx(2.0 * layer + layer));  // + two shard copies (half a layer each)
 }
+
+TEST_CASE("FSDP1 construction floor: the root unit's build cache, the unshard-stream and small-block pools") {
+    auto run = [](std::int64_t rank, std::int64_t tokens, std::int64_t batch, int fsdp_version) {
+        fact_store f = job8b("hf_trainer", "lora", 2);
+        emit(f, "training.lora_rank", rank);
+        emit(f, "training.seq_len", tokens);
+        emit(f, "training.local_batch_size", batch);
+        emit(f, "optimizer.name", "adamw_torch");
+        emit(f, "parallelism.zero_stage", std::int64_t(3));
+        emit(f, "parallelism.fsdp_version", std::int64_t(fsdp_version));
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return b;
+    };
+    // the root unit (embedding, head, final norm) in bf16, built last beside every other shard: its
+    // original parameters and the flat copy stay cached; in training it is all-gathered again on the
+    // unshard stream, with two decoder-layer units
+    const double root = 2.0 * (2.0 * 128256.0 * 4096.0 + 4096.0);
+    const est::breakdown r16 = run(16, 128, 1, 1), r128 = run(128, 128, 1, 1);
+    const est::stage_figures& a = r16.stages[0];
+    const est::stage_figures& c = r128.stages[0];
+    // r 16: the largest adapter matrix (16 x 14336 fp32) has a 0.46 MB shard, a small-pool block: its
+    // gradients, AdamW states and foreach sqrt cannot reuse the large cached blocks
+    CHECK(a.fsdp1_floor == doctest::Approx(a.params + 3.0 * root + a.unshard_pool + a.grads + 1.5 * a.optimizer));
+    // r 128: a 3.7 MB shard comes from the large pool, which the build cache serves
+    CHECK(c.fsdp1_floor == doctest::Approx(c.params + 3.0 * root + c.unshard_pool));
+    // at 128 tokens the floor sets the reserved figure and the note says so; at 4 x 8192 it does not
+    const double round = 1.0 + estimator_k().allocator_rounding;
+    CHECK(r16.reserved == doctest::Approx(a.fsdp1_floor * round));
+    const est::breakdown longer = run(16, 8192, 4, 1);
+    CHECK(longer.reserved > longer.stages[0].fsdp1_floor * round * 1.2);
+    // FSDP2 builds sharded from the meta device: no floor
+    CHECK(run(16, 128, 1, 2).stages[0].fsdp1_floor == 0.0);
+}
