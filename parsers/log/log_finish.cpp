@@ -469,6 +469,8 @@ log_analysis scanner::finish() {
     a.alloc_retry_lines = m_pressure;
     if (m_pressure > 0 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_first);
     if (m_pressure > 1 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_last);
+    a.growth_report_lines = m_growth;
+    if (m_growth > 0 && a.evidence.size() < 48) a.evidence.push_back(m_growth_first);
 
     for (const auto& fi : a.files) {
         if (fi.long_lines > 0)
