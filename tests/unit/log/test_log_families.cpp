@@ -159,6 +159,21 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
         auto b = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"megatron/training/checkpointing.py\", line 10, in save_checkpoint\nRuntimeError: CUDA error: out of memory\n");
         CHECK(b.timing == "checkpoint");
     }
+    SUBCASE("memory growth reported in words, no step logged: late (a suspected leak)") {
+        auto a = run("Out of memory in training\nmy GPU memory keeps increasing every epoch until it crashes\n");
+        CHECK(a.growth_report_lines == 1);
+        CHECK(a.timing == "late");
+        bool ev = false;
+        for (const auto& e : a.evidence) ev = ev || (e.role == "growth" && e.line == 2);
+        CHECK(ev);  // the fact's provenance: the line that says it
+        // a logged step decides (look-alike): step 1 is early whatever the words say
+        auto b = run("step 1, loss 2.0\nmy GPU memory keeps increasing every epoch\nRuntimeError: CUDA error: out of memory\n");
+        CHECK(b.timing != "late");
+        // a guess is not a report (look-alike)
+        auto c = run("Out of memory in training\nis there some kind of memory leak?\n");
+        CHECK(c.growth_report_lines == 0);
+        CHECK(c.timing == "unknown");
+    }
     SUBCASE("Lightning's epoch bar that keeps counting validation batches after Validating starts") {
         const std::string head =
             "Epoch 1:  84% 5246/6231 [18:06<03:24,  4.82it/s, loss=1.859, v_num=16]\n"
