@@ -158,6 +158,9 @@ struct log_analysis {
     std::optional<bool> series_monotonic;
     bool leak_signal = false;
     std::int64_t alloc_retry_lines = 0;  // "N CUDA memory allocation retries", cache flushes
+    // Lines that say in words that memory grew over the run ("GPU memory keeps increasing until
+    // OOM"): an issue title or a report pasted with the log, when no memory series was printed.
+    std::int64_t growth_report_lines = 0;
     // Device capacity the log states: memory readings with a percentage of capacity (torchtitan
     // "memory: 51.30GiB(84.15%)"), the median over the readings that print one.
     std::optional<std::int64_t> capacity_from_log_bytes;

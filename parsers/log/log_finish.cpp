@@ -120,6 +120,24 @@ void scanner::forecast(log_analysis& a, const event* failure) {
     a.forecast = std::move(best);
 }
 
+namespace {
+
+// Lightning's epoch bar as tqdm prints it: "Epoch 3:  84%|...| 5248/6231" (a leading \r or spaces allowed).
+bool lightning_epoch_bar(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\r')) text.remove_prefix(1);
+    if (text.rfind("Epoch ", 0) != 0) return false;
+    size_t i = 6;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    return i > 6 && i < text.size() && text[i] == ':';
+}
+
+// Lightning's evaluation bars: "Validating: 0it [...]", "Validation DataLoader 0:  40%|...", "Validation sanity check".
+bool lightning_eval_bar(std::string_view text) {
+    return text.find("Validating") != std::string_view::npos || text.find("Validation DataLoader") != std::string_view::npos;
+}
+
+}  // namespace
+
 log_analysis scanner::finish() {
     log_analysis a;
     a.files = m_file_info;
@@ -359,6 +377,23 @@ log_analysis scanner::finish() {
         std::int64_t after = 0;
         if (failure->last_step && failure->progress_line <= failure->line)
             after = failure->progress_line - (failure->progress_line == failure->line ? 1 : 0);
+        // Lightning's epoch bar ("Epoch 1:  84% 5248/6231", releases before the separate validation bar) counts the
+        // validation batches too: once a running "Validating" / "Validation DataLoader" bar has started, the same bar
+        // keeps ticking in the same pass (same total, no reset). Those ticks are evaluation batches, not steps.
+        std::optional<std::int64_t> steps_before_eval;
+        if (failure->last_step && lightning_epoch_bar(failure->progress_text))
+            for (const auto& h : failure->phases) {
+                if (h.line > after || all[h.sig].id != "phase_eval_bar" || !lightning_eval_bar(h.text)) continue;
+                event at;
+                at.file = h.file;
+                at.line = h.line;
+                at.rank = failure->rank;
+                if (!resolve_progress(at, false) || at.progress_sig != failure->progress_sig ||
+                    at.last_total != failure->last_total || !at.last_step || *at.last_step > *failure->last_step)
+                    continue;
+                steps_before_eval = at.last_step;
+                after = h.line - 1;
+            }
         auto consider = [&](const near_hit& h) {
             const signature& s = all[h.sig];
             if (!best_phase || s.priority > all[best_phase->sig].priority ||
@@ -371,6 +406,11 @@ log_analysis scanner::finish() {
         if (!best_phase)
             for (const auto& h : failure->phases_after)
                 if (h.line > failure->line) consider(h);
+        if (best_phase && steps_before_eval && all[best_phase->sig].phase == "eval") {
+            a.last_logged_step = steps_before_eval;  // the last training step before validation began
+            a.step = steps_before_eval;
+            a.step_basis = "after_step_eval";
+        }
         if (best_phase) {
             a.phase = all[best_phase->sig].phase;
             add_ev(best_phase->file, best_phase->line, best_phase->text, "phase");
@@ -469,6 +509,8 @@ log_analysis scanner::finish() {
     a.alloc_retry_lines = m_pressure;
     if (m_pressure > 0 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_first);
     if (m_pressure > 1 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_last);
+    a.growth_report_lines = m_growth;
+    if (m_growth > 0 && a.evidence.size() < 48) a.evidence.push_back(m_growth_first);
 
     for (const auto& fi : a.files) {
         if (fi.long_lines > 0)

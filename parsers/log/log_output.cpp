@@ -210,6 +210,7 @@ nlohmann::json to_json(const log_analysis& a) {
     j["forecast"] = a.forecast ? forecast_json(*a.forecast) : json(nullptr);
     j["leak_signal"] = a.leak_signal;
     j["alloc_retry_lines"] = a.alloc_retry_lines;
+    if (a.growth_report_lines > 0) j["growth_report_lines"] = a.growth_report_lines;
     json w = json::array();
     for (const auto& x : a.warnings) w.push_back(utf8(x));
     j["warnings"] = w;
@@ -299,6 +300,8 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     if (a.alloc_retry_lines > 0)
         out += li + fmt::format("{} allocator-retry / cache-flush warning line(s): memory pressure before the end\n",
                                 a.alloc_retry_lines);
+    if (a.growth_report_lines > 0)
+        out += li + fmt::format("{} line(s) report in words that memory grew over the run\n", a.growth_report_lines);
     if (!a.evidence.empty()) {
         out += "\n" + h + "Evidence\n\n";
         for (const auto& e : a.evidence)
@@ -437,6 +440,10 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         const log_evidence* e = find_role(a, "pressure");
         sink.emit("log.alloc_retry_lines", value(a.alloc_retry_lines),
                   e ? prov(a, e->line, e->text, e->file) : p);
+    }
+    if (a.growth_report_lines > 0) {
+        const log_evidence* e = find_role(a, "growth");
+        sink.emit("log.growth_reported", value(true), e ? prov(a, e->line, e->text, e->file) : p);
     }
 }
 

@@ -369,6 +369,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     else m_pressure_last = std::move(e);
                 }
                 break;
+            case sig_kind::growth:
+                if (verify_sig(s, seg) && m_growth++ == 0)
+                    m_growth_first = {m_files[m_file], line, excerpt(seg), "growth"};
+                break;
             case sig_kind::setting:
                 if (verify_sig(s, seg)) handle_setting(s, seg, line);
                 break;

@@ -326,6 +326,8 @@ private:
     void settle_block();
     std::int64_t m_pressure = 0;
     log_evidence m_pressure_first, m_pressure_last;
+    std::int64_t m_growth = 0;  // lines that report memory growing over the run
+    log_evidence m_growth_first;
     log_evidence m_fw_evidence;
 };
 

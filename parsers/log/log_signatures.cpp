@@ -34,6 +34,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::process_rank: return "process_rank";
         case sig_kind::launch: return "launch";
         case sig_kind::pressure: return "pressure";
+        case sig_kind::growth: return "growth";
         case sig_kind::nccl_peer: return "nccl_peer";
         case sig_kind::setting: return "setting";
         case sig_kind::model_config: return "model_config";
@@ -105,7 +106,8 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"framework", sig_kind::framework}, {"rank", sig_kind::rank},
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
         {"process_rank", sig_kind::process_rank},
-        {"pressure", sig_kind::pressure}, {"nccl_peer", sig_kind::nccl_peer},
+        {"pressure", sig_kind::pressure}, {"growth", sig_kind::growth},
+        {"nccl_peer", sig_kind::nccl_peer},
         {"setting", sig_kind::setting},   {"model_config", sig_kind::model_config}};
     return m;
 }

@@ -30,6 +30,7 @@ enum class sig_kind {
     process_rank,  // a process names its own rank (Lightning "GLOBAL_RANK: 1, MEMBER: 2/2")
     launch,      // the training launch command
     pressure,    // near-OOM warning (allocator retries, cache flushes)
+    growth,      // a report in words that memory grew over the run ("memory keeps increasing until OOM")
     nccl_peer,   // NCCL INFO line mapping pid to rank
     setting,     // a setting the job prints (batch size, checkpointing, dtype): a canonical fact it ran with
     model_config,  // the header of a model config printed over several lines (HF "Model config LlamaConfig {")

@@ -257,6 +257,7 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
     }
     a.leak_signal = r.opt_bool(j, "leak_signal").value_or(false);
     a.alloc_retry_lines = r.integer(j, "alloc_retry_lines");
+    a.growth_report_lines = r.opt_int(j, "growth_report_lines").value_or(0);
     for (const auto& w : r.list(j, "warnings"))
         if (w.is_string()) a.warnings.push_back(w.get<std::string>());
     return a;

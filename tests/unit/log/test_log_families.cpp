@@ -159,6 +159,45 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
         auto b = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"megatron/training/checkpointing.py\", line 10, in save_checkpoint\nRuntimeError: CUDA error: out of memory\n");
         CHECK(b.timing == "checkpoint");
     }
+    SUBCASE("memory growth reported in words, no step logged: late (a suspected leak)") {
+        auto a = run("Out of memory in training\nmy GPU memory keeps increasing every epoch until it crashes\n");
+        CHECK(a.growth_report_lines == 1);
+        CHECK(a.timing == "late");
+        bool ev = false;
+        for (const auto& e : a.evidence) ev = ev || (e.role == "growth" && e.line == 2);
+        CHECK(ev);  // the fact's provenance: the line that says it
+        // a logged step decides (look-alike): step 1 is early whatever the words say
+        auto b = run("step 1, loss 2.0\nmy GPU memory keeps increasing every epoch\nRuntimeError: CUDA error: out of memory\n");
+        CHECK(b.timing != "late");
+        // a guess is not a report (look-alike)
+        auto c = run("Out of memory in training\nis there some kind of memory leak?\n");
+        CHECK(c.growth_report_lines == 0);
+        CHECK(c.timing == "unknown");
+    }
+    SUBCASE("Lightning's epoch bar that keeps counting validation batches after Validating starts") {
+        const std::string head =
+            "Epoch 1:  84% 5246/6231 [18:06<03:24,  4.82it/s, loss=1.859, v_num=16]\n"
+            "Epoch 1:  84% 5247/6231 [18:08<03:24,  4.82it/s, loss=1.859, v_num=16]\n";
+        const std::string oom =
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 11.17 GiB total capacity; 8.10 GiB "
+            "already allocated; 1.20 GiB free; 9.50 GiB reserved in total by PyTorch)\n";
+        // the same bar ticks on after the validation bar starts: validation batches, the OOM is in evaluation
+        auto a = run(head + "Validating: 0it [00:00, ?it/s]\n" +
+                     "Epoch 1:  84% 5248/6231 [18:10<03:24,  4.81it/s, loss=1.859, v_num=16]\n" +
+                     "Epoch 1:  84% 5249/6231 [18:11<03:24,  4.81it/s, loss=1.859, v_num=16]\n" + oom);
+        CHECK(a.phase == "eval");
+        CHECK(a.timing == "eval");
+        CHECK(a.last_logged_step == 5247);
+        // look-alike: the bar restarted in a new epoch after validation - training again
+        auto b = run(head + "Validating: 0it [00:00, ?it/s]\n" +
+                     "Epoch 2:   0% 3/6231 [00:01<30:00,  3.40it/s, loss=1.801, v_num=16]\n" +
+                     "Epoch 2:   0% 4/6231 [00:01<30:00,  3.40it/s, loss=1.801, v_num=16]\n" + oom);
+        CHECK(b.phase != "eval");
+        // look-alike: a training bar that is not Lightning's epoch bar keeps its steps
+        auto c = run("  52%|#####     | 520/1000 [10:00<10:00,  1.00it/s]\nValidating: 0it [00:00, ?it/s]\n"
+                     "  52%|#####     | 521/1000 [10:01<10:00,  1.00it/s]\n" + oom);
+        CHECK(c.phase != "eval");
+    }
     SUBCASE("the evaluation frame's source path: the frame above the code line, or the frame itself") {
         struct example {
             const char* what;
