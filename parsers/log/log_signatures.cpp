@@ -425,11 +425,11 @@ void signature_set::finish() {
                 if (q + 2 < m)
                     m_next_shift[key] = std::min<std::uint8_t>(m_next_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
-            bucket_of[bigram(u + m - 2)].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
             std::memcpy(&head, t.data(), 4);
             const unsigned h = head_hash(head);
             m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
+            bucket_of[h].push_back(static_cast<int>(m_lits.size()));
             lit_ref lr{t, static_cast<int>(i), m_sigs[i].exclusive, head};
             const size_t tail_len = std::min<size_t>(t.size() - 4, 8);
             std::memcpy(&lr.tail, t.data() + 4, tail_len);
@@ -474,14 +474,14 @@ void signature_set::slide(const unsigned char* p, size_t n, std::vector<int>& hi
         std::uint32_t head;
         std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
         if (const unsigned h = head_hash(head); (heads[h >> 6] & (std::uint64_t{1} << (h & 63))) &&
-                                                check_bucket(key, head, p, start, n, hits, mark))
+                                                check_bucket(h, head, p, start, n, hits, mark))
             return;  // a progress/memory line's literal: nothing more is looked for
         pos += next[key];
     }
 }
 
-// The literals of `key`'s bucket that start at `start` (their first 4 bytes are `head`); true
-// when one of them ends the scan (stop).
+// The literals that start at `start` (their first 4 bytes are `head`, hashed to `key`), in literal
+// order; true when one of them ends the scan (stop).
 bool signature_set::check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start, size_t n,
                                  std::vector<int>& hits, std::vector<char>& mark) const {
     const bucket_entry* bucket = m_bucket.data();
