@@ -184,6 +184,21 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
              "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB "
              "already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n",
              "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py", 0, "framework"},
+            // the frame lines are parsed only when a context phase asks (log_scanner.h, frame_line)
+            {"a frame line that does not parse is passed over for the newest one that does",
+             "OutOfMemoryError                          Traceback (most recent call last)\n"
+             "File /usr/local/lib/python3.8/dist-packages/transformers/trainer.py:2113, in Trainer.evaluate(self)\n"
+             "  File \"<frozen importlib._bootstrap\n-> 2113 output = eval_loop(\n" + oom,
+             "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py", 2, "framework"},
+            {"more frame lines than the ring holds on one line (\\r rewrites): the one that parses still counts",
+             "Traceback (most recent call last):\n  File \"/home/u/OpenNMT-py/onmt/trainer.py\", line 190, in train" +
+                 [] {
+                     std::string r;
+                     for (int i = 0; i < 20; ++i) r += "\r  File \"<frozen";
+                     return r;
+                 }() +
+                 "\n    valid_stats = self.validate(valid_iter)\n" + oom,
+             "/home/u/OpenNMT-py/onmt/trainer.py", 2, "framework"},
             {"a phase from a header line far from any frame keeps no path, and gives no site",
              "  File \"train.py\", line 10, in main\n    run()\nstep 5, loss 1.0\n***** Running Evaluation *****\n" + oom, "", 0,
              ""},
