@@ -173,8 +173,8 @@ private:
     static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
     template <size_t M>
     void slide(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
-    [[gnu::noinline]] bool check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start,
-                                        size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
+    [[gnu::noinline]] bool check_bucket(unsigned key, std::uint32_t head, const unsigned char* q, size_t avail,
+                                        std::vector<int>& hits, char* mark) const;
 };
 
 }  // namespace oomdx
