@@ -325,7 +325,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (!eval_line) handle_memory(h, raw, line, rank_of(raw));
                 break;
             case sig_kind::phase:
-                if (verify_sig(s, seg)) handle_phase(h, seg, line);
+                if (s.priority < k_context_phase && !phase_wanted_after(line, s.window)) defer_phase(h, seg, line);
+                else if (verify_sig(s, seg)) handle_phase(h, seg, line);
                 break;
             case sig_kind::frame:  // read above
                 break;
@@ -448,6 +449,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)
             ev.near.push_back(h);
     }
+    settle_phases();
     for (const auto& h : m_phase_last) {
         if (h.sig < 0 || h.file != m_file || h.line + m_sigs.all()[h.sig].window < line) continue;
         // frames of another rank's traceback are not this failure's; job-wide context lines are
@@ -636,6 +638,59 @@ void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
                 it->phases_after.push_back(h);
     }
     m_phase_last[static_cast<size_t>(sig)] = std::move(h);
+    if (static_cast<size_t>(sig) < m_phase_pending.size()) m_phase_pending[static_cast<size_t>(sig)].size = 0;  // older
+}
+
+// Whether handle_phase would give a phase line at `line` to a recent failure (phases_after).
+bool scanner::phase_wanted_after(std::int64_t line, int window) const {
+    for (const auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash})
+        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
+            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event)
+                return true;
+    return false;
+}
+
+void scanner::defer_phase(int sig, std::string_view seg, std::int64_t line) {
+    if (m_phase_pending.empty()) m_phase_pending.resize(m_sigs.size());
+    phase_pending& pp = m_phase_pending[static_cast<size_t>(sig)];
+    const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
+    if (pp.ring.empty()) pp.ring.resize(static_cast<size_t>(window) + 2);
+    if (!pp.listed) {
+        pp.listed = true;
+        m_phase_pending_sigs.push_back(sig);
+    }
+    const size_t cap = pp.ring.size();
+    if (pp.size == cap) {  // the oldest falls out: matched if a later failure could still read it
+        pending_phase& old = pp.ring[(pp.head + cap - pp.size) % cap];
+        if (old.file == m_file && old.line + window >= line && verify_sig(m_sigs.all()[static_cast<size_t>(sig)], old.text))
+            m_phase_last[static_cast<size_t>(sig)] = near_hit{sig, old.file, old.line, excerpt(old.text), {}};
+        --pp.size;
+    }
+    pending_phase& e = pp.ring[pp.head];
+    pp.head = (pp.head + 1) % cap;
+    ++pp.size;
+    e.file = m_file;
+    e.line = line;
+    e.text.assign(seg.data(), seg.size());
+}
+
+// The newest pending line of each signature that matches becomes its m_phase_last.
+void scanner::settle_phases() {
+    for (int sig : m_phase_pending_sigs) {
+        phase_pending& pp = m_phase_pending[static_cast<size_t>(sig)];
+        const signature& s = m_sigs.all()[static_cast<size_t>(sig)];
+        const size_t cap = pp.ring.size();
+        for (size_t k = 0; k < pp.size; ++k) {  // newest first
+            const pending_phase& e = pp.ring[(pp.head + cap - 1 - k) % cap];
+            if (verify_sig(s, e.text)) {
+                m_phase_last[static_cast<size_t>(sig)] = near_hit{sig, e.file, e.line, excerpt(e.text), {}};
+                break;
+            }
+        }
+        pp.size = 0;
+        pp.listed = false;
+    }
+    m_phase_pending_sigs.clear();
 }
 
 void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {

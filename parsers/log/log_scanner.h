@@ -280,6 +280,24 @@ private:
     std::map<stream_key, progress_rings> m_progress;  // per counter
     std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
+    // Phase lines (not the context phases) that no recent failure takes: matched only when a failure
+    // reads m_phase_last (a traceback repeats `forward` frames on most of its lines). Per signature,
+    // its hits newer than m_phase_last, within its window (older ones can never be read).
+    struct pending_phase {
+        int file = 0;
+        std::int64_t line = 0;
+        std::string text;  // the line (without colour codes)
+    };
+    struct phase_pending {
+        std::vector<pending_phase> ring;  // window + 2 entries once used
+        size_t head = 0, size = 0;
+        bool listed = false;  // in m_phase_pending_sigs
+    };
+    std::vector<phase_pending> m_phase_pending;  // per signature
+    std::vector<int> m_phase_pending_sigs;       // signatures with pending lines
+    bool phase_wanted_after(std::int64_t line, int window) const;
+    void defer_phase(int sig, std::string_view seg, std::int64_t line);
+    void settle_phases();  // matches the pending lines into m_phase_last
     // Traceback frame lines (`frame` signatures), parsed only when a context phase asks which frame
     // it is under (two pattern matches per frame line cost a traceback-heavy log twice its time):
     // the newest frame lines, and the newest parsed frame among those that fell out of the ring.

@@ -159,6 +159,18 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
         auto b = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"megatron/training/checkpointing.py\", line 10, in save_checkpoint\nRuntimeError: CUDA error: out of memory\n");
         CHECK(b.timing == "checkpoint");
     }
+    SUBCASE("a phase line matched late (log_scanner.h, pending_phase): later literal hits that do not match") {
+        const std::string tb = "Traceback (most recent call last):\n  File \"model.py\", line 10, in forward\n    x = self.fc(x)";
+        const std::string oom = "RuntimeError: CUDA error: out of memory\n";
+        std::string later, rewrites;
+        for (int i = 0; i < 30; ++i) later += "note " + std::to_string(i) + ": forwarded\n";
+        for (int i = 0; i < 80; ++i) rewrites += "\rforwarded " + std::to_string(i);  // more than the window's ring
+        CHECK(run(tb + "\n" + later + oom).phase == "forward");
+        CHECK(run(tb + rewrites + "\n" + oom).phase == "forward");
+        std::string far = "step 1\n" + tb + "\n";
+        for (int i = 0; i < 70; ++i) far += "x" + std::to_string(i) + "\n";
+        CHECK(run(far + "forwarded\n" + oom).phase.empty());  // the frame is past the window (60 lines)
+    }
     SUBCASE("the evaluation frame's source path: the frame above the code line, or the frame itself") {
         struct example {
             const char* what;
