@@ -61,7 +61,7 @@ public:
 private:
     // The segments that end at the breaks of one block (bit i of m: blk[i] is a break).
     template <class Fn>
-    void walk(const char* blk, std::uint64_t m, const char*& start, Fn& fn) {
+    [[gnu::always_inline]] void walk(const char* blk, std::uint64_t m, const char*& start, Fn& fn) {
         while (m) {
             const char* brk = blk + __builtin_ctzll(m);
             m &= m - 1;
