@@ -30,34 +30,18 @@ public:
     void feed(const char* p, size_t n, Fn&& fn) {
         const char* end = p + n;
         const char* start = p;  // of the current segment
-        std::uint64_t masks[4];
-        size_t ready = 0;  // masks[ready..3] hold the next blocks' masks (AVX2, 256 bytes at a time)
-        const bool wide = splitter_detail::k_avx2;
-        for (const char* blk = p; blk < end; blk += 64) {
-            const size_t len = std::min<size_t>(64, static_cast<size_t>(end - blk));
-            __builtin_prefetch(blk + 2048);  // hardware prefetch stops at page boundaries
-            std::uint64_t m;
-            if (ready > 0 && ready < 4) {
-                m = masks[ready++];
-            } else if (wide && end - blk >= 256) {
+        const char* blk = p;
+        // 256 bytes at a time with AVX2 (four masks from one call), else 64 at a time
+        if (splitter_detail::k_avx2)
+            for (std::uint64_t masks[4]; end - blk >= 256; blk += 256) {
+                for (int k = 0; k < 4; ++k) __builtin_prefetch(blk + 2048 + 64 * k);  // hardware prefetch stops at page boundaries
                 splitter_detail::break_masks_avx2(blk, masks);
-                m = masks[0];
-                ready = 1;
-            } else {
-                m = break_mask(blk, len);
-                ready = 0;
+                for (int k = 0; k < 4; ++k) walk(blk + 64 * k, masks[k], start, fn);
             }
-            while (m) {
-                const char* brk = blk + __builtin_ctzll(m);
-                m &= m - 1;
-                if (brk > start) m_tail = true;
-                emit(start, static_cast<size_t>(brk - start), fn);
-                if (*brk == '\n') {
-                    m_tail = false;
-                    ++m_line;
-                }
-                start = brk + 1;
-            }
+        for (; blk < end; blk += 64) {
+            const size_t len = std::min<size_t>(64, static_cast<size_t>(end - blk));
+            __builtin_prefetch(blk + 2048);
+            walk(blk, break_mask(blk, len), start, fn);
         }
         if (start < end) {  // incomplete segment: carry it
             m_tail = true;
@@ -75,6 +59,22 @@ public:
     std::int64_t cut_segments() const { return m_cut_count; }
 
 private:
+    // The segments that end at the breaks of one block (bit i of m: blk[i] is a break).
+    template <class Fn>
+    [[gnu::always_inline]] void walk(const char* blk, std::uint64_t m, const char*& start, Fn& fn) {
+        while (m) {
+            const char* brk = blk + __builtin_ctzll(m);
+            m &= m - 1;
+            if (brk > start) m_tail = true;
+            emit(start, static_cast<size_t>(brk - start), fn);
+            if (*brk == '\n') {
+                m_tail = false;
+                ++m_line;
+            }
+            start = brk + 1;
+        }
+    }
+
     // Bit i set = blk[i] is '\n' or '\r' (i < len <= 64).
     static std::uint64_t break_mask(const char* blk, size_t len) {
 #if defined(__SSE2__)

@@ -303,15 +303,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
     // "Loading checkpoint shards: 3/7") is not a training step: its progress hits are ignored.
     bool eval_line = false;
     // A frame line first: a phase hit on the same line (or the code line under it) names it.
-    if (cls & hit_frame)
-        for (int h : hits)
-            if (all[h].kind == sig_kind::frame && verify_sig(all[h], seg)) {
-                field_list f = extract_fields(all[h], seg, {"path"});
-                if (f.empty()) continue;
-                m_last_frame = near_hit{h, m_file, line, excerpt(seg), {}};
-                m_last_frame.frame_path = f.front().str;
-                break;
-            }
+    if (cls & hit_frame) note_frame(hit_data, hit_count, seg, line);
     if (cls & hit_eval_phase)
         for (int h : hits)
             if ((m_hit_class[static_cast<size_t>(h)] & hit_eval_phase) && verify_sig(all[h], seg)) eval_line = true;
@@ -343,7 +335,8 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (!eval_line) handle_memory(h, raw, line, rank_of(raw));
                 break;
             case sig_kind::phase:
-                if (verify_sig(s, seg)) handle_phase(h, seg, line);
+                if (s.priority < k_context_phase && !phase_wanted_after(line, s.window)) defer_phase(h, seg, line);
+                else if (verify_sig(s, seg)) handle_phase(h, seg, line);
                 break;
             case sig_kind::frame:  // read above
                 break;
@@ -470,6 +463,7 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         if (h.line + m_sigs.all()[h.sig].window >= line && ev.near.size() < k_near_per_event)
             ev.near.push_back(h);
     }
+    settle_phases();
     for (const auto& h : m_phase_last) {
         if (h.sig < 0 || h.file != m_file || h.line + m_sigs.all()[h.sig].window < line) continue;
         // frames of another rank's traceback are not this failure's; job-wide context lines are
@@ -587,6 +581,56 @@ void scanner::handle_near(int sig, std::string_view seg, std::int64_t line) {
     m_near_head = (m_near_head + 1) % m_near_ring.size();
 }
 
+// A frame line is kept as it is; parse_frame reads it when a context phase asks (frame_above).
+void scanner::note_frame(const int* hits, size_t n, std::string_view seg, std::int64_t line) {
+    if (m_frames_size == k_frame_ring) {  // the oldest falls out: parsed if a later line could still ask for it
+        frame_line& old = m_frames[m_frames_head];
+        if (old.file == m_file && line - old.line <= k_ipython_frame_span) {
+            parse_frame(old);
+            if (old.state == 2) std::swap(m_frame_evicted, old);
+        }
+    } else {
+        ++m_frames_size;
+    }
+    frame_line& f = m_frames[m_frames_head];
+    m_frames_head = (m_frames_head + 1) % k_frame_ring;
+    f.file = m_file;
+    f.line = line;
+    f.state = 0;
+    f.sigs.clear();
+    for (size_t i = 0; i < n; ++i)
+        if (m_sigs.all()[static_cast<size_t>(hits[i])].kind == sig_kind::frame) f.sigs.push_back(hits[i]);
+    f.text.assign(seg.data(), std::min(seg.size(), k_match_cap));
+}
+
+// The first frame hit of the line that matches and names a path, as on_candidates once did for
+// every frame line.
+void scanner::parse_frame(frame_line& f) {
+    if (f.state != 0) return;
+    f.state = 1;
+    for (int h : f.sigs) {
+        const signature& s = m_sigs.all()[static_cast<size_t>(h)];
+        if (!verify_sig(s, f.text)) continue;
+        field_list fl = extract_fields(s, f.text, {"path"});
+        if (fl.empty()) continue;
+        f.state = 2;
+        f.path = fl.front().str;
+        break;
+    }
+    if (f.text.size() > k_excerpt_cap) f.text.resize(k_excerpt_cap);  // the evidence: 1 KiB
+}
+
+const scanner::frame_line* scanner::frame_above(std::int64_t line, std::int64_t max_gap) {
+    for (size_t k = 0; k < m_frames_size; ++k) {  // newest first
+        frame_line& f = m_frames[(m_frames_head + k_frame_ring - 1 - k) % k_frame_ring];
+        if (f.file != m_file || line - f.line > max_gap) return nullptr;  // older ones are further
+        parse_frame(f);
+        if (f.state == 2) return &f;
+    }
+    const frame_line& e = m_frame_evicted;
+    return e.state == 2 && e.file == m_file && line - e.line <= max_gap ? &e : nullptr;
+}
+
 // What the job was doing: the newest line of each phase signature (a traceback repeats
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
@@ -597,13 +641,11 @@ void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
     // A context phase's frame (evaluation, checkpoint, model loading: whose loop it is): the frame
     // the line is, or the frame above the code line it is (the next line in a plain traceback; a
     // few numbered context lines further down in an IPython one).
-    if (m_sigs.all()[static_cast<size_t>(sig)].priority >= k_context_phase && m_last_frame.sig >= 0 &&
-        m_last_frame.file == m_file) {
-        const std::int64_t gap = line - m_last_frame.line;
-        if (gap == 0 || gap == 1 || (gap > 1 && gap <= k_ipython_frame_span && ipython_code_line(seg))) {
-            h.frame_path = m_last_frame.frame_path;
-            h.frame_line = m_last_frame.line;
-            h.frame_text = m_last_frame.text;
+    if (m_sigs.all()[static_cast<size_t>(sig)].priority >= k_context_phase && m_frames_size + m_frame_evicted.state > 0) {
+        if (const frame_line* f = frame_above(line, ipython_code_line(seg) ? k_ipython_frame_span : 1)) {
+            h.frame_path = f->path;
+            h.frame_line = f->line;
+            h.frame_text = f->text;
         }
     }
     const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
@@ -613,6 +655,59 @@ void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
                 it->phases_after.push_back(h);
     }
     m_phase_last[static_cast<size_t>(sig)] = std::move(h);
+    if (static_cast<size_t>(sig) < m_phase_pending.size()) m_phase_pending[static_cast<size_t>(sig)].size = 0;  // older
+}
+
+// Whether handle_phase would give a phase line at `line` to a recent failure (phases_after).
+bool scanner::phase_wanted_after(std::int64_t line, int window) const {
+    for (const auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash})
+        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
+            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event)
+                return true;
+    return false;
+}
+
+void scanner::defer_phase(int sig, std::string_view seg, std::int64_t line) {
+    if (m_phase_pending.empty()) m_phase_pending.resize(m_sigs.size());
+    phase_pending& pp = m_phase_pending[static_cast<size_t>(sig)];
+    const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
+    if (pp.ring.empty()) pp.ring.resize(static_cast<size_t>(window) + 2);
+    if (!pp.listed) {
+        pp.listed = true;
+        m_phase_pending_sigs.push_back(sig);
+    }
+    const size_t cap = pp.ring.size();
+    if (pp.size == cap) {  // the oldest falls out: matched if a later failure could still read it
+        pending_phase& old = pp.ring[(pp.head + cap - pp.size) % cap];
+        if (old.file == m_file && old.line + window >= line && verify_sig(m_sigs.all()[static_cast<size_t>(sig)], old.text))
+            m_phase_last[static_cast<size_t>(sig)] = near_hit{sig, old.file, old.line, excerpt(old.text), {}};
+        --pp.size;
+    }
+    pending_phase& e = pp.ring[pp.head];
+    pp.head = (pp.head + 1) % cap;
+    ++pp.size;
+    e.file = m_file;
+    e.line = line;
+    e.text.assign(seg.data(), seg.size());
+}
+
+// The newest pending line of each signature that matches becomes its m_phase_last.
+void scanner::settle_phases() {
+    for (int sig : m_phase_pending_sigs) {
+        phase_pending& pp = m_phase_pending[static_cast<size_t>(sig)];
+        const signature& s = m_sigs.all()[static_cast<size_t>(sig)];
+        const size_t cap = pp.ring.size();
+        for (size_t k = 0; k < pp.size; ++k) {  // newest first
+            const pending_phase& e = pp.ring[(pp.head + cap - 1 - k) % cap];
+            if (verify_sig(s, e.text)) {
+                m_phase_last[static_cast<size_t>(sig)] = near_hit{sig, e.file, e.line, excerpt(e.text), {}};
+                break;
+            }
+        }
+        pp.size = 0;
+        pp.listed = false;
+    }
+    m_phase_pending_sigs.clear();
 }
 
 void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) {

@@ -280,7 +280,44 @@ private:
     std::map<stream_key, progress_rings> m_progress;  // per counter
     std::vector<progress_rings*> m_progress_of_sig;  // per signature: its counter without a bar total
     std::vector<near_hit> m_phase_last;  // per signature: its newest phase line (sig -1: none)
-    near_hit m_last_frame;  // the newest traceback frame line (`frame` signature), fields: path
+    // Phase lines (not the context phases) that no recent failure takes: matched only when a failure
+    // reads m_phase_last (a traceback repeats `forward` frames on most of its lines). Per signature,
+    // its hits newer than m_phase_last, within its window (older ones can never be read).
+    struct pending_phase {
+        int file = 0;
+        std::int64_t line = 0;
+        std::string text;  // the line (without colour codes)
+    };
+    struct phase_pending {
+        std::vector<pending_phase> ring;  // window + 2 entries once used
+        size_t head = 0, size = 0;
+        bool listed = false;  // in m_phase_pending_sigs
+    };
+    std::vector<phase_pending> m_phase_pending;  // per signature
+    std::vector<int> m_phase_pending_sigs;       // signatures with pending lines
+    bool phase_wanted_after(std::int64_t line, int window) const;
+    void defer_phase(int sig, std::string_view seg, std::int64_t line);
+    void settle_phases();  // matches the pending lines into m_phase_last
+    // Traceback frame lines (`frame` signatures), parsed only when a context phase asks which frame
+    // it is under (two pattern matches per frame line cost a traceback-heavy log twice its time):
+    // the newest frame lines, and the newest parsed frame among those that fell out of the ring.
+    struct frame_line {
+        int file = -1;
+        std::int64_t line = 0;
+        std::string text;       // the line (without colour codes); an excerpt once parsed
+        std::vector<int> sigs;  // its frame hits, in hit order
+        std::int8_t state = 0;  // 0 not parsed, 1 no frame, 2 a frame (path)
+        std::string path;
+    };
+    static constexpr size_t k_frame_ring = 16;
+    std::array<frame_line, k_frame_ring> m_frames;
+    size_t m_frames_head = 0, m_frames_size = 0;
+    frame_line m_frame_evicted;  // state 2 when set
+    void note_frame(const int* hits, size_t n, std::string_view seg, std::int64_t line);
+    void parse_frame(frame_line& f);
+    // The frame a context phase line at `line` sits under (nullptr: none): the newest frame line
+    // if it is within `max_gap` lines.
+    const frame_line* frame_above(std::int64_t line, std::int64_t max_gap);
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
     size_t m_waiting_bytes = 0;  // the copied lines of readings that wait to be parsed

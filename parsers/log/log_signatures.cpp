@@ -427,11 +427,11 @@ void signature_set::finish() {
                 if (q + 2 < m)
                     m_next_shift[key] = std::min<std::uint8_t>(m_next_shift[key], static_cast<std::uint8_t>(m - 2 - q));
             }
-            bucket_of[bigram(u + m - 2)].push_back(static_cast<int>(m_lits.size()));
             std::uint32_t head = 0;
             std::memcpy(&head, t.data(), 4);
             const unsigned h = head_hash(head);
             m_head_filter[h >> 6] |= std::uint64_t{1} << (h & 63);
+            bucket_of[h].push_back(static_cast<int>(m_lits.size()));
             lit_ref lr{t, static_cast<int>(i), m_sigs[i].exclusive, head};
             const size_t tail_len = std::min<size_t>(t.size() - 4, 8);
             std::memcpy(&lr.tail, t.data() + 4, tail_len);
@@ -476,30 +476,29 @@ void signature_set::slide(const unsigned char* p, size_t n, std::vector<int>& hi
         std::uint32_t head;
         std::memcpy(&head, p + start, 4);  // start + m <= n and m >= 4
         if (const unsigned h = head_hash(head); (heads[h >> 6] & (std::uint64_t{1} << (h & 63))) &&
-                                                check_bucket(key, head, p, start, n, hits, mark))
+                                                check_bucket(h, head, p + start, n - start, hits, mark.data()))
             return;  // a progress/memory line's literal: nothing more is looked for
         pos += next[key];
     }
 }
 
-// The literals of `key`'s bucket that start at `start` (their first 4 bytes are `head`); true
-// when one of them ends the scan (stop).
-bool signature_set::check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start, size_t n,
-                                 std::vector<int>& hits, std::vector<char>& mark) const {
+// The literals that start at q (its first 4 bytes are `head`, hashed to `key`; `avail` bytes from
+// q to the end of the text), in literal order; true when one of them ends the scan (stop).
+bool signature_set::check_bucket(unsigned key, std::uint32_t head, const unsigned char* q, size_t avail,
+                                 std::vector<int>& hits, char* mark) const {
     const bucket_entry* bucket = m_bucket.data();
     const lit_ref* lits = m_lits.data();
     for (std::uint32_t b = m_bucket_begin[key], e = m_bucket_begin[key + 1]; b < e; ++b) {
         if (bucket[b].head != head) continue;
         const lit_ref& l = lits[bucket[b].lit];
         const size_t len = l.text.size();
-        if (mark[l.sig] || start + len > n) continue;
-        if (start + 12 <= n) {  // bytes 4..11 in one load, the rest (if any) by memcmp
+        if (len > avail || mark[l.sig]) continue;
+        if (avail >= 12) {  // bytes 4..11 in one load, the rest (if any) by memcmp
             std::uint64_t w;
-            std::memcpy(&w, p + start + 4, 8);
-            if ((w & l.tail_mask) != l.tail ||
-                (len > 12 && std::memcmp(p + start + 12, l.text.data() + 12, len - 12) != 0))
+            std::memcpy(&w, q + 4, 8);
+            if ((w & l.tail_mask) != l.tail || (len > 12 && std::memcmp(q + 12, l.text.data() + 12, len - 12) != 0))
                 continue;
-        } else if (std::memcmp(p + start + 4, l.text.data() + 4, len - 4) != 0) {
+        } else if (std::memcmp(q + 4, l.text.data() + 4, len - 4) != 0) {
             continue;
         }
         mark[l.sig] = 1;

@@ -140,8 +140,8 @@ public:
 
 private:
     // Multi-literal search (Wu-Manber, blocks of 2 bytes): windows of the shortest literal
-    // length slide by the shift of their last bigram; shift 0 = check the bucket, unless no
-    // literal starts with the window's first 4 bytes (a hashed bit filter).
+    // length slide by the shift of their last bigram; shift 0 = check the literals that start
+    // with the window's first 4 bytes (a hashed bit filter first, then their bucket).
     struct lit_ref {
         std::string text;
         int sig = 0;
@@ -160,8 +160,10 @@ private:
     // After the window ending in this bigram was checked: the shift to the next window in which
     // the bigram sits where some literal has it (>= 1; m - 1 when no literal has it earlier).
     std::vector<std::uint8_t> m_next_shift;
-    std::vector<std::uint32_t> m_bucket_begin;       // bigram -> first entry in m_bucket (65537)
-    std::vector<bucket_entry> m_bucket;              // literals by the last bigram of their window
+    std::vector<std::uint32_t> m_bucket_begin;       // head_hash -> first entry in m_bucket (65537)
+    // literals by the hash of their first 4 bytes, in literal order (~1 per checked bucket; keyed
+    // by the window's last bigram a checked bucket held ~10)
+    std::vector<bucket_entry> m_bucket;
     std::vector<std::uint64_t> m_head_filter;        // bit per hash of a literal's first 4 bytes
     // Bigram key: the two bytes as one unaligned 16-bit load (the tables use the same order).
     static unsigned bigram(const unsigned char* q) {
@@ -172,8 +174,8 @@ private:
     static unsigned head_hash(std::uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
     template <size_t M>
     void slide(const unsigned char* p, size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
-    [[gnu::noinline]] bool check_bucket(unsigned key, std::uint32_t head, const unsigned char* p, size_t start,
-                                        size_t n, std::vector<int>& hits, std::vector<char>& mark) const;
+    [[gnu::noinline]] bool check_bucket(unsigned key, std::uint32_t head, const unsigned char* q, size_t avail,
+                                        std::vector<int>& hits, char* mark) const;
 };
 
 }  // namespace oomdx

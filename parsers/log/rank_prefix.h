@@ -166,10 +166,12 @@ inline std::int64_t rank_prefix(std::string_view s) {
     using namespace rank_detail;
     const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
     if (h.size() > 6 && h[0] == '[' && h[1] == 'r' && h[2] == 'a' && h[3] == 'n' && h[4] == 'k') {
-        // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it
+        // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it;
+        // number()'s digits written out (1-7 of them, then no digit), the call cost more
         size_t d = 5;
-        const std::int64_t v = number(h, d);
-        if (v >= 0 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
+        std::int64_t v = 0;
+        while (d < h.size() && d < 12 && digit(h[d])) v = v * 10 + (h[d++] - '0');
+        if (d > 5 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
     }
     return search(h);
 }

@@ -198,6 +198,18 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
                      "  52%|#####     | 521/1000 [10:01<10:00,  1.00it/s]\n" + oom);
         CHECK(c.phase != "eval");
     }
+    SUBCASE("a phase line matched late (log_scanner.h, pending_phase): later literal hits that do not match") {
+        const std::string tb = "Traceback (most recent call last):\n  File \"model.py\", line 10, in forward\n    x = self.fc(x)";
+        const std::string oom = "RuntimeError: CUDA error: out of memory\n";
+        std::string later, rewrites;
+        for (int i = 0; i < 30; ++i) later += "note " + std::to_string(i) + ": forwarded\n";
+        for (int i = 0; i < 80; ++i) rewrites += "\rforwarded " + std::to_string(i);  // more than the window's ring
+        CHECK(run(tb + "\n" + later + oom).phase == "forward");
+        CHECK(run(tb + rewrites + "\n" + oom).phase == "forward");
+        std::string far = "step 1\n" + tb + "\n";
+        for (int i = 0; i < 70; ++i) far += "x" + std::to_string(i) + "\n";
+        CHECK(run(far + "forwarded\n" + oom).phase.empty());  // the frame is past the window (60 lines)
+    }
     SUBCASE("the evaluation frame's source path: the frame above the code line, or the frame itself") {
         struct example {
             const char* what;
@@ -223,6 +235,21 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
              "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB "
              "already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)\n",
              "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py", 0, "framework"},
+            // the frame lines are parsed only when a context phase asks (log_scanner.h, frame_line)
+            {"a frame line that does not parse is passed over for the newest one that does",
+             "OutOfMemoryError                          Traceback (most recent call last)\n"
+             "File /usr/local/lib/python3.8/dist-packages/transformers/trainer.py:2113, in Trainer.evaluate(self)\n"
+             "  File \"<frozen importlib._bootstrap\n-> 2113 output = eval_loop(\n" + oom,
+             "/usr/local/lib/python3.8/dist-packages/transformers/trainer.py", 2, "framework"},
+            {"more frame lines than the ring holds on one line (\\r rewrites): the one that parses still counts",
+             "Traceback (most recent call last):\n  File \"/home/u/OpenNMT-py/onmt/trainer.py\", line 190, in train" +
+                 [] {
+                     std::string r;
+                     for (int i = 0; i < 20; ++i) r += "\r  File \"<frozen";
+                     return r;
+                 }() +
+                 "\n    valid_stats = self.validate(valid_iter)\n" + oom,
+             "/home/u/OpenNMT-py/onmt/trainer.py", 2, "framework"},
             {"a phase from a header line far from any frame keeps no path, and gives no site",
              "  File \"train.py\", line 10, in main\n    run()\nstep 5, loss 1.0\n***** Running Evaluation *****\n" + oom, "", 0,
              ""},
