@@ -634,9 +634,9 @@ const scanner::frame_line* scanner::frame_above(std::int64_t line, std::int64_t 
 // What the job was doing: the newest line of each phase signature (a traceback repeats
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
-    if (m_last_frame.sig >= 0 && m_last_frame.file == m_file && line > m_last_frame.line &&
-        line - m_last_frame.line <= k_ipython_frame_span && ipython_context_line(seg))
-        return;  // source shown around an IPython frame's call, not a call
+    if (ipython_context_line(seg) && m_frames_size + m_frame_evicted.state > 0)
+        if (const frame_line* f = frame_above(line, k_ipython_frame_span); f && f->line < line)
+            return;  // source shown around an IPython frame's call, not a call
     near_hit h{sig, m_file, line, excerpt(seg), {}};
     // A context phase's frame (evaluation, checkpoint, model loading: whose loop it is): the frame
     // the line is, or the frame above the code line it is (the next line in a plain traceback; a
