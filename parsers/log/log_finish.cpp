@@ -159,6 +159,7 @@ log_analysis scanner::finish() {
     else if (!m_fallback.empty()) prim = &m_fallback.front();
     else if (!m_weak.empty() && m_not_oom.empty()) prim = &m_weak.front();
     const event* failure = prim;
+    std::optional<std::int64_t> detail_rank;  // a follow-up line of the failure names its rank
     if (!prim) {
         if (!m_not_oom.empty()) failure = &m_not_oom.front();
         else if (!m_crash.empty()) failure = &m_crash.front();
@@ -176,6 +177,7 @@ log_analysis scanner::finish() {
         apply_fields(a, prim->fields);
         add_ev(prim->file, prim->line, prim->text, "oom");
         // follow-up lines of the same failure fill what the first line did not print
+        // (and the rank one of them names: slurmstepd's oom_kill line, then srun's "task N: Out Of Memory")
         for (const auto* list : {&m_strong, &m_fallback, &m_weak}) {
             for (const auto& ev : *list) {
                 if (&ev == prim || ev.file != prim->file || ev.line <= prim->line ||
@@ -187,6 +189,7 @@ log_analysis scanner::finish() {
                     continue;
                 apply_fields(a, ev.fields);
                 if (a.device_kind.empty()) a.device_kind = all[ev.sig].device_kind;
+                if (auto* r = find_field(ev.fields, "rank"); r && r->num >= 0 && !detail_rank) detail_rank = r->num;
                 add_ev(ev.file, ev.line, ev.text, "oom_detail");
             }
         }
@@ -290,6 +293,11 @@ log_analysis scanner::finish() {
         if (failure->rank >= 0) {
             a.rank = failure->rank;
             a.rank_from = failure->rank_from_head ? "traceback_head" : "prefix";
+        } else if (detail_rank && !find_field(failure->fields, "rank")) {
+            // a follow-up line names the task that ran out (srun's "task N: Out Of Memory" after
+            // slurmstepd's oom_kill line, which srun -l labels with the stream it went to)
+            a.rank = detail_rank;
+            a.rank_from = "message";
         } else if (failure->task_label >= 0 && labelled(failure->file)) {
             a.rank = failure->task_label;  // srun -l's task number, the file's lines labelled throughout
             a.rank_from = "srun_label";
@@ -350,7 +358,9 @@ log_analysis scanner::finish() {
                        : psig.per_step ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
-                                                                               : "sparse_log";
+                       // a format that logs at multiples of its interval and logged 1: the interval is 1
+                       : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
+                                                                            : "sparse_log";
         if (a.step_basis == "step_header") a.step = last;
         else if (a.step_basis != "sparse_log") a.step = last + 1;
     } else if (failure && snapshot_last_step) {

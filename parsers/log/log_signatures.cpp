@@ -181,7 +181,7 @@ struct loader {
         if (!m.IsMap()) fail(m, "each signature must be a mapping");
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
-            "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "by_total",
+            "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total",
             "eval_counter", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
@@ -243,6 +243,7 @@ struct loader {
         s.fallback = flag(m, "fallback");
         s.per_step = flag(m, "per_step");
         s.at_start = flag(m, "at_start");
+        s.multiples = flag(m, "multiples");
         s.by_total = flag(m, "by_total");
         s.eval_counter = flag(m, "eval_counter");
         s.exclusive = flag(m, "exclusive");
@@ -256,8 +257,8 @@ struct loader {
             fail(m, "signature '" + s.id + "': only context lines can give their prefix's rank");
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
-        if ((s.per_step || s.at_start || s.by_total || s.eval_counter) && s.kind != sig_kind::progress)
-            fail(m, "signature '" + s.id + "': per_step, at_start, by_total and eval_counter are for progress lines");
+        if ((s.per_step || s.at_start || s.multiples || s.by_total || s.eval_counter) && s.kind != sig_kind::progress)
+            fail(m, "signature '" + s.id + "': per_step, at_start, multiples, by_total and eval_counter are for progress lines");
         if (auto f = m["fields"]) {
             if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
             for (auto it = f.begin(); it != f.end(); ++it) {

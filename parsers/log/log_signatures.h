@@ -86,6 +86,7 @@ struct signature {
     bool fallback = false;    // oom: any out-of-memory wording; counts only when no named OOM is seen
     bool per_step = false;    // progress: printed every step (tqdm), so failing step = last + 1
     bool at_start = false;    // progress: printed when its step starts (a step header), so failing step = last
+    bool multiples = false;   // progress: logged only at multiples of the log interval, so a logged 1 means every step
     bool by_total = false;    // progress: bars with different totals are separate counters
     bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)

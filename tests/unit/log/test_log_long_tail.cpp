@@ -248,6 +248,17 @@ TEST_CASE("srun -l task labels are the rank only where the file's lines carry th
         CHECK(a.rank == 3);
         CHECK(a.rank_from == "srun_label");
     }
+    SUBCASE("slurmstepd's oom_kill line, then srun's task line: the task srun names is the rank") {
+        const std::string kill = "slurmstepd: error: Detected 1 oom_kill event in StepId=17109804.0. Some of the step "
+                                 "tasks have been OOM Killed.\n";
+        auto a = run("3:  iteration        1/      10 | lm loss: 1.5E+01 |\n0: " + kill +
+                     "srun: error: nid008576: task 2: Out Of Memory\nsrun: Terminating StepId=17109804.0\n");
+        CHECK(a.source == "host_oom");
+        CHECK(a.rank == 2);
+        CHECK(a.rank_from == "message");
+        // the oom_kill line alone names no task
+        CHECK_FALSE(run(kill).rank);
+    }
     SUBCASE("Slurm's own lines are never labelled and do not break the vote") {
         auto a = run(labelled + "1: " + oom + "srun: error: gpu001: task 1: Exited with exit code 1\n" +
                      "slurmstepd: error: *** STEP 42.0 ON gpu001 CANCELLED AT 2024-01-01T00:00:00 ***\n");
@@ -459,6 +470,22 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.last_logged_step == 20);
         CHECK_FALSE(a.step);
         CHECK(a.step_basis == "sparse_log");
+    }
+    SUBCASE("Megatron logs at multiples of its interval: a lone iteration 1 means every iteration") {
+        const std::string line = " iteration        1/      10 | consumed samples:           32 | lm loss: 1.575255E+01 |\n";
+        auto a = run(line + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.step == 2);
+        CHECK(a.step_basis == "consecutive_steps");
+        // a lone iteration 10 may be every 10th: only the last logged step
+        auto b = run(" iteration       10/     100 | consumed samples:          320 | lm loss: 1.575255E+01 |\n" + oom);
+        CHECK(b.last_logged_step == 10);
+        CHECK_FALSE(b.step);
+        CHECK(b.step_basis == "sparse_log");
+        // a format without that rule keeps a lone 1 sparse (hand-written loops may log step 1, then every 10th)
+        auto c = run("[2024-01-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=1, skipped=0, lr=[1.9e-05]\n" + oom);
+        CHECK(c.last_logged_step == 1);
+        CHECK_FALSE(c.step);
     }
 }
 
