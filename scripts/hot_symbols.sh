@@ -72,12 +72,21 @@ for a in addrs:
         hot[syms[i][0]] = syms[i]
 names = []
 seen = set()
+size = sum(s[1] for s in hot.values())
 for s in sorted(hot.values()):
     if s[2] not in seen:
         seen.add(s[2])
         names.append(s[2])
+# glibc picks its string and memory functions by CPU at start (IFUNC): valgrind's CPU gets the
+# AVX2 ones, this machine's may get EVEX or SSE2. Every variant of a function run here is listed.
+variant = r"_(sse2|ssse3|sse42|sse4_1|sse4_2|avx2|avx|evex|evex512|avx512|avx512f|avx512bw)(_|$)"
+bases = {m.group(1) for n in names for m in [re.match(r"^(__[a-z0-9]+?)" + variant, n)] if m}
+for a, sz, n in syms:
+    if n not in seen and any(re.match("^" + re.escape(b) + variant, n) for b in bases):
+        seen.add(n)
+        names.append(n)
+        size += sz
 with open(out, "w") as f:
     f.write("\n".join(names) + "\n")
-size = sum(s[1] for s in hot.values())
 print(f"hot_symbols: {len(names)} functions, {size / 1024:.0f} KiB of code -> {out}")
 PY
