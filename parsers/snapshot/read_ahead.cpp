@@ -11,7 +11,7 @@ namespace oomdx::snap {
 read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t window,
                        std::function<void(std::size_t)> release)
     : m_base(base), m_size(size), m_window(window), m_release(std::move(release)) {
-    if (size > window && std::thread::hardware_concurrency() > 1) {
+    if (size > window && size > k_small && std::thread::hardware_concurrency() > 1) {
         try {
             m_thread = std::thread([this] { run(); });
         } catch (const std::system_error&) {

@@ -1,9 +1,10 @@
 // Keeps a mapped input's resident window just around its reader, on a helper thread: faults in
 // the window ahead, so the reader's thread does not stop for page faults, and releases the
 // pages behind the reader (the unmapping was ~4% of the reader's time on large files). Inline
-// (on the caller's thread) when the machine has one core; the reader releases itself when the
-// helper falls more than k_max_lag behind (a starved low-priority thread on a busy machine),
-// unless the helper is releasing at that moment (the reader never waits for it).
+// (on the caller's thread) when the machine has one core or the input is small (up to
+// k_small: no thread to start, wake and shoot TLB entries down for); the reader releases itself
+// when the helper falls more than k_max_lag behind (a starved low-priority thread on a busy
+// machine), unless the helper is releasing at that moment (the reader never waits for it).
 #pragma once
 
 #include <atomic>
@@ -31,10 +32,11 @@ public:
     static constexpr std::size_t k_max_lag = std::size_t(1) << 20;
 
     // How often a reader of `size` bytes calls advance(), and the window it keeps ahead:
-    // 512 KiB and 1 MiB, ~1.5 MB of the input resident; 128 and 256 KiB up to 16 MiB, where
-    // that was a tenth of the peak (100k-d20) and the extra calls cost nothing measurable.
-    static std::size_t step_for(std::size_t size) { return size <= k_small ? std::size_t(128) << 10 : std::size_t(512) << 10; }
-    static std::size_t window_for(std::size_t size) { return size <= k_small ? std::size_t(256) << 10 : std::size_t(1) << 20; }
+    // 512 KiB and 1 MiB, ~1.5 MB of the input resident; 64 and 128 KiB up to 16 MiB, read
+    // inline, where the window is a few percent of the peak (100k-d20: 7.4 MB, docs/snapshot.md
+    // snap10) and the extra calls cost nothing measurable.
+    static std::size_t step_for(std::size_t size) { return size <= k_small ? std::size_t(64) << 10 : std::size_t(512) << 10; }
+    static std::size_t window_for(std::size_t size) { return size <= k_small ? std::size_t(128) << 10 : std::size_t(1) << 20; }
     static constexpr std::size_t k_small = std::size_t(16) << 20;
 
 private:
