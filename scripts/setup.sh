@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS="g++ cmake make pkg-config libyaml-cpp-dev libre2-dev libcli11-dev libfmt-dev doctest-dev
-      libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev python3"
+      libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev python3 lld"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
