@@ -315,8 +315,8 @@ private:
     frame_line m_frame_evicted;  // state 2 when set
     void note_frame(const int* hits, size_t n, std::string_view seg, std::int64_t line);
     void parse_frame(frame_line& f);
-    // The frame a context phase line at `line` sits under (nullptr: none): the newest frame line
-    // if it is within `max_gap` lines.
+    // The frame a line at `line` sits under (nullptr: none): the newest frame line within `max_gap`
+    // lines that parses as a frame.
     const frame_line* frame_above(std::int64_t line, std::int64_t max_gap);
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
