@@ -464,6 +464,8 @@ log_analysis scanner::finish() {
             a.framework = fw;
         }
     }
+    if (auto it = m_fw_line.find(a.framework); it != m_fw_line.end() && a.evidence.size() < 48)
+        a.evidence.push_back(it->second);  // the provenance of log.framework
 
     // Memory series of the failing rank (or the best covered one), before the failure.
     series_state* chosen = nullptr;

@@ -389,7 +389,8 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     // (not_oom), an unexplained crash (crash), or nothing at all (none: a cut paste, a config).
     if (a.source == "none" || !a.failure_kind.empty())
         sink.emit("log.failure_kind", value(a.failure_kind.empty() ? std::string("none") : a.failure_kind), p);
-    sink.emit("log.framework", value(a.framework), p);
+    const log_evidence* fw = find_role(a, "framework");
+    sink.emit("log.framework", value(a.framework), fw ? prov(a, fw->line, fw->text, fw->file) : p);
     if (a.world_size) sink.emit("log.world_size", value(*a.world_size), p);
     std::int64_t lines = 0;
     for (const auto& f : a.files) lines += f.lines;

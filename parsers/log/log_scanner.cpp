@@ -326,6 +326,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     m_fw_sigs_seen[h] = k_fw_tries;
                     m_fw_score[s.framework] += s.weight;
                     m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+                    m_fw_line.try_emplace(s.framework, log_evidence{m_files[m_file], line, excerpt(seg), "framework"});
                 }
                 break;
             case sig_kind::progress:
@@ -719,6 +720,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
             m_fw_sigs_seen[sig] = k_fw_tries;
             m_fw_score[s.framework] += 2;
             m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
+            m_fw_line.try_emplace(s.framework, log_evidence{m_files[m_file], line, excerpt(seg), "framework"});
         } else {
             ++m_fw_sigs_seen[sig];
         }

@@ -323,6 +323,7 @@ private:
     size_t m_waiting_bytes = 0;  // the copied lines of readings that wait to be parsed
     std::map<std::string, int> m_fw_score;
     std::map<std::string, int> m_fw_first;
+    std::map<std::string, log_evidence> m_fw_line;  // per framework: the first line that named it
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up
     std::optional<std::int64_t> m_world_size;
     std::vector<std::int64_t> m_process_rank;  // per file: the rank it announces, -1 none, -2 several
@@ -365,7 +366,6 @@ private:
     log_evidence m_pressure_first, m_pressure_last;
     std::int64_t m_growth = 0;  // lines that report memory growing over the run
     log_evidence m_growth_first;
-    log_evidence m_fw_evidence;
 };
 
 }  // namespace oomdx::log_detail

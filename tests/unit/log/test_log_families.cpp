@@ -267,6 +267,21 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
             CHECK((site ? site->val.as_string() : std::string()) == ex.site);
         }
     }
+    SUBCASE("log.framework cites the first line that named the chosen framework") {
+        log_analysis a = analyze_log_text(
+            "starting\n[titan] 2026-01-01 00:00:00,000 - root - INFO - step:  1  loss: 9.1  memory: 40.00GiB(50.00%)\n"
+            "[titan] 2026-01-01 00:00:01,000 - root - INFO - step:  2  loss: 8.9  memory: 41.00GiB(51.00%)\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+            "t.log");
+        const fact_store f = judge_log(a);
+        const fact* fw = f.get("log.framework");
+        REQUIRE(fw != nullptr);
+        CHECK(fw->val.as_string() == "torchtitan");
+        CHECK(fw->prov.line == 2);  // not the OOM line (4)
+        // look-alike: no framework named, the fact keeps the log's own provenance and no framework line
+        log_analysis b = analyze_log_text("epoch 1\nRuntimeError: CUDA error: out of memory\n", "t.log");
+        for (const auto& e : b.evidence) CHECK(e.role != "framework");
+    }
     SUBCASE("init: no step before the failure") {
         auto a = run("Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]\nLoading model weights\nRuntimeError: CUDA error: out of memory\n");
         CHECK(a.timing == "init");  // a loading bar is not a training step
