@@ -456,16 +456,16 @@ log_analysis scanner::finish() {
 
     // Framework.
     int best = 0, best_order = 1 << 30;
-    for (const auto& [fw, score] : m_fw_score) {
-        int order = m_fw_first[fw];
-        if (score > best || (score == best && order < best_order)) {
-            best = score;
-            best_order = order;
+    const fw_tally* named = nullptr;
+    for (const auto& [fw, t] : m_fw) {
+        if (t.score > best || (t.score == best && t.order < best_order)) {
+            best = t.score;
+            best_order = t.order;
             a.framework = fw;
+            named = &t;
         }
     }
-    if (auto it = m_fw_line.find(a.framework); it != m_fw_line.end() && a.evidence.size() < 48)
-        a.evidence.push_back(it->second);  // the provenance of log.framework
+    if (named && a.evidence.size() < 48) a.evidence.push_back(named->first);  // the provenance of log.framework
 
     // Memory series of the failing rank (or the best covered one), before the failure.
     series_state* chosen = nullptr;

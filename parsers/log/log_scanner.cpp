@@ -42,28 +42,34 @@ constexpr size_t k_max_counters = 256;  // distinct bar totals kept apart (bound
 
 re2::StringPiece sp(std::string_view s) { return {s.data(), s.size()}; }
 
-// An IPython traceback's code line: "   2113 output = eval_loop(" or "-> 2113 output = ...".
 constexpr std::int64_t k_ipython_frame_span = 12;
-bool ipython_code_line(std::string_view s) {
+
+// The indent of a line (spaces, tabs).
+size_t indent_end(std::string_view s) {
     size_t i = 0;
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    while (i < s.size() && s[i] == '-') ++i;
-    if (i < s.size() && s[i] == '>') ++i;
-    while (i < s.size() && s[i] == ' ') ++i;
+    return i;
+}
+
+// Whether s has a source line number at i, then a space (IPython's numbered source lines).
+bool line_number_at(std::string_view s, size_t i) {
     const size_t digits = i;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
     return i > digits && i < s.size() && s[i] == ' ';
 }
 
+// An IPython traceback's code line: "   2113 output = eval_loop(" or "-> 2113 output = ...".
+bool ipython_code_line(std::string_view s) {
+    size_t i = indent_end(s);
+    while (i < s.size() && s[i] == '-') ++i;
+    if (i < s.size() && s[i] == '>') ++i;
+    while (i < s.size() && s[i] == ' ') ++i;
+    return line_number_at(s, i);
+}
+
 // The numbered source lines IPython prints around a frame's call ("    263 val = self.validate()")
 // show code that did not run; only the arrowed line ("--> 260 ...") is the call.
-bool ipython_context_line(std::string_view s) {
-    size_t i = 0;
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    const size_t digits = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    return i > digits && i < s.size() && s[i] == ' ';
-}
+bool ipython_context_line(std::string_view s) { return line_number_at(s, indent_end(s)); }
 
 std::string excerpt(std::string_view s) {
     return std::string(s.substr(0, std::min(s.size(), k_excerpt_cap)));
@@ -324,9 +330,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 // counted once: a marker already counted is not matched again
                 if (m_fw_sigs_seen[h] < k_fw_tries && verify_sig(s, seg)) {
                     m_fw_sigs_seen[h] = k_fw_tries;
-                    m_fw_score[s.framework] += s.weight;
-                    m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
-                    m_fw_line.try_emplace(s.framework, log_evidence{m_files[m_file], line, excerpt(seg), "framework"});
+                    count_framework(s.framework, s.weight, seg, line);
                 }
                 break;
             case sig_kind::progress:
@@ -632,40 +636,54 @@ const scanner::frame_line* scanner::frame_above(std::int64_t line, std::int64_t 
     return e.state == 2 && e.file == m_file && line - e.line <= max_gap ? &e : nullptr;
 }
 
+// Stops and returns true when f does.
+template <class F>
+bool scanner::each_recent_failure(std::int64_t line, int window, F&& f) {
+    for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash})
+        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
+            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event && f(*it))
+                return true;
+    return false;
+}
+
 // What the job was doing: the newest line of each phase signature (a traceback repeats
 // `forward` frames many times; one entry per signature keeps the outer frames visible).
 void scanner::handle_phase(int sig, std::string_view seg, std::int64_t line) {
-    if (ipython_context_line(seg) && m_frames_size + m_frame_evicted.state > 0)
+    if (ipython_context_line(seg))
         if (const frame_line* f = frame_above(line, k_ipython_frame_span); f && f->line < line)
             return;  // source shown around an IPython frame's call, not a call
     near_hit h{sig, m_file, line, excerpt(seg), {}};
     // A context phase's frame (evaluation, checkpoint, model loading: whose loop it is): the frame
     // the line is, or the frame above the code line it is (the next line in a plain traceback; a
     // few numbered context lines further down in an IPython one).
-    if (m_sigs.all()[static_cast<size_t>(sig)].priority >= k_context_phase && m_frames_size + m_frame_evicted.state > 0) {
+    if (m_sigs.all()[static_cast<size_t>(sig)].priority >= k_context_phase) {
         if (const frame_line* f = frame_above(line, ipython_code_line(seg) ? k_ipython_frame_span : 1)) {
             h.frame_path = f->path;
             h.frame_line = f->line;
             h.frame_text = f->text;
         }
     }
-    const int window = m_sigs.all()[static_cast<size_t>(sig)].window;
-    for (auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash}) {  // THCudaCheck, a bare Traceback: frames follow
-        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
-            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event)
-                it->phases_after.push_back(h);
-    }
+    // THCudaCheck, a bare Traceback: frames follow
+    each_recent_failure(line, m_sigs.all()[static_cast<size_t>(sig)].window, [&](event& ev) {
+        ev.phases_after.push_back(h);
+        return false;
+    });
     m_phase_last[static_cast<size_t>(sig)] = std::move(h);
     if (static_cast<size_t>(sig) < m_phase_pending.size()) m_phase_pending[static_cast<size_t>(sig)].size = 0;  // older
 }
 
 // Whether handle_phase would give a phase line at `line` to a recent failure (phases_after).
-bool scanner::phase_wanted_after(std::int64_t line, int window) const {
-    for (const auto* list : {&m_strong, &m_fallback, &m_weak, &m_crash})
-        for (auto it = list->rbegin(); it != list->rend() && it - list->rbegin() < 4; ++it)
-            if (it->file == m_file && line - it->line <= window && it->phases_after.size() < k_near_per_event)
-                return true;
-    return false;
+bool scanner::phase_wanted_after(std::int64_t line, int window) {
+    return each_recent_failure(line, window, [](const event&) { return true; });
+}
+
+void scanner::count_framework(const std::string& fw, int weight, std::string_view seg, std::int64_t line) {
+    auto [it, fresh] = m_fw.try_emplace(fw);
+    if (fresh) {
+        it->second.order = static_cast<int>(m_fw.size()) - 1;
+        it->second.first = {m_files[m_file], line, excerpt(seg), "framework"};
+    }
+    it->second.score += weight;
 }
 
 void scanner::defer_phase(int sig, std::string_view seg, std::int64_t line) {
@@ -718,9 +736,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
     if (!s.framework.empty() && m_fw_sigs_seen[sig] < k_fw_tries) {
         if (verify_sig(s, plain_text(seg.substr(0, std::min(seg.size(), k_progress_text)), m_scratch2))) {
             m_fw_sigs_seen[sig] = k_fw_tries;
-            m_fw_score[s.framework] += 2;
-            m_fw_first.emplace(s.framework, static_cast<int>(m_fw_first.size()));
-            m_fw_line.try_emplace(s.framework, log_evidence{m_files[m_file], line, excerpt(seg), "framework"});
+            count_framework(s.framework, 2, seg, line);
         } else {
             ++m_fw_sigs_seen[sig];
         }

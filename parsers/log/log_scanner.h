@@ -295,7 +295,11 @@ private:
     };
     std::vector<phase_pending> m_phase_pending;  // per signature
     std::vector<int> m_phase_pending_sigs;       // signatures with pending lines
-    bool phase_wanted_after(std::int64_t line, int window) const;
+    // f(event) for the newest 4 failures of each list that a phase line at `line` within `window`
+    // lines still reaches (handle_phase gives it to them, phase_wanted_after asks whether any is).
+    template <class F>
+    bool each_recent_failure(std::int64_t line, int window, F&& f);
+    bool phase_wanted_after(std::int64_t line, int window);
     void defer_phase(int sig, std::string_view seg, std::int64_t line);
     void settle_phases();  // matches the pending lines into m_phase_last
     // Traceback frame lines (`frame` signatures), parsed only when a context phase asks which frame
@@ -321,9 +325,13 @@ private:
     std::unordered_map<std::int64_t, series_state> m_series;  // key: file << 32 | (rank + 1)
     std::vector<series_state*> m_series_of_rank;  // the current file's series, index rank + 1
     size_t m_waiting_bytes = 0;  // the copied lines of readings that wait to be parsed
-    std::map<std::string, int> m_fw_score;
-    std::map<std::string, int> m_fw_first;
-    std::map<std::string, log_evidence> m_fw_line;  // per framework: the first line that named it
+    struct fw_tally {
+        int score = 0;
+        int order = 0;       // the order in which frameworks were first named (ties go to the first)
+        log_evidence first;  // the first line that named it: the provenance of log.framework
+    };
+    std::map<std::string, fw_tally> m_fw;
+    void count_framework(const std::string& fw, int weight, std::string_view seg, std::int64_t line);
     std::vector<char> m_fw_sigs_seen;  // per signature: tries so far, k_fw_tries once it voted or gave up
     std::optional<std::int64_t> m_world_size;
     std::vector<std::int64_t> m_process_rank;  // per file: the rank it announces, -1 none, -2 several
