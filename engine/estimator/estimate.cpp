@@ -800,7 +800,7 @@ estimate_result estimate(const estimate_input& in) {
             const est::stage_figures* top = &b.stages.front();
             for (const auto& s : b.stages)
                 if (s.reserved > top->reserved) top = &s;
-            if (top->fsdp1_floor > 0 && top->fsdp1_floor * (1.0 + k.allocator_rounding) >= top->reserved * 0.9999)
+            if (top->floor_sets_reserved)
                 why += fmt::format("; floor {} set it: FSDP1's construction left the root unit's parameters and flat copy "
                                    "cached, which the unshard-stream and small-block (<= 1 MiB) pools cannot reuse",
                                    gib(top->fsdp1_floor));

@@ -958,6 +958,7 @@ double compute(const estimate_input& in, breakdown& out) {
                 res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + st.unshard_pool +
                                         k.stranded_layer_transients * st.layer_transient);
             st.stranded_loss += freed_grads;
+            st.floor_sets_reserved = st.fsdp1_floor > 0 && st.fsdp1_floor >= res;
             st.reserved = res * round;
         }
         if (st.peak > out.peak) {

@@ -96,6 +96,7 @@ struct stage_figures {
     double layer_transient = 0;                          // one layer's freed forward intermediates
     double unshard_pool = 0;                             // FSDP1 unshard / pre-unshard stream blocks free at the loss (est17)
     double fsdp1_floor = 0;                              // FSDP1 construction cache + side-stream and small-block pools (est18)
+    bool floor_sets_reserved = false;                    // fsdp1_floor is the largest term of `reserved`
     double symm = 0;                                     // async-TP P2P workspace (symmetric memory, outside the allocator)
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
     double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)

@@ -721,6 +721,8 @@ TEST_CASE("FSDP1 construction floor: the root unit's build cache, the unshard-st
     CHECK(r16.reserved == doctest::Approx(a.fsdp1_floor * round));
     const est::breakdown longer = run(16, 8192, 4, 1);
     CHECK(longer.reserved > longer.stages[0].fsdp1_floor * round * 1.2);
+    CHECK(a.floor_sets_reserved);  // what the reserved note reads
+    CHECK_FALSE(longer.stages[0].floor_sets_reserved);
     // FSDP2 builds sharded from the meta device: no floor
     CHECK(run(16, 128, 1, 2).stages[0].fsdp1_floor == 0.0);
 }
