@@ -845,8 +845,8 @@ estimate_result estimate(const estimate_input& in) {
         if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan && !in.chunked_loss &&
             est::build_side(in, est::date_compiled_loss) == 0)
             r.interval_reasons.push_back(fmt::format(
-                "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
-                "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
+                "torchtitan compiles the loss with the model since 2025-04 (fused cross-entropy, {:g} B per token x vocab "
+                "element, low end); builds before it did not (point estimate)", k.logits_bytes_compiled));
         if (in.ce_fusion == 1)
             r.interval_reasons.push_back(fmt::format(
                 "Megatron's native fused cross-entropy runs through torch.compile: {:g} B per token x vocab/TP element "

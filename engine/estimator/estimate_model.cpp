@@ -575,7 +575,7 @@ double compute(const estimate_input& in, breakdown& out) {
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&
              build_behaves(in, date_compiled_loss, false, true)) {
-        // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
+        // torchtitan compiles the loss with the model since 2025-04 (bbb1b616; not in earlier builds):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
         bpe = k.logits_bytes_compiled;
     } else {
