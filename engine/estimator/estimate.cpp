@@ -845,8 +845,8 @@ estimate_result estimate(const estimate_input& in) {
         if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan && !in.chunked_loss &&
             est::build_side(in, est::date_compiled_loss) == 0)
             r.interval_reasons.push_back(fmt::format(
-                "torchtitan compiles the loss with the model since 2025-02 (fused cross-entropy, {:g} B per token x vocab "
-                "element, low end); the 2024-12 build did not (point estimate)", k.logits_bytes_compiled));
+                "torchtitan compiles the loss with the model since 2025-04 (fused cross-entropy, {:g} B per token x vocab "
+                "element, low end); builds before it did not (point estimate)", k.logits_bytes_compiled));
         if (in.ce_fusion == 1)
             r.interval_reasons.push_back(fmt::format(
                 "Megatron's native fused cross-entropy runs through torch.compile: {:g} B per token x vocab/TP element "
@@ -856,10 +856,12 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "float8 with FSDP: torch.compile may save the unsharded fp8 weights for backward unless "
                 "force_recompute_fp8_weight_in_bwd is set (torchao Float8LinearConfig); high end includes them");
-        if (in.lowp == lowp_kind::mxfp8 && fsdp && in.ac != ac_kind::full)
+        if (in.lowp == lowp_kind::mxfp8 && fsdp && in.ac != ac_kind::full &&
+            est::build_side(in, est::date_mxfp8_saves_dgrad_weight) == 0)
             r.interval_reasons.push_back(
-                "MXFP8: torchtitan's MXFP8Linear keeps each converted linear's quantized dgrad weight until backward "
-                "(point estimate); builds that re-quantize in backward do not (low end)");
+                "MXFP8: torchtitan's own MXFP8 linear (builds since 2026-08-21) keeps each converted linear's quantized "
+                "dgrad weight until backward (high end); torchao's mx_mm before it saves only the bf16 input and the "
+                "FSDP-managed weight (point)");
         if (in.lowp == lowp_kind::nvfp4 && in.ac == ac_kind::selective_op)
             r.interval_reasons.push_back(
                 "NVFP4 under op-level SAC: whether the fp4 copies of the GEMM inputs are kept is not documented "

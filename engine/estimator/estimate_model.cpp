@@ -575,7 +575,7 @@ double compute(const estimate_input& in, breakdown& out) {
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&
              build_behaves(in, date_compiled_loss, false, true)) {
-        // torchtitan compiles the loss with the model since 2025-02 (not in the 2024-12 build):
+        // torchtitan compiles the loss with the model since 2025-04 (bbb1b616; not in earlier builds):
         // one fused kernel keeps the bf16 logits and a per-row log-sum-exp
         bpe = k.logits_bytes_compiled;
     } else {
@@ -710,11 +710,13 @@ double compute(const estimate_input& in, breakdown& out) {
         if (in.framework == train_framework::megatron) st.activations *= k.megatron_activation_buffer;
 
         // low-precision weight copies kept from forward to backward (all layers of the stage):
-        // MXFP8 keeps its quantized dgrad weight; float8 may keep the unsharded fp8 weight
-        // when compile saves it (torchao force_recompute_fp8_weight_in_bwd)
+        // torchtitan's own MXFP8 linear (since 01f0ffad1) keeps its quantized dgrad weight, torchao's
+        // mx_mm before it saved only the bf16 input and the FSDP-managed weight; float8 may keep the
+        // unsharded fp8 weight when compile saves it (torchao force_recompute_fp8_weight_in_bwd)
         const double converted_lin = lin * (1.0 - tail_frac);
         if (in.ac != ac_kind::full && fsdp) {
-            if (in.lowp == lowp_kind::mxfp8 && in.variant >= 0) st.lowp_saved = converted_lin * (1.0 + 1.0 / 32.0);
+            if (in.lowp == lowp_kind::mxfp8 && build_behaves(in, date_mxfp8_saves_dgrad_weight, false, false))
+                st.lowp_saved = converted_lin * (1.0 + 1.0 / 32.0);
             if (float8 && in.variant > 0 && in.fp8_force_recompute != 1) st.lowp_saved = converted_lin;
         }
         st.activations += st.lowp_saved;

@@ -11,9 +11,13 @@ namespace oomdx::est {
 
 // torchtitan build dates (yyyymmdd) where the memory behaviour changed; estimate_input.framework_date
 // picks the side, an unknown date puts the other side in the interval (docs/estimator.md).
-inline constexpr int date_compiled_loss = 20250220;        // d1f62be7: the loss is compiled with the model
+inline constexpr int date_compiled_loss = 20250402;        // bbb1b616: the loss is compiled with the model
+                                                           // (d1f62be7, 2025-02-20, kept it commented out; est19)
 inline constexpr int date_pp_microbatch_size = 20250407;   // 5e2033c7: pipeline_parallel_microbatch_size (default 1)
 inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(return_outputs=False)
+// 01f0ffad1: torchtitan's own MXFP8 linear keeps the quantized dgrad weight for backward; before it
+// torchao's mx_mm saved the bf16 input and the FSDP-managed weight (nothing extra; est19)
+inline constexpr int date_mxfp8_saves_dgrad_weight = 20260821;
 // torchtune build date from which its torchao pin quantizes NF4 in chunks (c1c9f308a: torchao==0.3;
 // pytorch/ao 6081796bc, v0.2.0); before it torchtune pinned torchao==0.1, which quantizes a whole
 // weight at once while the model loads.

@@ -550,7 +550,7 @@ TEST_CASE("pure bf16 training (torchtitan training.dtype, LLaMA-Factory pure_bf1
 TEST_CASE("a lower bound on the build date settles what it reaches, and only that") {
     estimate_input in;
     in.framework_date_min = 20250605;
-    CHECK(est::build_side(in, est::date_compiled_loss) == 1);   // 2025-02-20: reached
+    CHECK(est::build_side(in, est::date_compiled_loss) == 1);   // 2025-04-02: reached
     CHECK(est::build_side(in, est::date_pp_drops_outputs) == 0);  // 2025-10-22: still unknown
     in.framework_date = 20241226;                                 // a date given wins
     CHECK(est::build_side(in, est::date_compiled_loss) == -1);

@@ -66,20 +66,34 @@ bool mentions(const estimate_result& r, const char* what) {
 
 }  // namespace
 
-TEST_CASE("MXFP8 keeps each converted linear's quantized dgrad weight until backward (FSDP, not under full AC)") {
+TEST_CASE("MXFP8 keeps each converted linear's quantized dgrad weight until backward only in torchtitan builds since 2026-08-21") {
     estimate_input in = llama8b_fsdp(4);
     in.lowp = lowp_kind::mxfp8;
     est::breakdown b;
-    est::compute(in, b);
     const double linear = 32 * est::linear_params(in.model, false);
+    // torchtitan's own MXFP8 linear (01f0ffad1, 2026-08-21) saves the quantized dgrad weight
+    in.framework_date = 20260821;
+    est::compute(in, b);
     CHECK(b.stages[0].lowp_saved == doctest::Approx(linear * (1.0 + 1.0 / 32.0)));
-    in.ac = ac_kind::full;
+    in.ac = ac_kind::full;  // full AC recomputes it
     est::compute(in, b);
     CHECK(b.stages[0].lowp_saved == 0.0);
     in.ac = ac_kind::selective_op;
-    in.variant = -1;  // builds that re-quantize in backward
+    // the day before: torchao's mx_mm saves the bf16 input and the FSDP-managed weight, nothing extra
+    in.framework_date = 20260820;
     est::compute(in, b);
     CHECK(b.stages[0].lowp_saved == 0.0);
+    // unknown build: the point estimate does not keep it, the high end does, and a reason says so
+    in.framework_date = 0;
+    est::compute(in, b);
+    CHECK(b.stages[0].lowp_saved == 0.0);
+    in.variant = 1;
+    est::compute(in, b);
+    CHECK(b.stages[0].lowp_saved == doctest::Approx(linear * (1.0 + 1.0 / 32.0)));
+    in.variant = 0;
+    CHECK(mentions(estimate(in), "since 2026-08-21"));
+    in.framework_date = 20250814;
+    CHECK_FALSE(mentions(estimate(in), "since 2026-08-21"));
 }
 
 TEST_CASE("float8 with FSDP: the unsharded fp8 weights are only in the high end, unless force-recomputed") {
@@ -166,6 +180,13 @@ TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), co
     CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_unfused + tokens * 2 * h));
     // the freed bf16 logits (2 B per element) stay cached while the fp32 buffers are allocated
     CHECK(b.stages[0].stranded_loss == doctest::Approx(tokens * V * 2.0 + b.stages[0].grads));
+    // torchtitan compiles the loss from bbb1b616 (2025-04-02); d1f62be7 (2025-02-20) kept it commented out
+    in.framework_date = 20250401;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_unfused + tokens * 2 * h));
+    in.framework_date = 20250402;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_compiled + tokens * 2 * h));
 }
 
 TEST_CASE("caching allocator: reserved = live peak + what the loss buffers cannot reuse, rounded") {

@@ -172,3 +172,7 @@ TEST_CASE("held-out fine-tuning rows, round est11 (fms-acceleration: HF Trainer,
 TEST_CASE("held-out fine-tuning rows, round est17 (Answer.AI fsdp_qlora: PEFT LoRA, bitsandbytes QLoRA, FSDP1, CPU offload)") {
     check_heldout("finetune_heldout_est17.yaml", 12, "held-out fine-tuning rows (est17)");
 }
+
+TEST_CASE("held-out pretraining rows, round est19 (torchao float8 / MX e2e benchmarks: torchtitan Llama 3 8B on H100, MI300X, B200)") {
+    check_heldout("heldout_est19.yaml", 10, "held-out rows (est19)");
+}
