@@ -2,7 +2,8 @@
 // the window ahead, so the reader's thread does not stop for page faults, and releases the
 // pages behind the reader (the unmapping was ~4% of the reader's time on large files). Inline
 // (on the caller's thread) when the machine has one core or the input is small (up to
-// k_small: no thread to start, wake and shoot TLB entries down for); the reader releases itself
+// k_small: no thread to start, wake and shoot TLB entries down for), where it only releases
+// (the reader's own faults map the pages ahead, 64 KiB each); the reader releases itself
 // when the helper falls more than k_max_lag behind (a starved low-priority thread on a busy
 // machine), unless the helper is releasing at that moment (the reader never waits for it).
 #pragma once
@@ -25,8 +26,8 @@ public:
     read_ahead(const read_ahead&) = delete;
     read_ahead& operator=(const read_ahead&) = delete;
 
-    // The reader is at `offset`: [offset, offset + window) should be resident, the pages before
-    // `offset` may go.
+    // The reader is at `offset`: [offset, offset + window) should be resident (faulted in ahead
+    // by the helper; inline, by the reader as it reads), the pages before `offset` may go.
     void advance(std::size_t offset);
 
     static constexpr std::size_t k_max_lag = std::size_t(1) << 20;

@@ -58,8 +58,8 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits) {
 snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     mapped_file mf(path);
-    // Every 512 KiB (128 KiB for small files): a helper thread drops the pages behind the
-    // cursor and faults in the MiB (256 KiB) ahead.
+    // Every 512 KiB (64 KiB for small files, inline): the pages behind the cursor are dropped;
+    // a helper thread (large files) faults in the MiB ahead.
     read_ahead ahead(mf.data(), mf.size(), read_ahead::window_for(mf.size()),
                      [&mf](std::size_t off) { mf.release_before(off); });
     auto release = [&](std::size_t off) {
