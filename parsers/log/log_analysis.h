@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,6 +162,8 @@ struct log_analysis {
     // Lines that say in words that memory grew over the run ("GPU memory keeps increasing until
     // OOM"): an issue title or a report pasted with the log, when no memory series was printed.
     std::int64_t growth_report_lines = 0;
+    // Facts stated in words by `report` signatures ("the same config ran fine before"): fact -> first line.
+    std::map<std::string, log_evidence> reports;
     // Device capacity the log states: memory readings with a percentage of capacity (torchtitan
     // "memory: 51.30GiB(84.15%)"), the median over the readings that print one.
     std::optional<std::int64_t> capacity_from_log_bytes;

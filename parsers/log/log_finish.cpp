@@ -523,6 +523,9 @@ log_analysis scanner::finish() {
     if (m_pressure > 1 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_last);
     a.growth_report_lines = m_growth;
     if (m_growth > 0 && a.evidence.size() < 48) a.evidence.push_back(m_growth_first);
+    a.reports = m_reports;
+    for (const auto& [fact, e] : m_reports)
+        if (a.evidence.size() < 48) a.evidence.push_back(e);
 
     for (const auto& fi : a.files) {
         if (fi.long_lines > 0)

@@ -211,6 +211,11 @@ nlohmann::json to_json(const log_analysis& a) {
     j["leak_signal"] = a.leak_signal;
     j["alloc_retry_lines"] = a.alloc_retry_lines;
     if (a.growth_report_lines > 0) j["growth_report_lines"] = a.growth_report_lines;
+    if (!a.reports.empty()) {
+        json r = json::object();
+        for (const auto& [fact, e] : a.reports) r[fact] = e.line;
+        j["reports"] = r;
+    }
     json w = json::array();
     for (const auto& x : a.warnings) w.push_back(utf8(x));
     j["warnings"] = w;
@@ -446,6 +451,7 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         const log_evidence* e = find_role(a, "growth");
         sink.emit("log.growth_reported", value(true), e ? prov(a, e->line, e->text, e->file) : p);
     }
+    for (const auto& [fact, e] : a.reports) sink.emit(fact, value(true), prov(a, e.line, e.text, e.file));
 }
 
 }  // namespace oomdx

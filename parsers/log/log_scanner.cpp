@@ -371,6 +371,10 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (verify_sig(s, seg) && m_growth++ == 0)
                     m_growth_first = {m_files[m_file], line, excerpt(seg), "growth"};
                 break;
+            case sig_kind::report:
+                if (verify_sig(s, seg) && !m_reports.count(s.fact) && m_reports.size() < 64)
+                    m_reports.emplace(s.fact, log_evidence{m_files[m_file], line, excerpt(seg), "report"});
+                break;
             case sig_kind::setting:
                 if (verify_sig(s, seg)) handle_setting(s, seg, line);
                 break;

@@ -374,6 +374,7 @@ private:
     log_evidence m_pressure_first, m_pressure_last;
     std::int64_t m_growth = 0;  // lines that report memory growing over the run
     log_evidence m_growth_first;
+    std::map<std::string, log_evidence> m_reports;  // report fact -> its first line
 };
 
 }  // namespace oomdx::log_detail

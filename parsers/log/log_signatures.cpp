@@ -35,6 +35,7 @@ const char* sig_kind_name(sig_kind k) {
         case sig_kind::launch: return "launch";
         case sig_kind::pressure: return "pressure";
         case sig_kind::growth: return "growth";
+        case sig_kind::report: return "report";
         case sig_kind::nccl_peer: return "nccl_peer";
         case sig_kind::setting: return "setting";
         case sig_kind::model_config: return "model_config";
@@ -107,6 +108,7 @@ const std::map<std::string, sig_kind>& kind_names() {
         {"world_size", sig_kind::world_size}, {"launch", sig_kind::launch},
         {"process_rank", sig_kind::process_rank},
         {"pressure", sig_kind::pressure}, {"growth", sig_kind::growth},
+        {"report", sig_kind::report},
         {"nccl_peer", sig_kind::nccl_peer},
         {"setting", sig_kind::setting},   {"model_config", sig_kind::model_config}};
     return m;
@@ -294,6 +296,8 @@ struct loader {
             }
         }
         s.fact = str(m, "fact");
+        if (s.kind == sig_kind::report && s.fact.rfind("log.", 0) != 0)
+            fail(m, "signature '" + s.id + "': a report needs 'fact' naming a log.* fact");
         if (auto v = m["values"]) {
             if (!v.IsMap()) fail(v, "'values' must be a mapping of printed text to canonical value");
             for (auto it = v.begin(); it != v.end(); ++it) {
@@ -305,8 +309,10 @@ struct loader {
             if (s.fact.empty()) fail(m, "signature '" + s.id + "': a setting needs 'fact' (the canonical key it states)");
             if (std::none_of(s.fields.begin(), s.fields.end(), [](auto& f) { return f.name == "value"; }) && s.values.empty())
                 fail(m, "signature '" + s.id + "': a setting needs a 'value' field or a 'values' map");
+        } else if (s.kind == sig_kind::report) {
+            if (!s.values.empty()) fail(m, "signature '" + s.id + "': 'values' are for settings");
         } else if (!s.fact.empty() || !s.values.empty()) {
-            fail(m, "signature '" + s.id + "': 'fact' and 'values' are for settings");
+            fail(m, "signature '" + s.id + "': 'fact' and 'values' are for settings (and 'fact' for reports)");
         }
         if (s.by_total && std::none_of(s.fields.begin(), s.fields.end(), [](auto& f) { return f.name == "total"; }))
             fail(m, "signature '" + s.id + "': by_total needs a 'total' field");

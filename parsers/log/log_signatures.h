@@ -31,6 +31,7 @@ enum class sig_kind {
     launch,      // the training launch command
     pressure,    // near-OOM warning (allocator retries, cache flushes)
     growth,      // a report in words that memory grew over the run ("memory keeps increasing until OOM")
+    report,      // a report in words of what the log does not print (`fact`: the log.* fact it states, true)
     nccl_peer,   // NCCL INFO line mapping pid to rank
     setting,     // a setting the job prints (batch size, checkpointing, dtype): a canonical fact it ran with
     model_config,  // the header of a model config printed over several lines (HF "Model config LlamaConfig {")
@@ -94,7 +95,7 @@ struct signature {
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
-    std::string fact;         // setting: the canonical config fact the line states
+    std::string fact;         // setting: the canonical config fact the line states; report: the log.* fact
     std::vector<std::pair<std::string, std::string>> values;  // setting: printed text -> canonical value ("*": as printed)
     std::vector<field_rule> fields;
 };

@@ -251,6 +251,11 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
         const std::string at = where(s.file, s.line) + ": " + s.id + ": ";
         if (s.kind == sig_kind::setting && !vocabulary::shipped().is_override_key(s.fact))
             r.failures.push_back(at + "fact '" + s.fact + "' is not a canonical config key (knowledge/facts, override: true)");
+        if (s.kind == sig_kind::report) {
+            const fact_decl* d = vocabulary::shipped().find(s.fact);
+            if (!d || d->kind != fact_kind::boolean)
+                r.failures.push_back(at + "fact '" + s.fact + "' is not a declared bool fact (knowledge/facts)");
+        }
         if (!positive.count(s.id)) r.uncovered.push_back(at + "no example line that it matches");
         if ((s.regex || s.unless) && !negative.count(s.id))
             r.uncovered.push_back(at + "has a pattern but no look-alike example (match: false) holding one of its literals");

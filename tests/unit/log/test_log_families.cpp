@@ -159,6 +159,17 @@ TEST_CASE("steps, timing (rules/evidence_log.yaml), tqdm and \\r") {
         auto b = run("step 100, loss 1.0\nTraceback (most recent call last):\n  File \"megatron/training/checkpointing.py\", line 10, in save_checkpoint\nRuntimeError: CUDA error: out of memory\n");
         CHECK(b.timing == "checkpoint");
     }
+    SUBCASE("a report signature states its log.* fact with the line as provenance") {
+        auto a = run("CUDA out of memory\nI was able to successfully run your GRPO training. Now I run it on a custom dataset and it fails at step 4\n");
+        REQUIRE(a.reports.count("log.ran_before_reported") == 1);
+        CHECK(a.reports.at("log.ran_before_reported").line == 2);
+        bool ev = false;
+        for (const auto& e : a.evidence) ev = ev || (e.role == "report" && e.line == 2);
+        CHECK(ev);
+        // a question is not a report (look-alike)
+        auto b = run("CUDA out of memory\nHas anyone been able to run the training on a 24 GB card?\n");
+        CHECK(b.reports.empty());
+    }
     SUBCASE("memory growth reported in words, no step logged: late (a suspected leak)") {
         auto a = run("Out of memory in training\nmy GPU memory keeps increasing every epoch until it crashes\n");
         CHECK(a.growth_report_lines == 1);

@@ -59,6 +59,22 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
     CHECK(e.find("6 errors") != std::string::npos);
 }
 
+TEST_CASE("signature loader: a report names the log.* fact it states; settings keep their values") {
+    temp_dir d;
+    d.write("r.yaml", "- id: r1\n  kind: report\n  literals: [\"ran fine\"]\n"
+                      "- id: r2\n  kind: report\n  fact: training.seq_len\n  literals: [\"ran fine\"]\n"
+                      "- id: r3\n  kind: report\n  fact: log.ran_before_reported\n  literals: [\"ran fine\"]\n  values: {a: b}\n"
+                      "- id: r4\n  kind: phase\n  phase: eval\n  fact: log.ran_before_reported\n  literals: [\"ran fine\"]\n");
+    const std::string e = load_error(d);
+    CHECK(e.find("r.yaml:1: signature 'r1': a report needs 'fact' naming a log.* fact") != std::string::npos);
+    CHECK(e.find("r.yaml:4: signature 'r2': a report needs 'fact' naming a log.* fact") != std::string::npos);
+    CHECK(e.find("r.yaml:8: signature 'r3': 'values' are for settings") != std::string::npos);
+    CHECK(e.find("r.yaml:13: signature 'r4': 'fact' and 'values' are for settings (and 'fact' for reports)") != std::string::npos);
+    temp_dir ok;  // a well-formed report loads (look-alike)
+    ok.write("r.yaml", "- id: r5\n  kind: report\n  fact: log.ran_before_reported\n  literals: [\"ran fine\"]\n");
+    CHECK(load_error(ok).empty());
+}
+
 TEST_CASE("signature examples: unknown keys, signatures and fields are refused with file:line") {
     temp_dir d;
     d.write("s.yaml", "- id: one\n  kind: oom\n  source: caching_allocator\n  literals: [\"out of memory\"]\n");
