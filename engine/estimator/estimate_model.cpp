@@ -197,10 +197,21 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     shard += 2.0 * (q_dim + k_dim + v_dim) + 2.0 * o_dim;  // post-RoPE q, k, v and the attention output
     if (eager) extra_transient += 8.0 * (q_dim + k_dim);   // RoPE in fp32 (complex) copies
     double quad = 0;  // per token, s^2 term
-    if (in.flash)
+    double quad_bwd = 0;  // per token, s^2 buffers of the attention's own backward
+    if (in.flash) {
         shard += 4.0 * a;  // fp32 log-sum-exp
-    else
+    } else if (in.hf_model) {
+        // HF eager attention (transformers LlamaAttention since 4.31, eager_attention_forward today):
+        // softmax(scores, dtype=float32).to(query.dtype) saves the fp32 probabilities (softmax backward
+        // reads its output) and the half-precision copy for the matmul with V: 4 + 2 B per score; with
+        // dropout the copy is freed, its mask and output kept (4 + 1 + 2). Backward: after the matmul's
+        // node, the copy's gradient (2 B), its fp32 cast (ToCopyBackward, 4 B) and then the scores'
+        // gradient (2 B) sit beside the saved fp32 output: 4 B per score above the saved set.
+        quad = a * double(in.seq_len) * (drop ? 7.0 : 6.0);
+        quad_bwd = a * double(in.seq_len) * 4.0;
+    } else {
         quad = a * double(in.seq_len) * (drop ? 5.0 : 2.0);
+    }
     if (drop) rep += 2.0 * h;  // two dropout masks (1 byte each)
     const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
     if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += 2.0 * h;  // MLP / router input
@@ -249,6 +260,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const double full_none = (sp ? (rep + mlp_rep) / t : rep + mlp_rep) + (shard + mlp_shard + quad + adapters) / t;
     layer_act res;
     res.working = full_none;
+    res.backward = quad_bwd / t;
     // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
     // without checkpointing the norms keep an fp32 input either way)
     const bool fp32_resid = fp32_residual_stream(in);
@@ -705,6 +717,7 @@ double compute(const estimate_input& in, breakdown& out) {
             dense_frac * dact.saved + moe_frac * mact.saved + frozen_frac * frozen_act.saved + tail_frac * tail_act.saved;
         const double working = std::max({dact.working, st.moe_layers > 0 ? mact.working : 0.0, tail_frac > 0 ? tail_act.working : 0.0});
         st.layer_transient = std::max(dact.transient, st.moe_layers > 0 ? mact.transient : 0.0) * tokens;
+        const double layer_backward = std::max(dact.backward, st.moe_layers > 0 ? mact.backward : 0.0) * tokens;
         st.activations = st.inflight * saved_per_layer * tokens;
         if (in.activation_offload) st.activations = 2.0 * 2.0 * h / t * tokens;  // layers in transit
         if (in.framework == train_framework::megatron) st.activations *= k.megatron_activation_buffer;
@@ -890,6 +903,7 @@ double compute(const estimate_input& in, breakdown& out) {
             cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
         }
         if (in.ac != ac_kind::none) bwd += working * tokens;
+        bwd += layer_backward;
         bwd += act_grad + tp_buf + st.pp_buffers + st.pp_stage_outputs + pp_grads_bwd + cp_bwd;
         fwd += tp_buf + st.pp_buffers + st.pp_stage_outputs + cp_fwd;
         loss += st.pp_buffers + st.pp_stage_outputs;

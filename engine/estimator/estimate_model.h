@@ -71,6 +71,7 @@ struct layer_act {
     double saved = 0;        // kept until backward
     double working = 0;      // one layer without AC (recompute / forward working set)
     double transient = 0;    // forward intermediates freed at the end of the layer (eager > compiled)
+    double backward = 0;     // the layer's own backward buffers beyond what it saved (HF eager attention)
 };
 // `trainable`: the layer's own weights train (false for frozen layers under freeze tuning).
 // `converted`: the layer's linears run in the low-precision recipe (NVFP4 keeps a bf16 tail).

@@ -303,6 +303,39 @@ TEST_CASE("pipeline: torchtitan's layer split, receive buffers, last-stage outpu
     CHECK(b.stages[7].layers == 15);
 }
 
+TEST_CASE("activations: HF eager attention keeps fp32 and half-precision probabilities (est20)") {
+    // transformers' eager attention: softmax(scores, dtype=float32).to(bf16) saves the fp32 output (4 B)
+    // and the bf16 copy for the matmul with V (2 B) per score; its backward adds 4 B more (the copy's
+    // gradient cast to fp32, then the scores' gradient). Megatron's unfused path keeps 2 B (Table 2).
+    estimate_input in;
+    in.model = llama8b();
+    in.compile = false;
+    in.seq_len = 2048;
+    in.flash = false;
+    const double a = 32, s = 2048;
+    in.framework = train_framework::megatron;
+    const est::layer_act mega = est::layer_activation(in, false);
+    CHECK(mega.backward == doctest::Approx(0.0));
+    in.framework = train_framework::generic;
+    const est::layer_act plain = est::layer_activation(in, false);
+    in.hf_model = true;
+    const est::layer_act hf = est::layer_activation(in, false);
+    CHECK(hf.saved - plain.saved == doctest::Approx(4.0 * a * s));   // 6 B instead of 2 B per score
+    CHECK(hf.backward == doctest::Approx(4.0 * a * s));
+    CHECK(plain.backward == doctest::Approx(0.0));
+    // with attention dropout the bf16 copy is freed; its mask (1 B) and output (2 B) are kept: 7 B
+    in.model.dropout = 0.1;
+    const est::layer_act hf_drop = est::layer_activation(in, false);
+    in.hf_model = false;
+    const est::layer_act plain_drop = est::layer_activation(in, false);
+    CHECK(hf_drop.saved - plain_drop.saved == doctest::Approx(2.0 * a * s));  // 7 B against 5 B
+    // flash / SDPA: no s^2 term either way
+    in.model.dropout = 0.0;
+    in.flash = true;
+    in.hf_model = true;
+    CHECK(est::layer_activation(in, false).backward == doctest::Approx(0.0));
+}
+
 TEST_CASE("context parallel (torchtitan): ring attention's gathered K/V grow with the CP degree") {
     estimate_input in;
     in.model = llama8b();

@@ -176,3 +176,7 @@ TEST_CASE("held-out fine-tuning rows, round est17 (Answer.AI fsdp_qlora: PEFT Lo
 TEST_CASE("held-out pretraining rows, round est19 (torchao float8 / MX e2e benchmarks: torchtitan Llama 3 8B on H100, MI300X, B200)") {
     check_heldout("heldout_est19.yaml", 10, "held-out rows (est19)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est20 (axolotl #3800: long-context LoRA, fused kernels, Liger FLCE, GC)") {
+    check_heldout("heldout_est20.yaml", 8, "held-out rows (est20)");
+}
