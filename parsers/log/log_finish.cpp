@@ -147,8 +147,12 @@ log_analysis scanner::finish() {
         if (static_cast<size_t>(f) < m_file_labelled.size()) return static_cast<bool>(m_file_labelled[static_cast<size_t>(f)]);
         return f == m_file && m_label_vote.consistent();  // a followed file that has not ended
     };
+    constexpr size_t k_max_evidence = 48;  // evidence lines kept in a report
+    auto keep_ev = [&](const log_evidence& e) {
+        if (a.evidence.size() < k_max_evidence) a.evidence.push_back(e);
+    };
     auto add_ev = [&](int file, std::int64_t line, const std::string& text, const char* role) {
-        if (a.evidence.size() < 48) a.evidence.push_back({m_files[file], line, text, role});
+        keep_ev({m_files[file], line, text, role});
     };
 
     // The primary failure: first named OOM; else a weak OOM signal unless a named non-OOM
@@ -465,7 +469,7 @@ log_analysis scanner::finish() {
             named = &t;
         }
     }
-    if (named && a.evidence.size() < 48) a.evidence.push_back(named->first);  // the provenance of log.framework
+    if (named) keep_ev(named->first);  // the provenance of log.framework
 
     // Memory series of the failing rank (or the best covered one), before the failure.
     series_state* chosen = nullptr;
@@ -510,22 +514,21 @@ log_analysis scanner::finish() {
 
     for (const auto& [k, v] : m_settings) a.settings.push_back(v);
     a.model_config = m_model_config;
-    if (m_model_config && a.evidence.size() < 48) a.evidence.push_back(m_model_config->at);
+    if (m_model_config) keep_ev(m_model_config->at);
     a.warnings.insert(a.warnings.end(), m_block_warnings.begin(), m_block_warnings.end());
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;
         a.launch_file = m_launch.file;
         a.launch_line_no = m_launch.line;
-        if (a.evidence.size() < 48) a.evidence.push_back(m_launch);
+        keep_ev(m_launch);
     }
     a.alloc_retry_lines = m_pressure;
-    if (m_pressure > 0 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_first);
-    if (m_pressure > 1 && a.evidence.size() < 48) a.evidence.push_back(m_pressure_last);
+    if (m_pressure > 0) keep_ev(m_pressure_first);
+    if (m_pressure > 1) keep_ev(m_pressure_last);
     a.growth_report_lines = m_growth;
-    if (m_growth > 0 && a.evidence.size() < 48) a.evidence.push_back(m_growth_first);
+    if (m_growth > 0) keep_ev(m_growth_first);
     a.reports = m_reports;
-    for (const auto& [fact, e] : m_reports)
-        if (a.evidence.size() < 48) a.evidence.push_back(e);
+    for (const auto& [fact, e] : m_reports) keep_ev(e);
 
     for (const auto& fi : a.files) {
         if (fi.long_lines > 0)

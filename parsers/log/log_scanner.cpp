@@ -596,7 +596,7 @@ void scanner::note_frame(const int* hits, size_t n, std::string_view seg, std::i
         frame_line& old = m_frames[m_frames_head];
         if (old.file == m_file && line - old.line <= k_ipython_frame_span) {
             parse_frame(old);
-            if (old.state == 2) std::swap(m_frame_evicted, old);
+            if (old.state == frame_state::frame) std::swap(m_frame_evicted, old);
         }
     } else {
         ++m_frames_size;
@@ -605,7 +605,7 @@ void scanner::note_frame(const int* hits, size_t n, std::string_view seg, std::i
     m_frames_head = (m_frames_head + 1) % k_frame_ring;
     f.file = m_file;
     f.line = line;
-    f.state = 0;
+    f.state = frame_state::unparsed;
     f.sigs.clear();
     for (size_t i = 0; i < n; ++i)
         if (m_sigs.all()[static_cast<size_t>(hits[i])].kind == sig_kind::frame) f.sigs.push_back(hits[i]);
@@ -615,14 +615,14 @@ void scanner::note_frame(const int* hits, size_t n, std::string_view seg, std::i
 // The first frame hit of the line that matches and names a path, as on_candidates once did for
 // every frame line.
 void scanner::parse_frame(frame_line& f) {
-    if (f.state != 0) return;
-    f.state = 1;
+    if (f.state != frame_state::unparsed) return;
+    f.state = frame_state::none;
     for (int h : f.sigs) {
         const signature& s = m_sigs.all()[static_cast<size_t>(h)];
         if (!verify_sig(s, f.text)) continue;
         field_list fl = extract_fields(s, f.text, {"path"});
         if (fl.empty()) continue;
-        f.state = 2;
+        f.state = frame_state::frame;
         f.path = fl.front().str;
         break;
     }
@@ -634,10 +634,10 @@ const scanner::frame_line* scanner::frame_above(std::int64_t line, std::int64_t 
         frame_line& f = m_frames[(m_frames_head + k_frame_ring - 1 - k) % k_frame_ring];
         if (f.file != m_file || line - f.line > max_gap) return nullptr;  // older ones are further
         parse_frame(f);
-        if (f.state == 2) return &f;
+        if (f.state == frame_state::frame) return &f;
     }
     const frame_line& e = m_frame_evicted;
-    return e.state == 2 && e.file == m_file && line - e.line <= max_gap ? &e : nullptr;
+    return e.state == frame_state::frame && e.file == m_file && line - e.line <= max_gap ? &e : nullptr;
 }
 
 // Stops and returns true when f does.

@@ -305,18 +305,19 @@ private:
     // Traceback frame lines (`frame` signatures), parsed only when a context phase asks which frame
     // it is under (two pattern matches per frame line cost a traceback-heavy log twice its time):
     // the newest frame lines, and the newest parsed frame among those that fell out of the ring.
+    enum class frame_state : std::int8_t { unparsed, none, frame };  // frame: it names a path
     struct frame_line {
         int file = -1;
         std::int64_t line = 0;
         std::string text;       // the line (without colour codes); an excerpt once parsed
         std::vector<int> sigs;  // its frame hits, in hit order
-        std::int8_t state = 0;  // 0 not parsed, 1 no frame, 2 a frame (path)
+        frame_state state = frame_state::unparsed;
         std::string path;
     };
     static constexpr size_t k_frame_ring = 16;
     std::array<frame_line, k_frame_ring> m_frames;
     size_t m_frames_head = 0, m_frames_size = 0;
-    frame_line m_frame_evicted;  // state 2 when set
+    frame_line m_frame_evicted;  // state frame when set
     void note_frame(const int* hits, size_t n, std::string_view seg, std::int64_t line);
     void parse_frame(frame_line& f);
     // The frame a line at `line` sits under (nullptr: none): the newest frame line within `max_gap`
