@@ -29,7 +29,8 @@ inline bool alnum(char c) {
 }
 
 // Digits at h[i..]: the value and the index after them (== i when none; at most 7 digits).
-inline std::int64_t number(std::string_view h, size_t& i) {
+// (always inlined: rank_prefix runs on every line, a call cost more than the digits)
+[[gnu::always_inline]] inline std::int64_t number(std::string_view h, size_t& i) {
     std::int64_t v = 0;
     const size_t start = i;
     while (i < h.size() && i - start < 7 && digit(h[i])) v = v * 10 + (h[i++] - '0');
@@ -166,12 +167,10 @@ inline std::int64_t rank_prefix(std::string_view s) {
     using namespace rank_detail;
     const std::string_view h = s.substr(0, std::min<size_t>(s.size(), 160));
     if (h.size() > 6 && h[0] == '[' && h[1] == 'r' && h[2] == 'a' && h[3] == 'n' && h[4] == 'k') {
-        // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it;
-        // number()'s digits written out (1-7 of them, then no digit), the call cost more
+        // "[rankN]:" (torchrun), the commonest prefix: what the search below finds first for it
         size_t d = 5;
-        std::int64_t v = 0;
-        while (d < h.size() && d < 12 && digit(h[d])) v = v * 10 + (h[d++] - '0');
-        if (d > 5 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
+        const std::int64_t v = number(h, d);
+        if (v >= 0 && d < h.size() && (h[d] == ']' || h[d] == ')' || h[d] == ':' || h[d] == '>')) return v;
     }
     return search(h);
 }
