@@ -10,6 +10,7 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
+#include "engine/core/json_text.h"
 #include "engine/core/thread_heap.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
@@ -158,7 +159,7 @@ void run_analyze(const snapshot_opts& o) {
         return;
     }
     if (all.size() == 1) {
-        if (o.format == output_format::json) print(snap::to_json(all[0], o.top).dump(2));
+        if (o.format == output_format::json) print(json_text(snap::to_json(all[0], o.top), 2));
         else print(snap::render_text(all[0], md, use_color(), o.top));
         return;
     }
@@ -172,7 +173,7 @@ void run_analyze(const snapshot_opts& o) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& a : all) arr.push_back(snap::to_json_body(a, o.top));
         j["snapshots"] = arr;
-        print(j.dump(2));
+        print(json_text(j, 2));
         return;
     }
     std::string out = snap::render_text(ranks, md, use_color());
