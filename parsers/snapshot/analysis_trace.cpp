@@ -375,14 +375,16 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         return out;
     };
 
+    const std::int64_t peak_i = d.peak_index;  // a local: the loop writes through d
     for (std::int64_t i = 0; i < n; ++i) {
         const trace_entry& e = trace[i];
-        cum_i += active_delta(e, free_kind);
         if (i > slice_end) [[unlikely]] {
+            if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
             while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
             ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
             slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
         }
+        cum_i += active_delta(e, free_kind);
         switch (e.kind) {
             case action_kind::alloc: {
                 if (run_frees) close_run();
@@ -488,7 +490,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 if (it == live.end()) {
                     // Freed without a recorded alloc: it was live since before the trace.
                     ++d.pending.unmatched_frees;
-                    if (i > d.peak_index) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                    if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
                     break;
                 }
                 live_alloc la = it->second;
@@ -505,7 +507,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     ++d.pending.immediate;
                 }
                 if (la.preexisting) {
-                    if (i > d.peak_index) add_pre(la.site, la.cat, la.size);
+                    if (i > peak_i) add_pre(la.site, la.cat, la.size);
                     break;
                 }
                 site_live[la.site] -= la.size;
@@ -546,14 +548,14 @@ void replay_trace(const snapshot& s, const trace_list& trace,
             default:
                 break;
         }
-        if (ts) ts->live_end_bytes = l0 + cum_i;
-        if (i == d.peak_index) {
+        if (i == peak_i) {
             peak_site_bytes = site_live;
             peak_site_blocks = site_blocks;
             peak_cat_bytes = cat_live;
             peak_cat_blocks = cat_blocks;
         }
     }
+    if (ts && n > 0) ts->live_end_bytes = l0 + cum_i;
     if (run_frees) close_run();
     for (auto& t : d.timeline) {
         if (t.allocs > 1.5 * double(t.frees)) t.label = "growth";
