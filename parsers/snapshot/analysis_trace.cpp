@@ -24,6 +24,16 @@ inline std::int64_t active_delta(const trace_entry& e, action_kind free_kind) {
     return e.kind == action_kind::alloc ? e.size : e.kind == free_kind ? -e.size : 0;
 }
 
+// f(i, entry) for each entry in order, walking the chunks with a pointer (no per-entry
+// chunk look-up).
+template <class F>
+inline void each_entry(const trace_list& trace, F&& f) {
+    std::size_t i = 0;
+    trace.for_each_run([&](const trace_entry* run, std::size_t m) {
+        for (std::size_t r = 0; r < m; ++r, ++i) f(i, run[r]);
+    });
+}
+
 // Turning points of the cumulative-delta curve with hysteresis h. The curve is summed again
 // from the trace (not kept: 8 bytes an entry).
 std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::int64_t h) {
@@ -33,8 +43,8 @@ std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::i
     int dir = 0;
     pivot lo{-1, 0}, hi{-1, 0}, ext{-1, 0};
     std::int64_t v = 0;
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        v += active_delta(trace[i], free_kind);
+    each_entry(trace, [&](std::size_t i, const trace_entry& e) {
+        v += active_delta(e, free_kind);
         std::int64_t ii = static_cast<std::int64_t>(i);
         if (dir == 0) {
             if (v < lo.value) lo = {ii, v};
@@ -65,7 +75,7 @@ std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::i
                 ext = {ii, v};
             }
         }
-    }
+    });
     if (dir != 0 && ext.index != pv.back().index) pv.push_back(ext);
     std::int64_t last = static_cast<std::int64_t>(trace.size()) - 1;
     if (pv.back().index != last) pv.push_back({last, v});
@@ -164,9 +174,12 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     d.trace_entries = static_cast<std::int64_t>(trace.size());
 
     // Pass A: action counts, the cumulative delta of active bytes and of reserved bytes.
+    // One loop: the counts, and the curve summed as if frees complete (free_completed), which
+    // is summed again below in the rare trace that only requests frees.
     std::array<std::int64_t, 13> kind_count{};
     std::map<std::string_view, std::int64_t> other_actions;
     std::vector<std::string_view> first_seen;
+    std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const trace_entry& e = trace[i];
         auto k = static_cast<std::size_t>(e.kind);
@@ -178,6 +191,15 @@ void replay_trace(const snapshot& s, const trace_list& trace,
             if (other_actions[text]++ == 0) first_seen.push_back(text);
         }
         if (e.time_us >= 0) d.has_time = true;
+        cum += active_delta(e, action_kind::free_completed);
+        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
+        else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
+        if (cum > maxd) {
+            maxd = cum;
+            max_index = static_cast<std::int64_t>(i);
+        }
+        mind = std::min(mind, cum);
+        seg_max = std::max(seg_max, seg_cum);
     }
     for (auto name : first_seen) {
         action_kind k = parse_action(name);
@@ -204,18 +226,17 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         d.peak_sites.assign(d.sites.begin(), d.sites.begin() + std::min<std::size_t>(d.sites.size(), opt.top));
     }
 
-    std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        const auto& e = trace[i];
-        cum += active_delta(e, free_kind);  // the curve zigzag and the free runs sum again
-        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
-        else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
-        if (cum > maxd) {
-            maxd = cum;
-            max_index = static_cast<std::int64_t>(i);
+    if (free_kind != action_kind::free_completed) {  // the curve again with the requests as frees
+        cum = maxd = mind = 0;
+        max_index = -1;
+        for (std::size_t i = 0; i < trace.size(); ++i) {
+            cum += active_delta(trace[i], free_kind);  // the curve zigzag and the free runs sum again
+            if (cum > maxd) {
+                maxd = cum;
+                max_index = static_cast<std::int64_t>(i);
+            }
+            mind = std::min(mind, cum);
         }
-        mind = std::min(mind, cum);
-        seg_max = std::max(seg_max, seg_cum);
     }
     std::int64_t l0 = d.active_bytes - cum;
     if (l0 < 0) {
@@ -354,14 +375,16 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         return out;
     };
 
+    const std::int64_t peak_i = d.peak_index;  // a local: the loop writes through d
     for (std::int64_t i = 0; i < n; ++i) {
         const trace_entry& e = trace[i];
-        cum_i += active_delta(e, free_kind);
         if (i > slice_end) [[unlikely]] {
+            if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
             while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
             ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
             slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
         }
+        cum_i += active_delta(e, free_kind);
         switch (e.kind) {
             case action_kind::alloc: {
                 if (run_frees) close_run();
@@ -467,7 +490,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 if (it == live.end()) {
                     // Freed without a recorded alloc: it was live since before the trace.
                     ++d.pending.unmatched_frees;
-                    if (i > d.peak_index) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                    if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
                     break;
                 }
                 live_alloc la = it->second;
@@ -484,7 +507,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     ++d.pending.immediate;
                 }
                 if (la.preexisting) {
-                    if (i > d.peak_index) add_pre(la.site, la.cat, la.size);
+                    if (i > peak_i) add_pre(la.site, la.cat, la.size);
                     break;
                 }
                 site_live[la.site] -= la.size;
@@ -525,14 +548,14 @@ void replay_trace(const snapshot& s, const trace_list& trace,
             default:
                 break;
         }
-        if (ts) ts->live_end_bytes = l0 + cum_i;
-        if (i == d.peak_index) {
+        if (i == peak_i) {
             peak_site_bytes = site_live;
             peak_site_blocks = site_blocks;
             peak_cat_bytes = cat_live;
             peak_cat_blocks = cat_blocks;
         }
     }
+    if (ts && n > 0) ts->live_end_bytes = l0 + cum_i;
     if (run_frees) close_run();
     for (auto& t : d.timeline) {
         if (t.allocs > 1.5 * double(t.frees)) t.label = "growth";
