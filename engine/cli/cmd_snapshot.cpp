@@ -10,7 +10,6 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
-#include "engine/core/json_text.h"
 #include "engine/core/thread_heap.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
@@ -164,7 +163,7 @@ void run_analyze(const snapshot_opts& o) {
             // one was ~1 M instructions on a 100 k-event snapshot; reachable, so no leak report).
             static const nlohmann::json* tree = nullptr;
             tree = new nlohmann::json(snap::to_json(all[0], o.top));
-            print(json_text(*tree, 2));
+            print(tree->dump(2));
         } else {
             print(snap::render_text(all[0], md, use_color(), o.top));
         }
@@ -180,7 +179,7 @@ void run_analyze(const snapshot_opts& o) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& a : all) arr.push_back(snap::to_json_body(a, o.top));
         j["snapshots"] = arr;
-        print(json_text(j, 2));
+        print(j.dump(2));
         return;
     }
     std::string out = snap::render_text(ranks, md, use_color());
