@@ -180,3 +180,7 @@ TEST_CASE("held-out pretraining rows, round est19 (torchao float8 / MX e2e bench
 TEST_CASE("held-out fine-tuning rows, round est20 (axolotl #3800: long-context LoRA, fused kernels, Liger FLCE, GC)") {
     check_heldout("heldout_est20.yaml", 8, "held-out rows (est20)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est21 (torchtune README optimization flags, PR #961: single-GPU full FT, LoRA, QLoRA)") {
+    check_heldout("heldout_est21.yaml", 10, "held-out rows (est21)");
+}
