@@ -454,6 +454,8 @@ estimate_input from_facts(const fact_store& facts) {
 
     // optimizer
     std::string opt = lower(r.str("optimizer.name", "adamw", "optimizer missing"));
+    // bitsandbytes Paged* optimizers (PagedAdamW, PagedAdamW8bit, paged_adamw_32bit, ...)
+    in.optimizer_paged = opt.find("paged") != std::string::npos;
     opt.erase(std::remove_if(opt.begin(), opt.end(), [](char ch) { return ch == '_' || ch == '-' || ch == '.'; }), opt.end());
     if (opt.find("8bit") != std::string::npos)
         opt = "adamw8bit";
