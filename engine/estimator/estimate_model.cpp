@@ -1024,9 +1024,8 @@ double compute(const estimate_input& in, breakdown& out) {
     }
     out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;  // after the cap: the figure the text states
     out.device = out.reserved + out.runtime + w.symm;  // async-TP symmetric memory sits beside the allocator
-    // paged optimizer states sit beside it too, as far as the device holds them (the rest is paged out)
-    if (w.paged > 0)
-        out.device += in.capacity_bytes > 0 ? std::clamp(double(in.capacity_bytes) - out.device, 0.0, w.paged) : w.paged;
+    // paged optimizer states (w.paged) are not added: the driver evicts managed pages to the host when
+    // the device fills, so they never make a job run out of memory (they slow it down instead)
     return out.device;
 }
 

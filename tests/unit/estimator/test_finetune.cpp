@@ -755,11 +755,10 @@ TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outsid
     // bitsandbytes 32-bit states are fp32 even for bf16 parameters (8 B/param), all paged
     const estimate_result plain32 = run("AdamW", "full", 0, 0), paged32 = run("PagedAdamW", "full", 0, 0);
     CHECK(double(plain32.peak_bytes - paged32.peak_bytes) == doctest::Approx(4.0 * n).epsilon(0.01));  // bf16 torch states gone
-    // the device still holds them while it has room: device peak = reserved + runtime + paged states
-    CHECK(double(paged32.device_peak_bytes - paged32.reserved_peak_bytes) > 8.0 * n * 0.99);
-    // ... and pages them out when it has none: capped at the capacity
+    // nor in the device peak: managed pages are evicted to the host when the device fills, so they
+    // cannot make the job run out of memory
+    CHECK(double(paged32.device_peak_bytes - paged32.reserved_peak_bytes) < 2.0e9);
     const estimate_result small = run("PagedAdamW", "full", 0, std::int64_t(24) << 30);
-    CHECK(small.device_peak_bytes <= (std::int64_t(24) << 30));
     CHECK(small.peak_bytes == paged32.peak_bytes);
     // LoRA r 8 on q, v: every adapter matrix is r x 4096 = 32768 < 1e5 elements: nothing is paged
     const estimate_result lora_plain = run("AdamW8bit", "lora", 8, 0), lora_paged = run("PagedAdamW8bit", "lora", 8, 0);
