@@ -454,6 +454,8 @@ estimate_input from_facts(const fact_store& facts) {
 
     // optimizer
     std::string opt = lower(r.str("optimizer.name", "adamw", "optimizer missing"));
+    // bitsandbytes Paged* optimizers (PagedAdamW, PagedAdamW8bit, paged_adamw_32bit, ...)
+    in.optimizer_paged = opt.find("paged") != std::string::npos;
     opt.erase(std::remove_if(opt.begin(), opt.end(), [](char ch) { return ch == '_' || ch == '-' || ch == '.'; }), opt.end());
     if (opt.find("8bit") != std::string::npos)
         opt = "adamw8bit";
@@ -733,7 +735,10 @@ estimate_result estimate(const estimate_input& in) {
     add("optimizer", "optimizer states", loading ? 0.0 : st.optimizer,
         fmt::format("{} {}x {:.3g} B/param ({}{}{})", ft ? trank : prank, ft ? "trainable " : "",
                     st.optimizer / std::max(1.0, ft ? st.trainable_rank : st.params_rank), in.optimizer,
-                    in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : ""));
+                    in.optimizer_offload ? ", offloaded" : "", in.swap_optimizer ? ", swapped" : "") +
+            (st.paged > 0 ? fmt::format("; + {} paged by bitsandbytes into managed memory (outside allocated, reserved and the "
+                                        "device peak: evicted to the host when the device fills)", gib(st.paged))
+                          : std::string()));
     add("master_weights", "fp32 master weights", loading ? 0.0 : st.master,
         st.master > 0 ? (st.master >= 3.99 * st.params_rank ? fmt::format("{} x 4 B (not sharded)", prank)
                                                              : fmt::format("{} x 4 B / {}", prank, shard_txt))

@@ -119,6 +119,8 @@ struct estimate_input {
     // Added in round est11 (held-out fine-tuning rows).
     int optimizer_foreach = 0;            // torch Adam/AdamW foreach step (sqrt of the second moment): 1 yes, 0 no, -1 unknown (high end)
     int hf_loss_keeps_logits = 0;         // transformers 4.46-4.48 loss_function: the bf16 logits stay live beside the fp32 copies: 1 yes, 0 no, -1 unknown (high end)
+    // Added in round est21 (held-out torchtune rows).
+    bool optimizer_paged = false;         // bitsandbytes Paged* optimizer: large states in CUDA managed memory, outside the allocator
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

@@ -338,6 +338,9 @@ double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool
     if (o == "adafactor") return 0.05 * sb;
     if (o == "muon") return k.muon_2d_fraction * sb + (1.0 - k.muon_2d_fraction) * 2.0 * sb;
     if (o == "adam8bit" || o == "adamw8bit" || o == "paged_adamw8bit") return 2.0;
+    // bitsandbytes 32-bit optimizers (the paged ones here) keep fp32 states for bf16 parameters
+    // (Optimizer2State.init_state: optim_bits 32 -> torch.float32)
+    if (in.optimizer_paged && (o == "adamw" || o == "adam")) return 8.0;
     return 2.0 * sb;  // adam, adamw and unknown (assumed Adam-like)
 }
 
@@ -502,6 +505,28 @@ std::int64_t rank_layers(const estimate_input& in, std::int64_t L, std::int64_t 
 }
 
 }  // namespace
+
+// Share of the trainable elements whose optimizer states a bitsandbytes paged optimizer puts in
+// CUDA managed memory: Optimizer8bit.get_state_buffer pages a state only when its parameter has at
+// least 1e5 elements (smaller ones are torch.zeros_like on the device): norms stay, weight matrices
+// (and their FSDP shards) page; LoRA matrices are r x in and out x r each.
+double paged_state_share(const estimate_input& in, double params_rank, double small_params) {
+    constexpr double kPagedMinElements = 1e5;
+    if (!in.optimizer_paged) return 0.0;
+    if (in.ft.kind != finetune_kind::lora) return params_rank > 0 ? std::clamp(1.0 - small_params / params_rank, 0.0, 1.0) : 0.0;
+    const double r = double(std::max<std::int64_t>(1, in.ft.lora_rank));
+    mod mods[8];
+    const int n = dense_modules(in.model, mods);
+    double all = 0, big = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!(in.ft.targets & mods[i].bit)) continue;
+        for (double e : {r * mods[i].in, r * mods[i].out}) {
+            all += e;
+            if (e >= kPagedMinElements) big += e;
+        }
+    }
+    return all > 0 ? big / all : 0.0;
+}
 
 double compute(const estimate_input& in, breakdown& out) {
     const estimator_constants& k = estimator_k();
@@ -692,6 +717,11 @@ double compute(const estimate_input& in, breakdown& out) {
             st.trainable_rank = trainable;
         }
         out.trainable += st.trainable_rank * t;
+        // bitsandbytes paged optimizers: the large states live in managed memory, which the caching
+        // allocator does not count (allocated / reserved) and the driver evicts to the host when the
+        // device fills (bitsandbytes functional.get_paged, cget_managed_ptr)
+        st.paged = st.optimizer * paged_state_share(in, finetune ? st.trainable_rank : st.params_rank, rep);
+        st.optimizer -= st.paged;
 
         // in-flight layer x micro-batch activations
         double inflight_mb = 1;
@@ -994,6 +1024,8 @@ double compute(const estimate_input& in, breakdown& out) {
     }
     out.reserved_factor = out.peak > 0 ? out.reserved / out.peak : 1.0;  // after the cap: the figure the text states
     out.device = out.reserved + out.runtime + w.symm;  // async-TP symmetric memory sits beside the allocator
+    // paged optimizer states (w.paged) are not added: the driver evicts managed pages to the host when
+    // the device fills, so they never make a job run out of memory (they slow it down instead)
     return out.device;
 }
 

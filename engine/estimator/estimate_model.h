@@ -103,6 +103,7 @@ struct stage_figures {
     double fsdp1_floor = 0;                              // FSDP1 construction cache + side-stream and small-block pools (est18)
     bool floor_sets_reserved = false;                    // fsdp1_floor is the largest term of `reserved`
     double symm = 0;                                     // async-TP P2P workspace (symmetric memory, outside the allocator)
+    double paged = 0;                                    // bitsandbytes paged optimizer states (managed memory, outside the allocator; est21)
     double reserved = 0;                                 // caching-allocator high-water mark of this stage
     double pp_buffers = 0;                               // pipeline receive buffers (activations, gradients)
     double pp_outputs = 0;                               // last-stage outputs kept until the step ends (in logits)

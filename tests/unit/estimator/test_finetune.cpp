@@ -726,3 +726,44 @@ TEST_CASE("FSDP1 construction floor: the root unit's build cache, the unshard-st
     // FSDP2 builds sharded from the meta device: no floor
     CHECK(run(16, 128, 1, 2).stages[0].fsdp1_floor == 0.0);
 }
+
+TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outside allocated and reserved (est21)") {
+    // Optimizer8bit.get_state_buffer pages a state when its parameter has >= 1e5 elements
+    // (F.get_paged: cudaMallocManaged), so torch's allocator statistics do not count it.
+    auto run = [](const char* opt, const char* ftype, std::int64_t rank, std::int64_t capacity) {
+        fact_store f = job8b("torchtune", ftype, 1);
+        emit(f, "optimizer.name", opt);
+        emit(f, "training.pure_bf16", true);
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.local_batch_size", std::int64_t(1));
+        emit(f, "activation_checkpoint.mode", "full");
+        emit(f, "optimizer.in_backward", true);
+        if (rank > 0) {
+            emit(f, "training.lora_rank", rank);
+            emit(f, "training.lora_target", "q_proj,v_proj");
+        }
+        if (capacity > 0) emit(f, "device.capacity_bytes", capacity);
+        return estimate(from_facts(f));
+    };
+    const double n = 8.03e9;
+    // full fine-tuning, 8-bit: paged (2 B/param) leaves allocated; torchao-style AdamW8bit keeps it
+    const estimate_result plain8 = run("AdamW8bit", "full", 0, 0), paged8 = run("PagedAdamW8bit", "full", 0, 0);
+    const double moved8 = double(plain8.peak_bytes - paged8.peak_bytes);
+    CHECK(moved8 > 0.99 * 2.0 * n * 0.999);
+    CHECK(moved8 < 2.0 * n * 1.001);
+    // bitsandbytes 32-bit states are fp32 even for bf16 parameters (8 B/param), all paged
+    const estimate_result plain32 = run("AdamW", "full", 0, 0), paged32 = run("PagedAdamW", "full", 0, 0);
+    CHECK(double(plain32.peak_bytes - paged32.peak_bytes) == doctest::Approx(4.0 * n).epsilon(0.01));  // bf16 torch states gone
+    // nor in the device peak: managed pages are evicted to the host when the device fills, so they
+    // cannot make the job run out of memory
+    CHECK(double(paged32.device_peak_bytes - paged32.reserved_peak_bytes) < 2.0e9);
+    const estimate_result small = run("PagedAdamW", "full", 0, std::int64_t(24) << 30);
+    CHECK(small.peak_bytes == paged32.peak_bytes);
+    // LoRA r 8 on q, v: every adapter matrix is r x 4096 = 32768 < 1e5 elements: nothing is paged
+    const estimate_result lora_plain = run("AdamW8bit", "lora", 8, 0), lora_paged = run("PagedAdamW8bit", "lora", 8, 0);
+    CHECK(lora_plain.peak_bytes == lora_paged.peak_bytes);
+    // r 64: 64 x 4096 = 262144 >= 1e5 for every matrix: all paged
+    const estimate_result big_plain = run("AdamW8bit", "lora", 64, 0), big_paged = run("PagedAdamW8bit", "lora", 64, 0);
+    CHECK(big_paged.peak_bytes < big_plain.peak_bytes);
+}

@@ -180,3 +180,7 @@ TEST_CASE("held-out pretraining rows, round est19 (torchao float8 / MX e2e bench
 TEST_CASE("held-out fine-tuning rows, round est20 (axolotl #3800: long-context LoRA, fused kernels, Liger FLCE, GC)") {
     check_heldout("heldout_est20.yaml", 8, "held-out rows (est20)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est21 (torchtune README of 2024-05 and PR #961: Llama 2 7B/70B QLoRA, LoRA, full FT, 1-8 GPUs)") {
+    check_heldout("heldout_est21.yaml", 7, "held-out rows (est21)");
+}
