@@ -180,3 +180,7 @@ TEST_CASE("held-out pretraining rows, round est19 (torchao float8 / MX e2e bench
 TEST_CASE("held-out fine-tuning rows, round est20 (axolotl #3800: long-context LoRA, fused kernels, Liger FLCE, GC)") {
     check_heldout("heldout_est20.yaml", 8, "held-out rows (est20)");
 }
+
+TEST_CASE("held-out pretraining rows, round est22 (torchtitan PRs/issues: Qwen3 32B FSDP2 / FSDP2+TP, Llama 3 8B compile, CP + flex)") {
+    check_heldout("heldout_est22.yaml", 10, "held-out rows (est22)");
+}
