@@ -184,3 +184,7 @@ TEST_CASE("held-out fine-tuning rows, round est20 (axolotl #3800: long-context L
 TEST_CASE("held-out fine-tuning rows, round est21 (torchtune README of 2024-05 and PR #961: Llama 2 7B/70B QLoRA, LoRA, full FT, 1-8 GPUs)") {
     check_heldout("heldout_est21.yaml", 7, "held-out rows (est21)");
 }
+
+TEST_CASE("held-out pretraining rows, round est22 (torchtitan PRs/issues: Qwen3 32B FSDP2 / FSDP2+TP, Llama 3 8B compile, CP + flex)") {
+    check_heldout("heldout_est22.yaml", 10, "held-out rows (est22)");
+}
