@@ -468,17 +468,6 @@ double frozen_linear_bytes(const finetune_spec& ft) {
     }
 }
 
-// torchtune's chunked output (a list of per-chunk projections) with a trained head (tied or not):
-// each chunk's backward makes a full head-weight gradient that autograd adds into the one kept
-// from earlier chunks (InputBuffer accumulation), while the bf16 logit gradients of the chunks
-// not yet projected back are alive. Peak over the chunks, above the (2 + 2/n) B per element
-// already counted: the first chunk 2 B x NV + G, later ones (2 - 2/n) B x NV + 2 G.
-double chunked_head_grad_bytes(double nv, double head_grad, double n) {
-    n = std::max(1.0, n);
-    const double base = (2.0 + 2.0 / n) * nv;
-    return std::max(0.0, std::max(2.0 * nv + head_grad, (2.0 - 2.0 / n) * nv + 2.0 * head_grad) - base);
-}
-
 // liger's fused linear cross-entropy over `bt` tokens (Liger-Kernel ops/fused_linear_cross_entropy.py):
 // chunks of next_pow2(ceil(bt / ceil(V / h))) rows, so one chunk's logits (compute dtype, the
 // gradient written in place) hold about bt x h elements; plus the input gradient it computes in
@@ -516,6 +505,17 @@ std::int64_t rank_layers(const estimate_input& in, std::int64_t L, std::int64_t 
 }
 
 }  // namespace
+
+// torchtune's chunked output (a list of per-chunk projections) with a trained head (tied or not):
+// each chunk's backward makes a full head-weight gradient that autograd adds into the one kept
+// from earlier chunks (InputBuffer accumulation), while the bf16 logit gradients of the chunks
+// not yet projected back are alive. Peak over the chunks, above the (2 + 2/n) B per element
+// already counted: the first chunk 2 B x NV + G, later ones (2 - 2/n) B x NV + 2 G.
+double chunked_head_grad_bytes(double nv, double head_grad, double n) {
+    n = std::max(1.0, n);
+    const double base = (2.0 + 2.0 / n) * nv;
+    return std::max(0.0, std::max(2.0 * nv + head_grad, (2.0 - 2.0 / n) * nv + 2.0 * head_grad) - base);
+}
 
 // Share of the trainable elements whose optimizer states a bitsandbytes paged optimizer puts in
 // CUDA managed memory: Optimizer8bit.get_state_buffer pages a state only when its parameter has at
