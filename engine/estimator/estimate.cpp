@@ -768,7 +768,12 @@ estimate_result estimate(const estimate_input& in) {
                                  in.tp > 1 && (in.loss_parallel || in.framework == train_framework::megatron)
                                      ? fmt::format(" / TP {}", in.tp) : "",
                                  b.logits_bpe,
-                                 in.chunked_loss ? " (chunked / fused loss)"
+                                 in.chunked_loss && in.framework == train_framework::torchtune && in.compile
+                                     ? (in.ft.kind == finetune_kind::full
+                                            ? " (torchtune chunked CE, compiled: bf16 chunks + one chunk's gradient), + the trained head's "
+                                              "weight gradient accumulated over the chunks (2 x vocab x hidden)"
+                                            : " (torchtune chunked CE, compiled: bf16 chunks + one chunk's gradient; frozen head)")
+                                 : in.chunked_loss ? " (chunked / fused loss)"
                                  : in.framework == train_framework::megatron && in.ce_fusion == 1
                                      ? " (bf16 logits + fp32 softmax + compiled copy: --cross-entropy-loss-fusion native)"
                                  : in.framework == train_framework::megatron ? " (bf16 logits + fp32 vocab-parallel CE)"

@@ -506,6 +506,17 @@ std::int64_t rank_layers(const estimate_input& in, std::int64_t L, std::int64_t 
 
 }  // namespace
 
+// torchtune's chunked output (a list of per-chunk projections) with a trained head (tied or not):
+// each chunk's backward makes a full head-weight gradient that autograd adds into the one kept
+// from earlier chunks (InputBuffer accumulation), while the bf16 logit gradients of the chunks
+// not yet projected back are alive. Peak over the chunks, above the (2 + 2/n) B per element
+// already counted: the first chunk 2 B x NV + G, later ones (2 - 2/n) B x NV + 2 G.
+double chunked_head_grad_bytes(double nv, double head_grad, double n) {
+    n = std::max(1.0, n);
+    const double base = (2.0 + 2.0 / n) * nv;
+    return std::max(0.0, std::max(2.0 * nv + head_grad, (2.0 - 2.0 / n) * nv + 2.0 * head_grad) - base);
+}
+
 // Share of the trainable elements whose optimizer states a bitsandbytes paged optimizer puts in
 // CUDA managed memory: Optimizer8bit.get_state_buffer pages a state only when its parameter has at
 // least 1e5 elements (smaller ones are torch.zeros_like on the device): norms stay, weight matrices
@@ -598,13 +609,17 @@ double compute(const estimate_input& in, breakdown& out) {
     // ChunkedLossWrapper and liger's fused linear cross-entropy project inside the loss, chunk by chunk
     const bool fused_chunks = in.framework == train_framework::torchtitan || in.hf_model;
     const bool fp32_resid = fp32_residual_stream(in);
+    // torchtune (since #1390, 2024-08-28) compiles CEWithChunkedOutputLoss.compute_cross_entropy when
+    // compile is on: the upcast is fused into the kernel, which keeps the bf16 chunk and a per-row
+    // log-sum-exp and writes one bf16 chunk gradient (knowledge/estimator.yaml)
+    const bool tt_compiled_chunks = in.framework == train_framework::torchtune && in.chunked_loss && in.compile && !in.hf_model;
     // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
     // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
     const bool liger = in.chunked_loss && in.hf_model;
     if (liger)
         bpe = 0;
     else if (in.chunked_loss)
-        bpe = fused_chunks ? k.logits_bytes_fused : k.logits_bytes_chunked;
+        bpe = fused_chunks ? k.logits_bytes_fused : tt_compiled_chunks ? k.logits_bytes_chunked_compiled : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
         bpe = in.ce_fusion != 1 ? k.logits_bytes_megatron
@@ -776,6 +791,8 @@ double compute(const estimate_input& in, breakdown& out) {
                 if (!finetune) st.logits += output_rank * (fsdp ? pb : std::max(rates.p_full, pb));
             }
             else if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
+            else if (tt_compiled_chunks && !finetune)
+                st.logits += chunked_head_grad_bytes(tokens * V / (vocab_parallel ? t : 1.0), V * h / t * pb, k.torchtune_loss_chunks);
             st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
             if (pp_keeps_outputs) {
                 // every micro-batch's logits (compute dtype) stay referenced until the step ends, so

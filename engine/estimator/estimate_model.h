@@ -65,6 +65,9 @@ double linear_params(const estimate_model& m, bool moe);
 double largest_linear(const estimate_model& m, bool moe);
 // Trainable adapter parameters of one layer (LoRA A and B, DoRA magnitudes), before TP.
 double adapter_params(const estimate_input& in, bool moe);
+// torchtune chunked output with a trained head: loss-phase bytes the head-weight gradient adds above
+// (2 + 2/n) B per logit element (`nv` elements, `head_grad` bytes, `n` chunks)
+double chunked_head_grad_bytes(double nv, double head_grad, double n);
 
 // Activation bytes per token of one layer in the current AC mode, after TP/SP division.
 struct layer_act {

@@ -13,6 +13,8 @@ struct estimator_constants {
     double logits_bytes_megatron_fused = 10.0;  // --cross-entropy-loss-fusion native: + one compiled fp32 copy
     double logits_bytes_megatron_fused_high = 14.0;
     double logits_bytes_chunked = 3.5;          // chunked CE: bf16 logits of all chunks + fp32 work of one chunk
+    double logits_bytes_chunked_compiled = 2.25; // torchtune chunked CE, compute_cross_entropy compiled: bf16 chunks + one chunk's bf16 grad
+    double torchtune_loss_chunks = 8.0;         // CEWithChunkedOutputLoss num_output_chunks default
     double logits_bytes_fused = 1.5;            // projection + CE per chunk inside the loss: one chunk's fp32 work
     double logits_bytes_compiled = 4.0;         // loss compiled with the model: bf16 logits + bf16 gradient
     double logits_bytes_hf_loss_fn = 14.0;      // transformers 4.46-4.48 ForCausalLMLoss: bf16 logits + fp32 + shifted fp32 + log-softmax

@@ -189,6 +189,45 @@ TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), co
     CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_compiled + tokens * 2 * h));
 }
 
+TEST_CASE("loss phase: torchtune compiles compute_cross_entropy with compile on (bf16 chunks, head gradient over chunks)") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in = llama8b_fsdp(1);
+    in.dp_shard = 1;
+    in.world = 1;
+    in.zero_stage = 0;
+    in.framework = train_framework::torchtune;
+    in.chunked_loss = true;
+    in.compile = false;
+    est::breakdown b;
+    est::compute(in, b);
+    const double tokens = 16384, V = 128256, h = 4096, nv = tokens * V, G = V * h * 2.0;
+    // eager: the upcast is not fused, the development constant stays
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked + tokens * 2 * h));
+    // compiled, trained head (full fine-tuning): bf16 chunks + one chunk's gradient, and the head-weight
+    // gradient accumulated over 8 chunks: max(2 NV + G, 1.75 NV + 2 G) above 2.25 NV
+    in.compile = true;
+    est::compute(in, b);
+    const double n = k.torchtune_loss_chunks;
+    const double head = std::max(0.0, std::max(2.0 * nv + G, (2.0 - 2.0 / n) * nv + 2.0 * G) - (2.0 + 2.0 / n) * nv);
+    CHECK(k.logits_bytes_chunked_compiled == doctest::Approx(2.0 + 2.0 / n));
+    CHECK(head > 0);
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked_compiled + head + tokens * 2 * h));
+    // the head term vanishes when the head gradient is small against the logits (long sequences)
+    CHECK(est::chunked_head_grad_bytes(1e12, 1e6, 8) == doctest::Approx(0.0));
+    CHECK(est::chunked_head_grad_bytes(1e9, 1e9, 8) == doctest::Approx(1.75e9 + 2e9 - 2.25e9));
+    CHECK(est::chunked_head_grad_bytes(1e9, 0.3e9, 8) == doctest::Approx(1.75e9 + 0.6e9 - 2.25e9));
+    CHECK(est::chunked_head_grad_bytes(1e9, 0.2e9, 8) == doctest::Approx(0.0));  // below 4/n x NV: no term
+    // frozen head (LoRA): no head gradient
+    in.ft.kind = finetune_kind::lora;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked_compiled + tokens * 2 * h));
+    // another framework's chunked loss is not torchtune's
+    in.ft.kind = finetune_kind::full;
+    in.framework = train_framework::generic;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked + tokens * 2 * h));
+}
+
 TEST_CASE("caching allocator: reserved = live peak + what the loss buffers cannot reuse, rounded") {
     const estimator_constants& k = estimator_k();
     estimate_input in = llama8b_fsdp(8);

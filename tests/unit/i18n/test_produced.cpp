@@ -149,6 +149,10 @@ TEST_CASE("estimate labels, formulas, stages and assumptions translate") {
         "--set parallelism.pipeline_parallel_degree=4 --set training.chunked_loss=true",
         "--model llama3-8b --device h100-80gb --world-size 8 --set parallelism.tensor_parallel_degree=2 "
         "--set parallelism.async_tp=true --set compile.enable=true",
+        "--model llama3-8b --device h100-80gb --world-size 1 --framework torchtune --set training.chunked_loss=true "
+        "--set compile.enable=true --set activation_checkpoint.mode=full",
+        "--model llama3-8b --device h100-80gb --world-size 1 --framework torchtune --set training.chunked_loss=true "
+        "--set compile.enable=true --set training.finetuning_type=lora",
     };
     for (const char* v : variants) {
         const auto r = oomdx::test::run_oomdx(std::string("estimate ") + v + " --format json", oomdx::test::stderr_to::discard);
