@@ -66,10 +66,10 @@ if not (o < 1 * GiB): bad.append("optimizer states %.2f GiB: not adapters only" 
 '
 # `--deepspeed zero3` names a preset: the DeepSpeed engine (fp32 master partitions), as a JSON path would
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-printf 'swift sft --model Qwen/Qwen3-8B --train_type full --deepspeed zero3 --max_length 2048\n' > "$tmp/preset.sh"
-printf 'swift sft --model Qwen/Qwen3-8B --train_type full --deepspeed swift/llm/ds_config/zero3.json --max_length 2048\n' > "$tmp/path.sh"
-a=$("$oomdx" estimate -c "$tmp/preset.sh" --device h20 --format json 2>&1 | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("estimate", j)["peak_bytes"])')
-b=$("$oomdx" estimate -c "$tmp/path.sh" --device h20 --format json 2>&1 | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("estimate", j)["peak_bytes"])')
+printf 'model: Qwen/Qwen3-8B\ntrain_type: full\ndeepspeed: zero3\nmax_length: 2048\n' > "$tmp/preset.yaml"
+printf 'model: Qwen/Qwen3-8B\ntrain_type: full\ndeepspeed: swift/llm/ds_config/zero3.json\nmax_length: 2048\n' > "$tmp/path.yaml"
+a=$("$oomdx" estimate -c "$tmp/preset.yaml" --device h20 --format json 2>&1 | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("estimate", j)["peak_bytes"])')
+b=$("$oomdx" estimate -c "$tmp/path.yaml" --device h20 --format json 2>&1 | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("estimate", j)["peak_bytes"])')
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: --deepspeed zero3 estimates $a bytes, the shipped zero3.json $b"; fail=1; }
 
 # preflight plan: overrides written as ms-swift flags, never as other frameworks' keys
