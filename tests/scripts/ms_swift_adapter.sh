@@ -57,6 +57,20 @@ check_facts ms_swift/minimal.sh '{
  "training.seq_len": (None, "", None),
  "training.gradient_accumulation_steps": (None, "", None)}'
 
+# 4.x `swift sft cfg.yaml --flags`: the YAML is the base, the flags win (the line alone has no
+# ms-swift-only flag, so it is named with --framework)
+"$oomdx" facts -c "$fx/ms_swift/config_launch.sh" --framework ms_swift --format json 2>&1 | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+f = {x["name"]: (x["value"], x["file"].split("/")[-1]) for x in j["facts"]}
+want = {"training.local_batch_size": (4, "config_launch.sh"), "training.seq_len": (8192, "config_launch.sh"),
+        "training.quantization_bit": (4, "qlora_qwen25_7b.yaml"), "training.lora_rank": (16, "qlora_qwen25_7b.yaml")}
+bad = ["%s = %r, expected %r" % (k, f.get(k), v) for k, v in want.items() if f.get(k) != v]
+if j["unknown_keys"]: bad.append("unknown keys %r" % j["unknown_keys"])
+for b in bad: print("FAIL config_launch.sh:", b)
+sys.exit(1 if bad else 0)
+' || fail=1
+
 # a 7B QLoRA is a QLoRA estimate: 4-bit frozen base, optimizer states for the adapters only
 est=$("$oomdx" estimate -c "$fx/ms_swift/qlora_qwen25_7b.yaml" --device rtx4090 --format json 2>&1)
 check_estimate "$est" '
