@@ -356,3 +356,16 @@ TEST_CASE("malformed adapter files name the line") {
     CHECK(top.find("defualts") != std::string::npos);
     CHECK_NOTHROW(framework_adapter::load(write("good_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, since: 2025-06}\n")));
 }
+
+TEST_CASE("detect_required: shared keys alone never choose the adapter, a signature key does") {
+    // ms_swift.yaml sets detect_required: --model / --dataset are every launcher's keys
+    const job_config stranger = parse_cli_args({"--model", "resnet50", "--dataset", "imagenet", "--batch_size", "1"}, "", "cmd", 1);
+    CHECK(stranger.framework != "ms_swift");
+    const job_config swift = parse_cli_args({"--model", "Qwen/Qwen2.5-7B-Instruct", "--train_type", "lora", "--max_length", "2048"},
+                                            "", "cmd", 1);
+    CHECK(swift.framework == "ms_swift");
+    // an HF line with the keys ms-swift shares stays HF without an ms-swift signature key
+    const job_config hf = parse_cli_args({"--model_name_or_path", "gpt2", "--per_device_train_batch_size", "4", "--output_dir", "o"},
+                                         "", "cmd", 1);
+    CHECK(hf.framework == "hf_trainer");
+}
