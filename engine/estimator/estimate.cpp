@@ -234,7 +234,10 @@ estimate_input from_facts(const fact_store& facts) {
     // HF Trainer and LLaMA-Factory with a DeepSpeed config train under the DeepSpeed engine: it
     // casts the module to the bf16/fp16 it is given and keeps fp32 master partitions
     // (deepspeed/runtime/engine.py, _configure_distributed_model), whatever dtype the trainer loaded.
-    if (in.framework == train_framework::generic && in.hf_model && facts.has("job.deepspeed_config"))
+    // A DeepSpeed setup named by a preset the framework ships (ms-swift `--deepspeed zero3`,
+    // job.deepspeed_preset) runs the same engine as one named by its JSON file.
+    const bool deepspeed = facts.has("job.deepspeed_config") || facts.has("job.deepspeed_preset");
+    if (in.framework == train_framework::generic && in.hf_model && deepspeed)
         in.framework = train_framework::deepspeed;
 
     // model
@@ -365,7 +368,7 @@ estimate_input from_facts(const fact_store& facts) {
     if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
     // HF Trainer / LLaMA-Factory shard through accelerate's FSDP1 (FullyShardedDataParallel) unless
     // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
-    in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !facts.has("job.deepspeed_config") &&
+    in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
 
     // training

@@ -95,7 +95,7 @@ struct adapter_loader {
         // A misspelt field would be silently ignored: refuse what the schema does not have.
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "shipped_files",
-                                               "semantics"};
+                                               "semantics", "detect_required"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -112,6 +112,7 @@ struct adapter_loader {
                                        "syntax must be cli, toml, registry, json or yaml");
         if (root["formats"])
             for (const auto& f : root["formats"]) a.m_formats.push_back(f.as<std::string>());
+        if (root["detect_required"]) a.m_detect_required = root["detect_required"].as<bool>();
         if (root["detect"])
             for (const auto& f : root["detect"]) a.m_detect.push_back(norm(f.as<std::string>()));
         if (root["known"])
@@ -351,13 +352,18 @@ int framework_adapter::takes_value(const std::string& flag) const {
 int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format) const {
     if (!m_formats.empty() && std::find(m_formats.begin(), m_formats.end(), format) == m_formats.end()) return -1;
     int score = 0;
+    bool signed_ = false;
     for (const auto& e : entries) {
         const std::string c = cli_key(e.key);
         for (const auto& d : m_detect)
-            if (d == e.key || d == c) score += 10;
+            if (d == e.key || d == c) {
+                score += 10;
+                signed_ = true;
+            }
         if (!find(e.key).empty()) score += 1;
     }
-    return score;
+    // detect_required: keys it shares with every launcher (--model, --dataset) do not make a job its own
+    return m_detect_required && !signed_ ? 0 : score;
 }
 
 std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs) const {

@@ -103,7 +103,7 @@ void round_trip(const framework_adapter& a, const std::vector<canonical_override
 TEST_CASE("every shipped adapter loads and renders") {
     std::vector<std::string> names;
     for (const auto& a : framework_adapter::shipped()) names.push_back(a.name());
-    for (const char* n : {"torchtitan", "torchtitan_npu", "megatron", "mindspeed", "deepspeed", "hf_trainer", "llama_factory", "axolotl"})
+    for (const char* n : {"torchtitan", "torchtitan_npu", "megatron", "mindspeed", "deepspeed", "hf_trainer", "llama_factory", "axolotl", "ms_swift"})
         CHECK(std::find(names.begin(), names.end(), n) != names.end());
     CHECK(framework_adapter::get("no-such-framework").name() == "torchtitan");
     // Every canonical key an adapter maps is declared in the vocabulary.
@@ -135,6 +135,9 @@ TEST_CASE("renderers write each framework's own syntax") {
     CHECK(framework_adapter::get("axolotl").render(full_ac) == "gradient_checkpointing: true\n");
     CHECK(framework_adapter::get("axolotl").render({{"training.local_batch_size", 1}, {"training.quantization_bit", 4}}) ==
           "micro_batch_size: 1\nload_in_4bit: true\n");
+    CHECK(join(framework_adapter::get("ms_swift").render_lines_as(
+              {{"activation_checkpoint.mode", "full"}, {"training.quantization_bit", 4}, {"parallelism.zero_stage", 3}}, "cli")) ==
+          "--gradient_checkpointing true\n--quant_method bnb\n--quant_bits 4\n--deepspeed zero3\n");
     // Environment variables are exports in every framework.
     CHECK(framework_adapter::get("deepspeed").render({{"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}}) ==
           "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
@@ -210,6 +213,18 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
     round_trip(framework_adapter::get("axolotl"),
                {{"activation_checkpoint.mode", "none"}, {"training.mixed_precision_param", "bfloat16"},
                 {"parallelism.zero_stage", 2}, {"training.lora_target", "q_proj,v_proj"}},
+               "yaml");
+    // ms-swift: an adapter file alone (knowledge/frameworks/ms_swift.yaml); `--deepspeed` takes its presets
+    round_trip(framework_adapter::get("ms_swift"),
+               {{"training.local_batch_size", 1}, {"training.gradient_accumulation_steps", 16},
+                {"activation_checkpoint.mode", "full"}, {"training.seq_len", 4096}, {"training.finetuning_type", "lora"},
+                {"training.quantization_bit", 4}, {"training.lora_rank", 16}, {"training.lora_target", "q_proj,v_proj"},
+                {"model.attn_impl", "flash"}, {"training.chunked_loss", true}, {"training.packing", true},
+                {"parallelism.context_parallel_degree", 2}, {"parallelism.zero_stage", 3}, {"optimizer.offload", "cpu"}},
+               "cli");
+    round_trip(framework_adapter::get("ms_swift"),
+               {{"activation_checkpoint.mode", "none"}, {"training.finetuning_type", "full"}, {"parallelism.zero_stage", 2},
+                {"training.lora_target", "all-linear"}, {"training.mixed_precision_param", "bfloat16"}},
                "yaml");
     // torchtune: an adapter file alone (knowledge/frameworks/torchtune.yaml)
     round_trip(framework_adapter::get("torchtune"),
@@ -340,4 +355,17 @@ TEST_CASE("malformed adapter files name the line") {
     CHECK(top.find("bad_top.yaml:3") != std::string::npos);
     CHECK(top.find("defualts") != std::string::npos);
     CHECK_NOTHROW(framework_adapter::load(write("good_since.yaml", "name: x\nsyntax: cli\nkeys:\n  - {key: --a, canonical: training.seq_len, since: 2025-06}\n")));
+}
+
+TEST_CASE("detect_required: shared keys alone never choose the adapter, a signature key does") {
+    // ms_swift.yaml sets detect_required: --model / --dataset are every launcher's keys
+    const job_config stranger = parse_cli_args({"--model", "resnet50", "--dataset", "imagenet", "--batch_size", "1"}, "", "cmd", 1);
+    CHECK(stranger.framework != "ms_swift");
+    const job_config swift = parse_cli_args({"--model", "Qwen/Qwen2.5-7B-Instruct", "--train_type", "lora", "--max_length", "2048"},
+                                            "", "cmd", 1);
+    CHECK(swift.framework == "ms_swift");
+    // an HF line with the keys ms-swift shares stays HF without an ms-swift signature key
+    const job_config hf = parse_cli_args({"--model_name_or_path", "gpt2", "--per_device_train_batch_size", "4", "--output_dir", "o"},
+                                         "", "cmd", 1);
+    CHECK(hf.framework == "hf_trainer");
 }
