@@ -81,7 +81,11 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         measures = measures && o.key.rfind("profiling.", 0) == 0;
     }
     if (affects && !rep.estimate) {
-        rr.expected_note = phrase(rep.lang, "report.note.no_estimate");
+        // A framework whose networks the estimator does not model (framework.static_estimate false):
+        // no --model would give a figure, so the note does not ask for one.
+        const fact* est = facts.get("framework.static_estimate");
+        const bool modelled = !est || !est->val.is_bool() || est->val.as_bool();
+        rr.expected_note = phrase(rep.lang, modelled ? "report.note.no_estimate" : "report.note.no_estimate_model_kind");
         return;
     }
     if (affects) {

@@ -76,5 +76,5 @@ done
 rm -f /tmp/oomdx_golden_$$.diff
 [ "${OOMDX_UPDATE_GOLDEN:-0}" = 1 ] && { echo "updated $n examples"; exit 0; }
 echo "$((n - fail > 0 ? n : 0)) examples checked, $fail failures"
-[ "$n" -ge 10 ] || { echo "FAIL: expected at least 10 examples, found $n"; exit 1; }
+[ "$n" -ge 16 ] || { echo "FAIL: expected at least 16 examples, found $n"; exit 1; }
 [ "$fail" = 0 ]

@@ -226,6 +226,19 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
                {{"activation_checkpoint.mode", "none"}, {"training.finetuning_type", "full"}, {"parallelism.zero_stage", 2},
                 {"training.lora_target", "all-linear"}, {"training.mixed_precision_param", "bfloat16"}},
                "yaml");
+    // diffusers example scripts: an adapter file alone (knowledge/frameworks/diffusers.yaml)
+    round_trip(framework_adapter::get("diffusers"),
+               {{"training.local_batch_size", 1}, {"training.image_resolution", 768}, {"training.gradient_accumulation_steps", 4},
+                {"activation_checkpoint.mode", "full"}, {"optimizer.name", "AdamW8bit"}, {"training.mixed_precision_param", "float16"},
+                {"model.attn_impl", "flash"}, {"training.lora_rank", 8}},
+               "cli");
+    round_trip(framework_adapter::get("diffusers"), {{"activation_checkpoint.mode", "none"}, {"optimizer.name", "AdamW"}}, "cli");
+    // kohya-ss sd-scripts: an adapter file alone (knowledge/frameworks/kohya_sd_scripts.yaml)
+    round_trip(framework_adapter::get("kohya_sd_scripts"),
+               {{"training.local_batch_size", 1}, {"training.image_resolution", 768}, {"activation_checkpoint.mode", "full"},
+                {"optimizer.name", "AdamW8bit"}, {"training.mixed_precision_param", "bfloat16"}, {"model.attn_impl", "flash"},
+                {"training.lora_rank", 16}},
+               "cli");
     // torchtune: an adapter file alone (knowledge/frameworks/torchtune.yaml)
     round_trip(framework_adapter::get("torchtune"),
                {{"training.local_batch_size", 1}, {"training.gradient_accumulation_steps", 8},
