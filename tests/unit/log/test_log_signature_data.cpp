@@ -108,6 +108,30 @@ TEST_CASE("signature examples: the coverage gate") {
     CHECK_FALSE(r.ok());
 }
 
+TEST_CASE("signature examples: the cost gate refuses literals that sit on progress lines") {
+    // 20 progress example lines; a report whose literal is a step word runs on all of them
+    auto write = [](const temp_dir& d, const std::string& literal) {
+        d.write("s.yaml",
+                "- id: steps\n  kind: progress\n  literals: [\"step \"]\n  regex: 'step [0-9]+'\n"
+                "  fields:\n    step: 'step ([0-9]+)'\n"
+                "- id: late\n  kind: report\n  fact: log.late_failure_reported\n  literals: [\"" + literal + "\"]\n"
+                "  regex: 'OOM after [0-9]+ steps'\n");
+        std::string t = "- sig: late\n  line: 'OOM after 300 steps'\n- sig: late\n  match: false\n  line: 'OOM after steps'\n"
+                        "- sig: steps\n  match: false\n  line: 'step one'\n";
+        for (int i = 1; i <= 20; ++i) t += "- sig: steps\n  line: 'step " + std::to_string(i) + " loss 2.1'\n";
+        d.write("s.test.yaml", t);
+    };
+    temp_dir cheap, costly;
+    write(cheap, "OOM after");
+    write(costly, "step");
+    const signature_set a = signature_set::load({cheap.path.string()});
+    CHECK(run_signature_examples(a, load_signature_examples({cheap.path.string()}, a)).ok());
+    const signature_set b = signature_set::load({costly.path.string()});
+    auto r = run_signature_examples(b, load_signature_examples({costly.path.string()}, b));
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.failures[0].find("late: its literals are on 20 of 20 progress example lines ('step' on 20)") != std::string::npos);
+}
+
 TEST_CASE("signature examples: a wrong expectation fails with the values") {
     temp_dir d;
     d.write("s.yaml",
