@@ -153,14 +153,20 @@ TEST_CASE("float8 all-gather under PP: fp8 unsharded linears with dp_shard > 1, 
     CHECK(said);
 }
 
-TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), compiled loss as the low end") {
-    const estimator_constants& k = estimator_k();
+// Llama 3 8B on one device, torchtune's chunked loss (the two loss-phase cases below)
+static estimate_input torchtune_chunked_one_device() {
     estimate_input in = llama8b_fsdp(1);
     in.dp_shard = 1;
     in.world = 1;
     in.zero_stage = 0;
     in.framework = train_framework::torchtune;
     in.chunked_loss = true;
+    return in;
+}
+
+TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), compiled loss as the low end") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in = torchtune_chunked_one_device();
     est::breakdown b;
     est::compute(in, b);
     const double tokens = 16384, V = 128256, h = 4096;
@@ -191,12 +197,7 @@ TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), co
 
 TEST_CASE("loss phase: torchtune compiles compute_cross_entropy with compile on (bf16 chunks, head gradient over chunks)") {
     const estimator_constants& k = estimator_k();
-    estimate_input in = llama8b_fsdp(1);
-    in.dp_shard = 1;
-    in.world = 1;
-    in.zero_stage = 0;
-    in.framework = train_framework::torchtune;
-    in.chunked_loss = true;
+    estimate_input in = torchtune_chunked_one_device();
     in.compile = false;
     est::breakdown b;
     est::compute(in, b);
