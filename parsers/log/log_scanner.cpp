@@ -372,7 +372,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     m_growth_first = {m_files[m_file], line, excerpt(seg), "growth"};
                 break;
             case sig_kind::report:
-                if (verify_sig(s, seg) && !m_reports.count(s.fact) && m_reports.size() < 64)
+                if (verify_sig(s, seg) && !m_reports.count(s.fact) && m_reports.size() < k_max_reports)
                     m_reports.emplace(s.fact, log_evidence{m_files[m_file], line, excerpt(seg), "report"});
                 break;
             case sig_kind::setting:

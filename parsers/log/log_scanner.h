@@ -375,6 +375,7 @@ private:
     log_evidence m_pressure_first, m_pressure_last;
     std::int64_t m_growth = 0;  // lines that report memory growing over the run
     log_evidence m_growth_first;
+    static constexpr size_t k_max_reports = 64;  // distinct report facts kept (a bound on hostile input)
     std::map<std::string, log_evidence> m_reports;  // report fact -> its first line
 };
 

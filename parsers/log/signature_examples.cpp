@@ -259,22 +259,24 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
     }
     for (const auto& s : sigs.all()) {
         if (!s.regex || reads_raw_line(s) || progress_lines.size() < 20) continue;
-        std::size_t on = 0;
-        std::string_view worst;
-        std::size_t worst_n = 0;
-        for (const auto& lit : s.literals) {
-            std::size_t n = 0;
-            for (auto line : progress_lines) n += line.find(lit) != std::string_view::npos;
-            if (n > worst_n) worst_n = n, worst = lit;
+        std::vector<std::size_t> per_literal(s.literals.size(), 0);
+        std::size_t on = 0;  // progress lines holding any of its literals
+        for (auto line : progress_lines) {
+            bool any = false;
+            for (std::size_t i = 0; i < s.literals.size(); ++i)
+                if (line.find(s.literals[i]) != std::string_view::npos) {
+                    ++per_literal[i];
+                    any = true;
+                }
+            on += any;
         }
-        for (auto line : progress_lines)
-            on += std::any_of(s.literals.begin(), s.literals.end(),
-                              [&](const std::string& l) { return line.find(l) != std::string_view::npos; });
-        if (on * 4 > progress_lines.size())
-            r.failures.push_back(fmt::format("{}: {}: its literals are on {} of {} progress example lines ('{}' on {}): "
-                                             "its pattern would run on most lines of a log; take literals from the "
-                                             "rarer part of the pattern",
-                                             where(s.file, s.line), s.id, on, progress_lines.size(), worst, worst_n));
+        if (on * 4 <= progress_lines.size()) continue;
+        const auto worst = std::max_element(per_literal.begin(), per_literal.end()) - per_literal.begin();
+        r.failures.push_back(fmt::format("{}: {}: its literals are on {} of {} progress example lines ('{}' on {}): "
+                                         "its pattern would run on most lines of a log; take literals from the "
+                                         "rarer part of the pattern",
+                                         where(s.file, s.line), s.id, on, progress_lines.size(), s.literals[worst],
+                                         per_literal[worst]));
     }
     for (const auto& s : sigs.all()) {
         const std::string at = where(s.file, s.line) + ": " + s.id + ": ";
