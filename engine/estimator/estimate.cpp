@@ -14,6 +14,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/varying_lengths.h"
 
 namespace oomdx {
 
@@ -635,6 +636,20 @@ estimate_input from_facts(const fact_store& facts) {
             "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
     }
 
+    // est25: HF-style collators (HF Trainer / TRL, LLaMA-Factory, ms-swift, Axolotl) pad each batch to
+    // its longest sample, so without packing or fixed-length data the step length varies; expandable
+    // segments grow one segment per stream instead of caching a segment per size
+    {
+        const std::string conf = lower(r.str("env.PYTORCH_CUDA_ALLOC_CONF", "", nullptr));
+        const auto at = conf.find("expandable_segments");
+        in.expandable_segments = at != std::string::npos && conf.find("true", at) != std::string::npos &&
+                                 conf.find("true", at) < conf.find(',', at);
+        const bool collator_pads = job_fw == "hf_trainer" || job_fw == "llama_factory" || job_fw == "ms_swift" ||
+                                   job_fw == "axolotl" || job_fw == "trl";
+        in.lengths_vary = collator_pads && !r.boolean("training.packing", false, nullptr) &&
+                          !r.boolean("training.fixed_length", false, nullptr);
+    }
+
     // device
     in.device_id = r.str("device.id", "", nullptr);
     in.capacity_bytes = r.integer("device.capacity_bytes", 0, nullptr);
@@ -913,6 +928,37 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "PEFT's prepare_model_for_kbit_training upcasts the norms, so the checkpointed layer inputs are fp32 "
                 "(point); a script that does not call it keeps them in bf16 (low end)");
+        // est25: varying step lengths through the caching-allocator model (varying_lengths.h)
+        r.cache_high_bytes = r.high_bytes;
+        r.fixed_high_bytes = r.high_bytes;
+        if (est::lengths_vary(in)) {
+            const double vocab_elem = b.logits_bpe >= 6.0 ? 4.0 * double(in.model.vocab) : 0.0;
+            const double largest = std::max(vocab_elem, 2.0 * double(std::max(in.model.ffn, in.model.hidden))) *
+                                   double(std::max<std::int64_t>(1, in.micro_batch));
+            const auto lens = est::record_lengths(in.seq_len, largest, est::k_assumed_steps);
+            const est::length_replay lr = est::replay_lengths(in, lens);
+            r.varying_lengths = lens;
+            r.varying_growth_bytes = lr.growth;
+            r.varying_need_bytes = std::max<std::int64_t>(0, lr.varying_need - lr.fixed_need);
+            const std::int64_t other_high = r.high_bytes;
+            r.high_bytes = std::max(r.high_bytes, r.device_peak_bytes + r.varying_need_bytes);
+            std::int64_t cache = other_high + lr.growth;
+            if (in.capacity_bytes > 0) cache = std::min(cache, std::max(other_high, in.capacity_bytes));
+            r.cache_high_bytes = std::max(r.high_bytes, cache);
+            std::string steps;
+            for (std::size_t i = 0; i < lens.size(); ++i) steps += (i ? ", " : "") + std::to_string(lens[i]);
+            if (lr.growth > 0)
+                r.interval_reasons.push_back(fmt::format(
+                    "varying sequence lengths: the caching allocator keeps segments of earlier sizes (no packing: each "
+                    "batch is padded to its longest sample). Replaying the steps' activation and loss buffers through the "
+                    "allocator's rules with new maxima at {} tokens (assumed: the maxima {} steps in random order are "
+                    "expected to set) leaves max_memory_reserved {} above fixed-length steps, so the device figure can "
+                    "read up to {} (capped at the capacity). The allocator frees cached whole segments and retries before "
+                    "it raises OOM: the fit verdict counts only the {} those steps need beyond fixed-length ones. Packing "
+                    "or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids the growth",
+                    steps, est::k_assumed_steps, gib(double(lr.growth)), gib(double(r.cache_high_bytes)),
+                    gib(double(r.varying_need_bytes))));
+        }
         if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
             r.interval_reasons.push_back("version-dependent buffers");
     }
@@ -977,6 +1023,10 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
     e("estimate.param_count", r.param_count);
     e("estimate.device_peak_low_bytes", r.low_bytes);
     e("estimate.device_peak_high_bytes", r.high_bytes);
+    if (!r.varying_lengths.empty()) {
+        e("estimate.cache_high_bytes", r.cache_high_bytes);
+        e("estimate.varying_growth_bytes", r.varying_growth_bytes);
+    }
     e("estimate.trainable_param_count", r.trainable_params);
 }
 
@@ -1008,6 +1058,11 @@ nlohmann::json to_json(const estimate_result& r) {
     j["low_bytes"] = r.low_bytes;
     j["high_bytes"] = r.high_bytes;
     j["interval_reasons"] = r.interval_reasons;
+    if (!r.varying_lengths.empty()) {
+        j["cache_high_bytes"] = r.cache_high_bytes;
+        j["varying_lengths"] = {{"lengths", r.varying_lengths}, {"growth_bytes", r.varying_growth_bytes},
+                                {"need_bytes", r.varying_need_bytes}};
+    }
     j["trainable_params"] = r.trainable_params;
     j["reserved_model"] = r.reserved_note;
     if (r.pp_microbatch_size > 0)
@@ -1043,6 +1098,12 @@ std::string render_text(const estimate_result& r) {
         s += fmt::format("  {:<22} {:>12} .. {}  (builds differ / evidence disagrees)\n", "interval", format_bytes(r.low_bytes),
                          format_bytes(r.high_bytes));
         for (const auto& why : r.interval_reasons) s += "      - " + why + "\n";
+    }
+    if (r.cache_high_bytes > r.high_bytes) {
+        s += fmt::format("  {:<22} {:>12}  (max_memory_reserved + runtime with varying lengths; cache released before OOM)\n",
+                         "reading up to", format_bytes(r.cache_high_bytes));
+        if (r.high_bytes <= r.low_bytes)
+            for (const auto& why : r.interval_reasons) s += "      - " + why + "\n";
     }
     if (!r.reserved_note.empty()) s += "  allocator model: " + r.reserved_note + "\n";
     if (r.pp_microbatch_size > 0)

@@ -121,6 +121,10 @@ struct estimate_input {
     int hf_loss_keeps_logits = 0;         // transformers 4.46-4.48 loss_function: the bf16 logits stay live beside the fp32 copies: 1 yes, 0 no, -1 unknown (high end)
     // Added in round est21 (held-out torchtune rows).
     bool optimizer_paged = false;         // bitsandbytes Paged* optimizer: large states in CUDA managed memory, outside the allocator
+    // Added in round est25: steps of varying length (HF-style collators pad each batch to its
+    // longest sample; no packing, no fixed-length data) and the allocator setting that bounds it.
+    bool lengths_vary = false;
+    bool expandable_segments = false;     // PYTORCH_CUDA_ALLOC_CONF expandable_segments:True
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;
@@ -172,6 +176,15 @@ struct estimate_result {
     std::int64_t pp_microbatches = 0;
     std::string pp_microbatch_note;         // "given" or the default assumed
     std::string reserved_note;              // what the caching-allocator model added
+    // est25: varying step lengths replayed through the caching-allocator model. `cache_high_bytes` is
+    // what the device figure (reserved + runtime; max_memory_reserved, nvidia-smi) can read at the high
+    // end, capped at the capacity; `high_bytes` takes only the growth the allocator cannot release
+    // before raising OOM (it frees cached whole segments and retries). Equal to high_bytes when unused.
+    std::int64_t cache_high_bytes = 0;
+    std::vector<std::int64_t> varying_lengths;  // step lengths replayed (empty: not applied)
+    std::int64_t varying_growth_bytes = 0;      // reserved growth above fixed-length steps (uncapped)
+    std::int64_t varying_need_bytes = 0;        // growth of the smallest allocator limit the steps complete under
+    std::int64_t fixed_high_bytes = 0;          // high end without the replay (allocated-statistic comparisons)
 
     std::int64_t component(const std::string& id) const;
 };

@@ -210,6 +210,12 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
         w.line(w.t("report.estimate.interval", {{"low", format_bytes(e.low_bytes)}, {"high", format_bytes(e.high_bytes)}}));
         for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
     }
+    // est25: varying step lengths grow the cache (what max_memory_reserved / nvidia-smi read), not the verdict
+    if (e.cache_high_bytes > e.high_bytes) {
+        w.line(w.t("report.estimate.cache_high", {{"reading", format_bytes(e.cache_high_bytes)}}));
+        if (e.high_bytes <= e.low_bytes)
+            for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
+    }
     if (e.capacity_bytes > 0)
         w.line(w.t(e.fits ? "report.estimate.fits_by" : "report.estimate.over_by",
                    {{"capacity", format_bytes(e.capacity_bytes)},

@@ -81,6 +81,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.estimate.high_over_by_crash", "at the interval's high end ({high}): DOES NOT FIT by {margin}"},
     {"report.estimate.straddles_crash", "the interval straddles the budget: at its high end ({high}) it DOES NOT FIT by {margin}"},
     {"report.estimate.bar_budget", "95% of capacity"},
+    {"report.estimate.cache_high", "with varying sequence lengths max_memory_reserved (and the device use) can read up to {reading}: cache the allocator releases before it raises OOM, not counted in the verdict"},
     {"report.estimate.interval", "device use interval {low} .. {high} (builds differ or evidence disagrees):"},
     {"report.estimate.measured_oom", "measured at the OOM: allocated by PyTorch {allocated} (the live-tensor figure), reserved {reserved}"},
     {"report.estimate.measured_snapshot", "measured in the snapshot: peak live {peak} , reserved {reserved}"},

@@ -1,0 +1,184 @@
+// Round est25: the caching-allocator model (allocator_sim) on hand-sized requests, and varying step
+// lengths (no packing) through it: the reserved growth goes to cache_high_bytes, the point estimate
+// does not move, and packing / fixed-length data / expandable segments / other frameworks skip it.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/core/fact_store.h"
+#include "engine/estimator/allocator_sim.h"
+#include "engine/estimator/estimate.h"
+#include "engine/estimator/varying_lengths.h"
+#include "tests/unit/estimator/test_util.h"
+
+using namespace oomdx;
+using oomdx::est::allocator_sim;
+
+namespace {
+constexpr std::int64_t MiB = 1 << 20;
+
+// Qwen-1.8B LoRA under HF Trainer at 2048 tokens, as the ms-swift benchmark rows set it up
+fact_store hf_lora_job() {
+    fact_store f;
+    using test_util::emit;
+    emit(f, "model.family", "qwen");
+    emit(f, "model.hidden_size", std::int64_t(2048));
+    emit(f, "model.num_layers", std::int64_t(24));
+    emit(f, "model.num_attention_heads", std::int64_t(16));
+    emit(f, "model.num_kv_heads", std::int64_t(16));
+    emit(f, "model.head_dim", std::int64_t(128));
+    emit(f, "model.intermediate_size", std::int64_t(5504));
+    emit(f, "model.vocab_size", std::int64_t(151936));
+    emit(f, "job.framework", "hf_trainer");
+    emit(f, "job.world_size", std::int64_t(1));
+    emit(f, "training.finetuning_type", "lora");
+    emit(f, "training.lora_rank", std::int64_t(8));
+    emit(f, "training.local_batch_size", std::int64_t(1));
+    emit(f, "training.seq_len", std::int64_t(2048));
+    emit(f, "training.load_dtype", "bfloat16");
+    emit(f, "activation_checkpoint.mode", "full");
+    emit(f, "device.capacity_bytes", std::int64_t(80) * 1000000000);
+    return f;
+}
+}  // namespace
+
+TEST_CASE("allocator model: rounding, segment sizes, best fit, splitting") {
+    allocator_sim a;
+    // 1-10 MiB requests share a 20 MiB segment (kLargeBuffer)
+    const int x = a.alloc(3 * MiB + 1);  // rounds to 512 B
+    CHECK(a.reserved() == 20 * MiB);
+    CHECK(a.allocated() == 3 * MiB + 512);
+    const int y = a.alloc(4 * MiB);  // the remainder of the same segment (more than 1 MiB was left)
+    CHECK(a.reserved() == 20 * MiB);
+    CHECK(a.segments() == 1);
+    // an 11 MiB request fits the ~13 MiB left of that segment (best fit; split, 2 MiB remain)
+    a.free(a.alloc(11 * MiB));
+    CHECK(a.reserved() == 20 * MiB);
+    // above 10 MiB with no cached block large enough: a segment of the request rounded up to 2 MiB
+    const int z = a.alloc(13 * MiB + 1);
+    CHECK(a.reserved() == 20 * MiB + 14 * MiB);
+    // not split when at most 1 MiB would remain: the whole 14 MiB block is handed out
+    a.free(z);
+    const int w = a.alloc(13 * MiB + MiB / 2);
+    CHECK(a.allocated() == 3 * MiB + 512 + 4 * MiB + 14 * MiB);
+    a.free(w);
+    a.free(x);
+    a.free(y);
+    CHECK(a.allocated() == 0);
+    CHECK(a.reserved() == 34 * MiB);  // cached, not returned
+}
+
+TEST_CASE("allocator model: a larger request after a smaller one keeps both segments; best fit reuses") {
+    allocator_sim a;
+    a.free(a.alloc(100 * MiB));
+    a.free(a.alloc(120 * MiB));  // no cached block fits: a new segment, the 100 MiB one stays cached
+    CHECK(a.reserved() == 220 * MiB);
+    CHECK(a.peak_reserved() == 220 * MiB);
+    a.free(a.alloc(90 * MiB));   // best fit: the 100 MiB segment, nothing new
+    CHECK(a.reserved() == 220 * MiB);
+    // blocks of different segments never merge: 2 x 110 MiB free does not serve 200 MiB
+    a.free(a.alloc(200 * MiB));
+    CHECK(a.reserved() == 420 * MiB);
+}
+
+TEST_CASE("allocator model: over the limit the cached whole segments are released and the request retried") {
+    allocator_sim a(300 * MiB);
+    a.free(a.alloc(100 * MiB));
+    a.free(a.alloc(120 * MiB));
+    const int big = a.alloc(250 * MiB);  // 220 cached + 250 > 300: release, retry
+    CHECK(big >= 0);
+    CHECK(a.ooms() == 0);
+    CHECK(a.reserved() == 250 * MiB);
+    CHECK(a.peak_reserved() <= 300 * MiB);
+    // a split segment with a live block is not released: live 250 + 100 > 300 is an OOM
+    CHECK(a.alloc(100 * MiB) == -1);
+    CHECK(a.ooms() == 1);
+}
+
+TEST_CASE("record lengths: halving gaps, as many maxima as the steps are expected to set, full length last") {
+    const auto l = est::record_lengths(2048, 4.0 * 151936, 1000);  // H(1000) = 7.49: 7 maxima
+    REQUIRE(l.size() == 7);
+    CHECK(l.front() == 1024);
+    CHECK(l[1] == 1536);
+    CHECK(l.back() == 2048);
+    // a gap whose largest buffer grows by less than the 2 MiB segment rounding stops the ladder
+    const auto s = est::record_lengths(2048, 4096.0, 1000);  // 512 tokens x 4096 B = 2 MiB
+    CHECK(s.size() == 3);  // 1024, 1536, then the full length
+    CHECK(est::record_lengths(2048, 4.0 * 151936, 1).size() == 1);
+}
+
+TEST_CASE("varying lengths: HF Trainer without packing - cache high end above the point, point unchanged") {
+    fact_store f = hf_lora_job();
+    const estimate_input in = from_facts(f);
+    REQUIRE(in.lengths_vary);
+    const estimate_result r = estimate(in);
+    estimate_input fixed = in;
+    fixed.lengths_vary = false;
+    const estimate_result rf = estimate(fixed);
+    CHECK(r.device_peak_bytes == rf.device_peak_bytes);
+    CHECK(r.reserved_peak_bytes == rf.reserved_peak_bytes);
+    REQUIRE(!r.varying_lengths.empty());
+    CHECK(r.varying_growth_bytes > 0);
+    CHECK(r.cache_high_bytes > r.high_bytes);
+    CHECK(r.cache_high_bytes <= in.capacity_bytes);
+    // the retry frees the cached segments: what the steps need grows far less than what they cache
+    CHECK(r.varying_need_bytes < r.varying_growth_bytes / 4);
+    bool said = false;
+    for (const auto& why : r.interval_reasons)
+        said |= why.find("varying sequence lengths: the caching allocator keeps segments of earlier sizes") != std::string::npos;
+    CHECK(said);
+    CHECK(rf.cache_high_bytes == rf.high_bytes);
+    CHECK(rf.varying_lengths.empty());
+}
+
+TEST_CASE("varying lengths: packing, fixed-length data, expandable segments, torchtitan - no growth") {
+    auto skipped = [](fact_store f) {
+        const estimate_input in = from_facts(f);
+        const estimate_result r = estimate(in);
+        return !in.lengths_vary || (r.varying_lengths.empty() && r.cache_high_bytes == r.high_bytes);
+    };
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "training.packing", true);
+        CHECK(skipped(std::move(f)));
+    }
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "training.fixed_length", true);
+        CHECK(skipped(std::move(f)));
+    }
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+        const estimate_input in = from_facts(f);
+        CHECK(in.expandable_segments);
+        CHECK(estimate(in).varying_lengths.empty());
+    }
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:False,max_split_size_mb:128");
+        CHECK(!from_facts(f).expandable_segments);
+    }
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "job.framework", "torchtitan");
+        CHECK(!from_facts(f).lengths_vary);
+    }
+    {
+        fact_store f = hf_lora_job();
+        test_util::emit(f, "job.framework", "llama_factory");
+        CHECK(from_facts(f).lengths_vary);
+    }
+}
+
+TEST_CASE("varying lengths: the cache high end is capped at the device") {
+    fact_store f = hf_lora_job();
+    test_util::emit(f, "device.capacity_bytes", std::int64_t(24) * 1000000000);
+    test_util::emit(f, "training.seq_len", std::int64_t(8192));
+    const estimate_result r = estimate(from_facts(f));
+    REQUIRE(!r.varying_lengths.empty());
+    // capped at the capacity, never below the estimate's own high end
+    CHECK(r.cache_high_bytes <= std::max(std::int64_t(24) * 1000000000, r.fixed_high_bytes));
+    CHECK(r.cache_high_bytes < r.fixed_high_bytes + r.varying_growth_bytes);
+    CHECK(r.cache_high_bytes >= r.high_bytes);
+}
