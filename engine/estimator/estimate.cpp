@@ -931,12 +931,8 @@ estimate_result estimate(const estimate_input& in) {
         // est25: varying step lengths through the caching-allocator model (varying_lengths.h)
         r.cache_high_bytes = r.high_bytes;
         r.fixed_high_bytes = r.high_bytes;
-        if (est::lengths_vary(in)) {
-            const double vocab_elem = b.logits_bpe >= 6.0 ? 4.0 * double(in.model.vocab) : 0.0;
-            const double largest = std::max(vocab_elem, 2.0 * double(std::max(in.model.ffn, in.model.hidden))) *
-                                   double(std::max<std::int64_t>(1, in.micro_batch));
-            const auto lens = est::record_lengths(in.seq_len, largest, est::k_assumed_steps);
-            const est::length_replay lr = est::replay_lengths(in, lens);
+        if (const est::length_replay lr = est::replay_job(in, b.logits_bpe); lr.applied) {
+            const auto& lens = lr.lengths;
             r.varying_lengths = lens;
             r.varying_growth_bytes = lr.growth;
             r.varying_need_bytes = std::max<std::int64_t>(0, lr.varying_need - lr.fixed_need);
@@ -1150,6 +1146,9 @@ fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
         in.variant = 0;
         double d = est::compute(in, b);
         if (by_high_end) {
+            // varying step lengths: what the replayed steps need beyond fixed-length ones (est25)
+            const est::length_replay lr = est::replay_job(in, b.logits_bpe);
+            if (lr.applied) d += double(std::max<std::int64_t>(0, lr.varying_need - lr.fixed_need));
             in.variant = 1;
             d = std::max(d, est::compute(in, b));
         }

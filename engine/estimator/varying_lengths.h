@@ -40,4 +40,8 @@ std::vector<std::int64_t> record_lengths(std::int64_t seq_len, double largest_bu
 // `with_need`.
 length_replay replay_lengths(const estimate_input& in, const std::vector<std::int64_t>& lengths, bool with_need = true);
 
+// The job's replay under the stated assumption (record_lengths with k_assumed_steps); `applied` false
+// when its lengths do not vary. `logits_bpe`: the estimate's loss bytes per token x vocab element.
+length_replay replay_job(const estimate_input& in, double logits_bpe);
+
 }  // namespace oomdx::est
