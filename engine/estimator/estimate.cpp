@@ -931,15 +931,17 @@ estimate_result estimate(const estimate_input& in) {
         // est25: varying step lengths through the caching-allocator model (varying_lengths.h)
         r.cache_high_bytes = r.high_bytes;
         r.fixed_high_bytes = r.high_bytes;
-        if (const est::length_replay lr = est::replay_job(in, b.logits_bpe); lr.applied) {
+        // a job over the budget at fixed length is judged by that already: no replay
+        const bool over = in.capacity_bytes > 0 && double(r.device_peak_bytes) > double(in.capacity_bytes) * k.budget_fraction;
+        if (const est::length_replay lr = over ? est::length_replay{} : est::replay_job(in, b.logits_bpe); lr.applied) {
             const auto& lens = lr.lengths;
             r.varying_lengths = lens;
             r.varying_growth_bytes = lr.growth;
             r.varying_need_bytes = std::max<std::int64_t>(0, lr.varying_need - lr.fixed_need);
             const std::int64_t other_high = r.high_bytes;
             r.high_bytes = std::max(r.high_bytes, r.device_peak_bytes + r.varying_need_bytes);
-            std::int64_t cache = other_high + lr.growth;
-            if (in.capacity_bytes > 0) cache = std::min(cache, std::max(other_high, in.capacity_bytes));
+            std::int64_t cache = other_high + lr.growth;  // what the device figure can read
+            if (in.capacity_bytes > 0) cache = std::min(cache, in.capacity_bytes);
             r.cache_high_bytes = std::max(r.high_bytes, cache);
             std::string steps;
             for (std::size_t i = 0; i < lens.size(); ++i) steps += (i ? ", " : "") + std::to_string(lens[i]);
@@ -952,7 +954,7 @@ estimate_result estimate(const estimate_input& in) {
                     "read up to {} (capped at the capacity). The allocator frees cached whole segments and retries before "
                     "it raises OOM: the fit verdict counts only the {} those steps need beyond fixed-length ones. Packing "
                     "or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids the growth",
-                    steps, est::k_assumed_steps, gib(double(lr.growth)), gib(double(r.cache_high_bytes)),
+                    steps, est::k_assumed_steps, gib(double(lr.growth)), gib(double(cache)),
                     gib(double(r.varying_need_bytes))));
         }
         if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
