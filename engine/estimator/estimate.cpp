@@ -1147,6 +1147,7 @@ fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
         if (in.pp > 1) in.num_microbatches = std::max<std::int64_t>(1, base.num_microbatches * base.micro_batch / mbs);
         in.variant = 0;
         double d = est::compute(in, b);
+        if (d > budget) return false;
         if (by_high_end) {
             // varying step lengths: what the replayed steps need beyond fixed-length ones (est25)
             const est::length_replay lr = est::replay_job(in, b.logits_bpe);
