@@ -685,6 +685,8 @@ estimate_result estimate(const estimate_input& in) {
     const estimator_constants& k = estimator_k();
     estimate_result r;
     r.param_count = to_i(est::total_params(in.model));
+    r.logits_tensor_bytes = to_i(b.logits_tensor_elements * double(in.param_bytes));
+    r.logits_tensor_fp32_bytes = to_i(b.logits_tensor_elements * 4.0);
     r.complete = in.complete;
     r.assumptions = in.assumptions;
     r.peak_phase = phase_name(st.phase);
@@ -978,6 +980,10 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
     e("estimate.device_peak_low_bytes", r.low_bytes);
     e("estimate.device_peak_high_bytes", r.high_bytes);
     e("estimate.trainable_param_count", r.trainable_params);
+    if (r.logits_tensor_bytes > 0) {
+        e("estimate.logits_tensor_bytes", r.logits_tensor_bytes);
+        e("estimate.logits_tensor_fp32_bytes", r.logits_tensor_fp32_bytes);
+    }
 }
 
 nlohmann::json to_json(const estimate_result& r) {

@@ -643,6 +643,8 @@ double compute(const estimate_input& in, breakdown& out) {
                                                                                              : k.logits_bytes_loss_parallel;
     }
     out.logits_bpe = bpe;
+    // one micro-batch's whole logits on this rank, as the output projection writes it (none when chunked)
+    out.logits_tensor_elements = in.chunked_loss ? 0.0 : tokens * double(V) / (vocab_parallel ? double(in.tp) : 1.0);
 
     out.stages.resize(std::size_t(p));
     const bool tt = in.framework == train_framework::torchtitan;
