@@ -904,12 +904,17 @@ double compute(const estimate_input& in, breakdown& out) {
         // dequantized copy of the largest frozen linear (forward and backward), DoRA's weight
         // norm (W + scale * B A materialized in the adapter dtype), float8 casts of one layer
         if (quant_base) {
-            fwd += 2.0 * max_lin;
-            bwd += 2.0 * max_lin;
+            // Lightning's bitsandbytes plugin (LitGPT) quantizes from fp16 (_Linear4bit._quantize_weight:
+            // .to(dtype=torch.half)), so MatMul4Bit's dequantize_4bit(...).to(A.dtype) makes an fp16 copy and
+            // then its bf16 cast: 4 B per element at the cast. The 2024 LitGPT QLoRA rows need it, the 2023
+            // ones do not (docs/estimator.md, est24): high end
+            const double deq = ft.quant_head && ft.base_bits == 4 && in.variant > 0 ? 4.0 : 2.0;
+            fwd += deq * max_lin;
+            bwd += deq * max_lin;
             // a quantized head (LitGPT) is dequantized again by each chunk's backward, which autograd runs
             // after every chunk's cross-entropy backward (those nodes are newer) while the training loop still
             // holds the logits: the loss-phase buffers are alive beside the bf16 copy (litgpt/finetune/lora.py)
-            if (ft.quant_head && output_rank > 0) loss += 2.0 * output_rank;
+            if (ft.quant_head && output_rank > 0) loss += deq * output_rank;
         }
         if (lora && ft.dora) {
             fwd += 2.0 * double(ft.trainable_bytes) * max_lin;

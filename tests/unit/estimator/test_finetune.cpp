@@ -820,6 +820,21 @@ TEST_CASE("LitGPT QLoRA quantizes the head too: NF4 weight, its dequantized copy
     CHECK(q.stages[0].temp_backward - b.stages[0].temp_backward == doctest::Approx(2.0 * (head - mlp)));
     // and beside the loss buffers: each chunk's backward dequantizes it while the logits are held
     CHECK(q.stages[0].temp_loss - b.stages[0].temp_loss == doctest::Approx(2.0 * head));
+    // high end: Lightning's plugin quantizes from fp16, so the dequantized copy and its bf16 cast coexist
+    estimate_input high = litgpt;
+    high.variant = 1;
+    est::breakdown qh;
+    est::compute(high, qh);
+    CHECK(qh.stages[0].temp_loss - q.stages[0].temp_loss == doctest::Approx(2.0 * head));
+    CHECK(qh.stages[0].temp_backward - q.stages[0].temp_backward == doctest::Approx(2.0 * head));
+    estimate_input high_bf16_head = bf16_head;  // not LitGPT's plugin: the high end adds nothing here
+    high_bf16_head.variant = 1;
+    est::breakdown bh;
+    est::compute(high_bf16_head, bh);
+    CHECK(bh.stages[0].temp_backward == doctest::Approx(b.stages[0].temp_backward));
+    bool said = false;
+    for (const auto& r : estimate(litgpt).interval_reasons) said = said || r.find("fp16 copy") != std::string::npos;
+    CHECK(said);
     // LoRA without quantization, other frameworks, GPTQ checkpoints: the head stays in the load dtype
     emit(f, "job.framework", "hf_trainer");
     CHECK_FALSE(from_facts(f).ft.quant_head);
