@@ -291,6 +291,12 @@ estimate_input from_facts(const fact_store& facts) {
         m.v_head = r.integer("model.v_head_dim", 128, "MLA dims missing", true);
     }
     m.mtp_layers = r.integer("model.mtp_layers", 0, nullptr);
+    // Gemma 2 and 3 normalise each block's output as well as its input (post_attention_layernorm,
+    // post_feedforward_layernorm in their config-defined modules; LitGPT post_attention_norm /
+    // post_mlp_norm): four norms per layer. Gemma 2 soft-caps its attention logits at 50
+    // (config.json attn_logit_softcapping)
+    if (m.family == "gemma2" || m.family == "gemma3") m.norms_per_layer = 4;
+    if (m.family == "gemma2") m.attn_softcap = 50.0;
     const auto sane = [](std::int64_t v, std::int64_t hi) { return v >= 0 && v <= hi; };
     if (!sane(m.hidden, 1 << 20) || !sane(m.layers, 100000) || !sane(m.heads, 1 << 16) ||
         !sane(m.kv_heads, 1 << 16) || !sane(m.head_dim, 1 << 16) || !sane(m.ffn, 1 << 24) ||
@@ -513,6 +519,13 @@ estimate_input from_facts(const fact_store& facts) {
     }
     const std::string attn = lower(r.str("model.attn_impl", "flash", nullptr));
     in.flash = attn != "eager";
+    // LitGPT cannot use SDPA with soft-capping (litgpt/model.py scaled_dot_product_attention): it
+    // computes the scores, their tanh, an fp32 softmax and its bf16 copy itself, as HF's eager path does
+    if (job_fw == "litgpt" && m.attn_softcap > 0) {
+        in.flash = false;
+        in.manual_attn = true;
+        in.assumptions.push_back("LitGPT computes the soft-capped attention by hand (no SDPA): s x s scores per head");
+    }
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
@@ -561,6 +574,9 @@ estimate_input from_facts(const fact_store& facts) {
             ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
             ft.group_quant = qm == "gptq" || qm == "awq";
             if (ft.group_quant) ft.double_quant = false;
+            // LitGPT: Lightning's BitsandbytesPrecision replaces every nn.Linear and LitGPT passes no
+            // ignore_modules (litgpt/finetune/lora.py), so the head is a 4/8-bit linear too
+            ft.quant_head = job_fw == "litgpt" && ft.base_bits < 16 && ft.quant_keeps_input && !ft.group_quant;
         }
         if (ft.kind != finetune_kind::full) {
             const bool pure_bf16 = r.boolean("training.pure_bf16", false, nullptr) || !in.master_weights;
@@ -700,6 +716,8 @@ estimate_result estimate(const estimate_input& in) {
     const estimator_constants& k = estimator_k();
     estimate_result r;
     r.param_count = to_i(est::total_params(in.model));
+    r.logits_tensor_bytes = to_i(b.logits_tensor_elements * double(in.param_bytes));
+    r.logits_tensor_fp32_bytes = to_i(b.logits_tensor_elements * 4.0);
     r.complete = in.complete;
     r.assumptions = in.assumptions;
     r.peak_phase = phase_name(st.phase);
@@ -737,8 +755,9 @@ estimate_result estimate(const estimate_input& in) {
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
                            : in.ft.load_bytes >= 4 ? "fp32" : "bf16";
         add("params", "parameters", st.params,
-            fmt::format("frozen {} params: {} ({} linear weights; embeddings, norms, head in {}) + {} trainable x {} B{}", prank,
-                        gib(st.frozen), base, in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
+            fmt::format("frozen {} params: {} ({} linear weights{}; embeddings, norms{} in {}) + {} trainable x {} B{}", prank,
+                        gib(st.frozen), base, in.ft.quant_head ? ", head included" : "", in.ft.quant_head ? "" : ", head",
+                        in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
                         in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : ""));
     }
     add("grads", "gradients", grads,
@@ -902,6 +921,11 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
                 "gradient checkpointing those inputs stay for every layer (high end)");
+        if (in.ft.kind == finetune_kind::lora && in.ft.quant_head && in.ft.base_bits == 4)
+            r.interval_reasons.push_back(
+                "Lightning's bitsandbytes plugin stores the 4-bit weights' dtype as fp16, so each dequantization makes "
+                "an fp16 copy and then its bf16 cast (4 B per element of the largest quantized linear, the head here, "
+                "at the cast): high end; the 2024 LitGPT QLoRA measurements fit it, the 2023 ones do not");
         if (in.ft.kind == finetune_kind::lora && in.ft.base_bits == 4 && !in.ft.quant_keeps_input &&
             in.framework == train_framework::torchtune && est::build_side(in, est::date_torchtune_chunked_nf4) == 0)
             r.interval_reasons.push_back(
@@ -1026,6 +1050,10 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
         e("estimate.varying_growth_bytes", r.varying_growth_bytes);
     }
     e("estimate.trainable_param_count", r.trainable_params);
+    if (r.logits_tensor_bytes > 0) {
+        e("estimate.logits_tensor_bytes", r.logits_tensor_bytes);
+        e("estimate.logits_tensor_fp32_bytes", r.logits_tensor_fp32_bytes);
+    }
 }
 
 nlohmann::json to_json(const estimate_result& r) {

@@ -53,6 +53,8 @@ struct estimate_model {
     std::int64_t experts = 0, top_k = 0, shared_experts = 0, expert_ffn = 0, first_dense = 0,
                  moe_freq = 1;
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
+    std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
+    double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
 };
 
 // Parameter-efficient fine-tuning as the frameworks implement it (docs/estimator.md).
@@ -65,6 +67,7 @@ struct finetune_spec {
     int base_bits = 16;                   // frozen linear weights: 16 (load dtype), 8 (LLM.int8), 4 (NF4/FP4)
     bool double_quant = true;             // 4-bit: quantized absmax constants (bitsandbytes, torchao NF4)
     bool quant_keeps_input = true;        // bitsandbytes MatMul4Bit keeps its input for backward
+    bool quant_head = false;              // the output head is a quantized linear too (LitGPT QLoRA)
     bool group_quant = false;             // GPTQ / AWQ checkpoint: packed weights + a scale and zero per group of 128
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
@@ -108,6 +111,8 @@ struct estimate_input {
     std::int64_t lowp_bf16_tail = 0;      // NVFP4 mixed recipe: last N layers stay bf16
     bool async_tp = false;                // micro-pipelined TP: a symmetric-memory P2P workspace beside the allocator
     bool hf_model = false;                // HF transformers modeling code (LLaMA-Factory, HF Trainer)
+    // est24: LitGPT computes a soft-capped attention by hand (q @ k^T, tanh, fp32 softmax, bf16 copy)
+    bool manual_attn = false;
     bool norm_upcast = true;              // the model's RMSNorm computes in fp32 (HF, torchtitan, torchtune)
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
@@ -172,6 +177,8 @@ struct estimate_result {
     std::int64_t low_bytes = 0, high_bytes = 0;
     std::vector<std::string> interval_reasons;
     std::int64_t trainable_params = 0;      // parameters that receive gradients
+    std::int64_t logits_tensor_bytes = 0;   // one micro-batch's whole logits per rank, compute dtype (0 when chunked)
+    std::int64_t logits_tensor_fp32_bytes = 0;  // the same tensor upcast to fp32 for the loss
     std::int64_t pp_microbatch_size = 0;    // pipeline micro-batch used (0 without PP)
     std::int64_t pp_microbatches = 0;
     std::string pp_microbatch_note;         // "given" or the default assumed

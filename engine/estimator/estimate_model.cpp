@@ -66,7 +66,7 @@ layer_params dense_layer_params(const estimate_model& m) {
     layer_params p;
     p.tp_sharded = attention_params(m) + mlp_matrices(m) * h * double(m.ffn);
     if (!m.gated) p.tp_sharded += double(m.ffn) + h;  // GPT MLP biases
-    p.replicated = 2.0 * h * (m.gated ? 1.0 : 2.0) + mla_latent_norms(m);
+    p.replicated = double(m.norms_per_layer) * h * (m.gated ? 1.0 : 2.0) + mla_latent_norms(m);
     return p;
 }
 
@@ -74,7 +74,7 @@ layer_params moe_layer_params(const estimate_model& m) {
     const double h = double(m.hidden), fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn);
     layer_params p;
     p.tp_sharded = attention_params(m) + double(m.shared_experts) * 3.0 * h * fe;
-    p.replicated = 2.0 * h + mla_latent_norms(m) + h * double(m.experts);
+    p.replicated = double(m.norms_per_layer) * h + mla_latent_norms(m) + h * double(m.experts);
     p.routed = double(m.experts) * 3.0 * h * fe;
     return p;
 }
@@ -182,7 +182,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // norms: a Python RMSNorm keeps x.float() (4h) and, when its weight trains, the bf16
     // normalized input (2h); fused/compiled norms keep the input (2h)
     const double norm_each = upcast_norm ? (frozen ? 4.0 * h : 6.0 * h) : 2.0 * h;
-    rep += 2.0 * norm_each;
+    rep += double(m.norms_per_layer) * norm_each;
     if (upcast_norm) extra_transient += 2.0 * 4.0 * h;  // fp32 normalized product
     double q_dim = a * d, k_dim = g * d, v_dim = g * d, o_dim = a * d;
     if (is_mla(m)) {
@@ -200,14 +200,16 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     double quad_bwd = 0;  // per token, s^2 buffers of the attention's own backward
     if (in.flash) {
         shard += 4.0 * a;  // fp32 log-sum-exp
-    } else if (in.hf_model) {
+    } else if (in.hf_model || in.manual_attn) {
         // HF eager attention (transformers LlamaAttention since 4.31, eager_attention_forward today):
         // softmax(scores, dtype=float32).to(query.dtype) saves the fp32 probabilities (softmax backward
         // reads its output) and the half-precision copy for the matmul with V: 4 + 2 B per score; with
         // dropout the copy is freed, its mask and output kept (4 + 1 + 2). Backward: after the matmul's
         // node, the copy's gradient (2 B), its fp32 cast (ToCopyBackward, 4 B) and then the scores'
         // gradient (2 B) sit beside the saved fp32 output: 4 B per score above the saved set.
-        quad = a * double(in.seq_len) * (drop ? 7.0 : 6.0);
+        // soft-capping (Gemma 2: tanh(scores / cap) * cap before the mask) keeps the tanh output, 2 B per
+        // score more (tanh's backward reads its result; LitGPT model.py and HF's eager Gemma 2 alike)
+        quad = a * double(in.seq_len) * ((drop ? 7.0 : 6.0) + (m.attn_softcap > 0 ? 2.0 : 0.0));
         quad_bwd = a * double(in.seq_len) * 4.0;
     } else {
         quad = a * double(in.seq_len) * (drop ? 5.0 : 2.0);
@@ -643,6 +645,8 @@ double compute(const estimate_input& in, breakdown& out) {
                                                                                              : k.logits_bytes_loss_parallel;
     }
     out.logits_bpe = bpe;
+    // one micro-batch's whole logits on this rank, as the output projection writes it (none when chunked)
+    out.logits_tensor_elements = in.chunked_loss ? 0.0 : tokens * double(V) / (vocab_parallel ? double(in.tp) : 1.0);
 
     out.stages.resize(std::size_t(p));
     const bool tt = in.framework == train_framework::torchtitan;
@@ -687,6 +691,13 @@ double compute(const estimate_input& in, breakdown& out) {
         if (s == 0) embed_rank = V * h / t;
         if (last) {
             if (!m.tied || p > 1) output_rank = V * h / t;
+            // LitGPT's QLoRA quantizes the head as well (Lightning's BitsandbytesPrecision replaces every
+            // nn.Linear; LitGPT passes no ignore_modules): NF4 weight, and its dequantized copy is the
+            // largest frozen linear's temporary (each chunk's forward and backward dequantize it)
+            if (ft.quant_head && output_rank > 0) {
+                lin += output_rank;
+                max_lin = std::max(max_lin, output_rank);
+            }
             rep += h;  // final norm
             if (m.mtp_layers > 0) {
                 tp_sh += double(m.mtp_layers) * (ml.tp_sharded + 2.0 * h * h);
@@ -895,8 +906,17 @@ double compute(const estimate_input& in, breakdown& out) {
         // dequantized copy of the largest frozen linear (forward and backward), DoRA's weight
         // norm (W + scale * B A materialized in the adapter dtype), float8 casts of one layer
         if (quant_base) {
-            fwd += 2.0 * max_lin;
-            bwd += 2.0 * max_lin;
+            // Lightning's bitsandbytes plugin (LitGPT) quantizes from fp16 (_Linear4bit._quantize_weight:
+            // .to(dtype=torch.half)), so MatMul4Bit's dequantize_4bit(...).to(A.dtype) makes an fp16 copy and
+            // then its bf16 cast: 4 B per element at the cast. The 2024 LitGPT QLoRA rows need it, the 2023
+            // ones do not (docs/estimator.md, est24): high end
+            const double deq = ft.quant_head && ft.base_bits == 4 && in.variant > 0 ? 4.0 : 2.0;
+            fwd += deq * max_lin;
+            bwd += deq * max_lin;
+            // a quantized head (LitGPT) is dequantized again by each chunk's backward, which autograd runs
+            // after every chunk's cross-entropy backward (those nodes are newer) while the training loop still
+            // holds the logits: the loss-phase buffers are alive beside the bf16 copy (litgpt/finetune/lora.py)
+            if (ft.quant_head && output_rank > 0) loss += deq * output_rank;
         }
         if (lora && ft.dora) {
             fwd += 2.0 * double(ft.trainable_bytes) * max_lin;

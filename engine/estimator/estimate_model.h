@@ -122,6 +122,7 @@ struct breakdown {
     bool reserved_capped = false;    // the cache model reached the device capacity
     double trainable = 0;            // trainable parameters in the model
     double logits_bpe = 0;           // loss-phase bytes per token x vocab element
+    double logits_tensor_elements = 0;  // one micro-batch's whole logits per rank (0 when chunked)
 
     double tokens = 0;               // tokens per micro-batch per rank
     double shard_n = 1, expert_shard_n = 1;

@@ -88,6 +88,13 @@ std::string apply_filter(const value& v, const std::string& filter, const fact_d
     return v.to_string();
 }
 
+// The fact whose phrases `|phrase` uses: the expression itself, or the first argument of
+// coalesce(fact, 'default').
+const expr_node* phrase_fact(const expr_node* root) {
+    if (root && root->op == expr_op::call && root->name == "coalesce" && !root->kids.empty()) root = root->kids[0].get();
+    return root && root->op == expr_op::fact ? root : nullptr;
+}
+
 bool known_filter(const std::string& f) {
     return f.empty() || f == "bytes" || f == "pct" || f == "int" || f == "num" || f == "raw" || f == "gib" ||
            f == "phrase";
@@ -107,8 +114,8 @@ std::vector<std::string> check_template(const std::string& tmpl, const name_reso
         for (const auto& err : e.errors)
             errors.push_back({static_cast<int>(p.start) + 1 + err.offset, err.message});
         for (const auto& f : e.facts) facts.push_back(f);
-        if (p.filter == "phrase" && e.root && e.root->op == expr_op::fact && resolver.vocab) {
-            const fact_decl* d = resolver.vocab->find(e.root->name);
+        if (p.filter == "phrase" && phrase_fact(e.root.get()) && resolver.vocab) {
+            const fact_decl* d = resolver.vocab->find(phrase_fact(e.root.get())->name);
             if (d && !d->values.empty())
                 for (const auto& v : d->values)
                     if (!d->phrases.count(v))
@@ -161,7 +168,8 @@ std::string render_template(const std::string& tmpl, const fact_store& facts, co
             continue;
         }
         const fact_decl* decl = nullptr;
-        if (e.root->op == expr_op::fact && facts.vocab()) decl = facts.vocab()->find(e.root->name);
+        const expr_node* f = p.filter == "phrase" ? phrase_fact(e.root.get()) : e.root.get();
+        if (f && f->op == expr_op::fact && facts.vocab()) decl = facts.vocab()->find(f->name);
         out += apply_filter(evaluate(*e.root, facts).val, p.filter, decl, tr);
     }
     out += tmpl.substr(pos);

@@ -767,3 +767,81 @@ TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outsid
     const estimate_result big_plain = run("AdamW8bit", "lora", 64, 0), big_paged = run("PagedAdamW8bit", "lora", 64, 0);
     CHECK(big_paged.peak_bytes < big_plain.peak_bytes);
 }
+
+TEST_CASE("Gemma 2 under LitGPT: soft-capped attention by hand, four norms; other families and frameworks unchanged (est24)") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "litgpt");
+    const estimate_input llama = from_facts(f);
+    CHECK(llama.flash);
+    CHECK_FALSE(llama.manual_attn);
+    CHECK(llama.model.norms_per_layer == 2);
+    emit(f, "model.family", "gemma2");
+    const estimate_input gemma = from_facts(f);
+    CHECK_FALSE(gemma.flash);  // LitGPT: "with softcapping we cannot use SDPA"
+    CHECK(gemma.manual_attn);
+    CHECK(gemma.model.norms_per_layer == 4);
+    CHECK(gemma.model.attn_softcap == doctest::Approx(50.0));
+    emit(f, "job.framework", "hf_trainer");
+    const estimate_input hf = from_facts(f);
+    CHECK(hf.flash);  // HF keeps the attention its config names (flash by default here)
+    CHECK_FALSE(hf.manual_attn);
+    CHECK(hf.model.norms_per_layer == 4);
+    emit(f, "model.family", "gemma3");
+    const estimate_input g3 = from_facts(f);
+    CHECK(g3.model.norms_per_layer == 4);
+    CHECK(g3.model.attn_softcap == doctest::Approx(0.0));
+}
+
+TEST_CASE("LitGPT QLoRA quantizes the head too: NF4 weight, its dequantized copy the largest temporary (est24)") {
+    fact_store f;
+    emit_llama8b(f);
+    emit(f, "job.framework", "litgpt");
+    emit(f, "job.world_size", std::int64_t(1));
+    emit(f, "training.finetuning_type", "lora");
+    emit(f, "training.lora_target", "q_proj,v_proj");
+    emit(f, "training.seq_len", std::int64_t(512));
+    emit(f, "training.local_batch_size", std::int64_t(2));
+    emit(f, "training.pure_bf16", true);
+    emit(f, "training.quantization_bit", std::int64_t(4));
+    emit(f, "training.double_quantization", false);
+    const estimate_input litgpt = from_facts(f);
+    CHECK(litgpt.ft.quant_head);
+    estimate_input bf16_head = litgpt;
+    bf16_head.ft.quant_head = false;
+    est::breakdown q, b;
+    est::compute(litgpt, q);
+    est::compute(bf16_head, b);
+    const double head = 128256.0 * 4096.0, mlp = 14336.0 * 4096.0;
+    // the head's weight at NF4 without double quantization (0.5625 B) instead of bf16
+    CHECK(b.stages[0].frozen - q.stages[0].frozen == doctest::Approx(head * (2.0 - 0.5625)).epsilon(0.001));
+    // its dequantized bf16 copy (2 B per element) is the largest frozen linear's, in forward and backward
+    CHECK(q.stages[0].temp_forward - b.stages[0].temp_forward == doctest::Approx(2.0 * (head - mlp)));
+    CHECK(q.stages[0].temp_backward - b.stages[0].temp_backward == doctest::Approx(2.0 * (head - mlp)));
+    // and beside the loss buffers: each chunk's backward dequantizes it while the logits are held
+    CHECK(q.stages[0].temp_loss - b.stages[0].temp_loss == doctest::Approx(2.0 * head));
+    // high end: Lightning's plugin quantizes from fp16, so the dequantized copy and its bf16 cast coexist
+    estimate_input high = litgpt;
+    high.variant = 1;
+    est::breakdown qh;
+    est::compute(high, qh);
+    CHECK(qh.stages[0].temp_loss - q.stages[0].temp_loss == doctest::Approx(2.0 * head));
+    CHECK(qh.stages[0].temp_backward - q.stages[0].temp_backward == doctest::Approx(2.0 * head));
+    estimate_input high_bf16_head = bf16_head;  // not LitGPT's plugin: the high end adds nothing here
+    high_bf16_head.variant = 1;
+    est::breakdown bh;
+    est::compute(high_bf16_head, bh);
+    CHECK(bh.stages[0].temp_backward == doctest::Approx(b.stages[0].temp_backward));
+    bool said = false;
+    for (const auto& r : estimate(litgpt).interval_reasons) said = said || r.find("fp16 copy") != std::string::npos;
+    CHECK(said);
+    // LoRA without quantization, other frameworks, GPTQ checkpoints: the head stays in the load dtype
+    emit(f, "job.framework", "hf_trainer");
+    CHECK_FALSE(from_facts(f).ft.quant_head);
+    emit(f, "job.framework", "litgpt");
+    emit(f, "training.quantization_bit", std::int64_t(16));
+    CHECK_FALSE(from_facts(f).ft.quant_head);
+    emit(f, "training.quantization_bit", std::int64_t(4));
+    emit(f, "training.quantization_method", "gptq");
+    CHECK_FALSE(from_facts(f).ft.quant_head);
+}

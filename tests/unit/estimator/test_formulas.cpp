@@ -492,3 +492,36 @@ TEST_CASE("plan search: every candidate fits, in priority order, overrides expla
         if (i > 0) CHECK((c.tier > p.candidates[i - 1].tier || (c.tier == p.candidates[i - 1].tier && c.cost >= p.candidates[i - 1].cost)));
     }
 }
+
+TEST_CASE("activations: soft-capped attention keeps its tanh; Gemma 2 / 3 keep four norm inputs per layer (est24)") {
+    // Gemma 2's attention computes tanh(scores / 50) * 50 before the mask: tanh's backward reads its
+    // output, 2 B per score above HF's eager 6 B; no s^2 term with flash either way
+    estimate_input in;
+    in.model = llama8b();
+    in.compile = false;
+    in.seq_len = 2048;
+    in.flash = false;
+    in.hf_model = true;
+    const double a = 32, s = 2048, h = 4096;
+    const est::layer_act plain = est::layer_activation(in, false);
+    in.model.attn_softcap = 50.0;
+    const est::layer_act capped = est::layer_activation(in, false);
+    CHECK(capped.saved - plain.saved == doctest::Approx(2.0 * a * s));
+    CHECK(capped.backward == doctest::Approx(plain.backward));
+    in.flash = true;
+    const est::layer_act capped_flash = est::layer_activation(in, false);
+    in.model.attn_softcap = 0;
+    CHECK(capped_flash.saved == doctest::Approx(est::layer_activation(in, false).saved));
+    // post-attention and post-MLP norms: two more Python-RMSNorm inputs kept in fp32 (4 h each, frozen
+    // weights not involved in full training: 6 h each), none more with a fused norm (2 h each)
+    in.flash = true;
+    in.norm_upcast = true;
+    const est::layer_act two = est::layer_activation(in, false);
+    in.model.norms_per_layer = 4;
+    const est::layer_act four = est::layer_activation(in, false);
+    CHECK(four.saved - two.saved == doctest::Approx(2.0 * 6.0 * h));
+    in.norm_upcast = false;
+    const est::layer_act four_fused = est::layer_activation(in, false);
+    in.model.norms_per_layer = 2;
+    CHECK(four_fused.saved - est::layer_activation(in, false).saved == doctest::Approx(2.0 * 2.0 * h));
+}

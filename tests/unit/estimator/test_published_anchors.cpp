@@ -191,3 +191,7 @@ TEST_CASE("held-out fine-tuning rows, round est21 (torchtune README of 2024-05 a
 TEST_CASE("held-out pretraining rows, round est22 (torchtitan PRs/issues: Qwen3 32B FSDP2 / FSDP2+TP, Llama 3 8B compile, CP + flex)") {
     check_heldout("heldout_est22.yaml", 10, "held-out rows (est22)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est24 (LitGPT config hub rows of 2024-07..09: Llama 3.2 1B/3B, Phi-3-mini, Gemma 2 2B/9B LoRA/QLoRA)") {
+    check_heldout("heldout_est24.yaml", 8, "held-out rows (est24)");
+}
