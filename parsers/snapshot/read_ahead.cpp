@@ -4,7 +4,6 @@
 #include <system_error>
 
 #include "engine/core/thread_priority.h"
-#include "parsers/snapshot/page_warmer.h"
 #include "parsers/snapshot/pickle_common.h"
 
 namespace oomdx::snap {
@@ -22,7 +21,6 @@ read_ahead::read_ahead(const unsigned char* base, std::size_t size, std::size_t 
 }
 
 read_ahead::~read_ahead() {
-    if (m_posted) page_warmer::drain();  // its jobs use this object and the mapping
     {
         std::lock_guard<std::mutex> lock(m_mu);
         m_stop = true;
@@ -45,14 +43,9 @@ void read_ahead::release_to(std::size_t offset, bool wait) {
 
 void read_ahead::advance(std::size_t offset) {
     if (!m_thread.joinable()) {
-        // Inline: the release behind the cursor and the faults of the step after the next are
-        // page_warmer's jobs (on the reader's thread they cost it ~1.5 ms on 8.5 MB with the
-        // page_warmer alive, docs/snapshot.md snap13); refused, the reader releases itself and
-        // faults its pages (populating on the reader's own thread costs more, snap11).
-        if (offset + step_for(m_size) < m_size && page_warmer::post(&read_ahead::inline_job, this, offset)) {
-            m_posted = true;
-            return;
-        }
+        // Inline: release only. On the reader's own thread, populating ahead costs more than
+        // the faults it saves (each maps 64 KiB, the kernel's fault-around): 8.5 MB mapped and
+        // released in ~1.3 ms instead of ~1.9 ms (docs/snapshot.md, snap11).
         release_to(offset, true);
         return;
     }
@@ -64,13 +57,6 @@ void read_ahead::advance(std::size_t offset) {
     }
     m_cv.notify_all();
     if (offset > m_released.load(std::memory_order_relaxed) + k_max_lag) release_to(offset, false);
-}
-
-void read_ahead::inline_job(void* self, std::size_t offset) {
-    auto* r = static_cast<read_ahead*>(self);
-    r->release_to(offset, true);
-    const std::size_t step = step_for(r->m_size), from = offset + step;
-    if (from < r->m_size) prefault_read(r->m_base + from, std::min(step, r->m_size - from));
 }
 
 void read_ahead::run() {

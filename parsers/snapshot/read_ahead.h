@@ -42,7 +42,6 @@ public:
 
 private:
     void run();
-    static void inline_job(void* self, std::size_t offset);  // page_warmer: release, fault in ahead
     void release_to(std::size_t offset, bool wait);
 
     const unsigned char* m_base;
@@ -53,7 +52,6 @@ private:
     std::size_t m_reader = 0, m_target = 0;
     std::size_t m_released_seen = 0;  // the reader's offset the helper last released to
     bool m_stop = false;
-    bool m_posted = false;  // inline: page_warmer has (had) jobs on this object
     std::mutex m_release_mu;                 // held while m_release runs
     std::atomic<std::size_t> m_released{0};  // what m_release was last called with
     std::thread m_thread;
