@@ -57,22 +57,15 @@ void block_pool::release::operator()(void* p) const {
     else std::free(p);
 }
 
-block_pool::block_ptr block_pool::array_block(bool first, bool* cold) {
-    if (!first) {
-        bool faulted_in = false;
-        block_ptr b(shared().take(&faulted_in), release{true});
-        if (cold) *cold = !faulted_in;
-        return b;
-    }
-    if (cold) *cold = true;
+block_pool::block_ptr block_pool::array_block(bool first) {
+    if (!first) return block_ptr(shared().take(), release{true});
     void* p = std::calloc(1, k_block);  // big: fresh zero pages, no fill pass
     if (!p) throw std::bad_alloc();
     return block_ptr(p, release{false});
 }
 
-void* block_pool::take(bool* faulted_in) {
+void* block_pool::take() {
     bool first = false;
-    if (faulted_in) *faulted_in = true;
     {
         std::lock_guard<std::mutex> lock(m_mu);
         first = ++m_taken == 1;
@@ -93,7 +86,6 @@ void* block_pool::take(bool* faulted_in) {
     m_cv.notify_all();
     // The first pooled block is most of what a small input (100 k events) uses beyond the
     // first blocks: faulted in as it fills (2 MiB prefaulted cost 100k-d20 0.8 MB unused).
-    if (faulted_in) *faulted_in = !first;
     return allocate(!first);
 }
 

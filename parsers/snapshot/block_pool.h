@@ -21,20 +21,18 @@ public:
     static constexpr std::size_t k_block = std::size_t(2) << 20;
 
     static block_pool& shared();
-    void* take(bool* faulted_in = nullptr);  // throws std::bad_alloc
+    void* take();  // throws std::bad_alloc
     static void give_back(void* block);
 
     // One owned block of a growing array (chunked_list, the pickle memo): the first block of an
     // array comes from the heap, zero-filled (small inputs never reach the pool), later ones
-    // from the shared pool. `cold` (when given) says whether the block's pages are still to be
-    // faulted in (the heap block and the pool's first), which page_warmer can do ahead of the
-    // writer. Throws std::bad_alloc.
+    // from the shared pool. Throws std::bad_alloc.
     struct release {
         bool pooled = false;
         void operator()(void* p) const;
     };
     using block_ptr = std::unique_ptr<void, release>;
-    static block_ptr array_block(bool first, bool* cold = nullptr);
+    static block_ptr array_block(bool first);
 
     ~block_pool();
 

@@ -1,8 +1,6 @@
 // A growable array in fixed chunks, indexed like a vector: no reallocation copy (and no
 // doubled peak) while a trace of millions of entries grows, no copy when it is handed over.
-// Chunks are block_pool::array_block blocks: later ones are faulted in ahead; in the others
-// (the heap block, the pool's first) page_warmer faults in the next 64 KiB as the writer
-// enters the current 64 KiB.
+// Chunks are block_pool::array_block blocks: later ones are faulted in ahead.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +12,6 @@
 #include <vector>
 
 #include "parsers/snapshot/block_pool.h"
-#include "parsers/snapshot/page_warmer.h"
 
 namespace oomdx::snap {
 
@@ -30,13 +27,6 @@ class chunked_list {
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
     static constexpr std::size_t k_mask = k_chunk - 1;
     static_assert(k_chunk * sizeof(T) <= block_pool::k_block);
-    static constexpr std::size_t step_elements() {
-        std::size_t n = 1;
-        while (n * 2 * sizeof(T) <= page_warmer::k_step && n * 2 <= k_chunk) n *= 2;
-        return n;
-    }
-    static constexpr std::size_t k_step = step_elements();  // a power of two, divides k_chunk
-    static constexpr std::size_t k_step_mask = k_step - 1;
 
 public:
     template <bool Const>
@@ -115,32 +105,20 @@ public:
     }
 
     void push_back(const T& x) {
-        if ((m_size & k_step_mask) == 0) [[unlikely]]
-            next_step();
+        if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size())
+            m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         new (chunk(m_size >> k_shift) + (m_size & k_mask)) T(x);
         ++m_size;
     }
     void clear() {
         m_chunks.clear();
         m_size = 0;
-        m_cold = false;
     }
 
 private:
-    // At the start of each step of a chunk: a new chunk when needed, and in a chunk whose
-    // pages are not faulted in yet, the next step's pages faulted in on the helper (from the
-    // second step on: a list of a few entries never starts the helper).
-    [[gnu::noinline]] void next_step() {
-        if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size())
-            m_chunks.push_back(block_pool::array_block(m_chunks.empty(), &m_cold));
-        const std::size_t next = (m_size & k_mask) + k_step;
-        if (m_cold && m_size > 0 && next < k_chunk) page_warmer::warm(chunk(m_size >> k_shift) + next, k_step * sizeof(T));
-    }
-
     T* chunk(std::size_t c) const { return static_cast<T*>(m_chunks[c].get()); }
     std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
-    bool m_cold = false;  // the last chunk's pages are faulted in as it fills
 };
 
 }  // namespace oomdx::snap

@@ -25,7 +25,6 @@
 #include "engine/core/errors.h"
 #include "engine/core/utf8.h"
 #include "parsers/snapshot/list_span_cache.h"
-#include "parsers/snapshot/page_warmer.h"
 #include "parsers/snapshot/pickle_common.h"
 #include "parsers/snapshot/pickle_opcodes.h"
 
@@ -100,7 +99,6 @@ class memo_table {
     static constexpr std::size_t k_shift = 19;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
     static_assert(k_chunk * sizeof(std::uint32_t) <= block_pool::k_block);
-    static constexpr std::size_t k_step = page_warmer::k_step / sizeof(std::uint32_t);
 
 public:
     enum tag : std::uint32_t { t_unset, t_consumed, t_str, t_frame, t_frames, t_boxed };
@@ -132,7 +130,7 @@ public:
         s = encode(v);
     }
     [[gnu::always_inline]] bool try_append(const val& v) {
-        if (m_size >= m_limit) [[unlikely]] return false;  // resize() goes on
+        if (m_size >= m_capacity) [[unlikely]] return false;
         std::uint32_t r;
         if (v.a <= k_payload && v.t == vt::consumed) r = make(t_consumed, 0);
         else if (v.a <= k_payload && v.t == vt::str) r = make(t_str, v.a);
@@ -142,16 +140,10 @@ public:
         return true;
     }
     void resize(std::size_t n) {
-        while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty(), &m_cold));
+        while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
         m_capacity = m_chunks.size() * k_chunk;
         if (n > m_size) m_size = n;
-        // try_append stops at the next 64 KiB step; from the second step of a chunk whose pages
-        // are not faulted in yet, the step after it is faulted in on the helper (page_warmer).
-        const std::size_t step_end = (m_size | (k_step - 1)) + 1;
-        if (m_cold && m_size >= k_step && step_end < m_capacity && (step_end >> k_shift) == m_chunks.size() - 1)
-            page_warmer::warm(&slot(step_end), std::min(k_step, m_capacity - step_end) * sizeof(std::uint32_t));
-        m_limit = std::min(m_capacity, step_end);
     }
 
 private:
@@ -183,8 +175,6 @@ private:
     std::vector<block_pool::block_ptr> m_chunks;
     std::uint32_t* m_first = nullptr;  // m_chunks[0]
     std::size_t m_capacity = 0;        // slots in m_chunks
-    std::size_t m_limit = 0;           // try_append's end: m_capacity or the next step
-    bool m_cold = false;               // the last chunk's pages are faulted in as it fills
     std::size_t m_size = 0;
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
