@@ -9,7 +9,6 @@ constexpr std::int64_t k_min_block = 512;            // kMinBlockSize: every req
 constexpr std::int64_t k_small_size = 1 << 20;       // kSmallSize: <= 1 MiB goes to the small pool
 constexpr std::int64_t k_large_buffer = 20 << 20;    // kLargeBuffer: 1-10 MiB requests get a 20 MiB segment
 constexpr std::int64_t k_min_large_alloc = 10 << 20; // kMinLargeAlloc
-constexpr std::int64_t k_round_large = 2 << 20;      // kRoundLarge: larger segments round up to 2 MiB
 
 std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
 }  // namespace
@@ -35,7 +34,7 @@ int allocator_sim::find_free(std::int64_t size) {
 }
 
 bool allocator_sim::grow(std::int64_t size) {
-    const std::int64_t seg = size < k_min_large_alloc ? k_large_buffer : round_up(size, k_round_large);
+    const std::int64_t seg = size < k_min_large_alloc ? k_large_buffer : round_up(size, k_alloc_round_large);
     if (m_limit > 0 && m_reserved + seg > m_limit) return false;
     const int i = new_block();
     m_blocks[i].addr = m_next_addr;

@@ -10,6 +10,8 @@
 
 namespace oomdx::est {
 
+constexpr std::int64_t k_alloc_round_large = 2 << 20;  // kRoundLarge: segments above 10 MiB round up to 2 MiB
+
 class allocator_sim {
 public:
     // `limit`: bytes the allocator may reserve (device capacity less what lies outside it);

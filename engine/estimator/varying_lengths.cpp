@@ -10,8 +10,6 @@
 namespace oomdx::est {
 namespace {
 
-constexpr double k_round_large = 2.0 * 1048576.0;  // kRoundLarge: a segment's size rounds up to 2 MiB
-
 // The large buffers of one step at one length, in the order a step allocates them.
 struct step_shape {
     std::int64_t layers = 0;
@@ -139,7 +137,7 @@ std::vector<std::int64_t> record_lengths(std::int64_t seq_len, double largest_bu
     for (int j = 1; j < records; ++j) {
         gap /= 2.0;
         // closer than the segment rounding of the largest buffer: the cached blocks fit it
-        if (gap * largest_buffer_per_token < k_round_large || gap < 1.0) break;
+        if (gap * largest_buffer_per_token < double(k_alloc_round_large) || gap < 1.0) break;
         out.push_back(seq_len - std::int64_t(std::llround(gap)));
     }
     out.push_back(seq_len);
