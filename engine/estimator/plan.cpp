@@ -298,6 +298,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     a.base_fits = est.fits && std::max(est.high_bytes, est.device_peak_bytes) <= est.budget_bytes;
     a.base_world_size = a.world_size = base.world;
     a.base_device_peak_bytes = est.device_peak_bytes;
+    a.base_high_bytes = std::max(est.high_bytes, est.device_peak_bytes);
     a.budget_bytes = est.budget_bytes;
     plan_options opt = req.search;
     if (!opt.can_express) opt.can_express = [&syntax](const std::string& k, const value& v) { return can_express(syntax, k, v).ok; };

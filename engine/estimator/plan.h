@@ -42,6 +42,7 @@ struct plan_answer {
     std::int64_t base_world_size = 0;
     std::int64_t world_size = 0;                   // devices the plan runs on
     std::int64_t base_device_peak_bytes = 0;
+    std::int64_t base_high_bytes = 0;              // the interval's high end, which the fit verdict uses
     std::int64_t expected_device_peak_bytes = 0;   // the plan's, verified (the estimate's point figure)
     std::int64_t expected_device_peak_high_bytes = 0;  // high end of its interval, also within budget
     std::int64_t budget_bytes = 0;                 // capacity x 0.95

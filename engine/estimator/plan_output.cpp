@@ -41,6 +41,7 @@ nlohmann::json plan_json(const plan_answer& p) {
     j["expected_device_peak_bytes"] = p.expected_device_peak_bytes;
     j["expected_device_peak_high_bytes"] = p.expected_device_peak_high_bytes;
     j["base_device_peak_bytes"] = p.base_device_peak_bytes;
+    j["base_high_bytes"] = p.base_high_bytes;
     j["budget_bytes"] = p.budget_bytes;
     j["rendered"] = p.rendered;
     j["framework"] = p.framework;

@@ -64,7 +64,8 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
     std::string s;
     if (p.base_fits) {
         s += t("report.plan.fits_as_configured",
-               {{"device", format_bytes(p.base_device_peak_bytes)}, {"budget", format_bytes(p.budget_bytes)}}) + "\n";
+               {{"device", format_bytes(std::max(p.base_high_bytes, p.base_device_peak_bytes))},  // the verdict's figure
+                {"budget", format_bytes(p.budget_bytes)}}) + "\n";
     } else if (!p.fits) {
         s += t("report.plan.nothing_fits",
                {{"from", std::to_string(p.base_world_size)},
