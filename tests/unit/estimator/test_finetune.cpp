@@ -30,16 +30,7 @@ estimate_input lora8b(std::int64_t rank, unsigned targets) {
 
 using test_util::emit;
 
-void emit_llama8b(fact_store& f) {
-    emit(f, "model.family", "llama");
-    emit(f, "model.hidden_size", std::int64_t(4096));
-    emit(f, "model.num_layers", std::int64_t(32));
-    emit(f, "model.num_attention_heads", std::int64_t(32));
-    emit(f, "model.num_kv_heads", std::int64_t(8));
-    emit(f, "model.head_dim", std::int64_t(128));
-    emit(f, "model.intermediate_size", std::int64_t(14336));
-    emit(f, "model.vocab_size", std::int64_t(128256));
-}
+using test_util::emit_llama8b;
 
 // Llama 3 8B under `framework`, full fine-tuning (or `ftype`), on `world` devices.
 fact_store job8b(const char* framework, const char* ftype, std::int64_t world) {

@@ -48,6 +48,18 @@ inline void emit(oomdx::fact_store& f, const char* name, oomdx::value v) {
     f.emit(name, std::move(v), p);
 }
 
+// Llama 3 8B's dimensions as model.* facts.
+inline void emit_llama8b(oomdx::fact_store& f) {
+    emit(f, "model.family", "llama");
+    emit(f, "model.hidden_size", std::int64_t(4096));
+    emit(f, "model.num_layers", std::int64_t(32));
+    emit(f, "model.num_attention_heads", std::int64_t(32));
+    emit(f, "model.num_kv_heads", std::int64_t(8));
+    emit(f, "model.head_dim", std::int64_t(128));
+    emit(f, "model.intermediate_size", std::int64_t(14336));
+    emit(f, "model.vocab_size", std::int64_t(128256));
+}
+
 inline void emit_map(oomdx::fact_store& f, const YAML::Node& m) {
     oomdx::provenance p;
     p.producer = "test";

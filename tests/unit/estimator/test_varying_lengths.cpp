@@ -193,14 +193,7 @@ TEST_CASE("varying lengths: a job the point fits and the replayed steps do not -
     // budget, the replay's need (fragmentation the OOM retry cannot release) takes the high end over it
     fact_store f;
     using test_util::emit;
-    emit(f, "model.family", "llama");
-    emit(f, "model.hidden_size", std::int64_t(4096));
-    emit(f, "model.num_layers", std::int64_t(32));
-    emit(f, "model.num_attention_heads", std::int64_t(32));
-    emit(f, "model.num_kv_heads", std::int64_t(8));
-    emit(f, "model.head_dim", std::int64_t(128));
-    emit(f, "model.intermediate_size", std::int64_t(14336));
-    emit(f, "model.vocab_size", std::int64_t(128256));
+    test_util::emit_llama8b(f);
     emit(f, "job.framework", "llama_factory");
     emit(f, "job.world_size", std::int64_t(1));
     emit(f, "job.transformers_version", "4.50.0");
