@@ -652,17 +652,13 @@ estimate_input from_facts(const fact_store& facts) {
             "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
     }
 
-    // est25: HF-style collators (HF Trainer / TRL, LLaMA-Factory, ms-swift, Axolotl) pad each batch to
-    // its longest sample, so without packing or fixed-length data the step length varies; expandable
+    // est25: HF-style collators pad each batch to its longest sample (framework.pads_to_longest, from
+    // the adapter's semantics), so without packing or fixed-length data the step length varies; expandable
     // segments grow one segment per stream instead of caching a segment per size
     {
-        const std::string conf = lower(r.str("env.PYTORCH_CUDA_ALLOC_CONF", "", nullptr));
-        const auto at = conf.find("expandable_segments");
-        in.expandable_segments = at != std::string::npos && conf.find("true", at) != std::string::npos &&
-                                 conf.find("true", at) < conf.find(',', at);
-        const bool collator_pads = job_fw == "hf_trainer" || job_fw == "llama_factory" || job_fw == "ms_swift" ||
-                                   job_fw == "axolotl" || job_fw == "trl";
-        in.lengths_vary = collator_pads && !r.boolean("training.packing", false, nullptr) &&
+        in.expandable_segments = r.boolean("allocator.expandable_segments", false, nullptr);
+        in.lengths_vary = r.boolean("framework.pads_to_longest", false, nullptr) &&
+                          !r.boolean("training.packing", false, nullptr) &&
                           !r.boolean("training.fixed_length", false, nullptr);
     }
 

@@ -273,8 +273,9 @@ void take(plan_answer& a, const plan_choice& best) {
 // The facts an estimate and the input checks read (a diagnosis store also holds log and
 // snapshot facts: thousands, copied for every verification otherwise).
 void job_facts_only(const fact_store& all, fact_store& out) {
-    static const char* const prefixes[] = {"job.", "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
-                                           "compile.", "quantize.", "model.", "device."};
+    static const char* const prefixes[] = {"job.",   "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
+                                           "compile.", "quantize.", "model.",       "device.",                "framework.",
+                                           "env.",     "allocator."};
     for (const fact* f : all.current())
         for (const char* p : prefixes)
             if (f->name.rfind(p, 0) == 0) {

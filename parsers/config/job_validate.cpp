@@ -10,6 +10,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
+#include "parsers/config/alloc_conf.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
 
@@ -303,6 +304,7 @@ std::vector<std::string> validate_job_facts(fact_store& facts) {
 }
 
 void finish_job_facts(fact_store& facts) {
+    derive_allocator_facts(facts);
     derive_job_facts(facts);
     validate_job_facts(facts);
 }

@@ -41,6 +41,9 @@ std::vector<row_result> run_anchors(const std::string& file) {
             test_util::emit_map(facts, root["models"][model]);
         else
             emit_facts(load_model(model), facts);
+        // the framework's semantics as the facts stage emits them; the row's own keys win
+        for (const char* part : {"base", "set"})
+            if (a[part] && a[part]["job.framework"]) test_util::emit_semantics(facts, a[part]["job.framework"].as<std::string>());
         if (a["base"]) test_util::emit_map(facts, a["base"]);
         if (a["set"]) test_util::emit_map(facts, a["set"]);
         const estimate_input in = from_facts(facts);

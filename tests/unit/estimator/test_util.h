@@ -9,6 +9,7 @@
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
+#include "parsers/config/framework_semantics.h"
 
 namespace test_util {
 
@@ -58,6 +59,17 @@ inline void emit_llama8b(oomdx::fact_store& f) {
     emit(f, "model.head_dim", std::int64_t(128));
     emit(f, "model.intermediate_size", std::int64_t(14336));
     emit(f, "model.vocab_size", std::int64_t(128256));
+}
+
+// The facts of a framework's adapter semantics (framework.*), as the facts stage emits them for job.framework.
+inline void emit_semantics(oomdx::fact_store& f, const std::string& framework) {
+    if (const oomdx::framework_semantics* s = oomdx::find_semantics(framework)) oomdx::emit_facts(*s, f);
+}
+
+// job.framework and its semantics.
+inline void emit_framework(oomdx::fact_store& f, const std::string& framework) {
+    emit(f, "job.framework", framework);
+    emit_semantics(f, framework);
 }
 
 inline void emit_map(oomdx::fact_store& f, const YAML::Node& m) {

@@ -9,6 +9,7 @@
 #include "engine/estimator/allocator_sim.h"
 #include "engine/estimator/estimate.h"
 #include "engine/estimator/varying_lengths.h"
+#include "parsers/config/alloc_conf.h"
 #include "tests/unit/estimator/test_util.h"
 
 using namespace oomdx;
@@ -18,7 +19,7 @@ namespace {
 constexpr std::int64_t MiB = 1 << 20;
 
 // Qwen-1.8B LoRA under HF Trainer at 2048 tokens, as the ms-swift benchmark rows set it up
-fact_store hf_lora_job() {
+fact_store hf_lora_job(const std::string& framework = "hf_trainer") {
     fact_store f;
     using test_util::emit;
     emit(f, "model.family", "qwen");
@@ -29,7 +30,7 @@ fact_store hf_lora_job() {
     emit(f, "model.head_dim", std::int64_t(128));
     emit(f, "model.intermediate_size", std::int64_t(5504));
     emit(f, "model.vocab_size", std::int64_t(151936));
-    emit(f, "job.framework", "hf_trainer");
+    test_util::emit_framework(f, framework);
     emit(f, "job.world_size", std::int64_t(1));
     emit(f, "training.finetuning_type", "lora");
     emit(f, "training.lora_rank", std::int64_t(8));
@@ -150,6 +151,7 @@ TEST_CASE("varying lengths: packing, fixed-length data, expandable segments, tor
     {
         fact_store f = hf_lora_job();
         test_util::emit(f, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+        derive_allocator_facts(f);  // as the facts stage reads the setting (parsers/config/alloc_conf)
         const estimate_input in = from_facts(f);
         CHECK(in.expandable_segments);
         CHECK(estimate(in).varying_lengths.empty());
@@ -157,16 +159,15 @@ TEST_CASE("varying lengths: packing, fixed-length data, expandable segments, tor
     {
         fact_store f = hf_lora_job();
         test_util::emit(f, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:False,max_split_size_mb:128");
+        derive_allocator_facts(f);
         CHECK(!from_facts(f).expandable_segments);
     }
     {
-        fact_store f = hf_lora_job();
-        test_util::emit(f, "job.framework", "torchtitan");
+        fact_store f = hf_lora_job("torchtitan");
         CHECK(!from_facts(f).lengths_vary);
     }
     {
-        fact_store f = hf_lora_job();
-        test_util::emit(f, "job.framework", "llama_factory");
+        fact_store f = hf_lora_job("llama_factory");
         CHECK(from_facts(f).lengths_vary);
     }
 }
@@ -194,7 +195,7 @@ TEST_CASE("varying lengths: a job the point fits and the replayed steps do not -
     fact_store f;
     using test_util::emit;
     test_util::emit_llama8b(f);
-    emit(f, "job.framework", "llama_factory");
+    test_util::emit_framework(f, "llama_factory");
     emit(f, "job.world_size", std::int64_t(1));
     emit(f, "job.transformers_version", "4.50.0");
     emit(f, "training.finetuning_type", "lora");
