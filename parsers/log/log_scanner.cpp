@@ -949,12 +949,29 @@ bool scanner::resolve_progress(event& ev, bool after) {
         }
         if (auto* t = find_field(f, "total")) e.total = t->num;
     };
+    // The newest run start at or before the event (detectron2's "Starting training from iteration",
+    // HF's "***** Running training *****"): counters logged before it in the file are an earlier run's.
+    std::int64_t run_from = -1;
+    for (auto& [key, pr] : m_progress) {
+        const signature& s = all[key.first];
+        if (!s.run_start) continue;
+        auto look = [&](auto& r) {
+            for (size_t k = 0; k < r.size; ++k) {
+                progress_entry& e = r.newest(k);
+                if (e.file != ev.file || e.line > ev.line || e.line <= run_from) continue;
+                if (verify_sig(s, plain_text(e.text.view(), m_scratch2))) run_from = e.line;
+            }
+        };
+        look(pr.any);
+        for (auto& r : pr.by_rank) look(r);
+    }
     std::vector<std::pair<std::int64_t, progress_entry*>> seen;  // (line, entry) of one counter
     auto scan = [&](pick& p, auto& r) {
         const signature& s = all[p.sig];
+        if (s.run_start) return;
         for (size_t k = 0; k < r.size; ++k) {
             progress_entry& e = r.newest(k);
-            if (e.file != ev.file || (!after && e.line > ev.line)) continue;
+            if (e.file != ev.file || (!after && e.line > ev.line) || e.line < run_from) continue;
             parse(s, e);
             if (e.step_state == 2) seen.emplace_back(e.line, &e);
         }

@@ -90,6 +90,7 @@ struct signature {
     bool multiples = false;   // progress: logged only at multiples of the log interval, so a logged 1 means every step
     bool by_total = false;    // progress: bars with different totals are separate counters
     bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
+    bool run_start = false;   // progress: the line starts a training run; counters logged before it are an earlier run's
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
     bool prefix_rank = false;  // context: the line's rank prefix is the failure's rank (a prefixed traceback frame)
     int priority = 0;         // several matches on one line: highest wins

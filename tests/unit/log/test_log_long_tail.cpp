@@ -439,6 +439,24 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         REQUIRE(a.memory_series.size() == 2);
         CHECK(a.memory_series.back().statistic == "max_allocated");
     }
+    SUBCASE("a run start ends the counters of an earlier run in the same file") {
+        const std::string first =
+            "[08/30 15:48:11] d2.engine.train_loop INFO: Starting training from iteration 0\n"
+            "[08/30 15:48:55] d2.utils.events INFO:  eta: 1 day, 19:29:46  iter: 99  total_loss: 56.44  lr: 0.0001  max_mem: 21000M\n"
+            "[08/30 15:49:01] d2.utils.events INFO:  eta: 1 day, 19:29:29  iter: 115  total_loss: 54.23  lr: 0.0001  max_mem: 21000M\n";
+        // the relaunch fails in its first iteration; the line after the failure (lr: N/A) is no step
+        auto a = run(first + "[08/30 15:54:48] d2.engine.train_loop INFO: Starting training from iteration 0\n" + oom +
+                     "[08/30 15:54:49] d2.utils.events INFO:  iter: 0       lr: N/A  max_mem: 22043M\n");
+        CHECK_FALSE(a.last_logged_step);
+        CHECK_FALSE(a.step);
+        // the same run's counter still counts when it started after the run start
+        auto b = run(first + oom);
+        CHECK(b.last_logged_step == 115);
+        // HF Trainer: a second train() call's header ends the first call's bar
+        auto c = run("{'loss': 1.9, 'learning_rate': 1e-05, 'epoch': 0.5}\n 50%|#####     | 50/100 [01:00<01:00,  1.2s/it]\n"
+                     "***** Running training *****\n" + oom);
+        CHECK_FALSE(c.last_logged_step);
+    }
     SUBCASE("step=N and Step N/M of hand-written loops, consecutive") {
         auto a = run("step=41 loss=2.1\nstep=42 loss=2.0\n" + oom);
         CHECK(a.last_logged_step == 42);
