@@ -528,6 +528,7 @@ estimate_input from_facts(const fact_store& facts) {
     }
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
+    in.hf_kv_cache = in.hf_model && r.boolean("model.use_cache", false, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
     if (in.framework == train_framework::megatron) {
         // Megatron's fused cross-entropy: the flag sets "native"; --cross-entropy-fusion-impl may name te

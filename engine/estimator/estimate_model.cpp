@@ -976,6 +976,14 @@ double compute(const estimate_input& in, breakdown& out) {
             cp_fwd = tokens * (c * kv + kv + 4.0 * hd);
             cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
         }
+        // HF models with use_cache on return each layer's post-RoPE K and V (before any GQA repeat) in the
+        // forward's past_key_values until the caller takes the loss (transformers LlamaModel:
+        // next_decoder_cache / DynamicCache): under full AC nothing else keeps them (est27)
+        if (in.hf_kv_cache && in.ac == ac_kind::full) {
+            const double kv_cache = double(n) * tokens * 2.0 * double(m.kv_heads * m.head_dim) / t * pb;
+            fwd += kv_cache;
+            loss += kv_cache;
+        }
         if (in.ac != ac_kind::none) bwd += working * tokens;
         bwd += layer_backward;
         bwd += act_grad + tp_buf + st.pp_buffers + st.pp_stage_outputs + pp_grads_bwd + cp_bwd;

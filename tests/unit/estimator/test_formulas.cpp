@@ -341,6 +341,44 @@ TEST_CASE("activations: HF eager attention keeps fp32 and half-precision probabi
     CHECK(est::layer_activation(in, false).backward == doctest::Approx(0.0));
 }
 
+TEST_CASE("HF use_cache under full AC: every layer's K/V stays until the loss (est27)") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.hf_model = true;
+    in.dp_shard = 1;
+    in.zero_stage = 0;
+    in.micro_batch = 2;
+    in.seq_len = 2048;
+    in.ac = ac_kind::full;
+    est::breakdown off, on;
+    est::compute(in, off);
+    in.hf_kv_cache = true;
+    est::compute(in, on);
+    // 32 layers x 4096 tokens x (K + V of 8 KV heads x 128) x 2 B, in forward and at the loss, not in backward
+    const double kv = 32.0 * 4096 * 2 * 1024 * 2;
+    CHECK(on.stages[0].temp_forward - off.stages[0].temp_forward == doctest::Approx(kv));
+    CHECK(on.stages[0].temp_loss - off.stages[0].temp_loss == doctest::Approx(kv));
+    CHECK(on.stages[0].temp_backward == doctest::Approx(off.stages[0].temp_backward));
+    // without checkpointing attention saves those K/V anyway; not an HF model: no cache
+    in.ac = ac_kind::none;
+    est::compute(in, on);
+    in.hf_kv_cache = false;
+    est::compute(in, off);
+    CHECK(on.stages[0].temp_loss == doctest::Approx(off.stages[0].temp_loss));
+    // from facts: only an HF model reads model.use_cache
+    fact_store f;
+    provenance pv;
+    pv.producer = "test";
+    f.emit("model.use_cache", true, pv);
+    f.emit("framework.hf_model", false, pv);
+    CHECK_FALSE(from_facts(f).hf_kv_cache);
+    fact_store g;
+    g.emit("model.use_cache", true, pv);
+    g.emit("framework.hf_model", true, pv);
+    CHECK(from_facts(g).hf_kv_cache);
+}
+
 TEST_CASE("context parallel (torchtitan): ring attention's gathered K/V grow with the CP degree") {
     estimate_input in;
     in.model = llama8b();
