@@ -528,6 +528,7 @@ estimate_input from_facts(const fact_store& facts) {
     }
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
+    in.hf_kv_cache = in.hf_model && r.boolean("model.use_cache", false, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
     if (in.framework == train_framework::megatron) {
         // Megatron's fused cross-entropy: the flag sets "native"; --cross-entropy-fusion-impl may name te
@@ -928,6 +929,13 @@ estimate_result estimate(const estimate_input& in) {
                 "torchtune builds before 2024-06-26 pin torchao 0.1, which quantizes each frozen weight to NF4 whole "
                 "while the model loads (68 B per element of the largest linear); later builds quantize in chunks: "
                 "high end includes the load-time peak");
+        if (in.framework == train_framework::torchtune && !in.hf_model && !in.chunked_loss &&
+            est::build_side(in, in.ft.kind == finetune_kind::lora && in.world > 1 ? est::date_torchtune_lora_dist_del_logits
+                                                                                   : est::date_torchtune_del_logits) == 0)
+            r.interval_reasons.push_back(fmt::format(
+                "torchtune recipes before mid-2024 (no `del logits`) keep the shifted fp32 logits through backward: {:g} B "
+                "per token x vocab element instead of {:g} (high end; set job.framework_date)",
+                k.logits_bytes_torchtune_kept, k.logits_bytes_unfused));
         if (in.pp > 1 && in.framework == train_framework::torchtitan && est::build_side(in, est::date_pp_drops_outputs) == 0)
             r.interval_reasons.push_back(
                 "torch.distributed.pipelining keeps every micro-batch's last-stage output (logits) until step() "

@@ -114,6 +114,9 @@ struct estimate_input {
     // est24: LitGPT computes a soft-capped attention by hand (q @ k^T, tanh, fp32 softmax, bf16 copy)
     bool manual_attn = false;
     bool norm_upcast = true;              // the model's RMSNorm computes in fp32 (HF, torchtitan, torchtune)
+    // est27: an HF model's forward returns every layer's K/V (config use_cache left on; HF's own gradient
+    // checkpointing turns it off, FSDP's checkpoint wrapper does not): extra under full AC until the loss
+    bool hf_kv_cache = false;
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward

@@ -204,13 +204,16 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         // HF eager attention (transformers LlamaAttention since 4.31, eager_attention_forward today):
         // softmax(scores, dtype=float32).to(query.dtype) saves the fp32 probabilities (softmax backward
         // reads its output) and the half-precision copy for the matmul with V: 4 + 2 B per score; with
-        // dropout the copy is freed, its mask and output kept (4 + 1 + 2). Backward: after the matmul's
-        // node, the copy's gradient (2 B), its fp32 cast (ToCopyBackward, 4 B) and then the scores'
-        // gradient (2 B) sit beside the saved fp32 output: 4 B per score above the saved set.
+        // dropout the copy is freed, its mask and output kept (4 + 1 + 2). Backward (est27): ATen's
+        // softmax(x, dtype=float32) takes the fused half-to-float kernel only for fp16 input; bf16 scores
+        // (and autocast, which casts softmax inputs to fp32) are converted first, so the softmax runs on
+        // an fp32 copy and its backward writes an fp32 input gradient (aten/src/ATen/native/SoftMax.cpp):
+        // saved output + incoming fp32 gradient + fp32 input gradient, 12 B per score, once the matmul's
+        // node has freed the copy (and dropout its mask and output): 6 B above the saved set, 5 with dropout.
         // soft-capping (Gemma 2: tanh(scores / cap) * cap before the mask) keeps the tanh output, 2 B per
         // score more (tanh's backward reads its result; LitGPT model.py and HF's eager Gemma 2 alike)
         quad = a * double(in.seq_len) * ((drop ? 7.0 : 6.0) + (m.attn_softcap > 0 ? 2.0 : 0.0));
-        quad_bwd = a * double(in.seq_len) * 4.0;
+        quad_bwd = a * double(in.seq_len) * (drop ? 5.0 : 6.0);
     } else {
         quad = a * double(in.seq_len) * (drop ? 5.0 : 2.0);
     }
@@ -643,6 +646,10 @@ double compute(const estimate_input& in, breakdown& out) {
         }
         if (vocab_parallel) bpe = in.variant < 0 ? k.logits_bytes_unfused : in.variant > 0 ? k.logits_bytes_loss_parallel_high
                                                                                              : k.logits_bytes_loss_parallel;
+        // torchtune recipes before `del logits` keep their shifted fp32 logits referenced through
+        // loss.backward(), beside the log-softmax and its two gradients (knowledge/estimator.yaml)
+        else if (torchtune_keeps_logits(in))
+            bpe = k.logits_bytes_torchtune_kept;
     }
     out.logits_bpe = bpe;
     // one micro-batch's whole logits on this rank, as the output projection writes it (none when chunked)
@@ -968,6 +975,14 @@ double compute(const estimate_input& in, breakdown& out) {
             const double hd = a_heads_dim / t, kv = 2.0 * 2.0 * hd;
             cp_fwd = tokens * (c * kv + kv + 4.0 * hd);
             cp_bwd = tokens * (c * kv + kv + 12.0 * hd + 16.0 * hd);
+        }
+        // HF models with use_cache on return each layer's post-RoPE K and V (before any GQA repeat) in the
+        // forward's past_key_values until the caller takes the loss (transformers LlamaModel:
+        // next_decoder_cache / DynamicCache): under full AC nothing else keeps them (est27)
+        if (in.hf_kv_cache && in.ac == ac_kind::full) {
+            const double kv_cache = double(n) * tokens * 2.0 * double(m.kv_heads * m.head_dim) / t * pb;
+            fwd += kv_cache;
+            loss += kv_cache;
         }
         if (in.ac != ac_kind::none) bwd += working * tokens;
         bwd += layer_backward;

@@ -22,6 +22,11 @@ inline constexpr int date_mxfp8_saves_dgrad_weight = 20260821;
 // pytorch/ao 6081796bc, v0.2.0); before it torchtune pinned torchao==0.1, which quantizes a whole
 // weight at once while the model loads.
 inline constexpr int date_torchtune_chunked_nf4 = 20240626;
+// torchtune recipes `del logits` after the loss (est27): lora_finetune_distributed since cb3ed29d7 (#1046),
+// the single-device and full fine-tuning recipes since 8a98fbaa3 (#1235); before, the recipe's shifted
+// fp32 logits stay referenced through loss.backward().
+inline constexpr int date_torchtune_lora_dist_del_logits = 20240604;
+inline constexpr int date_torchtune_del_logits = 20240728;
 
 // Which side of `day` the job's build is on: +1 on or after it (the date given, or a lower bound
 // from the config's keys that reaches it), -1 before it (the date given), 0 unknown.
@@ -36,6 +41,14 @@ inline int build_side(const estimate_input& in, int day) {
 inline bool build_behaves(const estimate_input& in, int day, bool before, bool before_is_costlier) {
     if (const int side = build_side(in, day); side != 0) return before ? side < 0 : side > 0;
     return before == before_is_costlier ? in.variant > 0 : in.variant < 0;
+}
+
+// torchtune's whole-logits loss keeps the recipe's shifted fp32 logits through backward in builds before
+// its `del logits` (the LoRA distributed recipe got it first); unknown date: high end
+inline bool torchtune_keeps_logits(const estimate_input& in) {
+    if (in.framework != train_framework::torchtune || in.hf_model || in.chunked_loss) return false;
+    const bool lora_dist = in.ft.kind == finetune_kind::lora && in.world > 1;
+    return build_behaves(in, lora_dist ? date_torchtune_lora_dist_del_logits : date_torchtune_del_logits, true, true);
 }
 
 // PEFT's kbit preparation upcast the norms: the residual stream is fp32 (estimate.cpp, est11);

@@ -352,8 +352,10 @@ TEST_CASE("torchtune QLoRA model load: torchao 0.1 quantizes a whole weight, lat
     est::compute(in, b);
     CHECK(b.stages[0].phase_load == 0.0);
     CHECK(b.stages[0].phase != 4);
+    CHECK(b.peak < s.params + per_elem * largest);
+    in.framework_date = 20240728;  // and the recipe deletes its logits before backward (est27): today's recipe
+    est::compute(in, b);
     const double trained = b.peak;
-    CHECK(trained < s.params + per_elem * largest);
 
     in.framework_date = 0;  // build unknown: the point leaves it out, the high end keeps it
     const estimate_result r = estimate(in);

@@ -305,8 +305,10 @@ TEST_CASE("pipeline: torchtitan's layer split, receive buffers, last-stage outpu
 
 TEST_CASE("activations: HF eager attention keeps fp32 and half-precision probabilities (est20)") {
     // transformers' eager attention: softmax(scores, dtype=float32).to(bf16) saves the fp32 output (4 B)
-    // and the bf16 copy for the matmul with V (2 B) per score; its backward adds 4 B more (the copy's
-    // gradient cast to fp32, then the scores' gradient). Megatron's unfused path keeps 2 B (Table 2).
+    // and the bf16 copy for the matmul with V (2 B) per score. est27: bf16 scores are converted to fp32
+    // before the softmax (ATen's half-to-float kernel is fp16-only), so its backward holds the saved
+    // output, the incoming fp32 gradient and an fp32 input gradient, 12 B per score: 6 B above the saved
+    // set (was 4: the input gradient read as bf16). Megatron's unfused path keeps 2 B (Table 2).
     estimate_input in;
     in.model = llama8b();
     in.compile = false;
@@ -321,7 +323,8 @@ TEST_CASE("activations: HF eager attention keeps fp32 and half-precision probabi
     in.hf_model = true;
     const est::layer_act hf = est::layer_activation(in, false);
     CHECK(hf.saved - plain.saved == doctest::Approx(4.0 * a * s));   // 6 B instead of 2 B per score
-    CHECK(hf.backward == doctest::Approx(4.0 * a * s));
+    CHECK(hf.backward == doctest::Approx(6.0 * a * s));
+    CHECK(hf.saved + hf.backward - plain.saved == doctest::Approx((12.0 - 2.0) * a * s));  // 12 B per score at the softmax backward, 2 B in plain
     CHECK(plain.backward == doctest::Approx(0.0));
     // with attention dropout the bf16 copy is freed; its mask (1 B) and output (2 B) are kept: 7 B
     in.model.dropout = 0.1;
@@ -329,11 +332,51 @@ TEST_CASE("activations: HF eager attention keeps fp32 and half-precision probabi
     in.hf_model = false;
     const est::layer_act plain_drop = est::layer_activation(in, false);
     CHECK(hf_drop.saved - plain_drop.saved == doctest::Approx(2.0 * a * s));  // 7 B against 5 B
+    // its backward peak is the same 12 B per score, reached after the mask and the dropped-out copy are freed
+    CHECK(hf_drop.backward == doctest::Approx(5.0 * a * s));
     // flash / SDPA: no s^2 term either way
     in.model.dropout = 0.0;
     in.flash = true;
     in.hf_model = true;
     CHECK(est::layer_activation(in, false).backward == doctest::Approx(0.0));
+}
+
+TEST_CASE("HF use_cache under full AC: every layer's K/V stays until the loss (est27)") {
+    estimate_input in;
+    in.model = llama8b();
+    in.framework = train_framework::generic;
+    in.hf_model = true;
+    in.dp_shard = 1;
+    in.zero_stage = 0;
+    in.micro_batch = 2;
+    in.seq_len = 2048;
+    in.ac = ac_kind::full;
+    est::breakdown off, on;
+    est::compute(in, off);
+    in.hf_kv_cache = true;
+    est::compute(in, on);
+    // 32 layers x 4096 tokens x (K + V of 8 KV heads x 128) x 2 B, in forward and at the loss, not in backward
+    const double kv = 32.0 * 4096 * 2 * 1024 * 2;
+    CHECK(on.stages[0].temp_forward - off.stages[0].temp_forward == doctest::Approx(kv));
+    CHECK(on.stages[0].temp_loss - off.stages[0].temp_loss == doctest::Approx(kv));
+    CHECK(on.stages[0].temp_backward == doctest::Approx(off.stages[0].temp_backward));
+    // without checkpointing attention saves those K/V anyway; not an HF model: no cache
+    in.ac = ac_kind::none;
+    est::compute(in, on);
+    in.hf_kv_cache = false;
+    est::compute(in, off);
+    CHECK(on.stages[0].temp_loss == doctest::Approx(off.stages[0].temp_loss));
+    // from facts: only an HF model reads model.use_cache
+    fact_store f;
+    provenance pv;
+    pv.producer = "test";
+    f.emit("model.use_cache", true, pv);
+    f.emit("framework.hf_model", false, pv);
+    CHECK_FALSE(from_facts(f).hf_kv_cache);
+    fact_store g;
+    g.emit("model.use_cache", true, pv);
+    g.emit("framework.hf_model", true, pv);
+    CHECK(from_facts(g).hf_kv_cache);
 }
 
 TEST_CASE("context parallel (torchtitan): ring attention's gathered K/V grow with the CP degree") {

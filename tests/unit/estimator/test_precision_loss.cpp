@@ -229,6 +229,49 @@ TEST_CASE("loss phase: torchtune compiles compute_cross_entropy with compile on 
     CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked + tokens * 2 * h));
 }
 
+TEST_CASE("loss phase: torchtune recipes before `del logits` keep the shifted fp32 logits through backward (est27)") {
+    const estimator_constants& k = estimator_k();
+    estimate_input in = torchtune_chunked_one_device();
+    in.chunked_loss = false;
+    est::breakdown b;
+    const double nv = 16384.0 * 128256.0, h2 = 16384.0 * 2 * 4096;
+    CHECK(k.logits_bytes_torchtune_kept == doctest::Approx(k.logits_bytes_unfused + 4.0));
+    // single-device / full recipes: 8a98fbaa3 (2024-07-28) added `del logits`
+    in.framework_date = 20240727;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_torchtune_kept + h2));
+    in.framework_date = 20240728;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_unfused + h2));
+    // the LoRA distributed recipe got it first (cb3ed29d7, 2024-06-04)
+    in.ft.kind = finetune_kind::lora;
+    in.world = 2;
+    in.dp_shard = 2;
+    in.framework_date = 20240604;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_unfused + b.tokens * 2 * 4096));
+    in.framework_date = 20240603;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_torchtune_kept + b.tokens * 2 * 4096));
+    // unknown build: the current recipes at the point, the old ones at the high end
+    in.framework_date = 0;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_unfused + b.tokens * 2 * 4096));
+    in.variant = 1;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_torchtune_kept + b.tokens * 2 * 4096));
+    // not torchtune's chunked loss, nor another framework's whole-logits loss
+    in.framework_date = 20240101;
+    in.variant = 0;
+    in.chunked_loss = true;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_chunked + b.tokens * 2 * 4096));
+    in.chunked_loss = false;
+    in.framework = train_framework::generic;
+    est::compute(in, b);
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_unfused + b.tokens * 2 * 4096));
+}
+
 TEST_CASE("caching allocator: reserved = live peak + what the loss buffers cannot reuse, rounded") {
     const estimator_constants& k = estimator_k();
     estimate_input in = llama8b_fsdp(8);
