@@ -161,9 +161,11 @@ void check_ranges(const fact_store& facts) {
 void derive_job_facts(fact_store& facts) {
     const layout l = read_layout(facts);
     if (!l.titan) return;
-    // A ZeRO stage already stated (by the user, a launch flag or a DeepSpeed file) names DeepSpeed
-    // sharding: torchtitan, assumed when no framework is named, has no such knob to derive over it.
-    if (const fact* z = facts.get("parallelism.zero_stage"); z && z->prov.producer != "config.derived") return;
+    // No framework named: torchtitan is only assumed, and a ZeRO stage already stated (by the user or
+    // a launch flag) names DeepSpeed sharding, which the torchtitan derivation must not overwrite.
+    if (const fact* z = facts.get("parallelism.zero_stage");
+        z && z->prov.producer != "config.derived" && !facts.string("job.framework"))
+        return;
     // torchtitan applies FSDP exactly when dp_shard x cp > 1 (parallel_dims.fsdp_enabled); a
     // replicate-only mesh is DDP. There is no ZeRO knob to read.
     const auto shard = resolved_shard(l);
