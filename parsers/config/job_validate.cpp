@@ -162,6 +162,11 @@ void check_ranges(const fact_store& facts) {
 void derive_job_facts(fact_store& facts) {
     const layout l = read_layout(facts);
     if (!l.titan) return;
+    // No framework named: torchtitan is only assumed, and a ZeRO stage already stated (by the user or
+    // a launch flag) names DeepSpeed sharding, which the torchtitan derivation must not overwrite.
+    if (const fact* z = facts.get("parallelism.zero_stage");
+        z && z->prov.producer != "config.derived" && !facts.string("job.framework"))
+        return;
     // torchtitan applies FSDP exactly when dp_shard x cp > 1 (parallel_dims.fsdp_enabled); a
     // replicate-only mesh is DDP. There is no ZeRO knob to read.
     const auto shard = resolved_shard(l);
