@@ -116,7 +116,7 @@ snapshot load_snapshot(const std::string& path, const load_limits& limits,
                        const std::function<void(std::size_t, std::size_t)>& progress) {
     if (auto s = load_small_pickle(path, limits, progress)) return std::move(*s);
     mapped_file mf(path);
-    // Every 512 KiB (64 KiB for small files, inline): the pages behind the cursor are dropped;
+    // Every 512 KiB (64 KiB for a small JSON file, inline): the pages behind the cursor are dropped;
     // a helper thread (large files) faults in the MiB ahead.
     read_ahead ahead(mf.data(), mf.size(), read_ahead::window_for(mf.size()),
                      [&mf](std::size_t off) { mf.release_before(off); });
