@@ -48,6 +48,10 @@ void* block_pool::allocate(bool prefault) {
     return block;
 }
 
+void block_pool::populate(void* p, std::size_t n) {
+    populate_write(p, n);
+}
+
 void block_pool::give_back(void* block) {
     if (block) ::munmap(block, k_block);
 }
@@ -58,14 +62,19 @@ void block_pool::release::operator()(void* p) const {
 }
 
 block_pool::block_ptr block_pool::array_block(bool first) {
-    if (!first) return block_ptr(shared().take(), release{true});
+    if (!first) {
+        bool faulted = false;
+        void* b = shared().take(&faulted);
+        return block_ptr(b, release{true, faulted});
+    }
     void* p = std::calloc(1, k_block);  // big: fresh zero pages, no fill pass
     if (!p) throw std::bad_alloc();
     return block_ptr(p, release{false});
 }
 
-void* block_pool::take() {
+void* block_pool::take(bool* faulted) {
     bool first = false;
+    if (faulted) *faulted = true;
     {
         std::lock_guard<std::mutex> lock(m_mu);
         first = ++m_taken == 1;
@@ -86,6 +95,7 @@ void* block_pool::take() {
     m_cv.notify_all();
     // The first pooled block is most of what a small input (100 k events) uses beyond the
     // first blocks: faulted in as it fills (2 MiB prefaulted cost 100k-d20 0.8 MB unused).
+    if (faulted) *faulted = !first;
     return allocate(!first);
 }
 

@@ -21,7 +21,7 @@ public:
     static constexpr std::size_t k_block = std::size_t(2) << 20;
 
     static block_pool& shared();
-    void* take();  // throws std::bad_alloc
+    void* take(bool* faulted = nullptr);  // throws std::bad_alloc
     static void give_back(void* block);
 
     // One owned block of a growing array (chunked_list, the pickle memo): the first block of an
@@ -29,10 +29,14 @@ public:
     // from the shared pool. Throws std::bad_alloc.
     struct release {
         bool pooled = false;
+        bool faulted = false;  // every page already faulted in (a block prepared ahead)
         void operator()(void* p) const;
     };
     using block_ptr = std::unique_ptr<void, release>;
     static block_ptr array_block(bool first);
+    // Faults [p, p+n) of a block in with one call, small pages: a growing array's next 64 KiB,
+    // cheaper than a fault per page (docs/snapshot.md, snap14). Best effort.
+    static void populate(void* p, std::size_t n);
 
     ~block_pool();
 

@@ -3,6 +3,7 @@
 // Chunks are block_pool::array_block blocks: later ones are faulted in ahead.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -105,20 +106,36 @@ public:
     }
 
     void push_back(const T& x) {
-        if ((m_size & k_mask) == 0 && (m_size >> k_shift) == m_chunks.size())
-            m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
+        if (m_size == m_ready) [[unlikely]] grow();
         new (chunk(m_size >> k_shift) + (m_size & k_mask)) T(x);
         ++m_size;
     }
     void clear() {
         m_chunks.clear();
         m_size = 0;
+        m_ready = 0;
     }
 
 private:
+    // Elements faulted in ahead, 64 KiB at a time, with one call each (a fault per 4 KiB page
+    // cost more: docs/snapshot.md, snap14); blocks prepared ahead are already faulted in.
+    static constexpr std::size_t k_step = std::size_t(64) << 10 >= sizeof(T) * k_chunk ? k_chunk : (std::size_t(64) << 10) / sizeof(T);
+    [[gnu::noinline]] void grow() {
+        if ((m_size >> k_shift) == m_chunks.size()) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
+        const block_pool::block_ptr& b = m_chunks[m_size >> k_shift];
+        const std::size_t end = (m_size & ~k_mask) + k_chunk;
+        if (b.get_deleter().faulted) {
+            m_ready = end;
+            return;
+        }
+        const std::size_t to = std::min(end, (m_size / k_step + 1) * k_step);
+        block_pool::populate(chunk(m_size >> k_shift) + (m_size & k_mask), (to - m_size) * sizeof(T));
+        m_ready = to;
+    }
     T* chunk(std::size_t c) const { return static_cast<T*>(m_chunks[c].get()); }
     std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
+    std::size_t m_ready = 0;  // elements below it have their pages (and chunk)
 };
 
 }  // namespace oomdx::snap

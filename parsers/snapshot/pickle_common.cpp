@@ -119,6 +119,17 @@ void prefault_write(void* p, std::size_t n) {
 #endif
 }
 
+void populate_write(void* p, std::size_t n) {
+#ifdef MADV_POPULATE_WRITE
+    std::uintptr_t b, e;
+    page_range(p, n, b, e);
+    if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void prefault_read(const void* p, std::size_t n) {
     std::uintptr_t b, e;
     page_range(p, n, b, e);

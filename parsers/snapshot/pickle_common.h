@@ -85,6 +85,10 @@ std::uint64_t hash_bytes(const void* p, std::size_t n);
 // (fewer page faults); read-ahead of a mapped input window. Best effort, no-ops on failure.
 void prefault_write(void* p, std::size_t n);
 void prefault_read(const void* p, std::size_t n);
+// Faults [p, p+n) of fresh anonymous memory in with one call, small pages (no huge-page
+// advice): a growing array's next 64 KiB, cheaper than a fault per page (docs/snapshot.md,
+// snap14). Best effort.
+void populate_write(void* p, std::size_t n);
 
 // Sum without signed overflow, for values not validated yet (finish_snapshot checks ranges).
 inline std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {

@@ -99,6 +99,7 @@ class memo_table {
     static constexpr std::size_t k_shift = 19;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
     static_assert(k_chunk * sizeof(std::uint32_t) <= block_pool::k_block);
+    static constexpr std::size_t k_step = (std::size_t(64) << 10) / sizeof(std::uint32_t);
 
 public:
     enum tag : std::uint32_t { t_unset, t_consumed, t_str, t_frame, t_frames, t_boxed };
@@ -139,10 +140,21 @@ public:
         slot(m_size++) = r;
         return true;
     }
+    // Slots below m_capacity have their pages: the first block (from the heap, not prepared
+    // ahead) is faulted in 64 KiB at a time with one call each (docs/snapshot.md, snap14);
+    // try_append stops at m_capacity.
     void resize(std::size_t n) {
         while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
-        m_capacity = m_chunks.size() * k_chunk;
+        const std::size_t to = std::min(m_chunks.size() * k_chunk, (n / k_step + 1) * k_step);
+        while (m_capacity < to) {
+            if (m_capacity >= k_chunk) {  // pool blocks: prepared ahead by its helper
+                m_capacity = m_chunks.size() * k_chunk;
+                break;
+            }
+            populate_write(&slot(m_capacity), k_step * sizeof(std::uint32_t));
+            m_capacity += k_step;
+        }
         if (n > m_size) m_size = n;
     }
 
@@ -174,7 +186,7 @@ private:
     }
     std::vector<block_pool::block_ptr> m_chunks;
     std::uint32_t* m_first = nullptr;  // m_chunks[0]
-    std::size_t m_capacity = 0;        // slots in m_chunks
+    std::size_t m_capacity = 0;        // slots faulted in (in m_chunks)
     std::size_t m_size = 0;
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
@@ -191,8 +203,17 @@ public:
           m_out(out),
           m_pool(out.strings()),
           m_frames(out),
-          m_release(release) {
+          m_release(release),
+          m_total(data.size()) {
         std::memset(m_key_at, k_not_key, sizeof m_key_at);
+    }
+    // Read in pieces into a window (the first refill is in run()).
+    reader(const pickle_source& src, const std::string& name, const load_limits& lim, snapshot& out,
+           const std::function<void(std::size_t)>& progress)
+        : reader(std::string_view(), name, lim, out, progress) {
+        m_src = &src;
+        m_total = src.size;
+        m_more = src.size > 0;
     }
 
     void run();
@@ -203,12 +224,55 @@ private:
         throw input_error::at_offset(m_name, static_cast<std::int64_t>(m_op), msg);
     }
     const char* opname() const { return describe_opcode(m_opcode).name; }
-    void need(const std::uint8_t* p, std::uint64_t n) const {
-        if (static_cast<std::uint64_t>(m_end - p) < n) [[unlikely]] fail_need(p, n);
+    // n bytes from p on are in the window (a window's refill moves p), else "truncated".
+    void need(const std::uint8_t*& p, std::uint64_t n) {
+        if (static_cast<std::uint64_t>(m_end - p) < n) [[unlikely]] need_more(p, n);
+    }
+    [[gnu::noinline]] void need_more(const std::uint8_t*& p, std::uint64_t n) {
+        if (!m_more || n > left(p)) fail_need(p, n);
+        refill(p, static_cast<std::size_t>(n));
     }
     [[noreturn, gnu::cold, gnu::noinline]] void fail_need(const std::uint8_t* p, std::uint64_t n) const {
             fail(std::string("truncated: ") + opname() + " needs " + std::to_string(n) +
-                 " bytes, " + std::to_string(m_end - p) + " left");
+                 " bytes, " + std::to_string(left(p)) + " left");
+    }
+    // Bytes of the input from q to its end (past the window's end when it is read in pieces).
+    std::uint64_t left(const std::uint8_t* q) const {
+        return m_total - m_base - static_cast<std::uint64_t>(q - m_begin);
+    }
+    // Window: the unread bytes [p, m_end) move to the buffer's start and the input's next bytes
+    // follow, until the buffer is full (it grows for `want` bytes from p) or the input ends.
+    void refill(const std::uint8_t*& p, std::size_t want) {
+        const std::size_t keep = static_cast<std::size_t>(m_end - p);
+        const std::uint64_t base = m_base + static_cast<std::uint64_t>(p - m_begin);
+        const std::size_t cap = std::max(m_src->window, want);
+        if (cap > m_cap) {
+            std::unique_ptr<std::uint8_t[]> b(new std::uint8_t[cap]);
+            if (keep) std::memcpy(b.get(), p, keep);
+            m_buf = std::move(b);
+            m_cap = cap;
+        } else if (keep) {
+            std::memmove(m_buf.get(), p, keep);
+        }
+        const std::size_t fill = static_cast<std::size_t>(std::min<std::uint64_t>(m_cap, m_total - base));
+        std::size_t have = keep;
+        while (have < fill) {
+            const std::size_t got = m_src->read(m_buf.get() + have, fill - have);
+            if (got == 0) {
+                m_op = static_cast<std::size_t>(base + have);
+                fail("file shrank while it was read");
+            }
+            have += got;
+        }
+        m_base = base;
+        m_begin = m_buf.get();
+        m_end = m_begin + have;
+        m_more = base + have < m_total;
+        // refilled when less than 1/16 of the window is left (4 KiB: a record is far shorter;
+        // one that is not takes the general path there), so that little is moved each time
+        m_event_at = m_more ? m_end - std::min(have, m_src->window / 16) : m_end;
+        p = m_begin;
+        if (m_release) m_release(static_cast<std::size_t>(base));
     }
     static std::uint32_t u32(const std::uint8_t* p) {
         return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
@@ -540,7 +604,7 @@ private:
         while (m_end - q >= k_slack && *q == 0x95) {
             const std::uint64_t len = u64(q + 1);
             q += 9;
-            if (len > static_cast<std::uint64_t>(m_end - q)) return nullptr;
+            if (len > left(q)) return nullptr;
         }
         return m_end - q >= k_slack ? q : nullptr;
     }
@@ -1019,7 +1083,7 @@ private:
     static constexpr std::uint8_t k_not_key = 0xff;
     std::uint8_t m_key_at[256];  // the known key a BINGET of slots 0-255 names, or k_not_key
 
-    const std::uint8_t* m_begin;
+    const std::uint8_t* m_begin;  // the input, or its window
     const std::uint8_t* m_end;
     const std::string& m_name;
     const load_limits& m_lim;
@@ -1051,6 +1115,15 @@ private:
     std::vector<frame_id> m_scratch;
     std::string m_utf8;
     bool m_has_cc = false, m_has_um = false;
+
+    // The input in all, and its window when it is read in pieces.
+    std::uint64_t m_total = 0;
+    const pickle_source* m_src = nullptr;
+    std::unique_ptr<std::uint8_t[]> m_buf;
+    std::size_t m_cap = 0;
+    std::uint64_t m_base = 0;  // the input's offset of m_begin
+    bool m_more = false;       // input bytes after m_end
+    const std::uint8_t* m_event_at = nullptr;  // run(): at or past it, release or refill
 };
 
 // Strings are stored as valid UTF-8: invalid bytes become U+FFFD.
@@ -1401,20 +1474,28 @@ void reader::build_top(const val& topv) {
 
 void reader::run() {
     const std::uint8_t* p = m_begin;
-    const std::size_t size = static_cast<std::size_t>(m_end - m_begin);
+    const std::size_t size = static_cast<std::size_t>(m_total);
     if (size == 0) fail("empty file");
+    if (m_src) refill(p, 0);
     if (p[0] != 0x80)
         fail("not a pickle of protocol 2-5 (no PROTO opcode at the start)");
     m_stack.reserve(4096);
+    // Mapped whole: the pages behind the reader are released every release_step bytes. In
+    // pieces: the window is refilled (refill sets m_event_at).
     const std::size_t release_step = read_ahead::step_for(size);
-    std::size_t next_release = release_step;
+    if (!m_src) m_event_at = m_begin + std::min(size, release_step);
     for (;;) {
-        m_op = static_cast<std::size_t>(p - m_begin);
-        if (p >= m_end) fail("truncated: end of data before STOP");
-        if (m_op >= next_release) {
-            if (m_release) m_release(m_op);
-            next_release = m_op + release_step;
+        if (p >= m_event_at) [[unlikely]] {
+            if (m_src) {
+                if (m_more) refill(p, 0);
+            } else {
+                const std::size_t at = static_cast<std::size_t>(p - m_begin);
+                if (m_release && at < size) m_release(at);
+                m_event_at = m_begin + std::min(size, at + release_step);
+            }
         }
+        m_op = static_cast<std::size_t>(m_base + static_cast<std::uint64_t>(p - m_begin));
+        if (p >= m_end) fail("truncated: end of data before STOP");
         m_opcode = *p++;
         switch (m_opcode) {
         case 0x80:  // PROTO
@@ -1428,9 +1509,9 @@ void reader::run() {
             need(p, 8);
             std::uint64_t len = u64(p);
             p += 8;
-            if (len > static_cast<std::uint64_t>(m_end - p))
+            if (len > left(p))
                 fail("truncated: FRAME announces " + std::to_string(len) + " bytes, " +
-                     std::to_string(m_end - p) + " left");
+                     std::to_string(left(p)) + " left");
             break;
         }
         case '.': {  // STOP
@@ -1640,6 +1721,13 @@ void read_pickle(std::string_view data, const std::string& name, const load_limi
                  snapshot& out, const std::function<void(std::size_t)>& release) {
     intern_known_keys(out.strings());
     reader r(data, name, limits, out, release);
+    r.run();
+}
+
+void read_pickle(const pickle_source& src, const std::string& name, const load_limits& limits,
+                 snapshot& out, const std::function<void(std::size_t)>& progress) {
+    intern_known_keys(out.strings());
+    reader r(src, name, limits, out, progress);
     r.run();
 }
 
