@@ -47,7 +47,10 @@ bool python_rmsnorm(const estimate_input& in) {
 // fp32, so an activation the layer formula counts at 2 B per element takes 4 B. Dropout masks (1 B) and
 // tensors already fp32 (norm upcasts, log-sum-exp, softmax probabilities) keep their size; the
 // half-precision copy of eager attention's probabilities is then the fp32 tensor itself.
-double fp32_compute_act_scale(const estimate_input& in) { return in.param_bytes >= 4 ? 2.0 : 1.0; }
+// (param_bytes 4 alone is not enough: LLaMA-Factory's fp32 trainable adapters set it over a bf16 base)
+double fp32_compute_act_scale(const estimate_input& in) {
+    return in.param_bytes >= 4 && in.ft.kind == finetune_kind::full ? 2.0 : 1.0;
+}
 
 // Output width of each adapter target of a dense layer (in, out).
 struct mod { unsigned bit; double in, out; };
