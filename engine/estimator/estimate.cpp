@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 #include <fmt/format.h>
@@ -271,9 +272,15 @@ estimate_input from_facts(const fact_store& facts) {
         m.dropout = d && d->val.is_numeric() ? d->val.as_number() : classic ? 0.1 : 0.0;
         if (!(d && d->val.is_numeric()) && classic)
             in.assumptions.push_back(fmt::format("model.dropout = 0.1 ({} config default)", m.family));
+        // est26: model.task sequence_classification (AutoModelForSequenceClassification): a pooled
+        // classifier replaces the LM head, so no vocabulary-sized logits and no output projection
+        const std::string task = lower(r.str("model.task", "", nullptr));
+        m.seq_classifier = task == "sequence_classification" || task == "seq_cls" || task == "classification";
         if (m.family == "bert")
-            in.assumptions.push_back("encoder (bidirectional attention) estimated like a decoder of the same shapes; "
-                                     "MLM logits counted for every position (BertForMaskedLM)");
+            in.assumptions.push_back(m.seq_classifier ? "encoder (bidirectional attention) estimated like a decoder of the same shapes; "
+                                                        "sequence classifier: no vocabulary logits"
+                                                      : "encoder (bidirectional attention) estimated like a decoder of the same shapes; "
+                                                        "MLM logits counted for every position (BertForMaskedLM)");
     }
     m.experts = r.integer("model.num_experts", 0, nullptr);
     if (m.experts > 0) {
@@ -651,6 +658,23 @@ estimate_input from_facts(const fact_store& facts) {
         in.assumptions.push_back(
             "QLoRA under HF Trainer: PEFT's prepare_model_for_kbit_training (TRL SFTTrainer calls it) casts the norms to "
             "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
+    }
+
+    // est26: torch 1.x Module/Optimizer.zero_grad(set_to_none=False) zeroes the gradients in place
+    // (torch 2.0 made set_to_none=True the default): HF Trainer of that era calls model.zero_grad(),
+    // so the gradients stay allocated through the next forward. Megatron and DeepSpeed keep their own
+    // gradient buffers (already counted as live in forward).
+    {
+        // a config may give the version as a string ("1.10") or a number (1.1)
+        const fact* tvf = facts.get("job.torch_version");
+        const std::string tv = !tvf ? std::string() : tvf->val.is_numeric() ? fmt::format("{:g}", tvf->val.as_number())
+                                                                            : r.str("job.torch_version", "", nullptr);
+        const int major = tv.empty() || !std::isdigit(static_cast<unsigned char>(tv[0])) ? 0 : std::atoi(tv.c_str());
+        if (major == 1 && in.framework != train_framework::megatron && in.framework != train_framework::deepspeed) {
+            in.zero_grad_keeps_grads = true;
+            in.assumptions.push_back("torch " + tv + ": zero_grad() zeroes gradients in place (set_to_none=False before torch 2.0), "
+                                     "so they stay allocated through the forward");
+        }
     }
 
     // est25: HF-style collators pad each batch to its longest sample (framework.pads_to_longest, from

@@ -55,6 +55,7 @@ struct estimate_model {
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
     std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
     double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
+    bool seq_classifier = false;       // est26: a sequence-classification head (HF *ForSequenceClassification): no vocabulary logits
 };
 
 // Parameter-efficient fine-tuning as the frameworks implement it (docs/estimator.md).
@@ -133,6 +134,9 @@ struct estimate_input {
     // longest sample; no packing, no fixed-length data) and the allocator setting that bounds it.
     bool lengths_vary = false;
     bool expandable_segments = false;     // PYTORCH_CUDA_ALLOC_CONF expandable_segments:True
+    // Added in round est26: torch 1.x zero_grad() zeroes gradients in place (set_to_none=False), so they
+    // stay allocated through every forward (job.torch_version < 2 outside Megatron / DeepSpeed)
+    bool zero_grad_keeps_grads = false;
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

@@ -43,6 +43,15 @@ bool python_rmsnorm(const estimate_input& in) {
            in.model.family != "falcon";
 }
 
+// est26: fp32 parameters trained without autocast (training.mixed_precision_param float32) compute in
+// fp32, so an activation the layer formula counts at 2 B per element takes 4 B. Dropout masks (1 B) and
+// tensors already fp32 (norm upcasts, log-sum-exp, softmax probabilities) keep their size; the
+// half-precision copy of eager attention's probabilities is then the fp32 tensor itself.
+// (param_bytes 4 alone is not enough: LLaMA-Factory's fp32 trainable adapters set it over a bf16 base)
+double fp32_compute_act_scale(const estimate_input& in) {
+    return in.param_bytes >= 4 && in.ft.kind == finetune_kind::full ? 2.0 : 1.0;
+}
+
 // Output width of each adapter target of a dense layer (in, out).
 struct mod { unsigned bit; double in, out; };
 int dense_modules(const estimate_model& m, mod* out) {
@@ -153,6 +162,22 @@ static double largest_adapter_matrix(const estimate_input& in) {
     return big;
 }
 
+// est26: torch.autocast over fp32 trainable weights (HF Trainer / accelerate fp16 or bf16 AMP of a model
+// loaded in fp32, no sharding) casts each weight an autocast op uses to the compute dtype and keeps the
+// copy: autocast's weight cache holds it until the autocast region ends (after the loss;
+// aten/src/ATen/autocast_mode.cpp cached_cast: leaf fp32 tensors requiring grad), and the linear's
+// autograd node saves it for the input gradient until that layer's backward. Under reentrant
+// checkpointing the forward saves nothing, and the recompute enters and leaves autocast per layer.
+// Bytes held in forward and at the loss (whole stage) and at the start of backward.
+void amp_weight_copy_bytes(const estimate_input& in, double lin_rank, double max_layer_lin, double* fwd_loss, double* bwd) {
+    *fwd_loss = *bwd = 0;
+    const bool amp_fp32_weights = in.hf_model && in.ft.kind == finetune_kind::full && in.master_weights &&
+                                  in.param_bytes < 4 && in.zero_stage == 0 && in.framework != train_framework::deepspeed;
+    if (!amp_fp32_weights) return;
+    *fwd_loss = double(in.param_bytes) * lin_rank;
+    *bwd = in.ac == ac_kind::none ? *fwd_loss : double(in.param_bytes) * max_layer_lin;
+}
+
 // Bytes per token for one layer. Terms follow Korthikanti et al. (2022) Table 2 rebuilt from
 // shapes (GQA/MLA q,k,v, SwiGLU or GELU MLP, MoE dispatch, dropout masks, eager extras), then
 // what a frozen base does not save (autograd keeps a matmul's input only for its weight's
@@ -177,11 +202,12 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // compiled graph keeps only what backward reads. Low end of the interval: not kept.
     const bool frozen_keeps = frozen && !in.compile && in.variant >= 0;
     double rep = 0, shard = 0;  // replicated outside TP regions / sharded by TP
+    const double x = fp32_compute_act_scale(in);  // 2 when the compute dtype is fp32 (est26)
     double extra_transient = 0;   // eager intermediates that are never saved
 
     // norms: a Python RMSNorm keeps x.float() (4h) and, when its weight trains, the bf16
     // normalized input (2h); fused/compiled norms keep the input (2h)
-    const double norm_each = upcast_norm ? (frozen ? 4.0 * h : 6.0 * h) : 2.0 * h;
+    const double norm_each = upcast_norm ? (frozen ? 4.0 * h : (4.0 + 2.0 * x) * h) : 2.0 * x * h;
     rep += double(m.norms_per_layer) * norm_each;
     if (upcast_norm) extra_transient += 2.0 * 4.0 * h;  // fp32 normalized product
     double q_dim = a * d, k_dim = g * d, v_dim = g * d, o_dim = a * d;
@@ -193,8 +219,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
     // input of the q/k/v projections (the first norm's output)
     const bool qkv_adapted = tg & (lora_target::q | lora_target::k | lora_target::v);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += 2.0 * h;
-    shard += 2.0 * (q_dim + k_dim + v_dim) + 2.0 * o_dim;  // post-RoPE q, k, v and the attention output
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += 2.0 * x * h;
+    shard += 2.0 * x * (q_dim + k_dim + v_dim + o_dim);  // post-RoPE q, k, v and the attention output
     if (eager) extra_transient += 8.0 * (q_dim + k_dim);   // RoPE in fp32 (complex) copies
     double quad = 0;  // per token, s^2 term
     double quad_bwd = 0;  // per token, s^2 buffers of the attention's own backward
@@ -212,32 +238,33 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         // node has freed the copy (and dropout its mask and output): 6 B above the saved set, 5 with dropout.
         // soft-capping (Gemma 2: tanh(scores / cap) * cap before the mask) keeps the tanh output, 2 B per
         // score more (tanh's backward reads its result; LitGPT model.py and HF's eager Gemma 2 alike)
-        quad = a * double(in.seq_len) * ((drop ? 7.0 : 6.0) + (m.attn_softcap > 0 ? 2.0 : 0.0));
-        quad_bwd = a * double(in.seq_len) * (drop ? 5.0 : 6.0);
+        // (fp32 compute: probabilities 4 B, no copy; with dropout + mask 1 B + output 4 B)
+        quad = a * double(in.seq_len) * ((drop ? 5.0 + 2.0 * x : x > 1.0 ? 4.0 : 6.0) + (m.attn_softcap > 0 ? 2.0 * x : 0.0));
+        quad_bwd = a * double(in.seq_len) * (x > 1.0 ? 4.0 * x : drop ? 5.0 : 6.0);  // fp32: 8 B above the saved 4
     } else {
-        quad = a * double(in.seq_len) * (drop ? 5.0 : 2.0);
+        quad = a * double(in.seq_len) * (drop ? 1.0 + 4.0 * x : 2.0 * x);
     }
     if (drop) rep += 2.0 * h;  // two dropout masks (1 byte each)
     const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += 2.0 * h;  // MLP / router input
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += 2.0 * x * h;  // MLP / router input
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
         const double fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn), k = double(std::max<std::int64_t>(1, m.top_k));
         const double etp = double(std::max<std::int64_t>(1, in.etp));
         mlp_rep += 8.0 * double(m.experts);                  // router logits and probs (fp32)
-        mlp_rep += k * (2.0 * h + 2.0 * h);                  // permuted input and expert output
-        mlp_rep += k * (eager ? 8.0 : 6.0) * fe / etp;       // expert SwiGLU intermediates
-        mlp_shard += double(m.shared_experts) * (eager ? 8.0 : 6.0) * fe;
+        mlp_rep += x * k * (2.0 * h + 2.0 * h);                  // permuted input and expert output
+        mlp_rep += x * k * (eager ? 8.0 : 6.0) * fe / etp;       // expert SwiGLU intermediates
+        mlp_shard += x * double(m.shared_experts) * (eager ? 8.0 : 6.0) * fe;
     } else {
         const double f = double(m.ffn);
         const bool down_in = !frozen || frozen_keeps || (tg & lora_target::down);  // input of the down projection
         if (m.gated) {
             // gate and up outputs (SiLU input, product operand), the SiLU output when eager
-            mlp_shard += (eager ? 6.0 : 4.0) * f + (down_in ? 2.0 * f : 0.0);
-            if (eager && !down_in) extra_transient += 2.0 * f;
+            mlp_shard += x * ((eager ? 6.0 : 4.0) * f + (down_in ? 2.0 * f : 0.0));
+            if (eager && !down_in) extra_transient += 2.0 * x * f;
         } else {
-            mlp_shard += 2.0 * f + (down_in ? 2.0 * f : 0.0);  // GELU input, FC2 input
+            mlp_shard += x * (2.0 * f + (down_in ? 2.0 * f : 0.0));  // GELU input, FC2 input
         }
     }
     // adapters: own (dropped-out) inputs, the rank-r intermediate, DoRA's kept outputs
@@ -256,8 +283,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         for (int i = 0; i < n; ++i) {
             if (!(tg & mods[i].bit)) continue;
             if (moe && (mods[i].bit & (lora_target::gate | lora_target::up | lora_target::down))) continue;
-            adapters += 2.0 * r;
-            if (ft.lora_dropout) adapters += 3.0 * mods[i].in;  // masked copy (2) + mask (1)
+            adapters += 2.0 * x * r;
+            if (ft.lora_dropout) adapters += (2.0 * x + 1.0) * mods[i].in;  // masked copy (2) + mask (1)
             if (ft.dora) adapters += 4.0 * mods[i].out;         // base and adapter outputs for the magnitude
         }
     }
@@ -269,7 +296,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
     // without checkpointing the norms keep an fp32 input either way)
     const bool fp32_resid = fp32_residual_stream(in);
-    const double resid = fp32_resid ? 4.0 : 2.0;
+    const double resid = fp32_resid ? 4.0 : 2.0 * x;
     const double input = sp ? resid * h / t : resid * h;
     switch (in.ac) {
         case ac_kind::none: res.saved = full_none; break;
@@ -554,6 +581,8 @@ double compute(const estimate_input& in, breakdown& out) {
     const double c = double(std::max<std::int64_t>(1, in.cp));
     const double ep = double(std::max<std::int64_t>(1, in.ep)), etp = double(std::max<std::int64_t>(1, in.etp));
     const double h = double(m.hidden), V = double(m.vocab);
+    // est26: a sequence classifier computes no vocabulary-sized logits (its head is the pooled classifier)
+    const double V_out = m.seq_classifier ? 0.0 : V;
     const double a_heads_dim = double(m.heads) * double(std::max<std::int64_t>(1, m.head_dim));
     const double pb = double(in.param_bytes);
     const bool finetune = ft.kind != finetune_kind::full;
@@ -653,7 +682,7 @@ double compute(const estimate_input& in, breakdown& out) {
     }
     out.logits_bpe = bpe;
     // one micro-batch's whole logits on this rank, as the output projection writes it (none when chunked)
-    out.logits_tensor_elements = in.chunked_loss ? 0.0 : tokens * double(V) / (vocab_parallel ? double(in.tp) : 1.0);
+    out.logits_tensor_elements = in.chunked_loss ? 0.0 : tokens * V_out / (vocab_parallel ? double(in.tp) : 1.0);
 
     out.stages.resize(std::size_t(p));
     const bool tt = in.framework == train_framework::torchtitan;
@@ -697,7 +726,7 @@ double compute(const estimate_input& in, breakdown& out) {
         double embed_rank = 0, output_rank = 0;
         if (s == 0) embed_rank = V * h / t;
         if (last) {
-            if (!m.tied || p > 1) output_rank = V * h / t;
+            if ((!m.tied || p > 1) && !m.seq_classifier) output_rank = V * h / t;
             // LitGPT's QLoRA quantizes the head as well (Lightning's BitsandbytesPrecision replaces every
             // nn.Linear; LitGPT passes no ignore_modules): NF4 weight, and its dequantized copy is the
             // largest frozen linear's temporary (each chunk's forward and backward dequantize it)
@@ -799,8 +828,8 @@ double compute(const estimate_input& in, breakdown& out) {
 
         // logits and loss (last stage)
         if (last) {
-            st.logits = tokens * V / (vocab_parallel ? t : 1.0) * bpe;
-            st.logits += tokens * (fp32_resid ? 4.0 : 2.0) * h;  // final-norm output feeding the output projection
+            st.logits = tokens * V_out / (vocab_parallel ? t : 1.0) * bpe;
+            st.logits += tokens * (fp32_resid ? 4.0 : 2.0 * fp32_compute_act_scale(in)) * h;  // final-norm output feeding the output projection
             if (liger) {
                 st.logits += liger_loss_bytes(tokens, V, h, pb);
                 // a trained head: the forward also allocates the head's weight gradient (zeros_like
@@ -810,12 +839,12 @@ double compute(const estimate_input& in, breakdown& out) {
             }
             else if (in.chunked_loss && fused_chunks) st.logits += tokens * 4.0 * h;  // fp32 hidden-gradient accumulator
             else if (tt_compiled_chunks && !finetune)
-                st.logits += chunked_head_grad_bytes(tokens * V / (vocab_parallel ? t : 1.0), V * h / t * pb, k.torchtune_loss_chunks);
-            st.stranded_loss = tokens * V / (vocab_parallel ? t : 1.0) * strand_bpe;
+                st.logits += chunked_head_grad_bytes(tokens * V_out / (vocab_parallel ? t : 1.0), V * h / t * pb, k.torchtune_loss_chunks);
+            st.stranded_loss = tokens * V_out / (vocab_parallel ? t : 1.0) * strand_bpe;
             if (pp_keeps_outputs) {
                 // every micro-batch's logits (compute dtype) stay referenced until the step ends, so
                 // the current one is live rather than stranded in the cache
-                st.pp_outputs = mb * tokens * V / (vocab_parallel ? t : 1.0) * pb;
+                st.pp_outputs = mb * tokens * V_out / (vocab_parallel ? t : 1.0) * pb;
                 st.logits += st.pp_outputs;
                 st.stranded_loss = 0;
             }
@@ -1006,8 +1035,16 @@ double compute(const estimate_input& in, breakdown& out) {
         double grads_fwd = rates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
         if (finetune) grads_fwd = trates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
         if (in.grad_accum > 1 && !in.optimizer_in_backward) grads_fwd = st.grads;  // accumulated across micro-batches
+        if (in.zero_grad_keeps_grads && !in.optimizer_in_backward) grads_fwd = st.grads;  // torch 1.x zero_grad (est26)
         // end of backward: all grads plus the first layer's transients
         double grads_end = in.optimizer_in_backward ? 0.0 : st.grads;
+        {
+            double amp_fwd = 0, amp_bwd = 0;  // autocast's compute-dtype weight copies (est26)
+            amp_weight_copy_bytes(in, lin, n > 0 ? lin / double(n) : 0.0, &amp_fwd, &amp_bwd);
+            fwd += amp_fwd;
+            loss += amp_fwd;
+            bwd += amp_bwd;
+        }
         st.temp_forward = fwd;
         st.temp_backward = bwd;
         st.temp_loss = loss;

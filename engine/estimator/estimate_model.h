@@ -93,6 +93,10 @@ struct layer_act {
 // `converted`: the layer's linears run in the low-precision recipe (NVFP4 keeps a bf16 tail).
 layer_act layer_activation(const estimate_input& in, bool moe, bool trainable = true, bool converted = true);
 
+// est26: autocast's compute-dtype copies of fp32 trainable weights: bytes held in forward and at the
+// loss (`fwd_loss`) and at the start of backward (`bwd`); zero unless AMP runs over fp32 weights.
+void amp_weight_copy_bytes(const estimate_input& in, double lin_rank, double max_layer_lin, double* fwd_loss, double* bwd);
+
 struct stage_figures {
     int stage = 0;
     std::int64_t layers = 0, moe_layers = 0;

@@ -568,3 +568,128 @@ TEST_CASE("activations: soft-capped attention keeps its tanh; Gemma 2 / 3 keep f
     in.model.norms_per_layer = 2;
     CHECK(four_fused.saved - est::layer_activation(in, false).saved == doctest::Approx(2.0 * 2.0 * h));
 }
+
+TEST_CASE("activations: fp32 compute without autocast takes 4 B per compute-dtype element; masks and fp32 tensors do not double (est26)") {
+    // BERT-large-like layer (LayerNorm, GELU MLP, dropout 0.1), HF eager attention
+    estimate_input in;
+    in.model.family = "bert";
+    in.model.hidden = 1024;
+    in.model.layers = 24;
+    in.model.heads = in.model.kv_heads = 16;
+    in.model.head_dim = 64;
+    in.model.ffn = 4096;
+    in.model.vocab = 30522;
+    in.model.gated = false;
+    in.model.dropout = 0.1;
+    in.compile = false;
+    in.flash = false;
+    in.hf_model = true;
+    in.seq_len = 512;
+    in.param_bytes = 2;  // autocast: compute dtype half
+    const double h = 1024, a = 16, s = 512, f = 4096;
+    const est::layer_act half = est::layer_activation(in, false);
+    // half: 2 norm inputs, qkv and MLP inputs, q k v o, GELU and FC2 inputs at 2 B, two 1 B masks; 7 B per score
+    CHECK(half.saved == doctest::Approx(2.0 * (2 * h + h + h + 4 * h + 2 * f) + 2.0 * h + 7.0 * a * s));
+    in.param_bytes = 4;  // fp32 weights, no autocast
+    const est::layer_act full = est::layer_activation(in, false);
+    // fp32: every 2 B term doubles, the masks stay 1 B, 9 B per score (fp32 probabilities, mask, fp32 dropout output)
+    CHECK(full.saved == doctest::Approx(4.0 * (2 * h + h + h + 4 * h + 2 * f) + 2.0 * h + 9.0 * a * s));
+    CHECK(full.backward == doctest::Approx(2.0 * half.backward));
+    // checkpointed layer input: 4 B per element in fp32
+    in.ac = ac_kind::full;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(4.0 * h));
+    in.param_bytes = 2;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(2.0 * h));
+}
+
+TEST_CASE("logits: a sequence classifier (model.task) has no vocabulary logits; a language model keeps them (est26)") {
+    fact_store facts;
+    const auto put = [&](const char* k, value v) { test_util::emit(facts, k, std::move(v)); };
+    put("model.family", value(std::string("bert")));
+    put("model.hidden_size", value(std::int64_t(1024)));
+    put("model.num_layers", value(std::int64_t(24)));
+    put("model.num_attention_heads", value(std::int64_t(16)));
+    put("model.num_kv_heads", value(std::int64_t(16)));
+    put("model.head_dim", value(std::int64_t(64)));
+    put("model.intermediate_size", value(std::int64_t(4096)));
+    put("model.vocab_size", value(std::int64_t(30522)));
+    put("model.tie_word_embeddings", value(true));
+    put("job.framework", value(std::string("hf_trainer")));
+    put("job.world_size", value(std::int64_t(1)));
+    put("training.seq_len", value(std::int64_t(512)));
+    put("training.local_batch_size", value(std::int64_t(4)));
+    const estimate_result lm = estimate(from_facts(facts));
+    CHECK(lm.logits_tensor_bytes > 0);
+    put("model.task", value(std::string("sequence_classification")));
+    const estimate_result cls = estimate(from_facts(facts));
+    CHECK(cls.logits_tensor_bytes == 0);
+    CHECK(cls.component("logits") < 2048.0 * 30522.0);
+    CHECK(cls.peak_bytes < lm.peak_bytes);
+    CHECK(cls.param_count == lm.param_count);  // tied: the embedding is counted once either way
+}
+
+TEST_CASE("gradients through the forward: torch 1.x zero_grad keeps them, torch 2 frees them (est26)") {
+    fact_store facts;
+    const auto put = [&](const char* k, value v) { test_util::emit(facts, k, std::move(v)); };
+    test_util::emit_llama8b(facts);
+    put("job.framework", value(std::string("hf_trainer")));
+    put("job.world_size", value(std::int64_t(1)));
+    put("training.seq_len", value(std::int64_t(1024)));
+    put("training.local_batch_size", value(std::int64_t(1)));
+    put("training.finetuning_type", value(std::string("full")));
+    put("job.torch_version", value(std::string("2.4.1")));
+    const estimate_result t2 = estimate(from_facts(facts));
+    put("job.torch_version", value(std::string("1.10")));
+    const estimate_input in1 = from_facts(facts);
+    CHECK(in1.zero_grad_keeps_grads);
+    const estimate_result t1 = estimate(in1);
+    CHECK(t1.peak_bytes > t2.peak_bytes);
+    CHECK(!from_facts([&] {
+              fact_store f2;
+              test_util::emit_llama8b(f2);
+              test_util::emit(f2, "job.framework", value(std::string("megatron")));
+              test_util::emit(f2, "job.torch_version", value(std::string("1.13")));
+              return f2;
+          }())
+               .zero_grad_keeps_grads);  // Megatron's gradient buffer is counted as live already
+}
+
+TEST_CASE("autocast over fp32 weights keeps a compute-dtype copy of each weight through forward (est26)") {
+    fact_store facts;
+    const auto put = [&](const char* k, value v) { test_util::emit(facts, k, std::move(v)); };
+    test_util::emit_llama8b(facts);
+    put("job.framework", value(std::string("hf_trainer")));
+    put("job.world_size", value(std::int64_t(1)));
+    put("training.seq_len", value(std::int64_t(512)));
+    put("training.local_batch_size", value(std::int64_t(1)));
+    put("training.finetuning_type", value(std::string("full")));
+    put("training.load_dtype", value(std::string("float32")));
+    put("training.mixed_precision_param", value(std::string("float16")));
+    const estimate_result amp = estimate(from_facts(facts));
+    // weights loaded in half precision: no cast, no copy (the other side)
+    put("training.load_dtype", value(std::string("float16")));
+    const estimate_result half = estimate(from_facts(facts));
+    CHECK(half.reserved_peak_bytes < amp.reserved_peak_bytes);
+    // fp32 weights without autocast: nothing to cast either
+    put("training.load_dtype", value(std::string("float32")));
+    put("training.mixed_precision_param", value(std::string("float32")));
+    const estimate_input fp32 = from_facts(facts);
+    double f = 0, b = 0;
+    est::amp_weight_copy_bytes(fp32, 1e9, 1e8, &f, &b);
+    CHECK(f == 0);
+    estimate_input in = from_facts([&] {
+        fact_store f2;
+        test_util::emit_llama8b(f2);
+        test_util::emit(f2, "job.framework", value(std::string("hf_trainer")));
+        test_util::emit(f2, "training.finetuning_type", value(std::string("full")));
+        test_util::emit(f2, "training.load_dtype", value(std::string("float32")));
+        test_util::emit(f2, "training.mixed_precision_param", value(std::string("bfloat16")));
+        return f2;
+    }());
+    est::amp_weight_copy_bytes(in, 1e9, 1e8, &f, &b);
+    CHECK(f == doctest::Approx(2e9));
+    CHECK(b == doctest::Approx(2e9));  // no checkpointing: every layer's copy is saved for backward
+    in.ac = ac_kind::full;
+    est::amp_weight_copy_bytes(in, 1e9, 1e8, &f, &b);
+    CHECK(b == doctest::Approx(2e8));  // reentrant checkpointing: one layer's copies in backward
+}

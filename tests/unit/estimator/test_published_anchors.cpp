@@ -198,3 +198,7 @@ TEST_CASE("held-out pretraining rows, round est22 (torchtitan PRs/issues: Qwen3 
 TEST_CASE("held-out fine-tuning rows, round est24 (LitGPT config hub rows of 2024-07..09: Llama 3.2 1B/3B, Phi-3-mini, Gemma 2 2B/9B LoRA/QLoRA)") {
     check_heldout("heldout_est24.yaml", 8, "held-out rows (est24)");
 }
+
+TEST_CASE("held-out rows, round est26 (transformers single-GPU guide of 2022-01: BERT-large classifier, fp32 / fp16 AMP, GC, Adafactor, 8-bit Adam, V100)") {
+    check_heldout("heldout_est26.yaml", 9, "held-out rows (est26)");
+}
