@@ -594,7 +594,10 @@ TEST_CASE("activations: fp32 compute without autocast takes 4 B per compute-dtyp
     const est::layer_act full = est::layer_activation(in, false);
     // fp32: every 2 B term doubles, the masks stay 1 B, 9 B per score (fp32 probabilities, mask, fp32 dropout output)
     CHECK(full.saved == doctest::Approx(4.0 * (2 * h + h + h + 4 * h + 2 * f) + 2.0 * h + 9.0 * a * s));
-    CHECK(full.backward == doctest::Approx(2.0 * half.backward));
+    // backward above the saved set, per score: half 5 B with dropout (est27: fp32 softmax copy and its gradient);
+    // fp32 8 B (the dropout output's and the probabilities' fp32 gradients beside the saved 9 B)
+    CHECK(half.backward == doctest::Approx(5.0 * a * s));
+    CHECK(full.backward == doctest::Approx(8.0 * a * s));
     // checkpointed layer input: 4 B per element in fp32
     in.ac = ac_kind::full;
     CHECK(est::layer_activation(in, false).saved == doctest::Approx(4.0 * h));
