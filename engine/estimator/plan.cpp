@@ -270,26 +270,12 @@ void take(plan_answer& a, const plan_choice& best) {
     a.terms = best.candidate.terms;
 }
 
-// The facts an estimate and the input checks read (a diagnosis store also holds log and
-// snapshot facts: thousands, copied for every verification otherwise).
-void job_facts_only(const fact_store& all, fact_store& out) {
-    static const char* const prefixes[] = {"job.",   "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
-                                           "compile.", "quantize.", "model.",       "device.",                "framework.",
-                                           "env.",     "allocator."};
-    for (const fact* f : all.current())
-        for (const char* p : prefixes)
-            if (f->name.rfind(p, 0) == 0) {
-                out.emit(*f);
-                break;
-            }
-}
-
 }  // namespace
 
 plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax, const plan_request& req) {
     const auto t0 = std::chrono::steady_clock::now();
     fact_store facts(all_facts.vocab());
-    job_facts_only(all_facts, facts);
+    copy_job_facts(all_facts, facts);  // a diagnosis store also holds thousands of log and snapshot facts
     plan_answer a;
     a.framework = syntax.framework;
     a.syntax = syntax.syntax;

@@ -314,16 +314,21 @@ void finish_job_facts(fact_store& facts) {
     validate_job_facts(facts);
 }
 
-std::optional<std::string> override_problem(const fact_store& facts, const std::vector<canonical_override>& overrides) {
-    fact_store copy(facts.vocab());
-    static const char* const prefixes[] = {"job.", "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
-                                           "compile.", "quantize.", "model.", "device.", "framework."};
-    for (const fact* f : facts.current())
+void copy_job_facts(const fact_store& all, fact_store& out) {
+    static const char* const prefixes[] = {"job.",   "training.", "parallelism.", "activation_checkpoint.", "optimizer.",
+                                           "compile.", "quantize.", "model.",       "device.",                "framework.",
+                                           "env.",     "allocator."};
+    for (const fact* f : all.current())
         for (const char* p : prefixes)
-            if (f->name.rfind(p, 0) == 0 && f->name != "job.assumptions") {
-                copy.emit(*f);
+            if (f->name.rfind(p, 0) == 0) {
+                out.emit(*f);
                 break;
             }
+}
+
+std::optional<std::string> override_problem(const fact_store& facts, const std::vector<canonical_override>& overrides) {
+    fact_store copy(facts.vocab());
+    copy_job_facts(facts, copy);  // job.assumptions comes along and is stated again by the checks
     provenance p;
     p.producer = "what-if";
     for (const auto& o : overrides) {

@@ -28,6 +28,10 @@ std::vector<std::string> validate_job_facts(fact_store& facts);
 // derive_job_facts then validate_job_facts: call after every input is in the store.
 void finish_job_facts(fact_store& facts);
 
+// Copies the facts that describe the job (config, model, device, framework semantics, environment,
+// allocator settings) from a store that may also hold log and snapshot facts.
+void copy_job_facts(const fact_store& all, fact_store& out);
+
 // For a what-if: the error line the checks would give for the job's facts with these overrides
 // on top (TP 2 on a DDP mesh that already uses every rank, ...), or nullopt when they pass.
 std::optional<std::string> override_problem(const fact_store& facts, const std::vector<canonical_override>& overrides);
