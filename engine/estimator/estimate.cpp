@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 
@@ -13,6 +12,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
+#include "engine/core/version.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
 #include "engine/estimator/varying_lengths.h"
@@ -638,10 +638,9 @@ estimate_input from_facts(const fact_store& facts) {
     // (loss/loss_utils.py; before 4.46 the model rebinds logits to the fp32 copy, from 4.49 the shift
     // is a label pad, transformers #35646)
     if (in.hf_model) {
-        const std::string tv = r.str("job.transformers_version", "", nullptr);
-        int major = 0, minor = 0;
-        if (!tv.empty() && std::sscanf(tv.c_str(), "%d.%d", &major, &minor) == 2)
-            in.hf_loss_keeps_logits = major == 4 && minor >= 46 && minor <= 48 ? 1 : 0;
+        const auto tv = version_fact(facts, "job.transformers_version");
+        if (tv && tv->minor >= 0)
+            in.hf_loss_keeps_logits = tv->major == 4 && tv->minor >= 46 && tv->minor <= 48 ? 1 : 0;
         else
             in.hf_loss_keeps_logits = -1;
     }
@@ -665,14 +664,10 @@ estimate_input from_facts(const fact_store& facts) {
     // so the gradients stay allocated through the next forward. Megatron and DeepSpeed keep their own
     // gradient buffers (already counted as live in forward).
     {
-        // a config may give the version as a string ("1.10") or a number (1.1)
-        const fact* tvf = facts.get("job.torch_version");
-        const std::string tv = !tvf ? std::string() : tvf->val.is_numeric() ? fmt::format("{:g}", tvf->val.as_number())
-                                                                            : r.str("job.torch_version", "", nullptr);
-        const int major = tv.empty() || !std::isdigit(static_cast<unsigned char>(tv[0])) ? 0 : std::atoi(tv.c_str());
-        if (major == 1 && in.framework != train_framework::megatron && in.framework != train_framework::deepspeed) {
+        const auto tv = version_fact(facts, "job.torch_version");
+        if (tv && tv->major == 1 && in.framework != train_framework::megatron && in.framework != train_framework::deepspeed) {
             in.zero_grad_keeps_grads = true;
-            in.assumptions.push_back("torch " + tv + ": zero_grad() zeroes gradients in place (set_to_none=False before torch 2.0), "
+            in.assumptions.push_back("torch " + tv->text + ": zero_grad() zeroes gradients in place (set_to_none=False before torch 2.0), "
                                      "so they stay allocated through the forward");
         }
     }

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/fact_store.h"
+#include "engine/core/version.h"
 #include "parsers/config/job_config.h"
 #include "parsers/config/raw_entry.h"
 #include "parsers/config/registry_edit.h"
@@ -180,9 +180,7 @@ std::string allocator_env_var(const std::string& device_kind, const std::string&
     // docs cuda_environment_variables: "PYTORCH_CUDA_ALLOC_CONF is its alias"), but 2.9.x ignores
     // it for CUDA expandable_segments (pytorch/pytorch#183387, fixed in 2.11.0 per
     // karpathy/autoresearch#588). The old name works in every release.
-    int major = 0, minor = 0;
-    if (std::sscanf(torch_version.c_str(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 11)))
-        return "PYTORCH_ALLOC_CONF";
+    if (const auto v = parse_release_version(torch_version); v && v->at_least(2, 11)) return "PYTORCH_ALLOC_CONF";
     return "PYTORCH_CUDA_ALLOC_CONF";
 }
 
@@ -224,7 +222,7 @@ void set_runtime(override_syntax& s, const fact_store& facts) {
     if (auto k = facts.string("device.kind")) s.device_kind = *k;
     else if (auto j = facts.string("job.device_kind"); j && *j != "unknown") s.device_kind = *j;
     else if (s.framework == "torchtitan_npu" || s.framework == "mindspeed") s.device_kind = "npu";
-    if (auto v = facts.string("job.torch_version")) s.torch_version = *v;
+    if (auto v = version_fact(facts, "job.torch_version")) s.torch_version = v->text;
 }
 
 std::vector<std::string> render_overrides(const override_syntax& s, const std::vector<canonical_override>& in) {

@@ -105,6 +105,9 @@ TEST_CASE("allocator variable per device and PyTorch version") {
     CHECK(allocator_env_var("cuda", "2.4.1") == "PYTORCH_CUDA_ALLOC_CONF");
     CHECK(allocator_env_var("cuda", "2.9.1+cu128") == "PYTORCH_CUDA_ALLOC_CONF");
     CHECK(allocator_env_var("cuda", "2.11.0") == "PYTORCH_ALLOC_CONF");
+    CHECK(allocator_env_var("cuda", "2.10.2") == "PYTORCH_CUDA_ALLOC_CONF");
+    CHECK(allocator_env_var("cuda", "3") == "PYTORCH_ALLOC_CONF");
+    CHECK(allocator_env_var("cuda", "nightly") == "PYTORCH_CUDA_ALLOC_CONF");
     override_syntax s = override_syntax_for("torchtitan_npu");
     s.device_kind = "npu";
     CHECK(join(render_overrides(s, {{"env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}})) ==
