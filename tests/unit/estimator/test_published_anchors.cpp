@@ -202,3 +202,7 @@ TEST_CASE("held-out fine-tuning rows, round est24 (LitGPT config hub rows of 202
 TEST_CASE("held-out rows, round est26 (transformers single-GPU guide of 2022-01: BERT-large classifier, fp32 / fp16 AMP, GC, Adafactor, 8-bit Adam, V100)") {
     check_heldout("heldout_est26.yaml", 9, "held-out rows (est26)");
 }
+
+TEST_CASE("held-out pretraining rows, round est28 (torchao float8 pre-training tutorial of 2025-06 and torchtitan PR #382: Llama 3 8B, FSDP 8, op SAC, compile, H100)") {
+    check_heldout("heldout_est28.yaml", 5, "held-out rows (est28)");
+}
