@@ -159,7 +159,7 @@ private:
         for (const auto& sl : old)
             if (sl.used) emplace(sl.first, sl.second);
     }
-    unsigned m_bits = 12;
+    unsigned m_bits = 8;  // 256 slots (16 KiB) to start: a small trace touches few fresh pages
     std::vector<slot> m_tab;
     std::size_t m_size = 0;
 };

@@ -61,13 +61,18 @@ public:
     }
 
 private:
+    // Raw storage: slots are written before they are read, and a page is touched only when
+    // the stack reaches it (value-initialising the 4096 reserved slots faulted in 64 KiB).
     [[gnu::noinline]] void grow(std::size_t cap) {
-        auto d = std::make_unique<val[]>(cap);
-        std::copy(m_data.get(), m_data.get() + m_size, d.get());
+        std::unique_ptr<val[], raw_delete> d(static_cast<val*>(::operator new[](cap * sizeof(val))));
+        if (m_size) std::memcpy(static_cast<void*>(d.get()), m_data.get(), m_size * sizeof(val));
         m_data = std::move(d);
         m_cap = cap;
     }
-    std::unique_ptr<val[]> m_data;
+    struct raw_delete {
+        void operator()(val* p) const { ::operator delete[](static_cast<void*>(p)); }
+    };
+    std::unique_ptr<val[], raw_delete> m_data;
     std::size_t m_size = 0, m_cap = 0;
 };
 
@@ -717,8 +722,8 @@ private:
     // The items of a fresh frames list after its MARK, up to APPENDS: BINGETs of frame dicts
     // (the hot loop), new frame dicts inline, FRAMEs. The ids go to m_fids[0, n).
     bool list_items(const std::uint8_t*& qref, std::size_t memo_size, std::size_t& npend, std::size_t& nref) {
-        frame_id* const out = m_fids.data();
-        const std::size_t cap = m_fids.size();
+        frame_id* const out = m_fids.get();
+        const std::size_t cap = k_fids;
         const std::uint8_t* const lim = m_end - k_slack;
         const std::uint32_t* const low = m_low_memo;
         const std::uint8_t* q = qref;  // locals: stores through `out` cannot alias them
@@ -796,7 +801,7 @@ private:
     // The id of the fresh list just read (its items in m_fids[0, n) unless cached_span hit).
     frames_id commit_list(std::size_t n) {
         if (m_span.hit >= 0) return m_span.hit;
-        const frames_id id = m_frames.intern_list(m_fids.data(), n);
+        const frames_id id = m_frames.intern_list(m_fids.get(), n);
         if (m_span.p) m_spans.add(m_span.p, m_span.len, m_span.items, m_span.hash, id);
         else m_spans.forget_previous();
         return id;
@@ -1108,7 +1113,9 @@ private:
     std::vector<trace_event> m_records;
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
-    std::vector<frame_id> m_fids = std::vector<frame_id>(1 << 14);  // frames of one entry
+    // Frames of one entry; not zero-filled, so that only the pages a stack reaches are touched.
+    static constexpr std::size_t k_fids = std::size_t(1) << 14;
+    std::unique_ptr<frame_id[]> m_fids{new frame_id[k_fids]};
     std::unordered_map<std::uint64_t, std::uint32_t> m_contexts;
     std::uint64_t m_last_context_key = ~std::uint64_t(0);
     std::uint32_t m_last_context = 0;

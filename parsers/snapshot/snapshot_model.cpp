@@ -18,7 +18,7 @@ std::uint32_t string_pool::intern(std::string_view s) {
     if (it != m_index->map.end()) return it->second;
     char* dst = nullptr;
     if (s.size() > 4096) {
-        m_chunks.push_back(std::make_unique<char[]>(s.size() + 1));
+        m_chunks.push_back(std::make_unique_for_overwrite<char[]>(s.size() + 1));
         m_chunks.back()[s.size()] = 0;
         dst = m_chunks.back().get();
         // keep the current small chunk as the active one
@@ -26,7 +26,8 @@ std::uint32_t string_pool::intern(std::string_view s) {
     } else {
         if (m_used + s.size() + 1 > m_cap || m_chunks.empty()) {
             m_cap = 64 * 1024;
-            m_chunks.push_back(std::make_unique<char[]>(m_cap));
+            // Not zero-filled: a page of the chunk is touched when a string reaches it.
+            m_chunks.push_back(std::make_unique_for_overwrite<char[]>(m_cap));
             m_used = 0;
         }
         dst = m_chunks.back().get() + m_used;
