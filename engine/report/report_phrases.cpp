@@ -37,6 +37,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.input.model_log", "model {model} (the config printed in the log at {at})"},
     {"report.input.model_log_unread", "model config printed in the log at {at} not read: {why}"},
     {"report.input.device", "device {device} ({capacity})"},
+    {"report.input.device_named", "device {device} ({capacity}), named in the log at {at}"},
     {"report.input.snapshot", "snapshot {file}"},
     {"report.headline.fits", "The configuration is expected to fit."},
     {"report.headline.does_not_fit", "The configuration is not expected to fit."},

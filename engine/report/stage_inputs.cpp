@@ -114,6 +114,25 @@ void derive_device(pipeline_state& s) {
         facts.emit("device.capacity_bytes", c.val, c.prov);
         facts.emit("device.capacity_source", value("oom_message"), c.prov);
     }
+    // The device the log names, when neither --device nor the OOM message gave a capacity: its
+    // catalog entry (an ambiguous name takes the catalog's default variant), the log line as provenance.
+    if (!facts.has("device.capacity_bytes"))
+        if (const fact* n = facts.get("job.device_named"); n && n->val.is_string())
+            if (const auto d = lookup_device(n->val.as_string())) {
+                struct from_log_line : fact_sink {
+                    fact_store& to;
+                    provenance at;
+                    from_log_line(fact_store& t, provenance p) : to(t), at(std::move(p)) {}
+                    void emit(fact f) override {
+                        f.prov = at;
+                        to.emit(std::move(f));
+                    }
+                } sink(facts, n->prov);  // a copy: emitting may move the store's facts
+                emit_facts(*d, sink, "log");
+                s.rep.inputs.push_back(phrase(s.rep.lang, "report.input.device_named",
+                                              {{"device", d->name}, {"capacity", format_bytes(d->capacity_bytes)},
+                                               {"at", sink.at.location()}}));
+            }
     std::string kind = "unknown";
     if (const fact* d = facts.get("device.kind")) kind = d->val.as_string();
     else if (const fact* o = facts.get("oom.device_kind"); o && o->val.is_string() &&
