@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include <re2/re2.h>
 
@@ -253,11 +255,19 @@ log_analysis scanner::finish() {
     }
 
     // A message wrapped over lines ("... (GPU 0; 31.75" / "GiB total capacity; ..."): the OOM line
-    // joined with the continuation line right after it gives what the wrap cut from its unit.
+    // joined with the continuation line right after it gives what the wrap cut from its unit. The
+    // blanks around the cut go (a Markdown hard break leaves two spaces at the end of the line).
     if (prim)
         for (const auto& h : prim->near)
             if (h.file == prim->file && h.line == prim->line + 1 && all[h.sig].kind == sig_kind::context) {
-                apply_fields(a, extract_fields(all[prim->sig], prim->text + " " + h.text));
+                const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+                std::string_view head = prim->text, tail = h.text;
+                while (!head.empty() && blank(head.back())) head.remove_suffix(1);
+                while (!tail.empty() && blank(tail.front())) tail.remove_prefix(1);
+                std::string joined(head);
+                joined += ' ';
+                joined += tail;
+                apply_fields(a, extract_fields(all[prim->sig], joined));
                 break;
             }
 
