@@ -369,6 +369,8 @@ log_analysis scanner::finish() {
         add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
         const std::int64_t last = *failure->last_step;
         a.step_basis = psig.at_start ? "step_header"
+                       // a bar that moves k >= 2 at a time: the failing step is one of the next k
+                       : psig.per_step && failure->step_stride >= 2 ? "bar_stride"
                        : psig.per_step ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
@@ -376,7 +378,7 @@ log_analysis scanner::finish() {
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
                                                                             : "sparse_log";
         if (a.step_basis == "step_header") a.step = last;
-        else if (a.step_basis != "sparse_log") a.step = last + 1;
+        else if (a.step_basis != "sparse_log" && a.step_basis != "bar_stride") a.step = last + 1;
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;
         a.step = *snapshot_last_step + 1;

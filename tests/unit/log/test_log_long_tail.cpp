@@ -330,6 +330,29 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.step == 64);
         CHECK(a.step_basis == "per_step_format");
     }
+    SUBCASE("a bar that moves k at a time (update(10)) has no last + 1") {
+        // gaussian-splatting's train.py: progress_bar.update(10) every 10 iterations
+        std::string bar;
+        for (int n = 7550; n <= 7610; n += 10)
+            bar += "Training progress:  15%|#5        | " + std::to_string(n) + "/50000 [16:13<3:03:28,  3.85it/s, Loss=0.16]\r";
+        auto a = run(bar + "\n" + oom);
+        CHECK(a.last_logged_step == 7610);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "bar_stride");
+        // a fast bar whose redraws skip irregularly still advances one step at a time
+        std::string fast;
+        for (int n : {3190, 3200, 3213, 3220, 3231, 3240, 3252})
+            fast += " 6%|6    | " + std::to_string(n) + "/50000 [01:01<15:31,  51.01it/s]\r";
+        auto b = run(fast + "\n" + oom);
+        CHECK(b.last_logged_step == 3252);
+        CHECK(b.step == 3253);
+        CHECK(b.step_basis == "per_step_format");
+        // too few redraws to tell a stride: last + 1
+        auto c = run("Training progress:  15%|#5        | 7600/50000 [16:13<3:03:28,  3.85it/s]\r"
+                     "Training progress:  15%|#5        | 7610/50000 [16:13<3:03:28,  3.85it/s]\n" + oom);
+        CHECK(c.step == 7611);
+        CHECK(c.step_basis == "per_step_format");
+    }
     SUBCASE("a bar at its total has no next step on that bar") {
         const std::string bar = "Epoch 0: 99%|#########9| 142/143 [02:01<00:00,  1.17it/s]\r"
                                 "Epoch 0: 100%|##########| 143/143 [02:02<00:00,  1.17it/s]\n";
