@@ -100,8 +100,8 @@ struct log_analysis {
     std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
     // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path | step_header |
     // bar_total_next_pass (a bar at its total, training frames after it: step 1 of the next pass),
-    // or sparse_log / bar_total_after_loop when the format or a bar at its total rules out last + 1
-    // (`step` stays null).
+    // or sparse_log / bar_stride (a counter that moves k >= 2 at a time) / bar_total_after_loop when
+    // the format, the counter or a bar at its total rules out last + 1 (`step` stays null).
     std::string step_basis;
     // From traceback frames and context lines before the failure, after the last step line:
     // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |

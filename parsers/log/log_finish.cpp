@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include <re2/re2.h>
 
@@ -253,11 +255,19 @@ log_analysis scanner::finish() {
     }
 
     // A message wrapped over lines ("... (GPU 0; 31.75" / "GiB total capacity; ..."): the OOM line
-    // joined with the continuation line right after it gives what the wrap cut from its unit.
+    // joined with the continuation line right after it gives what the wrap cut from its unit. The
+    // blanks around the cut go (a Markdown hard break leaves two spaces at the end of the line).
     if (prim)
         for (const auto& h : prim->near)
             if (h.file == prim->file && h.line == prim->line + 1 && all[h.sig].kind == sig_kind::context) {
-                apply_fields(a, extract_fields(all[prim->sig], prim->text + " " + h.text));
+                const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+                std::string_view head = prim->text, tail = h.text;
+                while (!head.empty() && blank(head.back())) head.remove_suffix(1);
+                while (!tail.empty() && blank(tail.front())) tail.remove_prefix(1);
+                std::string joined(head);
+                joined += ' ';
+                joined += tail;
+                apply_fields(a, extract_fields(all[prim->sig], joined));
                 break;
             }
 
@@ -359,6 +369,8 @@ log_analysis scanner::finish() {
         add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
         const std::int64_t last = *failure->last_step;
         a.step_basis = psig.at_start ? "step_header"
+                       // a bar that moves k >= 2 at a time: the failing step is one of the next k
+                       : psig.per_step && failure->step_stride >= 2 ? "bar_stride"
                        : psig.per_step ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
@@ -366,7 +378,7 @@ log_analysis scanner::finish() {
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
                                                                             : "sparse_log";
         if (a.step_basis == "step_header") a.step = last;
-        else if (a.step_basis != "sparse_log") a.step = last + 1;
+        else if (a.step_basis != "sparse_log" && a.step_basis != "bar_stride") a.step = last + 1;
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;
         a.step = *snapshot_last_step + 1;

@@ -936,6 +936,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
         std::int64_t key_total = -1;
         progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
+        std::int64_t stride = 0;
     };
     auto parse = [&](const signature& s, progress_entry& e) {
         if (e.step_state != 0) return;  // parsed once per entry, however often it is consulted
@@ -987,6 +988,24 @@ bool scanner::resolve_progress(event& ev, bool after) {
                     p.second = e->step;
                     break;
                 }
+            // A constant advance of k >= 2 over the newest distinct values, each a multiple of k
+            // (gaussian-splatting's `progress_bar.update(10)`, a bar redrawn every k steps): the
+            // counter moves k at a time. Irregular gaps (a fast bar's skipped redraws) are not one.
+            constexpr int k_stride_values = 6;
+            std::int64_t vals[k_stride_values];
+            int n = 0;
+            for (auto& [line, e] : seen) {
+                if (n && e->step == vals[n - 1]) continue;
+                vals[n++] = e->step;
+                if (n == k_stride_values) break;
+            }
+            if (n == k_stride_values) {
+                const std::int64_t k = vals[0] - vals[1];
+                bool same = k >= 2;
+                for (int i = 0; same && i < n; ++i)
+                    same = vals[i] % k == 0 && (i + 1 == n || vals[i] - vals[i + 1] == k);
+                if (same) p.stride = k;
+            }
         }
         seen.clear();
     };
@@ -1046,6 +1065,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
     if (!best) return false;
     ev.last_step = best->first;
     ev.prev_step = best->second;
+    ev.step_stride = best->stride;
     ev.last_total = best->key_total >= 0 ? best->key_total : best->newest->total;
     ev.progress_sig = best->sig;
     ev.progress_line = best->newest->line;

@@ -129,6 +129,9 @@ struct event {
     bool rank_from_head = false;  // the line has none: the "Traceback (most recent call last)" above it has
     std::int64_t task_label = -1;  // srun -l's "N: " before the line (a rank only in a labelled file)
     std::optional<std::int64_t> last_step, prev_step;
+    // The counter advanced by this many at each line (a bar driven by update(10): 6590, 6600, 6610,
+    // ...), 0 when not seen: the failing step is then one of the next `step_stride`, not last + 1.
+    std::int64_t step_stride = 0;
     std::int64_t last_total = -1;
     int progress_sig = -1;
     std::int64_t progress_line = 0;

@@ -75,6 +75,26 @@ TEST_CASE("an OOM message wrapped between a figure and its unit") {
     CHECK_FALSE(b.capacity_bytes);
 }
 
+TEST_CASE("a wrapped OOM message with blanks at the cut, wrapped inside a word") {
+    // a blog note's paste: Markdown hard breaks (two spaces) end each line, the terminal wrapped
+    // at about 90 columns between a figure and its unit and inside "total"
+    auto a = run("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.58 GiB (GPU 0; 23.70  \n"
+                 "GiB total capacity; 5.30 GiB already allocated; 7.14 GiB free; 14.86 GiB reserved in tota  \n"
+                 "l by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to a  \n");
+    CHECK(a.capacity_bytes == static_cast<std::int64_t>(23.70 * 1024 * MiB + 0.5));
+    CHECK(a.reserved_bytes == static_cast<std::int64_t>(14.86 * 1024 * MiB + 0.5));
+    CHECK(a.free_bytes == static_cast<std::int64_t>(7.14 * 1024 * MiB + 0.5));
+    // an indented continuation joins the same way
+    auto b = run("OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 1; 31.75\n"
+                 "    GiB total capacity; 29.88 GiB already allocated; 11.75 MiB free; 29.98 GiB reserved in total by PyTorch)\n");
+    CHECK(b.capacity_bytes == static_cast<std::int64_t>(31.75 * 1024 * MiB));
+    // a cut phrase followed by other words is no wrap: no reserved figure
+    auto c = run("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; "
+                 "5.61 GiB already allocated; 1.31 MiB free; 5.80 GiB reserved in tot memory\n");
+    CHECK(c.free_bytes);
+    CHECK_FALSE(c.reserved_bytes);
+}
+
 TEST_CASE("sizes with thousands separators") {
     auto a = run("OutOfMemoryError: Out of memory allocating 26,409,535,488 bytes (allocated so far: 53,224,481,792 bytes).\n");
     CHECK(a.source == "caching_allocator");
@@ -309,6 +329,29 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.last_logged_step == 63);
         CHECK(a.step == 64);
         CHECK(a.step_basis == "per_step_format");
+    }
+    SUBCASE("a bar that moves k at a time (update(10)) has no last + 1") {
+        // gaussian-splatting's train.py: progress_bar.update(10) every 10 iterations
+        std::string bar;
+        for (int n = 7550; n <= 7610; n += 10)
+            bar += "Training progress:  15%|#5        | " + std::to_string(n) + "/50000 [16:13<3:03:28,  3.85it/s, Loss=0.16]\r";
+        auto a = run(bar + "\n" + oom);
+        CHECK(a.last_logged_step == 7610);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "bar_stride");
+        // a fast bar whose redraws skip irregularly still advances one step at a time
+        std::string fast;
+        for (int n : {3190, 3200, 3213, 3220, 3231, 3240, 3252})
+            fast += " 6%|6    | " + std::to_string(n) + "/50000 [01:01<15:31,  51.01it/s]\r";
+        auto b = run(fast + "\n" + oom);
+        CHECK(b.last_logged_step == 3252);
+        CHECK(b.step == 3253);
+        CHECK(b.step_basis == "per_step_format");
+        // too few redraws to tell a stride: last + 1
+        auto c = run("Training progress:  15%|#5        | 7600/50000 [16:13<3:03:28,  3.85it/s]\r"
+                     "Training progress:  15%|#5        | 7610/50000 [16:13<3:03:28,  3.85it/s]\n" + oom);
+        CHECK(c.step == 7611);
+        CHECK(c.step_basis == "per_step_format");
     }
     SUBCASE("a bar at its total has no next step on that bar") {
         const std::string bar = "Epoch 0: 99%|#########9| 142/143 [02:01<00:00,  1.17it/s]\r"
