@@ -323,6 +323,12 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
                     saved_mm += 2.0 * (q_dim + v_dim);
                     if (moe)
                         saved_mm += 0.5 * (mlp_shard / t + mlp_rep / (sp ? t : 1.0)) * t;
+                    else if (in.compile && in.framework == train_framework::torchtitan && in.variant < 0)
+                        // est29, low end: under torch.compile the SAC policy only tags the graph and the
+                        // partitioner saves what the backward graph reads; no backward op reads w2's output
+                        // (the residual add passes its gradient through), so only w1's output is kept. The
+                        // point keeps eager's set: the trainy, NVFP4-doc and MI300X rows fall 6-10 % with it
+                        saved_mm += 2.0 * double(m.ffn);
                     else
                         saved_mm += 2.0 * (double(m.ffn) + h);
                 }
@@ -915,6 +921,16 @@ double compute(const estimate_input& in, breakdown& out) {
                     bwd += output_rank * pb;
                     step_eob += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
                 }
+            } else if (tt && p == 1 && in.variant > 0 && build_behaves(in, date_tt_split_root_unit, true, true)) {
+                // est29, high end: torchtitan before 83e694105 puts the embedding, final norm and head in the
+                // root unit; FSDP2's lazy init never reshards the root after forward (_fsdp_state.py _lazy_init:
+                // post_forward_mesh_info = None), so they stay unsharded from the first forward op to the root's
+                // post-backward at the end of backward, and the head's unsharded gradient waits there too. The
+                // point keeps the head only at the loss: its stranding constants were fitted without the rest
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes + (finetune ? 0.0 : output_rank * pb);
             } else if (last) {
                 loss += output_rank * root_bytes;  // output projection all-gathered
             }

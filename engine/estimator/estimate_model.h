@@ -18,6 +18,9 @@ inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(ret
 // 01f0ffad1: torchtitan's own MXFP8 linear keeps the quantized dgrad weight for backward; before it
 // torchao's mx_mm saved the bf16 input and the FSDP-managed weight (nothing extra; est19)
 inline constexpr int date_mxfp8_saves_dgrad_weight = 20260821;
+// est29: torchtitan 83e694105 (#1094) wraps tok_embeddings and [norm, output] as their own FSDP units; before,
+// they belonged to the root unit, which FSDP2 never reshards after forward
+inline constexpr int date_tt_split_root_unit = 20250728;
 // torchtune build date from which its torchao pin quantizes NF4 in chunks (c1c9f308a: torchao==0.3;
 // pytorch/ao 6081796bc, v0.2.0); before it torchtune pinned torchao==0.1, which quantizes a whole
 // weight at once while the model loads.
