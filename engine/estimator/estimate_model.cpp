@@ -70,6 +70,20 @@ int dense_modules(const estimate_model& m, mod* out) {
 
 }  // namespace
 
+// est29: torchtitan builds from 3b85aa31f (2025-05-14) to b39377f9f (2025-12-01) on compute capability >= 10.0
+// (B200, GB200, RTX 5090 in the device catalog) run SDPA through cuDNN attention, whose op is not in the op-SAC
+// save list: the attention output and its log-sum-exp are recomputed in backward, not saved. Unknown build date:
+// the point keeps them (the low end does not).
+bool tt_sdpa_output_recomputed(const estimate_input& in) {
+    if (in.framework != train_framework::torchtitan || in.ac != ac_kind::selective_op) return false;
+    const std::string& d = in.device_id;
+    if (d != "b200" && d != "gb200" && d != "rtx5090") return false;
+    const int a = build_side(in, date_tt_cudnn_sdpa_first), b = build_side(in, date_tt_cudnn_sdpa_saved);
+    if (a > 0 && b < 0) return true;
+    if (a < 0 || b > 0) return false;
+    return in.variant < 0;
+}
+
 layer_params dense_layer_params(const estimate_model& m) {
     const double h = double(m.hidden);
     layer_params p;
@@ -315,7 +329,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
                 // w2), the SDPA output. Float8/MX linears still dispatch aten.mm under the SAC
                 // mode, so they save the same bf16 outputs; NVFP4's opaque GEMM is not matched:
                 // it keeps only the SDPA output and its own fp4 copies of the GEMM inputs.
-                double saved_mm = 2.0 * o_dim + 4.0 * a;
+                double saved_mm = tt_sdpa_output_recomputed(in) ? 0.0 : 2.0 * o_dim + 4.0 * a;
                 if (converted && in.lowp == lowp_kind::nvfp4) {
                     const double fp4 = in.variant < 0 ? 0.0 : estimator_k().nvfp4_saved_bytes;
                     saved_mm += fp4 * (h + o_dim + h + (moe ? 0.0 : double(m.ffn)));
