@@ -910,6 +910,22 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(fmt::format(
                 "torchtitan compiles the loss with the model since 2025-04 (fused cross-entropy, {:g} B per token x vocab "
                 "element, low end); builds before it did not (point estimate)", k.logits_bytes_compiled));
+        if (in.compile && in.framework == train_framework::torchtitan && in.ac == ac_kind::selective_op &&
+            in.model.experts <= 0 && in.lowp != lowp_kind::nvfp4)
+            r.interval_reasons.push_back(
+                "compiled op-level SAC: the partitioner keeps only what the backward graph reads, so w2's saved output "
+                "(read by no backward op) is dropped (low end); the point keeps eager SAC's set (est29)");
+        if (in.framework == train_framework::torchtitan && fsdp && in.pp <= 1 &&
+            est::build_side(in, est::date_tt_split_root_unit) <= 0)
+            r.interval_reasons.push_back(
+                "torchtitan before 2025-07-28 keeps the embedding and head in FSDP2's root unit, unsharded from the "
+                "first forward op to the end of backward, with the head's unsharded gradient (high end; est29)");
+        if (in.framework == train_framework::torchtitan && in.ac == ac_kind::selective_op &&
+            (in.device_id == "b200" || in.device_id == "gb200" || in.device_id == "rtx5090") &&
+            (est::build_side(in, est::date_tt_cudnn_sdpa_first) == 0 || est::build_side(in, est::date_tt_cudnn_sdpa_saved) == 0))
+            r.interval_reasons.push_back(
+                "torchtitan builds of 2025-05-14 .. 2025-12-01 run SDPA through cuDNN attention on this device, which the "
+                "op-SAC save list did not name: the attention output is recomputed, not saved (low end; est29)");
         if (in.ce_fusion == 1)
             r.interval_reasons.push_back(fmt::format(
                 "Megatron's native fused cross-entropy runs through torch.compile: {:g} B per token x vocab/TP element "

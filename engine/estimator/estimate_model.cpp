@@ -70,6 +70,20 @@ int dense_modules(const estimate_model& m, mod* out) {
 
 }  // namespace
 
+// est29: torchtitan builds from 3b85aa31f (2025-05-14) to b39377f9f (2025-12-01) on compute capability >= 10.0
+// (B200, GB200, RTX 5090 in the device catalog) run SDPA through cuDNN attention, whose op is not in the op-SAC
+// save list: the attention output and its log-sum-exp are recomputed in backward, not saved. Unknown build date:
+// the point keeps them (the low end does not).
+bool tt_sdpa_output_recomputed(const estimate_input& in) {
+    if (in.framework != train_framework::torchtitan || in.ac != ac_kind::selective_op) return false;
+    const std::string& d = in.device_id;
+    if (d != "b200" && d != "gb200" && d != "rtx5090") return false;
+    const int a = build_side(in, date_tt_cudnn_sdpa_first), b = build_side(in, date_tt_cudnn_sdpa_saved);
+    if (a > 0 && b < 0) return true;
+    if (a < 0 || b > 0) return false;
+    return in.variant < 0;
+}
+
 layer_params dense_layer_params(const estimate_model& m) {
     const double h = double(m.hidden);
     layer_params p;
@@ -315,7 +329,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
                 // w2), the SDPA output. Float8/MX linears still dispatch aten.mm under the SAC
                 // mode, so they save the same bf16 outputs; NVFP4's opaque GEMM is not matched:
                 // it keeps only the SDPA output and its own fp4 copies of the GEMM inputs.
-                double saved_mm = 2.0 * o_dim + 4.0 * a;
+                double saved_mm = tt_sdpa_output_recomputed(in) ? 0.0 : 2.0 * o_dim + 4.0 * a;
                 if (converted && in.lowp == lowp_kind::nvfp4) {
                     const double fp4 = in.variant < 0 ? 0.0 : estimator_k().nvfp4_saved_bytes;
                     saved_mm += fp4 * (h + o_dim + h + (moe ? 0.0 : double(m.ffn)));
@@ -323,6 +337,12 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
                     saved_mm += 2.0 * (q_dim + v_dim);
                     if (moe)
                         saved_mm += 0.5 * (mlp_shard / t + mlp_rep / (sp ? t : 1.0)) * t;
+                    else if (in.compile && in.framework == train_framework::torchtitan && in.variant < 0)
+                        // est29, low end: under torch.compile the SAC policy only tags the graph and the
+                        // partitioner saves what the backward graph reads; no backward op reads w2's output
+                        // (the residual add passes its gradient through), so only w1's output is kept. The
+                        // point keeps eager's set: the trainy, NVFP4-doc and MI300X rows fall 6-10 % with it
+                        saved_mm += 2.0 * double(m.ffn);
                     else
                         saved_mm += 2.0 * (double(m.ffn) + h);
                 }
@@ -915,6 +935,16 @@ double compute(const estimate_input& in, breakdown& out) {
                     bwd += output_rank * pb;
                     step_eob += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
                 }
+            } else if (tt && p == 1 && in.variant > 0 && build_behaves(in, date_tt_split_root_unit, true, true)) {
+                // est29, high end: torchtitan before 83e694105 puts the embedding, final norm and head in the
+                // root unit; FSDP2's lazy init never reshards the root after forward (_fsdp_state.py _lazy_init:
+                // post_forward_mesh_info = None), so they stay unsharded from the first forward op to the root's
+                // post-backward at the end of backward, and the head's unsharded gradient waits there too. The
+                // point keeps the head only at the loss: its stranding constants were fitted without the rest
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes + (finetune ? 0.0 : output_rank * pb);
             } else if (last) {
                 loss += output_rank * root_bytes;  // output projection all-gathered
             }

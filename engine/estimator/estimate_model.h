@@ -18,6 +18,13 @@ inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(ret
 // 01f0ffad1: torchtitan's own MXFP8 linear keeps the quantized dgrad weight for backward; before it
 // torchao's mx_mm saved the bf16 input and the FSDP-managed weight (nothing extra; est19)
 inline constexpr int date_mxfp8_saves_dgrad_weight = 20260821;
+// est29: torchtitan 83e694105 (#1094) wraps tok_embeddings and [norm, output] as their own FSDP units; before,
+// they belonged to the root unit, which FSDP2 never reshards after forward
+inline constexpr int date_tt_split_root_unit = 20250728;
+// est29: torchtitan puts cuDNN attention first on compute capability >= 10.0 (3b85aa31f, #1196); its op-SAC save
+// list names only the flash and efficient SDPA ops until b39377f9f (#2095) adds every SDPA backend
+inline constexpr int date_tt_cudnn_sdpa_first = 20250514;
+inline constexpr int date_tt_cudnn_sdpa_saved = 20251201;
 // torchtune build date from which its torchao pin quantizes NF4 in chunks (c1c9f308a: torchao==0.3;
 // pytorch/ao 6081796bc, v0.2.0); before it torchtune pinned torchao==0.1, which quantizes a whole
 // weight at once while the model loads.
@@ -71,6 +78,8 @@ bool is_moe_layer(const estimate_model& m, std::int64_t i);
 // data_parallel_shard_degree > 1 (its float8 handler ANDs the option with dp_shard_enabled), so
 // FSDP over CP alone all-gathers bf16 weights.
 bool fp8_all_gather_applies(const estimate_input& in);
+// torchtitan op-SAC on cuDNN attention (SM100, 2025-05-14 .. 2025-12-01): SDPA output recomputed, not saved
+bool tt_sdpa_output_recomputed(const estimate_input& in);
 double total_params(const estimate_model& m);
 // Parameters of one layer held in linear weights (what 4/8-bit and float8 convert), before TP.
 double linear_params(const estimate_model& m, bool moe);

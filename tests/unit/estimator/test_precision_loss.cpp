@@ -418,3 +418,57 @@ TEST_CASE("Megatron fused cross-entropy (native): one more compiled fp32 copy of
     est::compute(from_facts(f), plain);
     CHECK(plain.logits_bpe == 6.0);
 }
+
+TEST_CASE("compiled op-level SAC (torchtitan): w2's output, read by no backward op, only leaves the low end (est29)") {
+    estimate_input in = llama8b_fsdp(8);
+    in.compile = true;
+    const double h = 4096.0;
+    estimate_input lo = in;
+    lo.variant = -1;
+    // low end: the partitioner keeps what backward reads; the point keeps eager SAC's set
+    CHECK(est::layer_activation(in, false).saved - est::layer_activation(lo, false).saved == doctest::Approx(2.0 * h));
+    CHECK(mentions(estimate(in), "w2's saved output"));
+    // eager SAC stores every MUST_SAVE output: no difference, no reason
+    in.compile = false;
+    lo.compile = false;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(est::layer_activation(lo, false).saved));
+    CHECK_FALSE(mentions(estimate(in), "w2's saved output"));
+}
+
+TEST_CASE("torchtitan root unit before 2025-07-28: embedding and head unsharded through forward and backward (high end, est29)") {
+    estimate_input in = llama8b_fsdp(8);
+    in.compile = true;
+    in.framework_date = 20250611;  // before 83e694105: root holds tok_embeddings, norm, output
+    const estimate_result before = estimate(in);
+    CHECK(mentions(before, "root unit"));
+    in.framework_date = 20250814;  // after: separate units, the head held only to its backward
+    const estimate_result after = estimate(in);
+    CHECK_FALSE(mentions(after, "root unit"));
+    CHECK(before.device_peak_bytes == after.device_peak_bytes);  // the point is the same on both sides
+    // the high end adds at least the embedding's unsharded bf16 copy (128256 x 4096 x 2 B)
+    CHECK(double(before.high_bytes) - double(after.high_bytes) >= 128256.0 * 4096.0 * 2.0 * 0.99);
+}
+
+TEST_CASE("cuDNN attention first on SM100 (torchtitan 2025-05-14 .. 2025-12-01): the SDPA output is recomputed under op SAC (est29)") {
+    estimate_input in = llama8b_fsdp(8);
+    in.compile = true;
+    in.device_id = "b200";
+    const double h = 4096.0, heads = 32.0;
+    estimate_input flash = in;
+    flash.device_id = "h100-80gb";  // flash attention first: its op is in the save list
+    in.framework_date = flash.framework_date = 20250814;
+    CHECK(est::layer_activation(flash, false).saved - est::layer_activation(in, false).saved == doctest::Approx(2.0 * h + 4.0 * heads));
+    // before torchtitan put cuDNN first, and after the save list named every SDPA backend: saved as on H100
+    in.framework_date = 20250501;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(est::layer_activation(flash, false).saved));
+    in.framework_date = 20251201;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(est::layer_activation(flash, false).saved));
+    // unknown build: kept in the point, dropped at the low end, and the estimate says why
+    in.framework_date = 0;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(est::layer_activation(flash, false).saved));
+    estimate_input lo = in;
+    lo.variant = -1;
+    CHECK(est::layer_activation(lo, false).saved < est::layer_activation(in, false).saved);
+    CHECK(mentions(estimate(in), "cuDNN attention"));
+    CHECK_FALSE(mentions(estimate(flash), "cuDNN attention"));
+}
