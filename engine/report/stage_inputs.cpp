@@ -128,10 +128,12 @@ void derive_device(pipeline_state& s) {
                         to.emit(std::move(f));
                     }
                 } sink(facts, n->prov);  // a copy: emitting may move the store's facts
-                emit_facts(*d, sink, "log");
-                s.rep.inputs.push_back(phrase(s.rep.lang, "report.input.device_named",
-                                              {{"device", d->name}, {"capacity", format_bytes(d->capacity_bytes)},
-                                               {"at", sink.at.location()}}));
+                const bool from_log = sink.at.producer == "log.setting";  // else --set job.device_named
+                emit_facts(*d, sink, from_log ? "log" : "user");
+                const std::string cap = format_bytes(d->capacity_bytes);
+                s.rep.inputs.push_back(from_log ? phrase(s.rep.lang, "report.input.device_named",
+                                                         {{"device", d->name}, {"capacity", cap}, {"at", sink.at.location()}})
+                                                : phrase(s.rep.lang, "report.input.device", {{"device", d->name}, {"capacity", cap}}));
             }
     std::string kind = "unknown";
     if (const fact* d = facts.get("device.kind")) kind = d->val.as_string();

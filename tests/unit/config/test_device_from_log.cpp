@@ -57,6 +57,11 @@ TEST_CASE("a device named in the log gives the capacity when nothing else does")
     CHECK(d["device.capacity_source"]["value"] == "oom_message");
     CHECK(d.count("device.id") == 0);
 
+    // --set job.device_named is the user's naming, not the log's
+    d = device_facts_of_log("RuntimeError: CUDA out of memory.\n", "--set job.device_named=3090");
+    CHECK(d["device.id"]["value"] == "rtx3090");
+    CHECK(d["device.capacity_source"]["value"] == "user");
+
     // a question names no device
     d = device_facts_of_log("Would it fit on a 4090? It runs out of memory on my machine.\n");
     CHECK(d.count("device.capacity_bytes") == 0);
