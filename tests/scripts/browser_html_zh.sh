@@ -3,7 +3,7 @@
 # --lang zh are loaded in headless Chromium and screenshot; a copy of each page whose Chinese
 # characters are replaced by a code point no font has is screenshot too. When a CJK font shows
 # the text, the two screenshots differ; identical screenshots mean every Chinese character was
-# drawn as a missing-glyph box (install fonts-noto-cjk: OOMDX_WITH_BROWSER=1 scripts/setup.sh).
+# drawn as a missing-glyph box (install a CJK font: OOMDX_WITH_BROWSER=1 scripts/setup.sh installs fonts-wqy-microhei).
 # Also checks <html lang="zh-CN"> and that the DOM holds the Chinese headline.
 # Screenshots are kept in $OOMDX_HTML_OUT, else ./browser_html_zh under the build folder.
 # $1 = oomdx binary, $2 = repo root. Exit 77 when chromium or python3 is missing.
@@ -78,7 +78,7 @@ PY
     echo "FAIL $name: Chromium's DOM does not hold the Chinese headline"
     fail=1
   elif cmp -s "$out/$name.zh.png" "$out/$name.tofu.png"; then
-    echo "FAIL $name: the Chinese text is drawn as missing glyphs (no CJK font: install fonts-noto-cjk)"
+    echo "FAIL $name: the Chinese text is drawn as missing glyphs (no CJK font: install fonts-wqy-microhei or fonts-noto-cjk)"
     fail=1
   else
     echo "ok   $name: Chinese text rendered ($(wc -c < "$out/$name.zh.png") byte screenshot)"
