@@ -920,8 +920,7 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "torchtitan before 2025-07-28 keeps the embedding and head in FSDP2's root unit, unsharded from the "
                 "first forward op to the end of backward, with the head's unsharded gradient (high end; est29)");
-        if (in.framework == train_framework::torchtitan && in.ac == ac_kind::selective_op &&
-            (in.device_id == "b200" || in.device_id == "gb200" || in.device_id == "rtx5090") &&
+        if (est::tt_sac_on_cudnn_sdpa_device(in) &&
             (est::build_side(in, est::date_tt_cudnn_sdpa_first) == 0 || est::build_side(in, est::date_tt_cudnn_sdpa_saved) == 0))
             r.interval_reasons.push_back(
                 "torchtitan builds of 2025-05-14 .. 2025-12-01 run SDPA through cuDNN attention on this device, which the "

@@ -74,10 +74,14 @@ int dense_modules(const estimate_model& m, mod* out) {
 // (B200, GB200, RTX 5090 in the device catalog) run SDPA through cuDNN attention, whose op is not in the op-SAC
 // save list: the attention output and its log-sum-exp are recomputed in backward, not saved. Unknown build date:
 // the point keeps them (the low end does not).
-bool tt_sdpa_output_recomputed(const estimate_input& in) {
-    if (in.framework != train_framework::torchtitan || in.ac != ac_kind::selective_op) return false;
+bool tt_sac_on_cudnn_sdpa_device(const estimate_input& in) {
     const std::string& d = in.device_id;
-    if (d != "b200" && d != "gb200" && d != "rtx5090") return false;
+    return in.framework == train_framework::torchtitan && in.ac == ac_kind::selective_op &&
+           (d == "b200" || d == "gb200" || d == "rtx5090");
+}
+
+bool tt_sdpa_output_recomputed(const estimate_input& in) {
+    if (!tt_sac_on_cudnn_sdpa_device(in)) return false;
     const int a = build_side(in, date_tt_cudnn_sdpa_first), b = build_side(in, date_tt_cudnn_sdpa_saved);
     if (a > 0 && b < 0) return true;
     if (a < 0 || b > 0) return false;
