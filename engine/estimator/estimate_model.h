@@ -78,10 +78,10 @@ bool is_moe_layer(const estimate_model& m, std::int64_t i);
 // data_parallel_shard_degree > 1 (its float8 handler ANDs the option with dp_shard_enabled), so
 // FSDP over CP alone all-gathers bf16 weights.
 bool fp8_all_gather_applies(const estimate_input& in);
-// torchtitan op-SAC on cuDNN attention (SM100, 2025-05-14 .. 2025-12-01): SDPA output recomputed, not saved
 // torchtitan op-level SAC on a compute-capability >= 10.0 device of the catalog (B200, GB200, RTX 5090),
 // where builds of 2025-05-14 .. 2025-12-01 run SDPA through cuDNN attention (est29).
 bool tt_sac_on_cudnn_sdpa_device(const estimate_input& in);
+// torchtitan op-SAC on cuDNN attention (SM100, 2025-05-14 .. 2025-12-01): SDPA output recomputed, not saved
 bool tt_sdpa_output_recomputed(const estimate_input& in);
 double total_params(const estimate_model& m);
 // Parameters of one layer held in linear weights (what 4/8-bit and float8 convert), before TP.
