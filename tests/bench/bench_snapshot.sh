@@ -19,6 +19,12 @@ bin=${1:-$root/build/oomdx}
 runs=${BENCH_RUNS:-3}
 [ -x /usr/bin/time ] || { echo "bench_snapshot: needs /usr/bin/time" >&2; exit 77; }
 command -v python3 >/dev/null || { echo "bench_snapshot: needs python3" >&2; exit 77; }
+# The baseline runs the interpreter itself, never a launcher in front of it (a pyenv shim adds
+# ~0.3 s to every start, which flattered the small shapes' ratios until 2026-12-04): BENCH_PYTHON,
+# else the system's /usr/bin/python3, else the binary `python3` resolves to.
+py=${BENCH_PYTHON:-}
+[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || true
+[ -n "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
 [ -x "$bin" ] || { echo "bench_snapshot: no binary $bin" >&2; exit 77; }
 gen="$root/tests/bench/gen_snapshot.py"
 
@@ -55,7 +61,7 @@ measure() {
     awk -v t0="$t0" -v t1="$t1" '{ printf "%.4f %s %.2f\n", t1 - t0, $2, $3 + $4 }' "$tmp/run.time" >>"$out"
 }
 
-echo "oomdx: $bin; pickle.load: $(python3 --version); best of $runs runs on each side (fastest wall, smallest peak RSS)"
+echo "oomdx: $bin; pickle.load: $py ($("$py" --version)); best of $runs runs on each side (fastest wall, smallest peak RSS)"
 printf '%-18s %7s %9s | %8s %8s %7s | %8s %8s %7s | %6s\n' shape MiB events \
     "oomdx s" "pickle s" "time" "oomdx MB" "pickle MB" "RSS" "cpu"
 for spec in "${shapes[@]}"; do
@@ -70,7 +76,7 @@ for spec in "${shapes[@]}"; do
     for _ in $(seq "$runs"); do
         [ -z "${BENCH_BASE:-}" ] || measure "$tmp/base" "$BENCH_BASE" snapshot "$f" --format json
         measure "$tmp/ours" "$bin" snapshot "$f" --format json
-        measure "$tmp/py" python3 -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
+        measure "$tmp/py" "$py" -c "import pickle, sys; pickle.load(open(sys.argv[1], 'rb'))" "$f"
     done
     python3 - "$name" "$(stat -c %s "$f")" "${events:-?}" "$tmp/ours" "$tmp/py" "$tmp/base" <<'PY'
 import os, sys
