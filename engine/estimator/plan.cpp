@@ -332,7 +332,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.rendered.insert(a.rendered.begin(), fmt::format("# run on {} devices (the job has {})", w, base.world));
         a.notes = ws.choices.front().batch_notes;
         a.candidates = std::move(ws.choices);
-        a.notes.insert(a.notes.begin(), fmt::format("nothing fits on {} devices; the smallest world size searched that fits is {}",
+        a.notes.insert(a.notes.begin(), fmt::format("nothing fits at world size {}; the smallest world size searched that fits is {}",
                                                     base.world, w));
         return finish();
     }

@@ -128,7 +128,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.plan.term", "{cost} {name}: {why}"},
     {"report.plan.check", "check: oomdx estimate ... --world-size {world}{sets}"},
     {"report.plan.no_offload", "On {world} devices the framework offers no offload or swap setting."},
-    {"report.plan.offload", "On {world} devices, offload / swap {verdict}: {device} ({cost} step time)"},
+    {"report.plan.offload", "At world size {world}, offload / swap {verdict}: {device} ({cost} step time)"},
     {"report.plan.still_not_fit", "still does not fit"},
     {"report.plan.next", "Next candidates:"},
     {"report.plan.candidate", "{n}. {layout} -> {device} ({tier}, {cost})"},
