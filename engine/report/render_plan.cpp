@@ -10,7 +10,8 @@ namespace oomdx {
 
 namespace {
 
-// The phrase key of a tier (report.plan.tier.*; the English is plan_tier_name).
+// The phrase key of a tier (report.plan.tier.*; JSON keeps plan_tier_name, a stable key: the tier
+// of AC changes also holds the chunked loss, so its text names both).
 const char* tier_key(int tier) {
     switch (tier) {
         case tier_ac: return "report.plan.tier.ac";

@@ -137,7 +137,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.plan.layout.optimizer_offload", " | optimizer offload"},
     {"report.plan.layout.param_offload", " | param offload"},
     {"report.plan.layout.chunked_loss", " | chunked loss"},
-    {"report.plan.tier.ac", "activation checkpointing"},
+    {"report.plan.tier.ac", "activations and loss"},
     {"report.plan.tier.optimizer", "optimizer sharding / swap / offload"},
     {"report.plan.tier.parallelism", "parallelism"},
     {"report.plan.tier.batch", "micro-batch"},
