@@ -84,6 +84,23 @@ void derive_framework(pipeline_state& s) {
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
 }
 
+// A framework whose workflow trains only with do_train (LLaMA-Factory), given a config that asks
+// for evaluation or prediction and not for training: job.trains = false, with the provenance of the
+// setting that says so. A config that names no phase at all is taken as training (a partial copy of
+// a training config often leaves do_train out).
+void derive_trains(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    if (facts.boolean("framework.trains_only_with_do_train") != std::optional<bool>(true)) return;
+    if (facts.boolean("training.do_train") == std::optional<bool>(true)) return;
+    const fact* why = nullptr;
+    for (const char* k : {"training.do_predict", "training.do_eval"})
+        if (!why && facts.boolean(k) == std::optional<bool>(true)) why = facts.get(k);
+    if (!why && facts.boolean("training.do_train") == std::optional<bool>(false)) why = facts.get("training.do_train");
+    if (!why) return;
+    const provenance p = why->prov;  // copied before the store grows
+    facts.emit("job.trains", value(false), p);
+}
+
 // What the job printed about its own settings (batch size, checkpointing, compute dtype) stands
 // where the inputs leave a key open or only at a framework default; the config and --set win.
 void apply_log_settings(pipeline_state& s) {
@@ -257,6 +274,7 @@ void stage_facts(pipeline_state& s) {
     derive_world_size(s);
     derive_framework(s);
     derive_device(s);
+    derive_trains(s);
     finish_job_inputs(*s.job, facts);  // derived facts (torchtitan zero_stage), input checks, render syntax
     facts.emit("job.has_config", value(!req.config.empty() || !req.sets.empty()), oomdx_provenance());
     facts.emit("job.has_model", value(facts.has("model.hidden_size")), oomdx_provenance());

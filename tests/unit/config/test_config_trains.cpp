@@ -1,0 +1,99 @@
+// A LLaMA-Factory config that asks for evaluation or prediction and not for training has no
+// training step to estimate (job.trains = false); any other config keeps its estimate (end to end;
+// skips when the binary is not built).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/run_oomdx.h"
+
+namespace {
+
+struct outcome {
+    bool trains_fact = false;  // job.trains present (it is only ever false)
+    std::string trains_source;
+    bool has_estimate = false;
+    std::string summary;  // the headline
+};
+
+// preflight --config (a YAML file with `text`) --format json --explain
+outcome preflight_of(const std::string& text, const std::string& extra = "") {
+    // one file per process and call: ctest runs the test cases of this file in parallel
+    static int calls = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("oomdx_config_trains_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".yaml");
+    std::ofstream(path) << text;
+    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device a100-80gb " + extra +
+                                              " --format json --explain",
+                                          oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    REQUIRE(r.rc <= 1);
+    const auto j = nlohmann::json::parse(r.out);
+    outcome o;
+    for (const auto& f : j["explain"]["facts"])
+        if (f["name"] == "job.trains") {
+            o.trains_fact = true;
+            o.trains_source = f["source"].get<std::string>();
+            CHECK(f["value"] == false);
+        }
+    o.has_estimate = j.contains("estimate") && !j["estimate"].is_null();
+    o.summary = j["headline"].is_string() ? j["headline"].get<std::string>() : j["headline"].dump();
+    return o;
+}
+
+const std::string k_model = "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nfinetuning_type: lora\ntemplate: llama3\n";
+
+}  // namespace
+
+TEST_CASE("an evaluation- or prediction-only LLaMA-Factory config gets no training estimate") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    auto o = preflight_of(k_model + "stage: sft\ndo_predict: true\npredict_with_generate: true\n");
+    CHECK(o.trains_fact);
+    CHECK(o.trains_source.ends_with(".yaml:5"));  // the do_predict line
+    CHECK_FALSE(o.has_estimate);
+    CHECK(o.summary.find("does not train: do_predict") != std::string::npos);
+
+    o = preflight_of(k_model + "stage: sft\ndo_eval: true\n");
+    CHECK(o.trains_fact);
+    CHECK(o.summary.find("do_eval is set") != std::string::npos);
+
+    o = preflight_of(k_model + "stage: sft\ndo_train: false\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
+
+    // do_train with do_predict trains (and predicts afterwards): the estimate stands
+    o = preflight_of(k_model + "stage: sft\ndo_train: true\ndo_predict: true\n");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+
+    // a config that names no phase is taken as training (partial copies leave do_train out)
+    o = preflight_of(k_model + "stage: sft\ncutoff_len: 1024\n");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+
+    // --set training.do_train=true asks for the training estimate of a prediction config
+    o = preflight_of(k_model + "stage: sft\ndo_predict: true\n", "--set training.do_train=true");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+}
+
+TEST_CASE("an HF Trainer config with do_predict keeps its estimate (the script, not the framework, decides)") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    const auto o = preflight_of("model_name_or_path: meta-llama/Meta-Llama-3-8B\nper_device_train_batch_size: 2\n"
+                                "gradient_checkpointing: true\ndo_predict: true\n",
+                                "--framework hf_trainer");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+}
