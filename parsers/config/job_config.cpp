@@ -32,6 +32,35 @@ std::string lower(std::string s) {
     return s;
 }
 
+// A registry function whose model is `model_registry("8B")` of its own package
+// (torchtitan/models/llama3/config_registry.py does `from . import model_registry`) names the
+// flavor only; the package directory is the model's module (`llama3`), as `[model] name` was in
+// TOML. Added as model.name unless the function names the model itself, and only when the file
+// imports model_registry from its own package (a copy elsewhere names no module).
+void name_registry_model(std::vector<raw_entry>& entries, const std::string& path, std::string_view text) {
+    bool own = false;
+    for (std::size_t at = text.find("from . import"); at != std::string_view::npos && !own; at = text.find("from . import", at + 1)) {
+        const std::size_t eol = text.find('\n', at);
+        own = text.substr(at, eol == std::string_view::npos ? std::string_view::npos : eol - at).find("model_registry") !=
+              std::string_view::npos;
+    }
+    if (!own) return;
+    const raw_entry* spec = nullptr;
+    for (const auto& e : entries) {
+        if (e.key == "model.name" || e.key == "model_spec.name") return;
+        if (e.key == "model_spec" && e.container && e.val.is_string() && e.val.as_string() == "model_registry") spec = &e;
+    }
+    const std::string module = std::filesystem::absolute(std::filesystem::path(path)).parent_path().filename().string();
+    if (!spec || module.empty()) return;
+    raw_entry n;
+    n.key = "model.name";
+    n.val = value(module);
+    n.text = module;
+    n.line = spec->line;
+    n.excerpt = spec->excerpt + "  (model_registry of the package " + module + ")";
+    entries.push_back(std::move(n));
+}
+
 std::string detect_format(const std::string& file, std::string_view text) {
     const std::string ext = lower(std::filesystem::path(file).extension().string());
     if (ext == ".toml") return "toml";
@@ -548,6 +577,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         }
         job.entries = src.function_result(function);
         job.function = function;
+        name_registry_model(job.entries, path, text);
     } else {
         shell_script sh = parse_shell(text, path);
         const shell_command* cmd = launch_command(sh);

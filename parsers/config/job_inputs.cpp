@@ -52,8 +52,10 @@ std::optional<model_dims> model_from_config(const job_config& job) {
     const fact* flavor = job.find("job.model_flavor");
     std::vector<std::string> tries;
     if (name && name->val.is_string()) {
+        // A flavor names the size within the family ("deepseek_v3" + "debugmodel"): without a preset
+        // for that pair the family name alone would pick some other size (the 671B model for a debug one).
         if (flavor && flavor->val.is_string()) tries.push_back(name->val.as_string() + "/" + flavor->val.as_string());
-        tries.push_back(name->val.as_string());
+        else tries.push_back(name->val.as_string());
     }
     for (const auto& t : tries)
         if (const model_dims* p = find_model_preset(t)) return *p;

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -89,6 +91,7 @@ py_source::py_source(std::string_view text, std::string file) : m_text(text), m_
             const char q = s[p];
             const bool triple = p + 2 < s.size() && s[p + 1] == q && s[p + 2] == q;
             const std::int64_t start_line = line;
+            const std::size_t start_line_begin = line_begin;  // a triple-quoted string moves line_begin
             std::size_t j = p + (triple ? 3 : 1);
             std::string out;
             bool closed = false;
@@ -117,7 +120,11 @@ py_source::py_source(std::string_view text, std::string file) : m_text(text), m_
                 out += s[j++];
             }
             if (!closed) fail(start_line, "unterminated string");
+            // The token's column is that of its first line (a docstring opens a function's body).
+            const std::size_t end_line_begin = line_begin;
+            line_begin = start_line_begin;
             push(fstr ? tok::type::op : tok::type::string, fstr ? "<f-string>" : out, i, j, start_line);
+            line_begin = end_line_begin;
             i = j;
             continue;
         }
@@ -336,12 +343,89 @@ py_node py_source::parse_expr(std::size_t& i, int depth) const {
     } else {
         return finish_other(first);
     }
-    // Trailers we do not read (subscripts, calls on results) or operators: not a literal.
+    // Integer arithmetic of literals only (`1 * 8192`, `8 * 2048`, `2**20`) is folded; other
+    // trailers (subscripts, calls on results) or operators: not a literal.
     if (!is_delim(m_tok[i])) {
+        std::size_t k = first;
+        std::int64_t v = 0;
+        if (n.k == py_node::kind::literal && n.lit.is_integer() && fold_int_expr(k, v) && is_delim(m_tok[k])) {
+            n.lit = value(v);
+            n.text = m_text.substr(t.begin, std::min<std::size_t>(m_tok[k - 1].end - t.begin, 200));
+            i = k;
+            return n;
+        }
         i = first;
         return finish_other(first);
     }
     return n;
+}
+
+// expr := term (('+' | '-') term)*; term := power (('*' | '//') power)*; power := atom ('**' power)?;
+// atom := INT | '-' atom | '(' expr ')'. False (i unspecified) on anything else or on overflow.
+bool py_source::fold_int_expr(std::size_t& i, std::int64_t& out, int depth) const {
+    if (depth > 16) return false;
+    auto is_op = [&](std::size_t k, const char* op) { return m_tok[k].t == tok::type::op && m_tok[k].s == op; };
+    std::function<bool(std::int64_t&)> atom, power, term;
+    atom = [&](std::int64_t& v) -> bool {
+        if (m_tok[i].t == tok::type::number) {
+            bool ok = false;
+            const value x = parse_number(m_tok[i].s, ok);
+            if (!ok || !x.is_integer()) return false;
+            v = x.as_integer();
+            ++i;
+            return true;
+        }
+        if (is_op(i, "-")) {
+            ++i;
+            if (!atom(v) || v == std::numeric_limits<std::int64_t>::min()) return false;
+            v = -v;
+            return true;
+        }
+        if (is_op(i, "(")) {
+            ++i;
+            if (!fold_int_expr(i, v, depth + 1) || !is_op(i, ")")) return false;
+            ++i;
+            return true;
+        }
+        return false;
+    };
+    power = [&](std::int64_t& v) -> bool {
+        if (!atom(v)) return false;
+        if (!is_op(i, "**")) return true;
+        ++i;
+        std::int64_t e = 0;
+        if (!power(e) || e < 0 || e > 62) return false;
+        std::int64_t r = 1;
+        for (std::int64_t k = 0; k < e; ++k)
+            if (__builtin_mul_overflow(r, v, &r)) return false;
+        v = r;
+        return true;
+    };
+    term = [&](std::int64_t& v) -> bool {
+        if (!power(v)) return false;
+        while (is_op(i, "*") || is_op(i, "//")) {
+            const bool mul = is_op(i, "*");
+            ++i;
+            std::int64_t r = 0;
+            if (!power(r)) return false;
+            if (mul) {
+                if (__builtin_mul_overflow(v, r, &v)) return false;
+            } else {
+                if (r == 0) return false;
+                v = v / r - ((v % r != 0) && ((v < 0) != (r < 0)));  // Python floors
+            }
+        }
+        return true;
+    };
+    if (!term(out)) return false;
+    while (is_op(i, "+") || is_op(i, "-")) {
+        const bool add = is_op(i, "+");
+        ++i;
+        std::int64_t r = 0;
+        if (!term(r)) return false;
+        if (add ? __builtin_add_overflow(out, r, &out) : __builtin_sub_overflow(out, r, &out)) return false;
+    }
+    return true;
 }
 
 std::vector<std::string> py_source::functions() const {
@@ -544,7 +628,21 @@ std::vector<raw_entry> py_source::function_result(const std::string& name) const
                     }
             }
             flatten_py(v, path, src, out);
-            return out;
+            // A name bound earlier in the body (`model_spec = model_registry("8B")` then
+            // `model_spec=model_spec` inside the returned call) stands for what it was bound to.
+            std::vector<raw_entry> spliced;
+            for (auto& e : out) {
+                auto it = !e.literal && !e.container ? vars.find(e.text) : vars.end();
+                if (it == vars.end() || e.key.empty()) {
+                    spliced.push_back(std::move(e));
+                    continue;
+                }
+                for (auto b : it->second) {
+                    b.key = b.key.empty() ? e.key : b.key[0] == '.' ? e.key + b.key : e.key + "." + b.key;
+                    spliced.push_back(std::move(b));
+                }
+            }
+            return spliced;
         }
     };
     impl im{*this, stack};

@@ -1,6 +1,6 @@
 // A reader for the literal subset of Python used by torchtitan's config registry and model
-// flavor files: calls with keyword arguments, literals, lists, tuples, dicts. Nothing is
-// executed; anything else (names, arithmetic, comprehensions) is kept as non-literal text.
+// flavor files: calls with keyword arguments, literals, lists, tuples, dicts, integer arithmetic of
+// literals. Nothing is executed; anything else (names, comprehensions) is kept as non-literal text.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +69,8 @@ public:
 
     // Parses one expression starting at token i; i is left after it.
     py_node parse_expr(std::size_t& i, int depth = 0) const;
+    // Folds an integer expression of literals (+ - * // ** and parentheses) starting at token i.
+    bool fold_int_expr(std::size_t& i, std::int64_t& out, int depth = 0) const;
 
 private:
     std::string m_text;

@@ -12,6 +12,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/config/job_config.h"
+#include "parsers/config/py_expr.h"
 
 using namespace oomdx;
 
@@ -90,8 +91,8 @@ TEST_CASE("torchtitan TOML of every era, registry and CLI overrides") {
     check_case({"torchtitan/config_registry.py:llama3_70b", "torchtitan",
                 {{"training.local_batch_size", 4}, {"parallelism.tensor_parallel_degree", 8},
                  {"parallelism.pipeline_parallel_degree", 4}, {"activation_checkpoint.mode", "full"},
-                 {"job.model_flavor", "70B"}, {"optimizer.name", "AdamW"}},
-                {}, {"training.seq_len = 8192 * 2"}});
+                 {"job.model_flavor", "70B"}, {"optimizer.name", "AdamW"}, {"training.seq_len", 16384}},
+                {}, {}});  // `8192 * 2`: integer arithmetic of literals is folded
     check_case({"torchtitan/config_registry.py:llama3_405b", "torchtitan",
                 {{"training.local_batch_size", 2}, {"parallelism.pipeline_parallel_degree", 8},
                  {"activation_checkpoint.mode", "full"}, {"compile.enable", true}},
@@ -99,6 +100,20 @@ TEST_CASE("torchtitan TOML of every era, registry and CLI overrides") {
     check_case({"torchtitan/config_registry_2026_09.py", "torchtitan",
                 {{"training.tokens_per_microbatch", 16384}, {"training.seq_len", 4096}, {"training.local_batch_size", 4},
                  {"parallelism.expert_parallel_degree", 8}, {"quantize.linear.float8", true}},
+                {}, {}});
+    // 2026-08 style: a local model spec of the file's own package, the chunked loss, products, a
+    // derived function with a docstring
+    check_case({"torchtitan/llama3/config_registry.py:llama3_8b", "torchtitan",
+                {{"job.model_name", "llama3"}, {"job.model_flavor", "8B"}, {"training.chunked_loss", true},
+                 {"training.tokens_per_microbatch", 8192}, {"training.seq_len", 8192}, {"training.local_batch_size", 1},
+                 {"activation_checkpoint.mode", "selective"}},
+                {}, {}});
+    check_case({"torchtitan/llama3/config_registry.py:llama3_8b_compiled", "torchtitan",
+                {{"job.model_name", "llama3"}, {"job.model_flavor", "8B"}, {"compile.enable", true},
+                 {"training.seq_len", 4096}, {"training.local_batch_size", 2}, {"training.chunked_loss", true}},
+                {}, {}});
+    check_case({"torchtitan/llama3/config_registry.py:llama3_debugmodel", "torchtitan",
+                {{"job.model_name", "llama3"}, {"job.model_flavor", "debugmodel"}, {"training.local_batch_size", 8}},
                 {}, {}});
     check_case({"torchtitan/launch_overrides.sh", "torchtitan",
                 {{"training.local_batch_size", 4}, {"training.seq_len", 4096}, {"parallelism.tensor_parallel_degree", 2},
@@ -343,4 +358,32 @@ TEST_CASE("YAML numbers with underscores read as PyYAML reads them") {
     CHECK(j.find("training.seq_len")->val.as_integer() == 16384);
     CHECK(j.find("training.lora_rank") == nullptr);  // "1__6" is not a number: reported, not read
     CHECK_FALSE(j.unknown_keys.empty());
+}
+
+TEST_CASE("integer arithmetic of literals in a registry is folded; anything else stays non-literal") {
+    const py_source src("def f():\n"
+                        "    return X(a=2 ** 70, b=-3 * 4, c=7 // 2, d=-7 // 2, e=(1 + 2) * 3, f=1 * x, g=8 * 2048,\n"
+                        "             h=1.5 * 2, i=4 // 0)\n",
+                        "t.py");
+    std::map<std::string, raw_entry> by;
+    for (auto& e : src.function_result("f")) by[e.key] = e;
+    CHECK_FALSE(by["a"].literal);  // overflows int64
+    CHECK(by["b"].val == value(-12));
+    CHECK(by["c"].val == value(3));
+    CHECK(by["d"].val == value(-4));  // Python floors
+    CHECK(by["e"].val == value(9));
+    CHECK_FALSE(by["f"].literal);  // a name
+    CHECK(by["g"].val == value(16384));
+    CHECK_FALSE(by["h"].literal);  // floats are not folded
+    CHECK_FALSE(by["i"].literal);  // division by zero
+}
+
+TEST_CASE("a function body that opens with a docstring is read") {
+    const py_source src("def base():\n    return X(a=1)\n\n\ndef f():\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n"
+                        "    c = base()\n    c.b = 2\n    return c\n",
+                        "t.py");
+    std::map<std::string, raw_entry> by;
+    for (auto& e : src.function_result("f")) by[e.key] = e;
+    CHECK(by["a"].val == value(1));
+    CHECK(by["b"].val == value(2));
 }
