@@ -366,6 +366,7 @@ bool py_source::fold_int_expr(std::size_t& i, std::int64_t& out, int depth) cons
     if (depth > 16) return false;
     auto is_op = [&](std::size_t k, const char* op) { return m_tok[k].t == tok::type::op && m_tok[k].s == op; };
     std::function<bool(std::int64_t&)> atom, power, term;
+    int chain = 0;  // unary minus and `2 ** 2 ** ...` nest: bounded like the parentheses
     atom = [&](std::int64_t& v) -> bool {
         if (m_tok[i].t == tok::type::number) {
             bool ok = false;
@@ -376,6 +377,7 @@ bool py_source::fold_int_expr(std::size_t& i, std::int64_t& out, int depth) cons
             return true;
         }
         if (is_op(i, "-")) {
+            if (++chain > 16) return false;
             ++i;
             if (!atom(v) || v == std::numeric_limits<std::int64_t>::min()) return false;
             v = -v;
@@ -392,6 +394,7 @@ bool py_source::fold_int_expr(std::size_t& i, std::int64_t& out, int depth) cons
     power = [&](std::int64_t& v) -> bool {
         if (!atom(v)) return false;
         if (!is_op(i, "**")) return true;
+        if (++chain > 16) return false;
         ++i;
         std::int64_t e = 0;
         if (!power(e) || e < 0 || e > 62) return false;

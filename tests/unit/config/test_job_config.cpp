@@ -376,6 +376,14 @@ TEST_CASE("integer arithmetic of literals in a registry is folded; anything else
     CHECK(by["g"].val == value(16384));
     CHECK_FALSE(by["h"].literal);  // floats are not folded
     CHECK_FALSE(by["i"].literal);  // division by zero
+    // long chains of unary minus or right-nested powers stay non-literal without deep recursion
+    const py_source deep("def f():\n    return X(a=1 * " + std::string(300000, '-') + "1, b=2" +
+                             [] { std::string t; for (int k = 0; k < 100000; ++k) t += " ** 2"; return t; }() + ")\n",
+                         "t.py");
+    std::map<std::string, raw_entry> d;
+    for (auto& e : deep.function_result("f")) d[e.key] = e;
+    CHECK_FALSE(d["a"].literal);
+    CHECK_FALSE(d["b"].literal);
 }
 
 TEST_CASE("a function body that opens with a docstring is read") {
