@@ -84,12 +84,22 @@ void derive_framework(pipeline_state& s) {
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
 }
 
-// A framework whose workflow trains only with do_train (LLaMA-Factory), given a config that asks
-// for evaluation or prediction and not for training: job.trains = false, with the provenance of the
-// setting that says so. A config that names no phase at all is taken as training (a partial copy of
-// a training config often leaves do_train out).
+// job.trains = false (with job.trains_basis and the provenance of what says so) for a launch line
+// running a script its framework lists as not training (Megatron's text-generation server), or for
+// a framework whose workflow trains only with do_train (LLaMA-Factory) given a config that asks for
+// evaluation or prediction and not for training. A config that names no phase at all is taken as
+// training (a partial copy of a training config often leaves do_train out).
 void derive_trains(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
+    // A launch line that runs a script the framework uses for generation, inference or conversion.
+    if (const fact* script = facts.get("job.entry_script"); script && script->val.is_string())
+        if (const auto fw = facts.string("job.framework"))
+            if (const framework_semantics* sem = find_semantics(*fw); sem && sem->script_does_not_train(script->val.as_string())) {
+                const provenance p = script->prov;  // copied before the store grows
+                facts.emit("job.trains", value(false), p);
+                facts.emit("job.trains_basis", value(std::string("entry_script")), p);
+                return;
+            }
     if (facts.boolean("framework.trains_only_with_do_train") != std::optional<bool>(true)) return;
     if (facts.boolean("training.do_train") == std::optional<bool>(true)) return;
     const fact* why = nullptr;
@@ -99,6 +109,7 @@ void derive_trains(pipeline_state& s) {
     if (!why) return;
     const provenance p = why->prov;  // copied before the store grows
     facts.emit("job.trains", value(false), p);
+    facts.emit("job.trains_basis", value(std::string("phase_flags")), p);
 }
 
 // What the job printed about its own settings (batch size, checkpointing, compute dtype) stands

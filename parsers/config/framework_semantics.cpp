@@ -2,6 +2,8 @@
 
 #include "engine/core/yaml_node.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -38,13 +40,13 @@ void apply(framework_semantics& s, const YAML::Node& n, const std::string& file,
     if (!n) return;
     if (!n.IsMap()) throw input_error::at_line(file, n.Mark().line + 1, "semantics must be a map");
     static const std::set<std::string> known = {"device_kind", "estimator", "log_names", "device_variants",
-                                                "estimate_ignores", "features"};
+                                                "estimate_ignores", "features", "not_training_scripts"};
     for (const auto& kv : n) {
         const std::string k = kv.first.as<std::string>();
         if (!known.count(k))
             throw input_error::at_line(file, kv.first.Mark().line + 1,
                                        fmt::format("unknown semantics key '{}' (known: device_kind, estimator, log_names, "
-                                                   "device_variants, estimate_ignores, features)", k));
+                                                   "device_variants, estimate_ignores, features, not_training_scripts)", k));
     }
     static const std::set<std::string> estimators = {"torchtitan", "megatron", "deepspeed", "torchtune", "generic"};
     if (n["device_kind"]) s.device_kind = n["device_kind"].as<std::string>();
@@ -62,6 +64,8 @@ void apply(framework_semantics& s, const YAML::Node& n, const std::string& file,
         for (const auto& x : n["estimate_ignores"]) s.estimate_ignores.push_back(x.as<std::string>());
     if (n["features"])
         for (const auto& kv : n["features"]) s.features[kv.first.as<std::string>()] = scalar_value(kv.second);
+    if (n["not_training_scripts"])
+        for (const auto& x : n["not_training_scripts"]) s.not_training_scripts.push_back(x.as<std::string>());
 }
 
 std::vector<framework_semantics> load_all() {
@@ -102,6 +106,13 @@ std::vector<framework_semantics> load_all() {
 }
 
 }  // namespace
+
+bool framework_semantics::script_does_not_train(const std::string& script) const {
+    const std::string base = std::filesystem::path(script).filename().string();
+    for (const auto& g : not_training_scripts)
+        if (::fnmatch(g.c_str(), base.c_str(), 0) == 0) return true;
+    return false;
+}
 
 bool framework_semantics::ignores_for_estimate(const std::string& key) const {
     for (const auto& p : estimate_ignores) {

@@ -23,6 +23,10 @@ struct framework_semantics {
     std::map<std::string, std::string> device_variants;  // device kind -> adapter used on it
     std::vector<std::string> estimate_ignores;  // canonical key patterns ("env.*") that leave the peak unchanged
     std::map<std::string, value> features;      // framework.<feature> facts: selective_ac, eval_without_grad, ...
+    // Globs of launched Python scripts that do not train (generation servers, inference, conversion)
+    std::vector<std::string> not_training_scripts;
+
+    bool script_does_not_train(const std::string& script) const;  // basename against not_training_scripts
 
     bool ignores_for_estimate(const std::string& canonical_key) const;
 };

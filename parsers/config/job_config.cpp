@@ -32,6 +32,38 @@ std::string lower(std::string s) {
     return s;
 }
 
+// The Python script a launch line runs (`torchrun ... pretrain_gpt.py`, `python tools/x.py`,
+// `torchrun -m examples.inference.offline_inference`): the first literal word ending in .py, or
+// the module after -m that is not a launcher, as job.entry_script (basename; a module's last part
+// + ".py").
+void add_entry_script(std::vector<raw_entry>& entries, const shell_command& cmd, std::string_view text) {
+    static const std::set<std::string> launchers = {"torch.distributed.run", "torch.distributed.launch",
+                                                    "deepspeed.launcher.runner", "accelerate.commands.launch"};
+    const auto& W = cmd.words;
+    for (std::size_t i = 0; i < W.size(); ++i) {
+        const shell_word& w = W[i];
+        if (!w.literal) continue;
+        std::string script;
+        if (w.text == "-m" && i + 1 < W.size() && W[i + 1].literal) {
+            const std::string& module = W[++i].text;
+            if (launchers.count(module)) continue;
+            script = module.substr(module.rfind('.') == std::string::npos ? 0 : module.rfind('.') + 1) + ".py";
+        } else if (w.text.size() >= 4 && w.text.ends_with(".py") && w.text.rfind("-", 0) != 0) {
+            script = std::filesystem::path(w.text).filename().string();
+        } else {
+            continue;
+        }
+        raw_entry e;
+        e.key = "job.entry_script";
+        e.val = value(script);
+        e.text = W[i].text;
+        e.line = W[i].line;
+        e.excerpt = line_excerpt(text, W[i].line);
+        entries.push_back(std::move(e));
+        return;
+    }
+}
+
 // A registry function whose model is `model_registry("8B")` of its own package
 // (torchtitan/models/llama3/config_registry.py does `from . import model_registry`) names the
 // flavor only; the package directory is the model's module (`llama3`), as `[model] name` was in
@@ -311,6 +343,10 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         touched.insert(name);
     };
     for (const auto& e : job.entries) {
+        if (e.key == "job.entry_script") {  // any framework's launch line
+            add(e.key, e.val, e);
+            continue;
+        }
         if (e.key.rfind("env.", 0) == 0) {
             if (!vocabulary::shipped().find(e.key)) continue;  // other environment variables
             if (!e.literal) {
@@ -589,6 +625,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         operands.clear();
         if (cmd) job.entries = split_args(cmd->words, text, &a0, &operands);
         add_dotlist(job.entries, operands, text);
+        if (cmd) add_entry_script(job.entries, *cmd, text);
         for (const auto& e : sh.env) job.entries.push_back(e);
         finish(job, a0);
         // A config file named on the launch line is the base; the line's flags override it.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -96,4 +97,52 @@ TEST_CASE("an HF Trainer config with do_predict keeps its estimate (the script, 
                                 "--framework hf_trainer");
     CHECK_FALSE(o.trains_fact);
     CHECK(o.has_estimate);
+}
+
+namespace {
+
+// preflight of a Megatron launch script with `launch` as its command: (job.entry_script, job.trains present, estimate made)
+std::tuple<std::string, bool, bool> megatron_launch(const std::string& launch) {
+    static int calls = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("oomdx_megatron_launch_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".sh");
+    std::ofstream(path) << "#!/bin/bash\n" << launch
+                        << " --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32"
+                           " --seq-length 4096 --micro-batch-size 1 --tensor-model-parallel-size 1 --bf16 --swiglu"
+                           " --vocab-size 128256\n";
+    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device h100-80gb --format json --explain",
+                                          oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    REQUIRE(r.rc <= 1);
+    const auto j = nlohmann::json::parse(r.out);
+    std::string script;
+    bool trains_fact = false;
+    for (const auto& f : j["explain"]["facts"]) {
+        if (f["name"] == "job.entry_script") script = f["value"].get<std::string>();
+        if (f["name"] == "job.trains") trains_fact = true;
+    }
+    return {script, trains_fact, j.contains("estimate") && !j["estimate"].is_null()};
+}
+
+}  // namespace
+
+TEST_CASE("a launch line that runs a generation or inference script gets no training estimate") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    auto [script, trains_fact, estimate] = megatron_launch("torchrun --nproc_per_node 8 tools/run_text_generation_server.py");
+    CHECK(script == "run_text_generation_server.py");
+    CHECK(trains_fact);
+    CHECK_FALSE(estimate);
+
+    std::tie(script, trains_fact, estimate) =
+        megatron_launch("python -m torch.distributed.run --nproc_per_node 8 -m examples.inference.offline_inference");
+    CHECK(script == "offline_inference.py");  // the launcher module is skipped
+    CHECK(trains_fact);
+
+    std::tie(script, trains_fact, estimate) = megatron_launch("torchrun --nproc_per_node 8 pretrain_gpt.py");
+    CHECK(script == "pretrain_gpt.py");
+    CHECK_FALSE(trains_fact);
+    CHECK(estimate);
 }
