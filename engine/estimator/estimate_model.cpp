@@ -657,7 +657,9 @@ double compute(const estimate_input& in, breakdown& out) {
     out.tokens = tokens;
     const double mb = double(nmb);
 
-    const bool fsdp = in.zero_stage >= 3 && shard_n > 1;
+    // with its parameters offloaded to the host, even one rank runs FSDP's unit by unit gathers (each unit
+    // copied to the device for its forward and backward), so the working set exists at any shard count
+    const bool fsdp = in.zero_stage >= 3 && (shard_n > 1 || in.params_offload);
     const bool fsdp2 = fsdp && in.framework != train_framework::deepspeed && in.framework != train_framework::megatron;
 
     // loss-phase bytes per token x vocab element and what the allocator strands before them
