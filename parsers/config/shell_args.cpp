@@ -1,6 +1,8 @@
 // Shell subset reader for launch scripts, and --flag splitting.
 #include "parsers/config/shell_args.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -26,16 +28,31 @@ struct lined {
     std::string s;
     std::vector<std::int64_t> ln;
     std::vector<char> split;
+    // A non-literal piece appended with its characters marks them `opaque`: after word splitting
+    // only the words holding them are non-literal (`${ARGS[@]}` with one unresolved element). A
+    // taint with no characters to carry it (`explained` false) makes every word non-literal.
+    std::vector<char> opaque;
     bool literal = true;
-    void add(char c, std::int64_t l, bool sp) {
+    bool explained = true;
+    void add(char c, std::int64_t l, bool sp, bool op = false) {
         if (s.size() >= max_expansion) throw expansion_too_large{};
         s += c;
         ln.push_back(l);
         split.push_back(sp);
+        opaque.push_back(op);
     }
     void append(const lined& o, bool sp) {
-        for (std::size_t i = 0; i < o.s.size(); ++i) add(o.s[i], o.ln[i], sp || o.split[i]);
-        literal = literal && o.literal;
+        // o's own marks carry its non-literal parts when it has them; otherwise all its characters do
+        const bool mark = !o.literal && !o.explained;
+        for (std::size_t i = 0; i < o.s.size(); ++i) add(o.s[i], o.ln[i], sp || o.split[i], mark || o.opaque[i]);
+        if (!o.literal) {
+            literal = false;
+            if (o.s.empty()) explained = false;
+        }
+    }
+    void taint() {
+        literal = false;
+        explained = false;
     }
 };
 
@@ -385,12 +402,12 @@ private:
     lined expand_text(const std::string& text, const std::vector<std::int64_t>& ln, bool quoted, int depth,
                       std::vector<lined>* array_out) {
         lined out;
-        if (depth > max_expand_depth) { out.literal = false; return out; }
+        if (depth > max_expand_depth) { out.taint(); return out; }
         std::size_t i = 0;
         while (i < text.size()) {
             const std::int64_t l = i < ln.size() ? ln[i] : 0;
             if (text[i] == '`') {
-                out.literal = false;
+                out.taint();
                 std::size_t e = text.find('`', i + 1);
                 e = e == std::string::npos ? text.size() : e + 1;
                 for (std::size_t k = i; k < e; ++k) out.add(text[k], l, false);
@@ -411,14 +428,14 @@ private:
                 if (v) {
                     for (char c : std::to_string(*v)) out.add(c, l, !quoted);
                 } else {
-                    out.literal = false;
+                    out.taint();
                     for (std::size_t q = i; q <= std::min(k, text.size() - 1); ++q) out.add(text[q], l, false);
                 }
                 i = k + 1;
                 continue;
             }
             if (text[i + 1] == '(') {  // command substitution
-                out.literal = false;
+                out.taint();
                 int d = 0;
                 std::size_t k = i + 1;
                 for (; k < text.size(); ++k) {
@@ -468,7 +485,7 @@ private:
             };
             if (op.empty()) {
                 if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
-                else { out.literal = false; for (std::size_t q = i; q < end; ++q) out.add(text[q], l, false); }
+                else { out.taint(); for (std::size_t q = i; q < end; ++q) out.add(text[q], l, false); }
             } else if (op == "[@]" || op == "[*]") {
                 if (defined) {
                     if (array_out && quoted && it->second.elems.size() > 0) {
@@ -489,7 +506,7 @@ private:
                         }
                     }
                 } else {
-                    out.literal = false;
+                    out.taint();
                 }
             } else if (op.rfind(":-", 0) == 0 || op.rfind(":=", 0) == 0) {
                 if (defined && !it->second.elems.empty() && !it->second.elems[0].s.empty()) emit_var(it->second.elems[0]);
@@ -502,7 +519,7 @@ private:
                 if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
                 else out.append(default_value(1), false);
             } else {
-                out.literal = false;  // ${#A}, ${A%x}, ${A/x/y}, ...
+                out.taint();  // ${#A}, ${A%x}, ${A/x/y}, ...
                 for (std::size_t q = i; q < end && q < text.size(); ++q) out.add(text[q], l, false);
             }
             i = end;
@@ -533,15 +550,21 @@ private:
         std::vector<lined> out = pre;
         lined word;
         bool has = !w.parts.empty() && cur.s.empty() && pre.empty();
+        // A word is non-literal when the whole text is, or when it holds characters of a non-literal piece.
+        auto word_literal = [&](const lined& wd) {
+            if (cur.literal) return true;
+            if (!cur.explained) return false;
+            return std::find(wd.opaque.begin(), wd.opaque.end(), char(1)) == wd.opaque.end();
+        };
         for (std::size_t i = 0; i < cur.s.size(); ++i) {
             if (cur.split[i] && std::isspace(static_cast<unsigned char>(cur.s[i]))) {
-                if (!word.s.empty()) { word.literal = cur.literal; out.push_back(word); }
+                if (!word.s.empty()) { word.literal = word_literal(word); out.push_back(word); }
                 word = lined{};
                 continue;
             }
-            word.add(cur.s[i], cur.ln[i], false);
+            word.add(cur.s[i], cur.ln[i], false, cur.opaque[i]);
         }
-        if (!word.s.empty()) { word.literal = cur.literal; out.push_back(word); }
+        if (!word.s.empty()) { word.literal = word_literal(word); out.push_back(word); }
         else if (has && !cur.literal) { word.literal = false; out.push_back(word); }
         else if (has) {
             // An explicitly empty quoted word ("") stays a word.

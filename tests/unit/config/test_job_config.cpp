@@ -175,6 +175,10 @@ TEST_CASE("Megatron-LM launch scripts") {
                  {"model.num_experts", 8}, {"model.num_experts_per_tok", 2}, {"activation_checkpoint.mode", "selective"},
                  {"job.world_size", 32}},
                 {"bogus-memory-flag"}, {"micro-batch-size = $MBS"}});
+    // one unresolved element of an unquoted array expansion taints its own words only
+    check_case({"megatron/array_one_unresolved.sh", "megatron",
+                {{"model.vocab_size", 128256}, {"model.num_layers", 32}, {"job.entry_script", "pretrain_gpt.py"}},
+                {}, {"data-cache-path = ${PWD}/benchmark_cache"}});
 }
 
 TEST_CASE("MindSpeed launch scripts") {
