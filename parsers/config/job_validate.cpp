@@ -218,9 +218,16 @@ std::vector<std::string> validate_job_facts(fact_store& facts) {
                                           *layers, pp, *layers % pp, per + 1, per));
     }
     // Context parallel: load-balanced ring attention splits each sequence into 2 x CP chunks;
-    // sequence parallel splits it over TP.
-    if (cp_f && cp > 1 && seq && *seq % (2 * cp) != 0)
-        fail(*cp_f, fmt::format("CP {} needs the sequence length {} divisible by 2 x CP = {}", cp, *seq, 2 * cp));
+    // sequence parallel splits it over TP. torchtitan and Megatron take the length as given and
+    // refuse it; the others (ms-swift's and DeepSpeed's sequence parallel, HF-style trainers) treat
+    // it as a cap and pad each batch to a multiple of the split.
+    if (cp_f && cp > 1 && seq && *seq % (2 * cp) != 0) {
+        if (l.titan || l.megatron)
+            fail(*cp_f, fmt::format("CP {} needs the sequence length {} divisible by 2 x CP = {}", cp, *seq, 2 * cp));
+        assumptions.push_back(fmt::format("sequence length {} is not a multiple of 2 x CP = {}: {} pads each batch to "
+                                          "one, as estimated",
+                                          *seq, 2 * cp, l.fw));
+    }
     const bool sp = facts.boolean("parallelism.sequence_parallel").value_or(l.titan);
     if (tp_f && sp && tp > 1 && seq && *seq % tp != 0)
         fail(*tp_f, fmt::format("sequence parallel with TP {} needs the sequence length {} divisible by {}", tp, *seq, tp));

@@ -73,6 +73,14 @@ TEST_CASE("where the framework rounds, it is an assumption, not an error") {
     CHECK(r.out.find("uneven split") != std::string::npos);
 }
 
+TEST_CASE("a sequence that is not a multiple of 2 x CP: refused by torchtitan, padded by ms-swift") {
+    // k8b's default framework is torchtitan: refused (the case above); ms-swift's sequence parallel
+    // pads each batch, so its max_length is a cap
+    const run_result r = run(k8b + "--framework ms_swift --set parallelism.context_parallel_degree=4 --set training.seq_len=65535");
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("is not a multiple of 2 x CP = 8: ms_swift pads each batch to one") != std::string::npos);
+}
+
 TEST_CASE("a torchtitan DDP job has zero_stage 0; FSDP has 3") {
     const run_result ddp = run("facts --config examples/optimizer_bound_npu/job.toml --framework torchtitan_npu --format json");
     CHECK(ddp.rc == 0);
