@@ -347,7 +347,9 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             add(e.key, e.val, e);
             continue;
         }
-        if (e.key.rfind("env.", 0) == 0) {
+        // An environment variable the adapter maps (ms-swift's NPROC_PER_NODE) goes through its
+        // key table like a flag; the others are env.* facts when declared.
+        if (e.key.rfind("env.", 0) == 0 && a.find(e.key).empty()) {
             if (!vocabulary::shipped().find(e.key)) continue;  // other environment variables
             if (!e.literal) {
                 job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job.file, e.line)));

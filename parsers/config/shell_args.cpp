@@ -798,7 +798,8 @@ private:
 
     static bool is_env_name(const std::string& n) {
         return n.rfind("PYTORCH_", 0) == 0 || n.rfind("NCCL_", 0) == 0 || n.rfind("HCCL_", 0) == 0 ||
-               n == "TASK_QUEUE_ENABLE" || n == "CUDA_DEVICE_MAX_CONNECTIONS" || n == "MULTI_STREAM_MEMORY_RESERVE";
+               n == "TASK_QUEUE_ENABLE" || n == "CUDA_DEVICE_MAX_CONNECTIONS" || n == "MULTI_STREAM_MEMORY_RESERVE" ||
+               n == "NPROC_PER_NODE" || n == "NNODES";  // launchers that read them (swift, LLaMA-Factory's torchrun)
     }
 
     void add_env(shell_script& out, const std::string& name, const lined& v, std::int64_t line) {

@@ -47,6 +47,12 @@ check_facts ms_swift/lora_cli.sh '{
  "training.lora_target": ("all-linear", "config.ms_swift", 16),
  "training.seq_len": (2048, "config.ms_swift", 22),
  "training.gradient_accumulation_steps": (16, "config.ms_swift", 17)}'
+# the launcher's environment: NPROC_PER_NODE x NNODES is the world size
+check_facts ms_swift/nproc_env.sh '{
+ "job.nproc_per_node": (2, "config.ms_swift", 6),
+ "job.nnodes": (2, "config.ms_swift", 7),
+ "job.world_size": (4, "config.derived", 6),
+ "parallelism.zero_stage": (3, "config.ms_swift", 13)}'
 # ms-swift's own defaults: LoRA, micro-batch 1, gradient checkpointing on, rank 8 on all linears
 check_facts ms_swift/minimal.sh '{
  "training.finetuning_type": ("lora", "config.ms_swift.default", None),
