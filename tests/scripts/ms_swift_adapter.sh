@@ -9,7 +9,21 @@
 detect_each "ms_swift/qlora_qwen25_7b.yaml ms_swift" "ms_swift/full_zero3.json ms_swift" "ms_swift/lora_cli.sh ms_swift" \
             "ms_swift/minimal.sh ms_swift" "llama_factory/llama3_lora_sft.yaml llama_factory" \
             "llama_factory/train_cli.sh llama_factory" "hf_trainer/training_args.yaml hf_trainer" \
-            "hf_trainer/accelerate_fsdp.yaml hf_trainer" "axolotl/qlora_8b.yml axolotl" "torchtune/qlora_8b_single.yaml torchtune"
+            "hf_trainer/accelerate_fsdp.yaml hf_trainer" "axolotl/qlora_8b.yml axolotl" "torchtune/qlora_8b_single.yaml torchtune" \
+            "ms_swift/megatron_lora_moe.sh ms_swift_megatron" "megatron/pretrain_llama3_8b.sh megatron"
+
+# Megatron-SWIFT (knowledge/frameworks/ms_swift_megatron.yaml, added alone): underscore Megatron arguments, its own
+# defaults (distributed optimizer, expert TP 1, padding-free), estimated with Megatron's conventions
+check_facts ms_swift/megatron_lora_moe.sh '{
+ "job.framework": ("ms_swift_megatron", "", None),
+ "training.finetuning_type": ("lora", "config.ms_swift_megatron", 8),
+ "training.local_batch_size": (8, "config.ms_swift_megatron", 13),
+ "parallelism.expert_parallel_degree": (2, "config.ms_swift_megatron", 11),
+ "parallelism.expert_tensor_parallel_degree": (1, "config.ms_swift_megatron.default", None),
+ "activation_checkpoint.mode": ("full", "config.ms_swift_megatron", 15),
+ "optimizer.distributed": (True, "config.ms_swift_megatron.default", None),
+ "training.seq_len": (2048, "config.ms_swift_megatron", 19),
+ "job.world_size": (2, "config.derived", 4)}'
 
 check_facts ms_swift/qlora_qwen25_7b.yaml '{
  "job.framework": ("ms_swift", "", None),
