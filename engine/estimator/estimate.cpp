@@ -613,6 +613,24 @@ estimate_input from_facts(const fact_store& facts) {
             in.param_bytes = 2;
         }
     }
+    // A vision-language model's vision tower (model.vision_params, from the preset): LLaMA-Factory
+    // freezes it by default (freeze_vision_tower: true, hparams/finetuning_args.py) and trains it only
+    // in full fine-tuning with freeze_vision_tower: false; frozen, it stays in the load dtype. Image
+    // tokens, and the tower's own activations, are not modelled.
+    if (const auto vp = r.int_opt("model.vision_params"); vp && *vp > 0) {
+        m.vision_params = *vp;
+        const bool frozen = !r.boolean("training.freeze_vision_tower", true, nullptr) ? in.ft.kind != finetune_kind::full : true;
+        m.vision_trainable = !frozen;
+        m.vision_bytes = in.ft.kind != finetune_kind::full ? in.ft.load_bytes : llama_factory ? 2 : in.param_bytes;
+        in.assumptions.push_back(
+            frozen ? fmt::format("vision tower: {:.3g} B parameters counted as frozen weights ({} B each){}; image tokens and the "
+                                 "tower's activations not counted",
+                                 double(*vp) / 1e9, m.vision_bytes,
+                                 facts.has("training.freeze_vision_tower") ? "" : " (freeze_vision_tower: true, LLaMA-Factory's default)")
+                   : fmt::format("vision tower: {:.3g} B parameters trained with the language model (freeze_vision_tower: false); "
+                                 "image tokens and the tower's activations not counted",
+                                 double(*vp) / 1e9));
+    }
 
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the
@@ -761,10 +779,12 @@ estimate_result estimate(const estimate_input& in) {
     const char* zero_txt[] = {"replicated", "ZeRO-1", "ZeRO-2", "FSDP/ZeRO-3"};
     const bool ft = in.ft.kind != finetune_kind::full;
     const std::string trank = num(st.trainable_rank);
+    const std::string vision_txt = st.vision > 0 ? fmt::format("; frozen vision tower {}", gib(st.vision)) : std::string();
     if (!ft) {
         add("params", "parameters", st.params,
-            fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks", prank, in.tp,
-                        st.stage, in.ep, st.params / std::max(1.0, st.params_rank), zero_txt[in.zero_stage], shard_txt));
+            fmt::format("{} params on this rank (TP {}, PP stage {}, EP {}) x {:.3g} B, {} over {} ranks{}", prank, in.tp,
+                        st.stage, in.ep, (st.params - st.vision) / std::max(1.0, st.params_rank), zero_txt[in.zero_stage],
+                        shard_txt, vision_txt));
     } else {
         const char* base = in.ft.base_bits == 4 && in.ft.group_quant ? "4-bit GPTQ/AWQ with per-group scales"
                            : in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
@@ -774,7 +794,8 @@ estimate_result estimate(const estimate_input& in) {
             fmt::format("frozen {} params: {} ({} linear weights{}; embeddings, norms{} in {}) + {} trainable x {} B{}", prank,
                         gib(st.frozen), base, in.ft.quant_head ? ", head included" : "", in.ft.quant_head ? "" : ", head",
                         in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
-                        in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : ""));
+                        in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : "",
+                        vision_txt));
     }
     add("grads", "gradients", grads,
         grads > 0 ? fmt::format("{} {}params x {:.3g} B/param ({} at {})", ft ? trank : prank, ft ? "trainable " : "",

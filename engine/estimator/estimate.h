@@ -56,6 +56,9 @@ struct estimate_model {
     std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
     double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
     bool seq_classifier = false;       // est26: a sequence-classification head (HF *ForSequenceClassification): no vocabulary logits
+    std::int64_t vision_params = 0;    // vision tower of a vision-language model (frozen unless vision_trainable)
+    bool vision_trainable = false;     // full fine-tuning with LLaMA-Factory freeze_vision_tower: false
+    int vision_bytes = 2;              // bytes per frozen vision weight (the load dtype)
 };
 
 // Parameter-efficient fine-tuning as the frameworks implement it (docs/estimator.md).

@@ -16,7 +16,7 @@ bool gpt_style(const estimate_model& m) {
     const std::string& f = m.family;
     return f == "gpt" || f == "gpt2" || f == "opt" || f == "bert" || f == "bloom" || f == "phi";
 }
-bool linear_bias(const estimate_model& m) { return gpt_style(m) || m.family == "qwen2"; }
+bool linear_bias(const estimate_model& m) { return gpt_style(m) || m.family == "qwen2" || m.family == "chatglm"; }
 
 double attention_params(const estimate_model& m) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim);
@@ -751,6 +751,9 @@ double compute(const estimate_input& in, breakdown& out) {
         const bool last = s == p - 1;
         double embed_rank = 0, output_rank = 0;
         if (s == 0) embed_rank = V * h / t;
+        // a vision tower trained with the model (full fine-tuning, freeze_vision_tower: false) sits on
+        // the first stage, unsplit by TP, and trains like the language model's own weights
+        if (s == 0 && m.vision_trainable && !finetune) rep += double(m.vision_params);
         if (last) {
             if ((!m.tied || p > 1) && !m.seq_classifier) output_rank = V * h / t;
             // LitGPT's QLoRA quantizes the head as well (Lightning's BitsandbytesPrecision replaces every
@@ -803,6 +806,14 @@ double compute(const estimate_input& in, breakdown& out) {
             st.master = tbytes(trates.m_full, trates.m_shard);
             st.optimizer = tbytes(trates.o_full, trates.o_shard);
             st.trainable_rank = trainable;
+        }
+        // a frozen vision tower: its weights in the load dtype on the first stage, sharded like the
+        // other frozen weights under FSDP / ZeRO-3 (on the host when ZeRO-3 offloads parameters)
+        if (s == 0 && m.vision_params > 0 && !(m.vision_trainable && !finetune)) {
+            const double vb = double(m.vision_params) * double(m.vision_bytes);
+            st.vision = in.zero_stage >= 3 ? (in.params_offload ? 0.0 : vb / shard_n) : vb;
+            st.frozen += st.vision;
+            st.params += st.vision;
         }
         out.trainable += st.trainable_rank * t;
         // bitsandbytes paged optimizers: the large states live in managed memory, which the caching

@@ -128,6 +128,7 @@ struct stage_figures {
     // issue 16
     double trainable_rank = 0;                           // trainable params on this rank (before sharding)
     double frozen = 0;                                   // frozen weights (in `params`)
+    double vision = 0;                                   // frozen vision-tower weights (in `params` and `frozen`)
     double lowp_saved = 0;                               // float8/MX weight copies kept for backward (in activations)
     double stranded_loss = 0;                            // cached blocks the loss buffers cannot reuse
     double layer_transient = 0;                          // one layer's freed forward intermediates

@@ -153,6 +153,8 @@ preset_table load_presets() {
                 else throw input_error::at_line(file, it->first.Mark().line + 1, "unknown dimension '" + k + "'");
             }
             if (n["published_param_count"]) m.published_param_count = yaml_int(n["published_param_count"], file);
+            if (n["vision_params"]) m.vision_params = yaml_int(n["vision_params"], file);
+            if (m.vision_params < 0) throw input_error::at_line(file, line, "vision_params must not be negative");
             m.source.producer = "model.preset";
             m.source.file = file;
             m.source.line = line;
@@ -197,7 +199,8 @@ void finish_model_dims(model_dims& m, const std::string& where,
     if (m.num_experts > 0 && m.moe_intermediate_size <= 0) m.moe_intermediate_size = m.intermediate_size;
     const std::string& f = m.family;
     if (f == "qwen2" || f == "qwen2_moe") m.attention_bias = true;
-    if (f == "qwen3" || f == "qwen3_moe") m.qk_norm = true;
+    if (f == "chatglm") m.attention_bias = true;  // ChatGLM3 / GLM-4: QKV bias
+    if (f == "qwen3" || f == "qwen3_moe" || f == "gemma3" || f == "olmo2") m.qk_norm = true;
     if (f == "deepseek_v3") m.router_bias = true;
     // GPT-style blocks: LayerNorm with bias, biased linears, 2-matrix MLP (GELU/ReLU).
     if (f == "gpt" || f == "gpt2" || f == "opt" || f == "bert") {
@@ -271,6 +274,31 @@ checkpoint_quant checkpoint_quantization(const std::string& hub_id) {
     return best;
 }
 
+// Length of the variant tail ending a hub name ("-Instruct", "-2507", "-v0.3", "-BF16"), with its
+// dash, or 0. A version tail is cut only from a name that still states a size ("Mistral-7B-v0.2"),
+// so that "DeepSeek-V3" keeps its version. Other tails ("-1M" long-context, "-GGUF") stay.
+static std::size_t variant_tail(const std::string& low) {
+    const std::size_t dash = low.rfind('-');
+    if (dash == std::string::npos || dash < 3) return 0;
+    const std::string part = low.substr(dash + 1), head = low.substr(0, dash);
+    const std::size_t n = part.size() + 1;
+    for (const char* w : {"instruct", "chat", "it", "base", "hf", "bf16", "fp16"})
+        if (part == w) return n;
+    auto digits = [](const std::string& x) {
+        return !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    };
+    if (digits(part) && (part.size() == 4 || part.size() == 6 || part.size() == 8)) return n;  // 2507, 240715, 20240715
+    if (part.size() >= 2 && part[0] == 'v' && std::isdigit(static_cast<unsigned char>(part[1]))) {
+        for (char c : part.substr(1))
+            if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') return 0;
+        for (std::size_t i = 0; i + 1 < head.size(); ++i)  // a size such as 7b, 0.5b, 135m
+            if (std::isdigit(static_cast<unsigned char>(head[i])) && (head[i + 1] == 'b' || head[i + 1] == 'm') &&
+                (i + 2 == head.size() || !std::isalpha(static_cast<unsigned char>(head[i + 2]))))
+                return n;
+    }
+    return 0;
+}
+
 const model_dims* find_model_preset(const std::string& spelling) {
     const auto& t = presets();
     auto find = [&](const std::string& s) -> const model_dims* {
@@ -288,17 +316,11 @@ const model_dims* find_model_preset(const std::string& spelling) {
         tail.resize(q.cut);
         if (const model_dims* m = find(tail)) return m;
     }
-    for (bool cut = true; cut;) {
-        cut = false;
-        const std::string low = lower(tail);
-        for (const char* suffix : {"-instruct", "-chat", "-it", "-base", "-hf"}) {
-            const std::size_t n = std::string(suffix).size();
-            if (low.size() > n + 2 && low.compare(low.size() - n, n, suffix) == 0) {
-                tail.resize(tail.size() - n);
-                cut = true;
-                if (const model_dims* m = find(tail)) return m;
-            }
-        }
+    // Then without the tails of tuned or re-released variants, which keep their base model's
+    // architecture, one at a time from the end.
+    while (const std::size_t n = variant_tail(lower(tail))) {
+        tail.resize(tail.size() - n);
+        if (const model_dims* m = find(tail)) return m;
     }
     return nullptr;
 }
@@ -369,6 +391,7 @@ void emit_facts(const model_dims& m, fact_sink& sink) {
     sink.emit("model.param_count", param_count(m), derived);
     sink.emit("model.active_param_count", active_param_count(m), derived);
     if (m.published_param_count > 0) emit("published_param_count", m.published_param_count);
+    if (m.vision_params > 0) emit("vision_params", m.vision_params);
 }
 
 }  // namespace oomdx

@@ -20,6 +20,9 @@ struct model_dims {
                  moe_intermediate_size = 0, first_k_dense_replace = 0, moe_layer_freq = 1,
                  q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0,
                  v_head_dim = 0, max_position_embeddings = 0, published_param_count = 0;
+    // Vision-language presets: the vision tower's parameters (encoder and projector), beside the
+    // language model the dimensions describe; param_count() counts the language model only.
+    std::int64_t vision_params = 0;
     provenance source;
     // Architecture details that change the count (derived from the family when not given).
     bool attention_bias = false;   // Qwen2: bias on q/k/v; GPT: on q/k/v/o

@@ -14,14 +14,15 @@ using namespace oomdx;
 static const std::string fixtures = std::string(OOMDX_TEST_DIR) + "/fixtures/models/";
 
 TEST_CASE("every preset's parameter count is within 0.5% of the published count, or of its rounding") {
-    REQUIRE(model_presets().size() >= 12);
+    REQUIRE(model_presets().size() >= 70);
     for (const auto& m : model_presets()) {
         CAPTURE(m.name);
         REQUIRE(m.published_param_count > 0);
         // A model card's "1.7B" is 1,700,000,000 in the preset: half its last digit is the tolerance.
         std::int64_t unit = 1;
         while (m.published_param_count % (unit * 10) == 0) unit *= 10;
-        const double off = std::fabs(double(param_count(m) - m.published_param_count));
+        // a vision-language model's published count includes its vision tower
+        const double off = std::fabs(double(param_count(m) + m.vision_params - m.published_param_count));
         CHECK(off <= std::max(0.005 * double(m.published_param_count), 0.5 * double(unit)));
         CHECK(active_param_count(m) <= param_count(m));
     }
@@ -52,6 +53,49 @@ TEST_CASE("preset spellings") {
     }
     CHECK(load_model("Qwen/Qwen3-235B-A22B").name == "qwen3-235b-a22b");
     CHECK_THROWS_AS(load_model("no-such-model-xyz"), input_error);
+}
+
+TEST_CASE("hub ids of tuned and re-released variants resolve to their base preset, other tails do not") {
+    struct c { const char* hub; const char* id; };
+    for (auto [hub, id] : {c{"Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b"}, c{"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3-671b"},
+                           c{"deepseek-ai/DeepSeek-V3-0324-BF16", "deepseek-v3-671b"},
+                           c{"deepseek-ai/DeepSeek-R1-0528", "deepseek-v3-671b"},
+                           c{"mistralai/Mistral-7B-v0.2", "mistral-7b"},  // v0.2 keeps v0.1's dimensions
+                           c{"mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"},  // its own preset first
+                           c{"mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"},
+                           c{"Qwen/Qwen2-1.5B-Instruct", "qwen2.5-1.5b"}, c{"Qwen/Qwen2.5-Coder-7B-Instruct", "qwen2.5-7b"},
+                           c{"meta-llama/Llama-3.3-70B-Instruct", "llama3-70b"}, c{"Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"},
+                           c{"google/gemma-3-1b-it", "gemma3-1b"}, c{"THUDM/glm-4-9b-chat", "glm4-9b"}}) {
+        CAPTURE(hub);
+        const model_dims* m = find_model_preset(hub);
+        REQUIRE(m != nullptr);
+        CHECK(m->name == id);
+    }
+    // not variants of a preset: a long-context build, a GGUF file, a version tail on a name without a size (which
+    // would leave "DeepSeek"), another size, the vision-language or hybrid-attention sibling of a text preset
+    for (const char* hub : {"Qwen/Qwen2.5-7B-Instruct-1M", "Qwen/Qwen3-4B-GGUF", "deepseek-ai/DeepSeek-V4",
+                            "Qwen/Qwen2.5-9B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen3.5-4B",
+                            "Qwen/Qwen3-VL-4B-Instruct", "google/gemma-3-4b-it"}) {
+        CAPTURE(hub);
+        CHECK(find_model_preset(hub) == nullptr);
+    }
+}
+
+TEST_CASE("vision-language presets: the language model's count plus the vision tower, as a fact") {
+    const model_dims vl = load_model("Qwen/Qwen2.5-VL-7B-Instruct");
+    CHECK(param_count(vl) == param_count(load_model("qwen2.5-7b")));  // the language model only
+    CHECK(vl.vision_params == 676552704);
+    CHECK(param_count(vl) + vl.vision_params == 8292169216);
+    fact_store store(&vocabulary::shipped());
+    emit_facts(vl, store);
+    CHECK(store.integer("model.vision_params") == 676552704);
+    fact_store text(&vocabulary::shipped());
+    emit_facts(load_model("qwen2.5-7b"), text);
+    CHECK_FALSE(text.has("model.vision_params"));
+    // ChatGLM / GLM-4 carry a QKV bias: (4096 + 2 x 256) per layer
+    const model_dims glm = load_model("glm4-9b");
+    CHECK(glm.attention_bias);
+    CHECK(param_count(glm) == 9399951360);
 }
 
 TEST_CASE("device lookup by common spellings") {

@@ -838,3 +838,39 @@ TEST_CASE("LitGPT QLoRA quantizes the head too: NF4 weight, its dequantized copy
     emit(f, "training.quantization_method", "gptq");
     CHECK_FALSE(from_facts(f).ft.quant_head);
 }
+
+TEST_CASE("a vision-language model's vision tower: frozen weights unless fully trained with freeze_vision_tower false") {
+    // Llama 3 8B's dimensions with a 676 M vision tower (Qwen2.5-VL-7B's size), LLaMA-Factory LoRA on one device:
+    // the tower adds 676,552,704 x 2 B (bf16 load dtype) of frozen weights and nothing else
+    const double vision = 676552704.0;
+    fact_store text = job8b("llama_factory", "lora", 1);
+    fact_store vl = text;
+    emit(vl, "model.vision_params", std::int64_t(vision));
+    const estimate_input vin = from_facts(vl);
+    CHECK(vin.model.vision_params == std::int64_t(vision));
+    CHECK_FALSE(vin.model.vision_trainable);
+    bool said = false;
+    for (const auto& a : vin.assumptions) said = said || a.find("vision tower") != std::string::npos;
+    CHECK(said);
+    const estimate_result t = estimate(from_facts(text)), v = estimate(vin);
+    CHECK(double(v.component("params") - t.component("params")) == doctest::Approx(2.0 * vision).epsilon(0.001));
+    CHECK(v.component("optimizer") == t.component("optimizer"));
+    CHECK(v.component("grads") == t.component("grads"));
+    // full fine-tuning keeps the tower frozen by default: bf16 weights, no states
+    fact_store full_t = job8b("llama_factory", "full", 1), full_v = full_t;
+    emit(full_v, "model.vision_params", std::int64_t(vision));
+    const estimate_result ft = estimate(from_facts(full_t)), fv = estimate(from_facts(full_v));
+    CHECK(double(fv.component("params") - ft.component("params")) == doctest::Approx(2.0 * vision).epsilon(0.001));
+    CHECK(fv.component("optimizer") == ft.component("optimizer"));
+    // freeze_vision_tower: false with full fine-tuning trains it like the language model (fp32 weights, AdamW states)
+    emit(full_v, "training.freeze_vision_tower", false);
+    const estimate_input tin = from_facts(full_v);
+    CHECK(tin.model.vision_trainable);
+    const estimate_result tv = estimate(tin);
+    const double per_param_states = double(ft.component("optimizer")) / double(ft.trainable_params);
+    CHECK(double(tv.component("optimizer") - ft.component("optimizer")) ==
+          doctest::Approx(per_param_states * vision).epsilon(0.001));
+    // ... but not under LoRA, where the tower stays frozen whatever the flag says
+    emit(vl, "training.freeze_vision_tower", false);
+    CHECK_FALSE(from_facts(vl).model.vision_trainable);
+}
