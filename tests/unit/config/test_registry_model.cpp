@@ -51,6 +51,7 @@ TEST_CASE("a registry function's model: package module and flavor, no fallback t
     std::filesystem::remove(copy);
     REQUIRE(r.rc == 0);
     bool named = false;
-    for (const auto& f : nlohmann::json::parse(r.out)["facts"]) named = named || f["name"] == "job.model_name";
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& f : doc["facts"]) named = named || f["name"] == "job.model_name";
     CHECK_FALSE(named);
 }
