@@ -631,6 +631,18 @@ estimate_input from_facts(const fact_store& facts) {
                                  "image tokens and the tower's activations not counted",
                                  double(*vp) / 1e9));
     }
+    // est30: a script that calls the model without labels and takes nn.CrossEntropyLoss on its logits
+    // itself (training.loss_upcast false) runs the log-softmax in the logits' dtype when nothing autocasts:
+    // HF causal LMs return un-upcast logits without labels (transformers 4.45+, #31292 / #33902), so with
+    // a 16-bit head the loss buffers are 16-bit too (knowledge/estimator.yaml logits_bytes_model_dtype_ce)
+    if (!r.boolean("training.loss_upcast", true, nullptr)) {
+        const int head_bytes = in.ft.kind == finetune_kind::full ? in.param_bytes : in.ft.quant_head ? 2 : in.ft.load_bytes;
+        in.loss_in_model_dtype = head_bytes == 2;
+        in.assumptions.push_back(in.loss_in_model_dtype
+                                     ? "the script's own cross-entropy runs on the model's 16-bit logits (training.loss_upcast false): "
+                                       "16-bit log-softmax and gradients"
+                                     : "training.loss_upcast false, but the head is fp32: the loss runs in fp32");
+    }
 
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the

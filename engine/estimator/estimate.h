@@ -121,6 +121,8 @@ struct estimate_input {
     // est27: an HF model's forward returns every layer's K/V (config use_cache left on; HF's own gradient
     // checkpointing turns it off, FSDP's checkpoint wrapper does not): extra under full AC until the loss
     bool hf_kv_cache = false;
+    // est30: the script takes the cross-entropy itself on the model's 16-bit logits, not upcast, no autocast
+    bool loss_in_model_dtype = false;
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward

@@ -695,7 +695,12 @@ double compute(const estimate_input& in, breakdown& out) {
         strand_bpe = 2.0;
         // transformers 4.46-4.48: the model keeps its bf16 logits while the loss function makes the
         // fp32 and the shifted fp32 copies (knowledge/estimator.yaml logits_bytes_hf_loss_fn)
-        if (in.hf_model && !vocab_parallel && (in.hf_loss_keeps_logits > 0 || (in.hf_loss_keeps_logits < 0 && in.variant > 0))) {
+        if (in.loss_in_model_dtype && !vocab_parallel) {
+            // the script's own CE on the model's bf16 logits (est30): logits, the shifted reshape copy and the
+            // bf16 log-softmax in forward; its gradient and the slice's padded gradient in backward
+            bpe = k.logits_bytes_model_dtype_ce;
+            strand_bpe = 0.0;
+        } else if (in.hf_model && !vocab_parallel && (in.hf_loss_keeps_logits > 0 || (in.hf_loss_keeps_logits < 0 && in.variant > 0))) {
             bpe = k.logits_bytes_hf_loss_fn;
             strand_bpe = 0.0;
         }

@@ -75,6 +75,9 @@ void render_oom(writer& w, const log_analysis& a) {
     if (!a.device_kind.empty() && a.device_kind != "unknown") head += fmt::format(" ({})", a.device_kind);
     if (a.step) head += w.t("report.oom.failing_step", {{"step", std::to_string(*a.step)}});
     else if (a.last_logged_step) head += w.t("report.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}});
+    // a bar that moves k at a time: the failing step is one of the next k
+    if (!a.step && a.last_logged_step && a.step_stride)
+        head += w.t("report.oom.step_stride", {{"stride", std::to_string(*a.step_stride)}});
     head += w.t("report.oom.timing", {{"timing", w.v("timing", a.timing)}});
     if (a.rank) head += w.t("report.oom.rank", {{"rank", std::to_string(*a.rank)}});
     if (a.device_index) head += w.t("report.oom.device", {{"device", std::to_string(*a.device_index)}});

@@ -779,6 +779,9 @@ void oom_section(doc& d, const log_analysis& a) {
     if (!a.message.empty()) rows.push_back({d.t("html.kv.message"), a.file + ":" + std::to_string(a.line) + ": " + a.message});
     if (!a.error_code.empty()) rows.push_back({d.t("html.kv.error_code"), a.error_code});
     std::string when = a.step ? d.t("html.oom.failing_step", {{"step", std::to_string(*a.step)}})
+                       : a.last_logged_step && a.step_stride
+                           ? d.t("html.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}}) +
+                                 d.t("report.oom.step_stride", {{"stride", std::to_string(*a.step_stride)}})
                        : a.last_logged_step ? d.t("html.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}})
                                             : d.t("html.oom.step_unknown");
     rows.push_back({d.t("html.kv.timing"),

@@ -55,6 +55,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.oom.source", "source: {source}"},
     {"report.oom.failing_step", ", failing step {step}"},
     {"report.oom.last_logged_step", ", last logged step {step}"},
+    {"report.oom.step_stride", " (the bar moves {stride} at a time: the failing step is one of the next {stride})"},
     {"report.oom.timing", ", timing {timing}"},
     {"report.oom.rank", ", rank {rank}"},
     {"report.oom.device", ", device {device}"},

@@ -103,6 +103,9 @@ struct log_analysis {
     // or sparse_log / bar_stride (a counter that moves k >= 2 at a time) / bar_total_after_loop when
     // the format, the counter or a bar at its total rules out last + 1 (`step` stays null).
     std::string step_basis;
+    // The measured stride k of a bar that moves k >= 2 at a time (step_basis bar_stride): the failing
+    // step is one of the next k after the last logged one.
+    std::optional<std::int64_t> step_stride;
     // From traceback frames and context lines before the failure, after the last step line:
     // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |
     // checkpoint_load | data_loading; "" when none was seen.

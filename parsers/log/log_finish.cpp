@@ -378,7 +378,8 @@ log_analysis scanner::finish() {
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
                                                                             : "sparse_log";
         if (a.step_basis == "step_header") a.step = last;
-        else if (a.step_basis != "sparse_log" && a.step_basis != "bar_stride") a.step = last + 1;
+        else if (a.step_basis == "bar_stride") a.step_stride = failure->step_stride;
+        else if (a.step_basis != "sparse_log") a.step = last + 1;
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;
         a.step = *snapshot_last_step + 1;

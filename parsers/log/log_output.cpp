@@ -145,6 +145,7 @@ nlohmann::json to_json(const log_analysis& a) {
     o["step"] = opt(a.step);
     o["last_logged_step"] = opt(a.last_logged_step);
     o["step_basis"] = str_or_null(a.step_basis);
+    o["step_stride"] = opt(a.step_stride);
     o["phase"] = str_or_null(a.phase);
     o["phase_frame_path"] = str_or_null(a.phase_frame_path);
     o["timing"] = a.timing;
@@ -277,6 +278,9 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
                             num(a.last_logged_step),
                             a.step_basis.empty() ? "" : " (" + a.step_basis + ")", a.timing,
                             a.timing_reason.empty() ? "" : " (" + a.timing_reason + ")");
+    if (a.step_stride)
+        out += li + fmt::format("the bar moves {} at a time: the failing step is one of the next {}\n", *a.step_stride,
+                                *a.step_stride);
     if (!a.phase.empty()) out += li + fmt::format("phase {}\n", a.phase);
     out += li + fmt::format("framework {}   world size {}\n", a.framework, num(a.world_size));
     if (!a.launch_line.empty()) out += li + fmt::format("launch    {}:{}: {}\n", a.launch_file, a.launch_line_no, a.launch_line.substr(0, 300));
@@ -390,6 +394,7 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     if (a.step) sink.emit("oom.step", value(*a.step), pp);
     if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
     if (!a.step_basis.empty()) sink.emit("oom.step_basis", value(a.step_basis), pp);
+    if (a.step_stride) sink.emit("oom.step_stride", value(*a.step_stride), pp);
     // What ended the log when it has no OOM message: a named failure that is not an OOM
     // (not_oom), an unexplained crash (crash), or nothing at all (none: a cut paste, a config).
     if (a.source == "none" || !a.failure_kind.empty())

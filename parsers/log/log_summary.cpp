@@ -180,6 +180,7 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
     a.step = r.opt_int(o, "step");
     a.last_logged_step = r.opt_int(o, "last_logged_step");
     a.step_basis = r.text(o, "step_basis");
+    a.step_stride = r.opt_int(o, "step_stride");
     a.phase = r.text(o, "phase");
     a.phase_frame_path = r.text(o, "phase_frame_path");
     a.timing = r.text(o, "timing");

@@ -610,6 +610,30 @@ TEST_CASE("transformers 4.46-4.48 keep the bf16 logits beside the fp32 copies; o
     CHECK(bpe_of("") == doctest::Approx(12.0));  // unknown: point 12 B, high end 14 B
 }
 
+TEST_CASE("the script's own loss on the model's 16-bit logits (training.loss_upcast false): 6 B, an fp32 head keeps 12 B") {
+    auto bpe_of = [](const char* ftype, const char* load, int upcast) {
+        fact_store f = job8b("pytorch", ftype, 1);
+        emit(f, "framework.hf_model", true);
+        emit(f, "job.transformers_version", "4.49.0");
+        emit(f, "training.seq_len", std::int64_t(8192));
+        emit(f, "training.load_dtype", load);
+        if (std::string(ftype) == "full") emit(f, "training.pure_bf16", true);
+        if (std::string(load) == "float32") emit(f, "training.quantization_bit", std::int64_t(4));
+        if (upcast >= 0) emit(f, "training.loss_upcast", upcast == 1);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.loss_in_model_dtype, b.logits_bpe);
+    };
+    // bf16 head, the script's own cross-entropy: bf16 logits, shifted copy, bf16 log-softmax
+    CHECK(bpe_of("lora", "bfloat16", 0) == std::make_pair(true, 6.0));
+    CHECK(bpe_of("full", "bfloat16", 0) == std::make_pair(true, 6.0));
+    // the other side: the loss upcasts (explicitly or by default), or the head is fp32 (QLoRA loaded in float32)
+    CHECK(bpe_of("lora", "bfloat16", 1) == std::make_pair(false, 12.0));
+    CHECK(bpe_of("lora", "bfloat16", -1) == std::make_pair(false, 12.0));
+    CHECK(bpe_of("lora", "float32", 0) == std::make_pair(false, 12.0));
+}
+
 TEST_CASE("QLoRA under HF Trainer: PEFT's kbit preparation makes the checkpointed layer inputs fp32") {
     auto acts_of = [](const char* framework, int zero, int bits) {
         fact_store f = job8b(framework, "lora", zero >= 3 ? 2 : 1);

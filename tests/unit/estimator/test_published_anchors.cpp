@@ -206,3 +206,7 @@ TEST_CASE("held-out rows, round est26 (transformers single-GPU guide of 2022-01:
 TEST_CASE("held-out pretraining rows, round est28 (torchao float8 pre-training tutorial of 2025-06 and torchtitan PR #382: Llama 3 8B, FSDP 8, op SAC, compile, H100)") {
     check_heldout("heldout_est28.yaml", 5, "held-out rows (est28)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est30 (universal-llm-trainer GPU test of 2025-08: Llama 3 8B, Llama 2 13B, Gemma 7B, Phi-3-mini; full, LoRA, QLoRA; 1 x A100, 2 x 8192)") {
+    check_heldout("heldout_est30.yaml", 10, "held-out rows (est30)");
+}

@@ -158,7 +158,7 @@ TEST_CASE("JSON schema and facts") {
     CHECK(j["schema"] == "oomdx.log/1");
     for (const char* k : {"source", "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes",
                           "reserved_unallocated_bytes", "device_index", "rank", "step", "last_logged_step",
-                          "step_basis", "phase", "timing", "evidence"})
+                          "step_basis", "step_stride", "phase", "timing", "evidence"})
         CHECK(j["oom"].contains(k));
     CHECK(j.contains("framework"));
     CHECK(j["memory_series"].is_array());

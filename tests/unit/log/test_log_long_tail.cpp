@@ -339,6 +339,16 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.last_logged_step == 7610);
         CHECK_FALSE(a.step);
         CHECK(a.step_basis == "bar_stride");
+        CHECK(a.step_stride == 10);  // the measured stride: JSON key, fact oom.step_stride, report line
+        CHECK(to_json(a)["oom"]["step_stride"] == 10);
+        struct sink : fact_sink {
+            std::optional<std::int64_t> stride;
+            void emit(fact f) override {
+                if (f.name == "oom.step_stride") stride = f.val.as_integer();
+            }
+        } facts;
+        emit_facts(a, facts);
+        CHECK(facts.stride == 10);
         // a fast bar whose redraws skip irregularly still advances one step at a time
         std::string fast;
         for (int n : {3190, 3200, 3213, 3220, 3231, 3240, 3252})
@@ -347,11 +357,14 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(b.last_logged_step == 3252);
         CHECK(b.step == 3253);
         CHECK(b.step_basis == "per_step_format");
+        CHECK_FALSE(b.step_stride);
+        CHECK(to_json(b)["oom"]["step_stride"].is_null());
         // too few redraws to tell a stride: last + 1
         auto c = run("Training progress:  15%|#5        | 7600/50000 [16:13<3:03:28,  3.85it/s]\r"
                      "Training progress:  15%|#5        | 7610/50000 [16:13<3:03:28,  3.85it/s]\n" + oom);
         CHECK(c.step == 7611);
         CHECK(c.step_basis == "per_step_format");
+        CHECK_FALSE(c.step_stride);
     }
     SUBCASE("a bar at its total has no next step on that bar") {
         const std::string bar = "Epoch 0: 99%|#########9| 142/143 [02:01<00:00,  1.17it/s]\r"
