@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders the examples (or fixtures) to HTML, loads each page in headless Chromium, and fails on
+# Renders the examples (or fixtures) to HTML, loads the pages in one headless Chromium (cdp_shots.py), and fails on
 # a console error, a missing section or an empty chart. Screenshots are kept for review in
 # $OOMDX_HTML_OUT, else ./browser_html under the build folder (ctest runs in it).
 # $1 = oomdx binary, $2 = repo root. Exit 77 when chromium or python3 is missing.
@@ -168,21 +168,16 @@ if errs:
 PY
 }
 
+# One browser loads every page: screenshot NAME.png, DOM NAME.dom, console NAME.chromium.log.
+timeout 900 python3 "$root/tests/scripts/cdp_shots.py" "$browser" 1200x3000 "$out" "$out"/*.html
+rc=$?
 for html in "$out"/*.html; do
   name=$(basename "$html" .html)
   kind=diagnosis
   grep -q '<h1>oomdx snapshot' "$html" && kind=snapshot
   case "$minimal" in *" $name "*) kind=minimal ;; esac
-  profile=$(mktemp -d)
-  # One run: screenshot to a file, DOM on stdout, browser log (console messages) on stderr.
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
-      --disable-component-update --disable-sync --no-first-run --disable-extensions --user-data-dir="$profile" \
-      --hide-scrollbars --enable-logging=stderr --v=0 --window-size=1200,3000 \
-      --screenshot="$out/$name.png" --dump-dom "file://$html" > "$out/$name.dom" 2> "$out/$name.chromium.log"
-  rc=$?
-  rm -rf "$profile"
   msg=""
-  [ "$rc" -eq 0 ] || msg="$msg chromium exited $rc;"
+  [ "$rc" -eq 0 ] || msg="$msg the browser could not be driven (exit $rc);"
   [ -s "$out/$name.png" ] || msg="$msg no screenshot;"
   if grep -E 'CONSOLE[:(]|Uncaught|Refused to|Failed to load resource' "$out/$name.chromium.log" > "$out/$name.console.log"; then
     msg="$msg console errors: $(head -c 400 "$out/$name.console.log");"

@@ -21,27 +21,11 @@ if [ -n "${OOMDX_HTML_OUT:-}" ]; then out="$OOMDX_HTML_OUT"
 elif [ "$(pwd -P)" = "$(cd "$root" && pwd -P)" ]; then out=$(mktemp -d /tmp/oomdx_browser_zh.XXXXXX)
 else out="$PWD/browser_html_zh"; fi
 mkdir -p "$out"
-rm -f "$out"/*.html "$out"/*.png "$out"/*.dom
+rm -f "$out"/*.html "$out"/*.png "$out"/*.dom "$out"/*.log
 echo "output: $out"
 
-shot() {  # shot PAGE PNG [DOM]
-  local profile rc
-  profile=$(mktemp -d)
-  if [ -n "${3:-}" ]; then
-    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --disable-sync --no-first-run --disable-extensions --user-data-dir="$profile" \
-        --hide-scrollbars --window-size=1200,1600 --screenshot="$2" --dump-dom "file://$1" > "$3" 2>/dev/null
-  else
-    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --disable-sync --no-first-run --disable-extensions --user-data-dir="$profile" \
-        --hide-scrollbars --window-size=1200,1600 --screenshot="$2" "file://$1" > /dev/null 2>&1
-  fi
-  rc=$?
-  rm -rf "$profile"
-  return $rc
-}
-
 fail=0
+names=""
 for name in npu_workspace_oom leak_three_snapshots fragmentation_snapshot; do
   dir="$root/examples/$name"
   [ -f "$dir/cmd" ] || { echo "FAIL $name: no such example"; fail=1; continue; }
@@ -59,7 +43,13 @@ import re, sys
 s = open(sys.argv[1], encoding="utf-8").read()
 open(sys.argv[2], "w", encoding="utf-8").write(re.sub(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", "\u0378", s))
 PY
-  if ! shot "$page" "$out/$name.zh.png" "$out/$name.zh.dom" || ! shot "$out/$name.tofu.html" "$out/$name.tofu.png"; then
+  names="$names $name"
+done
+# One browser loads every page (screenshots NAME.zh.png / NAME.tofu.png, DOM NAME.zh.dom).
+timeout 600 python3 "$root/tests/scripts/cdp_shots.py" "$browser" 1200x1600 "$out" "$out"/*.html
+for name in $names; do
+  page="$out/$name.zh.html"
+  if [ ! -s "$out/$name.zh.png" ] || [ ! -s "$out/$name.tofu.png" ] || [ ! -s "$out/$name.zh.dom" ]; then
     echo "FAIL $name: chromium did not render the page"
     fail=1
     continue
