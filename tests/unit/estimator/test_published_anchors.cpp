@@ -210,3 +210,7 @@ TEST_CASE("held-out pretraining rows, round est28 (torchao float8 pre-training t
 TEST_CASE("held-out fine-tuning rows, round est30 (universal-llm-trainer GPU test of 2025-08: Llama 3 8B, Llama 2 13B, Gemma 7B, Phi-3-mini; full, LoRA, QLoRA; 1 x A100, 2 x 8192)") {
     check_heldout("heldout_est30.yaml", 10, "held-out rows (est30)");
 }
+
+TEST_CASE("held-out fine-tuning rows, round est31 (Axolotl example READMEs 2025-06..12: QLoRA of Devstral / Magistral 24B, Ministral 8B, OLMo 3 7B, MiMo 7B, Seed-OSS 36B, 2 x 2048 packed; LitGPT hub Gemma 7B QLoRA, Falcon 7B LoRA / QLoRA)") {
+    check_heldout("heldout_est31.yaml", 9, "held-out rows (est31)");
+}
