@@ -14,9 +14,14 @@ bool is_mla(const estimate_model& m) { return m.kv_lora > 0; }
 // GPT-style blocks (LayerNorm with bias, biased linears, 2-matrix MLP).
 bool gpt_style(const estimate_model& m) {
     const std::string& f = m.family;
-    return f == "gpt" || f == "gpt2" || f == "opt" || f == "bert" || f == "bloom" || f == "phi";
+    return f == "gpt" || f == "gpt2" || f == "opt" || f == "bert" || f == "bloom" || f == "phi" || f == "gpt_neox" ||
+           f == "starcoder2" || f == "gptj";
 }
-bool linear_bias(const estimate_model& m) { return gpt_style(m) || m.family == "qwen2" || m.family == "chatglm"; }
+bool linear_bias(const estimate_model& m) {
+    const std::string& f = m.family;
+    return (gpt_style(m) && f != "gptj") || f == "qwen2" || f == "chatglm" || f == "seed_oss" || f == "stablelm" ||
+           f == "glm4_moe" || f == "gpt_oss";
+}
 
 double attention_params(const estimate_model& m) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim);
@@ -40,7 +45,7 @@ double mlp_matrices(const estimate_model& m) { return m.gated ? 3.0 : 2.0; }
 // Python RMSNorm (Llama-style code run eagerly) keeps an fp32 copy of its input.
 bool python_rmsnorm(const estimate_input& in) {
     return in.norm_upcast && !in.compile && in.framework != train_framework::megatron && !gpt_style(in.model) &&
-           in.model.family != "falcon";
+           in.model.family != "falcon" && in.model.family != "stablelm";  // nn.LayerNorm
 }
 
 // est26: fp32 parameters trained without autocast (training.mixed_precision_param float32) compute in

@@ -200,15 +200,24 @@ void finish_model_dims(model_dims& m, const std::string& where,
     const std::string& f = m.family;
     if (f == "qwen2" || f == "qwen2_moe") m.attention_bias = true;
     if (f == "chatglm") m.attention_bias = true;  // ChatGLM3 / GLM-4: QKV bias
-    if (f == "qwen3" || f == "qwen3_moe" || f == "gemma3" || f == "olmo2") m.qk_norm = true;
-    if (f == "deepseek_v3") m.router_bias = true;
+    // QKV bias: Seed-OSS, StableLM 2 (use_qkv_bias), GLM-4.5 MoE, gpt-oss (whose o bias, expert biases and
+    // attention sinks, under 0.05 % of its count, are left out)
+    if (f == "seed_oss" || f == "stablelm" || f == "glm4_moe" || f == "gpt_oss") m.attention_bias = true;
+    if (f == "qwen3" || f == "qwen3_moe" || f == "gemma3" || f == "olmo2" || f == "olmo3") m.qk_norm = true;
+    // router correction bias (DeepSeek-V3, GLM-4.5 / 4.7 e_score_correction_bias), gpt-oss router bias
+    if (f == "deepseek_v3" || f == "glm4_moe" || f == "glm4_moe_lite" || f == "gpt_oss") m.router_bias = true;
+    if (f == "stablelm") m.norm_bias = true;  // nn.LayerNorm, SwiGLU MLP
     // GPT-style blocks: LayerNorm with bias, biased linears, 2-matrix MLP (GELU/ReLU).
     if (f == "gpt" || f == "gpt2" || f == "opt" || f == "bert") {
         m.attention_bias = m.mlp_bias = m.norm_bias = m.learned_pos = true;
         m.gated_mlp = false;
     }
-    if (f == "bloom" || f == "phi") {  // ALiBi / rotary: no position table
+    if (f == "bloom" || f == "phi" || f == "gpt_neox" || f == "starcoder2") {  // ALiBi / rotary: no position table
         m.attention_bias = m.mlp_bias = m.norm_bias = true;
+        m.gated_mlp = false;
+    }
+    if (f == "gptj") {  // GPT-J: biased GELU MLP, no attention biases, rotary
+        m.mlp_bias = m.norm_bias = true;
         m.gated_mlp = false;
     }
     if (f == "falcon") {  // no linear biases

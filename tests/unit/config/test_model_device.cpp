@@ -65,7 +65,8 @@ TEST_CASE("hub ids of tuned and re-released variants resolve to their base prese
                            c{"mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"},
                            c{"Qwen/Qwen2-1.5B-Instruct", "qwen2.5-1.5b"}, c{"Qwen/Qwen2.5-Coder-7B-Instruct", "qwen2.5-7b"},
                            c{"meta-llama/Llama-3.3-70B-Instruct", "llama3-70b"}, c{"Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"},
-                           c{"google/gemma-3-1b-it", "gemma3-1b"}, c{"THUDM/glm-4-9b-chat", "glm4-9b"}}) {
+                           c{"google/gemma-3-1b-it", "gemma3-1b"}, c{"THUDM/glm-4-9b-chat", "glm4-9b"},
+                           c{"google/gemma-3-4b-it", "gemma3-4b"}}) {
         CAPTURE(hub);
         const model_dims* m = find_model_preset(hub);
         REQUIRE(m != nullptr);
@@ -75,7 +76,7 @@ TEST_CASE("hub ids of tuned and re-released variants resolve to their base prese
     // would leave "DeepSeek"), another size, the vision-language or hybrid-attention sibling of a text preset
     for (const char* hub : {"Qwen/Qwen2.5-7B-Instruct-1M", "Qwen/Qwen3-4B-GGUF", "deepseek-ai/DeepSeek-V4",
                             "Qwen/Qwen2.5-9B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen3.5-4B",
-                            "Qwen/Qwen3-VL-4B-Instruct", "google/gemma-3-4b-it"}) {
+                            "Qwen/Qwen3-VL-4B-Instruct", "google/gemma-3n-E2B-it"}) {
         CAPTURE(hub);
         CHECK(find_model_preset(hub) == nullptr);
     }
@@ -235,4 +236,85 @@ TEST_CASE("pre-quantized checkpoints keep their base model's preset, and the nam
     CHECK(checkpoint_quantization("meta-llama/Meta-Llama-3-8B-Instruct").cut == std::string::npos);
     CHECK(checkpoint_quantization("acme/model-awqx-7b").cut == std::string::npos);
     CHECK(checkpoint_quantization("awq/llama").cut == std::string::npos);
+}
+
+TEST_CASE("models round 2: counts that reproduce a published total exactly") {
+    // dense and MoE presets whose formula count is the HF checkpoint total to the parameter
+    CHECK(param_count(load_model("EleutherAI/pythia-1.4b-deduped")) == 1414647808);
+    CHECK(param_count(load_model("EleutherAI/pythia-12b")) == 11846072320);
+    CHECK(param_count(load_model("stabilityai/stablelm-2-1_6b")) == 1644515328);
+    CHECK(param_count(load_model("ByteDance-Seed/Seed-OSS-36B-Instruct")) == 36151104512);
+    CHECK(param_count(load_model("mistralai/Ministral-8B-Instruct-2410")) == 8019808256);
+    CHECK(param_count(load_model("openlm-research/open_llama_3b_v2")) == 3426473600);
+    CHECK(param_count(load_model("zai-org/GLM-4.5-Air")) == 106852251264);
+    // vision-language presets: language model + vision_params = the published total
+    const model_dims ms = load_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
+    CHECK(param_count(ms) + ms.vision_params == 24011361280);
+    const model_dims llava = load_model("llava-hf/llava-1.5-7b-hf");
+    CHECK(param_count(llava) + llava.vision_params == 7063427072);
+    // Gemma 3: the formula leaves out the two post-norms per layer (2h), nothing else
+    const model_dims g4 = load_model("google/gemma-3-4b-it");
+    CHECK(param_count(g4) + g4.vision_params + 34 * 2 * 2560 == 4300079472);
+    const model_dims g270 = load_model("google/gemma-3-270m-it");
+    CHECK(param_count(g270) + 18 * 2 * 640 == 268098176);
+    // gpt-oss: every layer routed, 4 of 32 experts; the 20.91B of the model card
+    const model_dims oss = load_model("openai/gpt-oss-20b");
+    CHECK(oss.num_experts == 32);
+    CHECK(oss.num_experts_per_tok == 4);
+    CHECK(std::fabs(double(param_count(oss)) / 20.91e9 - 1.0) < 0.001);
+}
+
+TEST_CASE("models round 2: family flags") {
+    const model_dims neox = load_model("EleutherAI/pythia-1.4b");  // GPT-style, rotary: no position table
+    CHECK_FALSE(neox.gated_mlp);
+    CHECK(neox.attention_bias);
+    CHECK(neox.mlp_bias);
+    CHECK(neox.norm_bias);
+    CHECK_FALSE(neox.learned_pos);
+    const model_dims sc2 = load_model("bigcode/starcoder2-3b");
+    CHECK_FALSE(sc2.gated_mlp);
+    CHECK(sc2.tie_word_embeddings);
+    const model_dims gptj = load_model("EleutherAI/gpt-j-6b");  // biased MLP, no attention biases
+    CHECK_FALSE(gptj.gated_mlp);
+    CHECK_FALSE(gptj.attention_bias);
+    CHECK(gptj.mlp_bias);
+    const model_dims slm = load_model("stabilityai/stablelm-2-1_6b");  // SwiGLU with LayerNorm and QKV bias
+    CHECK(slm.gated_mlp);
+    CHECK(slm.norm_bias);
+    CHECK(slm.attention_bias);
+    CHECK_FALSE(slm.mlp_bias);
+    const model_dims air = load_model("zai-org/GLM-4.5-Air");
+    CHECK(air.attention_bias);
+    CHECK(air.router_bias);
+    CHECK(air.first_k_dense_replace == 1);
+    const model_dims flash = load_model("zai-org/GLM-4.7-Flash");  // MLA, no QKV bias
+    CHECK(flash.kv_lora_rank == 512);
+    CHECK_FALSE(flash.attention_bias);
+    CHECK(flash.router_bias);
+    CHECK(load_model("allenai/Olmo-3-7B-Instruct-SFT").qk_norm);
+    CHECK(load_model("ByteDance-Seed/Seed-OSS-36B-Instruct").attention_bias);
+}
+
+TEST_CASE("models round 2: the hub ids of Axolotl's examples resolve, aliases to presets of the same config") {
+    struct c { const char* hub; const char* id; };
+    for (auto [hub, id] : {c{"google/gemma-3-270m-it", "gemma3-270m"}, c{"google/gemma-3-12b-it", "gemma3-12b"},
+                           c{"google/gemma-3-27b-it", "gemma3-27b"}, c{"openai/gpt-oss-safeguard-20b", "gpt-oss-20b"},
+                           c{"axolotl-ai-co/gpt-oss-120b-dequantized", "gpt-oss-120b"},
+                           c{"mistralai/Magistral-Small-2506", "mistral-small-24b"},
+                           c{"mistralai/Magistral-Small-2509", "mistral-small-3.1-24b"},
+                           c{"mistralai/Devstral-Small-2507", "mistral-small-24b"},
+                           c{"agentica-org/DeepCoder-14B-Preview", "qwen2.5-14b"},
+                           c{"deepcogito/cogito-v1-preview-qwen-14B", "qwen2.5-14b"},
+                           c{"deepcogito/cogito-v1-preview-llama-3B", "llama3.2-3b"}, c{"huggyllama/llama-7b", "llama2-7b"},
+                           c{"Skywork/Skywork-Reward-V2-Qwen3-8B", "qwen3-8b"}, c{"microsoft/phi-2", "phi-2"},
+                           c{"alpindale/Llama-3.2-11B-Vision-Instruct", "llama3.2-11b-vision"},
+                           c{"allenai/Olmo-3-7B-Instruct-SFT", "olmo3-7b"}, c{"zai-org/GLM-4.7-Flash", "glm4.7-flash"}}) {
+        CAPTURE(hub);
+        CHECK(load_model(hub).name == id);
+    }
+    // hybrid linear-attention models stay unknown rather than take a wrong preset
+    for (const char* hub : {"Qwen/Qwen3.5-9B", "Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3-Next-80B-A3B-Instruct", "tiiuae/Falcon-H1-7B-Base"}) {
+        CAPTURE(hub);
+        CHECK(find_model_preset(hub) == nullptr);
+    }
 }

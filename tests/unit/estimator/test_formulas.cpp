@@ -696,3 +696,18 @@ TEST_CASE("autocast over fp32 weights keeps a compute-dtype copy of each weight 
     est::amp_weight_copy_bytes(in, 1e9, 1e8, &f, &b);
     CHECK(b == doctest::Approx(2e8));  // reentrant checkpointing: one layer's copies in backward
 }
+
+TEST_CASE("StableLM 2's nn.LayerNorm keeps no fp32 copy of its input; a Llama-family Python RMSNorm does") {
+    estimate_input in;
+    in.model = llama8b();
+    in.compile = false;
+    in.flash = true;
+    in.norm_upcast = true;
+    const double rms = est::layer_activation(in, false).saved;
+    in.model.family = "stablelm";
+    const double ln = est::layer_activation(in, false).saved;
+    CHECK(ln < rms);
+    in.norm_upcast = false;
+    in.model.family = "llama";
+    CHECK(ln == doctest::Approx(est::layer_activation(in, false).saved));
+}
