@@ -166,6 +166,7 @@ log_analysis scanner::finish() {
     else if (!m_weak.empty() && m_not_oom.empty()) prim = &m_weak.front();
     const event* failure = prim;
     std::optional<std::int64_t> detail_rank;  // a follow-up line of the failure names its rank
+    const std::string* next_detail = nullptr;  // a follow-up failure line right under the failure line
     if (!prim) {
         if (!m_not_oom.empty()) failure = &m_not_oom.front();
         else if (!m_crash.empty()) failure = &m_crash.front();
@@ -196,6 +197,7 @@ log_analysis scanner::finish() {
                 apply_fields(a, ev.fields);
                 if (a.device_kind.empty()) a.device_kind = all[ev.sig].device_kind;
                 if (auto* r = find_field(ev.fields, "rank"); r && r->num >= 0 && !detail_rank) detail_rank = r->num;
+                if (ev.line == prim->line + 1 && !next_detail) next_detail = &ev.text;
                 add_ev(ev.file, ev.line, ev.text, "oom_detail");
             }
         }
@@ -257,19 +259,27 @@ log_analysis scanner::finish() {
     // A message wrapped over lines ("... (GPU 0; 31.75" / "GiB total capacity; ..."): the OOM line
     // joined with the continuation line right after it gives what the wrap cut from its unit. The
     // blanks around the cut go (a Markdown hard break leaves two spaces at the end of the line).
-    if (prim)
+    // The continuation can itself be a failure line merged above ("capacity; 37.89 GiB already
+    // allocated; ..." after "(GPU 0; 39.41 GiB total", Rich's wrap of the 1.x message).
+    if (prim) {
+        const std::string* next = nullptr;
         for (const auto& h : prim->near)
             if (h.file == prim->file && h.line == prim->line + 1 && all[h.sig].kind == sig_kind::context) {
-                const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-                std::string_view head = prim->text, tail = h.text;
-                while (!head.empty() && blank(head.back())) head.remove_suffix(1);
-                while (!tail.empty() && blank(tail.front())) tail.remove_prefix(1);
-                std::string joined(head);
-                joined += ' ';
-                joined += tail;
-                apply_fields(a, extract_fields(all[prim->sig], joined));
+                next = &h.text;
                 break;
             }
+        if (!next) next = next_detail;
+        if (next) {
+            const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+            std::string_view head = prim->text, tail = *next;
+            while (!head.empty() && blank(head.back())) head.remove_suffix(1);
+            while (!tail.empty() && blank(tail.front())) tail.remove_prefix(1);
+            std::string joined(head);
+            joined += ' ';
+            joined += tail;
+            apply_fields(a, extract_fields(all[prim->sig], joined));
+        }
+    }
 
     // Derived sizes.
     if (!a.reserved_unallocated_bytes && a.reserved_bytes && a.allocated_bytes &&

@@ -183,7 +183,7 @@ struct loader {
         if (!m.IsMap()) fail(m, "each signature must be a mapping");
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
-            "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total",
+            "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total", "unit_advance",
             "eval_counter", "run_start", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
@@ -247,6 +247,7 @@ struct loader {
         s.at_start = flag(m, "at_start");
         s.multiples = flag(m, "multiples");
         s.by_total = flag(m, "by_total");
+        s.unit_advance = flag(m, "unit_advance");
         s.eval_counter = flag(m, "eval_counter");
         s.run_start = flag(m, "run_start");
         s.exclusive = flag(m, "exclusive");
@@ -260,10 +261,10 @@ struct loader {
             fail(m, "signature '" + s.id + "': only context lines can give their prefix's rank");
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
-        if ((s.per_step || s.at_start || s.multiples || s.by_total || s.eval_counter || s.run_start) &&
+        if ((s.per_step || s.at_start || s.multiples || s.by_total || s.unit_advance || s.eval_counter || s.run_start) &&
             s.kind != sig_kind::progress)
             fail(m, "signature '" + s.id +
-                        "': per_step, at_start, multiples, by_total, eval_counter and run_start are for progress lines");
+                        "': per_step, at_start, multiples, by_total, unit_advance, eval_counter and run_start are for progress lines");
         if (auto f = m["fields"]) {
             if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
             for (auto it = f.begin(); it != f.end(); ++it) {

@@ -89,6 +89,7 @@ struct signature {
     bool at_start = false;    // progress: printed when its step starts (a step header), so failing step = last
     bool multiples = false;   // progress: logged only at multiples of the log interval, so a logged 1 means every step
     bool by_total = false;    // progress: bars with different totals are separate counters
+    bool unit_advance = false;  // progress: counts a unit that is a step only when it advances by one a line
     bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
     bool run_start = false;   // progress: the line starts a training run; counters logged before it are an earlier run's
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)

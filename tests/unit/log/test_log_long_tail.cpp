@@ -330,6 +330,26 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.step == 64);
         CHECK(a.step_basis == "per_step_format");
     }
+    SUBCASE("a counter of samples is the step only while it advances by one a line (unit_advance)") {
+        // TRL's PPO dict: 'episode' = samples seen; one a line = one update a line (batch size 1)
+        auto dict = [](int e) {
+            return "{'eps': 0, 'objective/kl': 34.7, 'lr': 1.2e-06, 'episode': " + std::to_string(e) + ", 'epoch': 0.02}\n";
+        };
+        std::string ones = "  0%|          | 1/500 [00:09<1:22:52,  9.97s/it]\n", sixty_fours = ones;
+        for (int e = 1; e <= 6; ++e) ones += dict(e);
+        for (int e = 64; e <= 384; e += 64) sixty_fours += dict(e);
+        auto a = run(ones + oom);
+        CHECK(a.last_logged_step == 6);
+        CHECK(a.step == 7);
+        auto b = run(sixty_fours + oom);  // 64 samples an update: the bar's count, never 384
+        CHECK(b.last_logged_step == 1);
+        CHECK(b.step == 2);
+    }
+    SUBCASE("Lightning's Rich bar: the batches done, not the epoch counter of its description") {
+        auto a = run("Epoch 0/1774 \x1b[38;5;237m\xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\x1b[0m 0/563 \x1b[2m0:02:15 \xe2\x80\xa2 -:--:--\x1b[0m \x1b[2;4m0.00it/s\x1b[0m\n" + oom);
+        CHECK(a.last_logged_step == 0);
+        CHECK(a.step == 1);
+    }
     SUBCASE("a bar that moves k at a time (update(10)) has no last + 1") {
         // gaussian-splatting's train.py: progress_bar.update(10) every 10 iterations
         std::string bar;
