@@ -17,17 +17,19 @@ namespace {
 // What candidates() promises, by brute force: positions in order, literals in load order, each
 // signature once, stop after an exclusive one.
 std::vector<int> reference(const signature_set& sigs, std::string_view text) {
+    // (signature, literal) in load order, flattened: the brute force stays cheap under ASan.
+    std::vector<std::pair<int, std::string_view>> order;
+    for (size_t s = 0; s < sigs.size(); ++s)
+        for (const auto& lit : sigs.all()[s].literals) order.emplace_back(static_cast<int>(s), lit);
     std::vector<int> hits;
     std::vector<char> seen(sigs.size(), 0);
     for (size_t i = 0; i < text.size(); ++i) {
-        // literals in load order: signature order, then each signature's list
-        for (size_t s = 0; s < sigs.size(); ++s) {
-            for (const auto& lit : sigs.all()[s].literals) {
-                if (seen[s] || i + lit.size() > text.size() || text.compare(i, lit.size(), lit) != 0) continue;
-                seen[s] = 1;
-                hits.push_back(static_cast<int>(s));
-                if (sigs.all()[s].exclusive) return hits;
-            }
+        const std::string_view rest = text.substr(i);
+        for (const auto& [s, lit] : order) {
+            if (seen[s] || (!lit.empty() && lit[0] != rest[0]) || rest.substr(0, lit.size()) != lit) continue;
+            seen[s] = 1;
+            hits.push_back(s);
+            if (sigs.all()[s].exclusive) return hits;
         }
     }
     return hits;
