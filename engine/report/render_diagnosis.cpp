@@ -536,7 +536,9 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
     j["not_offered"] = json::array();
     for (const auto& n : r.not_offered) j["not_offered"].push_back({{"action", n.action}, {"rule", n.rule_id}, {"why", n.why}});
     if (r.mode == "preflight") {
-        j["fits"] = r.facts.string("diagnosis.budget_verdict").value_or("") != "exceeds";
+        // No verdict (no estimate: an unknown model, a job that does not train): null, not a guess.
+        const std::string verdict = r.facts.string("diagnosis.budget_verdict").value_or("unknown");
+        j["fits"] = verdict == "unknown" ? json(nullptr) : json(verdict != "exceeds");
         j["verdict_basis"] = "high end of the interval (estimate.high_bytes), or the figure anchored on a measurement";
         j["straddles_budget"] = r.straddles_budget;
         if (r.limits && r.limits->max_micro_batch >= 0)

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -171,4 +172,23 @@ TEST_CASE("oomdx preflight: the estimate block and the verdict agree when the in
         }
     }
     CHECK(straddled >= 1);
+}
+
+TEST_CASE("oomdx preflight JSON: fits is null when there is no verdict, a boolean when there is one") {
+    const auto cfg = std::filesystem::temp_directory_path() / ("oomdx_fits_" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(cfg) << "model_name_or_path: someorg/NoSuchModel-7B\nstage: sft\ndo_train: true\n"
+                          "finetuning_type: lora\ncutoff_len: 1024\n";
+    // an unknown model: "cannot say", so no fits/does-not-fit claim beside it
+    const run_result unknown = run("preflight --config " + cfg.string() + " --device h100-80gb --format json");
+    // the same config with a model: a verdict
+    const run_result known = run("preflight --config " + cfg.string() + " --model llama3-8b --device h100-80gb --format json");
+    std::filesystem::remove(cfg);
+    REQUIRE(unknown.rc == 0);
+    const auto ju = nlohmann::json::parse(unknown.out);
+    CHECK(ju["fits"].is_null());
+    CHECK(ju["headline"].get<std::string>().find("cannot say") != std::string::npos);
+    REQUIRE(known.rc == 0);
+    const auto jk = nlohmann::json::parse(known.out);
+    REQUIRE(jk["fits"].is_boolean());
+    CHECK(jk["fits"].get<bool>());
 }
