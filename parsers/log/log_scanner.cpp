@@ -1012,10 +1012,12 @@ bool scanner::resolve_progress(event& ev, bool after) {
     auto choose = [&](std::vector<pick>& picks) -> pick* {
         std::vector<pick*> pool;
         auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
+        // a counter of samples (TRL's `'episode': N`) is the step only while it advances by one a line
+        auto counts_steps = [&](const pick& p) {
+            return p.newest && (!all[p.sig].unit_advance || (p.second && *p.first - *p.second == 1));
+        };
         for (auto& p : picks) {
-            if (!p.newest) continue;
-            // a counter of samples (TRL's `'episode': N`) is the step only while it advances by one a line
-            if (all[p.sig].unit_advance && !(p.second && *p.first - *p.second == 1)) continue;
+            if (!counts_steps(p)) continue;
             const std::int64_t total = total_of(p);
             if (!(total > 0 && *p.first >= total)) pool.push_back(&p);
         }
@@ -1025,8 +1027,7 @@ bool scanner::resolve_progress(event& ev, bool after) {
                        pool.end());
         if (pool.empty())
             for (auto& p : picks)
-                if (p.newest && !(all[p.sig].unit_advance && !(p.second && *p.first - *p.second == 1)))
-                    pool.push_back(&p);
+                if (counts_steps(p)) pool.push_back(&p);
         if (pool.empty()) return nullptr;
         auto count = [&](const pick* p) { return p->pr->file == ev.file ? p->pr->count : 0; };
         std::int64_t most = 0;
