@@ -219,3 +219,7 @@ TEST_CASE("held-out fine-tuning rows, round est30 (universal-llm-trainer GPU tes
 TEST_CASE("held-out fine-tuning rows, round est31 (Axolotl example READMEs 2025-06..12: QLoRA of Devstral / Magistral 24B, Ministral 8B, OLMo 3 7B, MiMo 7B, Seed-OSS 36B, 2 x 2048 packed; LitGPT hub Gemma 7B QLoRA, Falcon 7B LoRA / QLoRA)") {
     check_heldout("heldout_est31.yaml", 9, "held-out rows (est31)");
 }
+
+TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
+    check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
+}
