@@ -268,7 +268,8 @@ checkpoint_quant checkpoint_quantization(const std::string& hub_id) {
     // Marker (as a "-" separated part of the name), bits (0: not one the estimator models), method.
     struct marker { const char* text; int bits; const char* method; };
     static const marker markers[] = {
-        {"-bnb-4bit", 4, "bitsandbytes"}, {"-bnb-8bit", 8, "bitsandbytes"}, {"-gptq-int4", 4, "gptq"},
+        {"-bnb-4bit", 4, "bitsandbytes"}, {"-bnb-nf4", 4, "bitsandbytes"}, {"-bnb-8bit", 8, "bitsandbytes"},
+        {"-gptq-int4", 4, "gptq"},
         {"-gptq-int8", 8, "gptq"},         {"-gptq", 4, "gptq"},              {"-awq", 4, "awq"},
         {"-int4", 4, ""},                  {"-int8", 8, ""},                  {"-4bit", 4, ""},
         {"-8bit", 8, ""},                  {"-aqlm", 0, "aqlm"},              {"-hqq", 0, "hqq"}};

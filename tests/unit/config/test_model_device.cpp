@@ -75,9 +75,9 @@ TEST_CASE("hub ids of tuned and re-released variants resolve to their base prese
     // not variants of a preset: a long-context build, a GGUF file, a version tail on a name without a size (which
     // would leave "DeepSeek"), another size, the vision-language or hybrid-attention sibling of a text preset
     for (const char* hub : {"Qwen/Qwen2.5-7B-Instruct-1M", "Qwen/Qwen3-4B-GGUF", "deepseek-ai/DeepSeek-V4",
-                            "Qwen/Qwen2.5-9B-Instruct", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen3.5-4B",
-                            "Qwen/Qwen3-VL-4B-Instruct", "google/gemma-3n-E2B-it"}) {
-        CAPTURE(hub);
+                            "Qwen/Qwen2.5-9B-Instruct", "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3.5-4B",
+                            "Qwen/Qwen3-VL-32B-Instruct", "google/gemma-3n-E2B-it"}) {
+        CAPTURE(std::string(hub));
         CHECK(find_model_preset(hub) == nullptr);
     }
 }
@@ -232,6 +232,12 @@ TEST_CASE("pre-quantized checkpoints keep their base model's preset, and the nam
     CHECK(checkpoint_quantization("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ").method == "gptq");
     CHECK(checkpoint_quantization("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8").bits == 8);
     CHECK(checkpoint_quantization("ISTA-DASLab/Meta-Llama-3-8B-Instruct-AQLM-2Bit-1x16").bits == 0);  // not modelled
+    // bitsandbytes NF4 checkpoints named "-BNB-NF4" (hugging-quants, axolotl-quants)
+    CHECK(checkpoint_quantization("hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16").bits == 4);
+    CHECK(checkpoint_quantization("hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16").method == "bitsandbytes");
+    CHECK(id("hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16") == "llama3.1-405b");
+    CHECK(id("axolotl-quants/Llama-4-Scout-17B-16E-Linearized-bnb-nf4-bf16") == "llama4-scout-17b-16e");
+    CHECK(checkpoint_quantization("acme/model-bnb-nf4x").cut == std::string::npos);
     // Look-alikes: a marker only as a whole part of the name.
     CHECK(checkpoint_quantization("meta-llama/Meta-Llama-3-8B-Instruct").cut == std::string::npos);
     CHECK(checkpoint_quantization("acme/model-awqx-7b").cut == std::string::npos);
@@ -317,4 +323,41 @@ TEST_CASE("models round 2: the hub ids of Axolotl's examples resolve, aliases to
         CAPTURE(hub);
         CHECK(find_model_preset(hub) == nullptr);
     }
+}
+
+TEST_CASE("models round 3: the example configs' unknown ids") {
+    struct c { const char* hub; const char* id; };
+    for (auto [hub, id] : {c{"Qwen/QwQ-32B", "qwen2.5-32b"}, c{"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "qwen3-8b"},
+                           c{"Qwen/Qwen3-Reranker-4B", "qwen3-4b"}, c{"Qwen/Qwen2.5-VL-3B-Instruct", "qwen2.5-vl-3b"},
+                           c{"Qwen/Qwen2.5-VL-72B-Instruct-GPTQ-Int4", "qwen2.5-vl-72b"},
+                           c{"Qwen/Qwen3-VL-30B-A3B-Instruct", "qwen3-vl-30b-a3b"}, c{"Qwen/Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"},
+                           c{"LLM-Research/Llama-4-Scout-17B-16E-Instruct", "llama4-scout-17b-16e"},
+                           c{"LnL-AI/dbrx-base-converted-v2", "dbrx-132b"},
+                           // torchtune builder names (model._component_ without lora_ / qlora_ / _instruct)
+                           c{"phi4_14b", "phi-4"}, c{"llama3_2_vision_11b", "llama3.2-11b-vision"},
+                           c{"llama3_2_vision_90b", "llama3.2-90b-vision"},
+                           c{"llama4_scout_17b_16e", "llama4-scout-17b-16e"}, c{"llama4_maverick_17b_128e", "llama4-maverick-17b-128e"}}) {
+        CAPTURE(hub);
+        const model_dims* m = find_model_preset(hub);
+        REQUIRE(m != nullptr);
+        CHECK(m->name == id);
+    }
+    // vision towers counted per module (language model + vision_params)
+    const model_dims vl3 = load_model("qwen2.5-vl-3b");
+    CHECK(vl3.vision_params == 668684288);
+    CHECK(param_count(vl3) == param_count(load_model("qwen2.5-3b")));
+    const model_dims q8 = load_model("qwen3-vl-8b");
+    CHECK(param_count(q8) + q8.vision_params == 8767123696);  // "8.77B"
+    const model_dims q30 = load_model("qwen3-vl-30b-a3b");
+    CHECK(param_count(q30) == param_count(load_model("qwen3-30b-a3b")));
+    // Llama 4: MoE with one shared expert; Scout every layer, Maverick every other layer; 17B active both
+    const model_dims scout = load_model("llama4-scout-17b-16e");
+    CHECK(param_count(scout) + scout.vision_params == 108641793536);
+    CHECK(std::fabs(double(active_param_count(scout)) / 17.17e9 - 1.0) < 0.001);
+    const model_dims mav = load_model("llama4-maverick-17b-128e");
+    CHECK(std::fabs(double(active_param_count(mav)) / 17.18e9 - 1.0) < 0.001);
+    CHECK(param_count(mav) + mav.vision_params == 401583781376);
+    // Qwen1.5-MoE's shared expert of 5632 written as 4 of the routed 1408: 14.3B total, 2.7B active
+    CHECK(std::fabs(double(active_param_count(load_model("qwen1.5-moe-a2.7b"))) / 2.69e9 - 1.0) < 0.01);
+    CHECK(std::fabs(double(active_param_count(load_model("dbrx-132b"))) / 36.0e9 - 1.0) < 0.015);  // "36B active"
 }
