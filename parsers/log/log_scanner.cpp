@@ -1040,6 +1040,19 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             if (!best || start < best_start || (start == best_start && p->newest->line > best->newest->line))
                 best = p;
         }
+        // Nested bars (`for epoch in tqdm(...)` around `for batch in tqdm(loader)`): the outer bar
+        // started first but never moved, while a bar of a larger total started inside it and
+        // advanced. The inner bar counts the steps; the outer one, epochs.
+        if (best && all[best->sig].by_total && !best->second && best->pr->file == ev.file) {
+            pick* inner = nullptr;
+            for (auto* p : pool) {
+                if (p == best || !all[p->sig].by_total || !p->second || count(p) < 2 ||
+                    p->pr->first_line <= best->pr->first_line || total_of(*p) <= total_of(*best))
+                    continue;
+                if (!inner || p->pr->first_line < inner->pr->first_line) inner = p;
+            }
+            if (inner) best = inner;
+        }
         return best;
     };
     std::vector<pick> picks;

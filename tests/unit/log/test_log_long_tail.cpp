@@ -455,6 +455,24 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(l.last_logged_step == 63);
         CHECK(l.step_basis == "after_step_eval");
     }
+    SUBCASE("nested bars: the inner bar that advanced counts the steps, not the outer epoch bar") {
+        // wandb's output.log of a hand-written loop (round 31, ak09): tqdm over epochs around tqdm over batches
+        const std::string nested = "epoch:   0%|          | 0/5 [00:00<?, ?it/s]\n"
+                                   "loader:   0%|          | 0/320 [00:00<?, ?it/s]\n"
+                                   "loader:  28%|##7       | 88/320 [09:25<24:51,  6.43s/it]\n"
+                                   "epoch:   0%|          | 0/5 [09:25<?, ?it/s]\n";
+        auto a = run(nested + oom);
+        CHECK(a.last_logged_step == 88);
+        CHECK(a.last_logged_total == 320);
+        CHECK(a.step == 89);
+        // a later bar of a smaller total (generation of 128 prompts inside step 1 of 500) is not the step
+        auto g = run("  0%|          | 0/500 [00:00<?, ?it/s]\n"
+                     "Processed prompts:   0%|          | 0/128 [00:00<?, ?it/s]\n"
+                     "Processed prompts:  35%|###5      | 45/128 [00:09<00:17,  4.80it/s]\n"
+                     "  0%|          | 0/500 [00:12<?, ?it/s]\n" + oom);
+        CHECK(g.last_logged_step == 0);
+        CHECK(g.step == 1);
+    }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
