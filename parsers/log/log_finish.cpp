@@ -447,6 +447,26 @@ log_analysis scanner::finish() {
             a.last_logged_step = steps_before_eval;  // the last training step before validation began
             a.step = steps_before_eval;
             a.step_basis = "after_step_eval";
+        } else if (best_phase && all[best_phase->sig].phase == "eval" && failure->last_step) {
+            // the newest bar may be the evaluation's own (HF's eval bar after the training bar)
+            event at;
+            at.file = failure->file;
+            at.line = failure->line;
+            at.rank = failure->rank;
+            if (resolve_progress(at, false, true) && at.last_step &&
+                (at.progress_line != failure->progress_line || at.progress_sig != failure->progress_sig)) {
+                a.last_logged_step = at.last_step;  // the training step the evaluation ran after
+                if (at.last_total > 0) a.last_logged_total = at.last_total;
+                else a.last_logged_total.reset();
+                a.step = at.last_step;
+                a.step_basis = "after_step_eval";
+                a.step_stride.reset();
+                for (auto& e : a.evidence)
+                    if (e.role == "progress" && e.line == failure->progress_line) {
+                        e.line = at.progress_line;
+                        e.text = at.progress_text;
+                    }
+            }
         }
         if (best_phase) {
             a.phase = all[best_phase->sig].phase;

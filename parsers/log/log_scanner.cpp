@@ -928,7 +928,7 @@ std::optional<std::int64_t> scanner::latest_step(std::int64_t rank) {
 // (a training bar, evaluation bars, a checkpoint-loading bar, a sparse `step=` line): the
 // counter still running (not at its total) wins over finished ones; among those, the one
 // that started first in the file (a single stray line does not count when others repeat).
-bool scanner::resolve_progress(event& ev, bool after) {
+bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     const auto& all = m_sigs.all();
     struct pick {
         const progress_rings* pr = nullptr;
@@ -1009,13 +1009,13 @@ bool scanner::resolve_progress(event& ev, bool after) {
         }
         seen.clear();
     };
+    // a counter of samples (TRL's `'episode': N`) is the step only while it advances by one a line
+    auto counts_steps = [&](const pick& p) {
+        return p.newest && (!all[p.sig].unit_advance || (p.second && *p.first - *p.second == 1));
+    };
     auto choose = [&](std::vector<pick>& picks) -> pick* {
         std::vector<pick*> pool;
         auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
-        // a counter of samples (TRL's `'episode': N`) is the step only while it advances by one a line
-        auto counts_steps = [&](const pick& p) {
-            return p.newest && (!all[p.sig].unit_advance || (p.second && *p.first - *p.second == 1));
-        };
         for (auto& p : picks) {
             if (!counts_steps(p)) continue;
             const std::int64_t total = total_of(p);
@@ -1039,6 +1039,19 @@ bool scanner::resolve_progress(event& ev, bool after) {
             const std::int64_t best_start = best && best->pr->file == ev.file ? best->pr->first_line : 0;
             if (!best || start < best_start || (start == best_start && p->newest->line > best->newest->line))
                 best = p;
+        }
+        // Nested bars (`for epoch in tqdm(...)` around `for batch in tqdm(loader)`): the outer bar
+        // started first but never moved, while a bar of a larger total started inside it and
+        // advanced. The inner bar counts the steps; the outer one, epochs.
+        if (best && all[best->sig].by_total && !best->second && best->pr->file == ev.file) {
+            pick* inner = nullptr;
+            for (auto* p : pool) {
+                if (p == best || !all[p->sig].by_total || !p->second || count(p) < 2 ||
+                    p->pr->first_line <= best->pr->first_line || total_of(*p) <= total_of(*best))
+                    continue;
+                if (!inner || p->pr->first_line < inner->pr->first_line) inner = p;
+            }
+            if (inner) best = inner;
         }
         return best;
     };
@@ -1067,6 +1080,25 @@ bool scanner::resolve_progress(event& ev, bool after) {
         best = choose(picks);
     }
     if (!best) return false;
+    // A failure inside an evaluation run between training steps (HF's evaluation_loop) while the
+    // chosen counter is the newest bar to start: that bar counts evaluation batches. The training
+    // step is the counter drawn last before it began, still short of its total (the evaluation
+    // interrupts it; a loading bar is closed at its total) and past 0 (an evaluation runs after a
+    // step). A counter that started later than the chosen one keeps the choice.
+    if (eval_running && all[best->sig].by_total && best->pr->file == ev.file) {
+        const std::int64_t began = best->pr->first_line;
+        pick* before = nullptr;
+        bool newest_bar = true;
+        for (auto& p : picks) {
+            if (&p == best || !counts_steps(p) || p.pr->file != ev.file) continue;
+            if (p.pr->first_line > began) newest_bar = false;
+            const std::int64_t total = p.key_total >= 0 ? p.key_total : p.newest->total;
+            if (p.newest->line < began && *p.first >= 1 && (total <= 0 || *p.first < total) &&
+                (!before || p.newest->line > before->newest->line))
+                before = &p;
+        }
+        if (newest_bar && before) best = before;
+    }
     ev.last_step = best->first;
     ev.prev_step = best->second;
     ev.step_stride = best->stride;

@@ -225,7 +225,8 @@ private:
     void handle_phase(int sig, std::string_view seg, std::int64_t line);
     void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
                        bool in_ring = false);
-    bool resolve_progress(event& ev, bool after);
+    // eval_running: the failure is inside an evaluation that a newer bar counts (see the .cpp)
+    bool resolve_progress(event& ev, bool after, bool eval_running = false);
     std::optional<std::int64_t> latest_step(std::int64_t rank);
     std::int64_t rank_of(std::string_view seg);
     const field_list* nccl_peer_fields(int sig, std::string_view seg);

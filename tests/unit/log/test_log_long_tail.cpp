@@ -430,6 +430,49 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(train.step == 64);
         CHECK(train.step_basis == "per_step_format");
     }
+    SUBCASE("an evaluation bar after the training bar: the failure in evaluation keeps the training step") {
+        // wandb's output.log of an Unsloth run (round 31, ak08): the training bar drawn once, then the
+        // evaluation bar, which counts more lines than the training bar
+        const std::string train = "  1%|1         | 1/185 [00:46<2:22:45, 46.55s/it]\n";
+        const std::string evalbar = "  2%|2         | 2/94 [00:00<00:30,  3.05it/s]\n"
+                                    " 21%|##        | 20/94 [00:14<01:06,  1.11it/s]\n";
+        const std::string frames = "Traceback (most recent call last):\n"
+                                   "  File \"transformers/trainer.py\", line 3444, in evaluation_loop\n";
+        auto a = run(train + evalbar + frames + oom);
+        CHECK(a.phase == "eval");
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.last_logged_total == 185);
+        CHECK(a.step == 1);
+        CHECK(a.step_basis == "after_step_eval");
+        // a training failure after the evaluation: the evaluation bar is not chosen either way
+        auto t = run(train + evalbar + "  1%|1         | 2/185 [01:46<2:22:45, 46.55s/it]\n" +
+                     "Traceback (most recent call last):\n  File \"t.py\", line 9, in train\n    loss.backward()\n" + oom);
+        CHECK(t.last_logged_step == 2);
+        // a loading bar closed at its total before the training bar is never the training step
+        const std::string load = "Loading checkpoint shards: 100%|##########| 2/2 [00:01<00:00,  1.36it/s]\n";
+        const std::string bar = " 6%|6    | 62/1000 [01:01<15:31,  1.01it/s]\n 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]\n";
+        auto l = run(load + bar + frames + oom);
+        CHECK(l.last_logged_step == 63);
+        CHECK(l.step_basis == "after_step_eval");
+    }
+    SUBCASE("nested bars: the inner bar that advanced counts the steps, not the outer epoch bar") {
+        // wandb's output.log of a hand-written loop (round 31, ak09): tqdm over epochs around tqdm over batches
+        const std::string nested = "epoch:   0%|          | 0/5 [00:00<?, ?it/s]\n"
+                                   "loader:   0%|          | 0/320 [00:00<?, ?it/s]\n"
+                                   "loader:  28%|##7       | 88/320 [09:25<24:51,  6.43s/it]\n"
+                                   "epoch:   0%|          | 0/5 [09:25<?, ?it/s]\n";
+        auto a = run(nested + oom);
+        CHECK(a.last_logged_step == 88);
+        CHECK(a.last_logged_total == 320);
+        CHECK(a.step == 89);
+        // a later bar of a smaller total (generation of 128 prompts inside step 1 of 500) is not the step
+        auto g = run("  0%|          | 0/500 [00:00<?, ?it/s]\n"
+                     "Processed prompts:   0%|          | 0/128 [00:00<?, ?it/s]\n"
+                     "Processed prompts:  35%|###5      | 45/128 [00:09<00:17,  4.80it/s]\n"
+                     "  0%|          | 0/500 [00:12<?, ?it/s]\n" + oom);
+        CHECK(g.last_logged_step == 0);
+        CHECK(g.step == 1);
+    }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
