@@ -444,6 +444,9 @@ estimate_input from_facts(const fact_store& facts) {
     // pure bf16 (torchtitan training.dtype, LLaMA-Factory pure_bf16): optimizer states in the
     // parameters' dtype and no fp32 copy
     in.master_weights = r.boolean("optimizer.master_weights", !r.boolean("training.pure_bf16", false, nullptr), nullptr);
+    // est32: DeepSpeed's bf16_master_weights_and_grads keeps the master partition and its gradients in bf16
+    // (still a separate copy, unlike pure bf16); other frameworks keep their fp32 master
+    if (auto md = r.str_opt("optimizer.master_dtype")) in.master_bytes = lower(*md) == "float32" ? 4 : int(dtype_bytes(*md));
 
     // activation checkpointing
     const std::string ac = lower(r.str("activation_checkpoint.mode", llama_factory ? "full" : "none",
