@@ -828,9 +828,12 @@ estimate_result estimate(const estimate_input& in) {
             (st.paged > 0 ? fmt::format("; + {} paged by bitsandbytes into managed memory (outside allocated, reserved and the "
                                         "device peak: evicted to the host when the device fills)", gib(st.paged))
                           : std::string()));
-    add("master_weights", "fp32 master weights", loading ? 0.0 : st.master,
-        st.master > 0 ? (st.master >= 3.99 * st.params_rank ? fmt::format("{} x 4 B (not sharded)", prank)
-                                                             : fmt::format("{} x 4 B / {}", prank, shard_txt))
+    // est32: DeepSpeed's bf16 master partition (optimizer.master_dtype) is named and sized as it is
+    const bool bf16_master = in.master_bytes != 4 && in.framework == train_framework::deepspeed;
+    const int mbytes = bf16_master ? in.master_bytes : 4;
+    add("master_weights", bf16_master ? "bf16 master weights" : "fp32 master weights", loading ? 0.0 : st.master,
+        st.master > 0 ? (st.master >= (mbytes - 0.01) * st.params_rank ? fmt::format("{} x {} B (not sharded)", prank, mbytes)
+                                                                        : fmt::format("{} x {} B / {}", prank, mbytes, shard_txt))
                       : std::string(in.zero_stage >= 3 && in.framework != train_framework::megatron &&
                                             in.framework != train_framework::deepspeed && in.master_weights
                                         ? "0: the fp32 sharded parameters are the master copy"
