@@ -444,6 +444,9 @@ estimate_input from_facts(const fact_store& facts) {
     // pure bf16 (torchtitan training.dtype, LLaMA-Factory pure_bf16): optimizer states in the
     // parameters' dtype and no fp32 copy
     in.master_weights = r.boolean("optimizer.master_weights", !r.boolean("training.pure_bf16", false, nullptr), nullptr);
+    // est32: DeepSpeed's bf16_master_weights_and_grads keeps the master partition and its gradients in bf16
+    // (still a separate copy, unlike pure bf16); other frameworks keep their fp32 master
+    if (auto md = r.str_opt("optimizer.master_dtype")) in.master_bytes = lower(*md) == "float32" ? 4 : int(dtype_bytes(*md));
 
     // activation checkpointing
     const std::string ac = lower(r.str("activation_checkpoint.mode", llama_factory ? "full" : "none",
@@ -825,9 +828,12 @@ estimate_result estimate(const estimate_input& in) {
             (st.paged > 0 ? fmt::format("; + {} paged by bitsandbytes into managed memory (outside allocated, reserved and the "
                                         "device peak: evicted to the host when the device fills)", gib(st.paged))
                           : std::string()));
-    add("master_weights", "fp32 master weights", loading ? 0.0 : st.master,
-        st.master > 0 ? (st.master >= 3.99 * st.params_rank ? fmt::format("{} x 4 B (not sharded)", prank)
-                                                             : fmt::format("{} x 4 B / {}", prank, shard_txt))
+    // est32: DeepSpeed's bf16 master partition (optimizer.master_dtype) is named and sized as it is
+    const bool bf16_master = in.master_bytes != 4 && in.framework == train_framework::deepspeed;
+    const int mbytes = bf16_master ? in.master_bytes : 4;
+    add("master_weights", bf16_master ? "bf16 master weights" : "fp32 master weights", loading ? 0.0 : st.master,
+        st.master > 0 ? (st.master >= (mbytes - 0.01) * st.params_rank ? fmt::format("{} x {} B (not sharded)", prank, mbytes)
+                                                                        : fmt::format("{} x {} B / {}", prank, mbytes, shard_txt))
                       : std::string(in.zero_stage >= 3 && in.framework != train_framework::megatron &&
                                             in.framework != train_framework::deepspeed && in.master_weights
                                         ? "0: the fp32 sharded parameters are the master copy"

@@ -98,6 +98,7 @@ struct estimate_input {
     std::string optimizer = "adamw";
     int state_dtype_bytes = 4;            // 4 fp32, 2 bf16, 1 int8
     bool master_weights = true;
+    int master_bytes = 4;                 // the master copy and master-grad partition (DeepSpeed bf16 master: 2)
     bool optimizer_offload = false, swap_optimizer = false, optimizer_in_backward = false;
     int swap_times = 1;
     bool params_offload = false;

@@ -424,29 +424,32 @@ state_rates resolve_rates(const estimate_input& in) {
             }
             r.grads_in_forward = true;
             break;
-        case train_framework::deepspeed:
+        case train_framework::deepspeed: {
+            // the master partition and its gradients: fp32, or bf16 with bf16_master_weights_and_grads (est32)
+            const double mb = master ? double(in.master_bytes) : 0.0;
             r.grads_in_forward = true;
             if (in.zero_stage >= 3) {
                 r.p_shard = pb;
-                r.g_shard = master ? 4.0 : pb;
+                r.g_shard = master ? mb : pb;
             } else {
                 r.p_full = pb;
                 if (in.zero_stage == 2)
-                    r.g_shard = pb + (master ? 4.0 : 0.0);
+                    r.g_shard = pb + mb;
                 else if (in.zero_stage == 1) {
                     r.g_full = pb;
-                    r.g_shard = master ? 4.0 : 0.0;
+                    r.g_shard = mb;
                 } else
-                    r.g_full = pb + (master ? 4.0 : 0.0);
+                    r.g_full = pb + mb;
             }
             if (in.zero_stage >= 1) {
-                r.m_shard = master ? 4.0 : 0.0;
+                r.m_shard = mb;
                 r.o_shard = S;
             } else {
-                r.m_full = master ? 4.0 : 0.0;
+                r.m_full = mb;
                 r.o_full = S;
             }
             break;
+        }
         default:
             // torchtitan / FSDP2 and plain PyTorch: params are kept in fp32 when mixed precision
             // has master weights (FSDP2 sharded fp32 params, or autocast over fp32 params).
@@ -504,7 +507,7 @@ state_rates trainable_rates(const estimate_input& in) {
     (shard_p ? r.p_shard : r.p_full) = tb;
     (shard_g ? r.g_shard : r.g_full) = tb;
     (shard_o ? r.o_shard : r.o_full) = S;
-    if (ds_master) (shard_o ? r.m_shard : r.m_full) = 4.0;
+    if (ds_master) (shard_o ? r.m_shard : r.m_full) = double(in.master_bytes);
     r.grads_in_forward = in.framework == train_framework::megatron || in.framework == train_framework::deepspeed;
     if (in.optimizer_offload) r.m_full = r.m_shard = r.o_full = r.o_shard = 0;
     // parameters offloaded with ZeRO-3 / FSDP: the sharded adapters live on CPU; torch FSDP also

@@ -188,6 +188,17 @@ TEST_CASE("model states: ZeRO / FSDP / Megatron distributed optimizer bytes per 
         est::compute(in, b);
         CHECK(b.state_bytes_per_param == doctest::Approx(18.0 / 8));
     }
+    SUBCASE("DeepSpeed ZeRO-3, bf16 master weights and grads, bf16 Adam states (est32): 10 / N, not pure bf16's 8 / N") {
+        in.framework = train_framework::deepspeed;
+        in.zero_stage = 3;
+        in.master_bytes = 2;
+        in.state_dtype_bytes = 2;
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(10.0 / 8));
+        in.master_weights = false;  // no master copy at all
+        est::compute(in, b);
+        CHECK(b.state_bytes_per_param == doctest::Approx(8.0 / 8));
+    }
     SUBCASE("pure bf16 AdamW, one device: 2 + 2 + 4") {
         in.framework = train_framework::generic;
         in.master_weights = false;

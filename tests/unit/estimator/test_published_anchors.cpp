@@ -220,6 +220,10 @@ TEST_CASE("held-out fine-tuning rows, round est31 (Axolotl example READMEs 2025-
     check_heldout("heldout_est31.yaml", 9, "held-out rows (est31)");
 }
 
+TEST_CASE("held-out rows, round est32 (ms-swift example scripts 2025-03..08: Qwen2.5 7B / 14B LoRA, ZeRO-3, Megatron-SWIFT TP 4, packed, DeepSpeedExamples bf16 master weights, ZeRO-3 x 4, LitGPT Thunder README eager TinyLlama FSDP / DDP / 1 GPU)") {
+    check_heldout("heldout_est32.yaml", 12, "held-out rows (est32)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
