@@ -65,7 +65,7 @@ TEST_CASE("LLaMA-Factory v1: QLoRA under FSDP2, plugin maps read as nested keys"
     CHECK(rank->prov.line == 10);
 }
 
-TEST_CASE("LLaMA-Factory v1: no peft_config is full tuning; a DeepSpeed JSON not found takes the shipped file's settings") {
+TEST_CASE("LLaMA-Factory v1: no peft_config is full tuning, a DeepSpeed JSON not found takes the shipped settings") {
     auto r = read("llama_factory_v1/full_deepspeed.yaml");
     CHECK(r.job.framework == "llama_factory_v1");
     CHECK(r.job.unknown_keys.empty());
