@@ -201,6 +201,18 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
                {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "none"},
                 {"training.finetuning_type", "lora"}, {"training.lora_rank", 16}},
                "yaml");
+    // LLaMA-Factory v1: an adapter file alone (knowledge/frameworks/llama_factory_v1.yaml); plugin maps as nested keys
+    round_trip(framework_adapter::get("llama_factory_v1"),
+               {{"training.local_batch_size", 2}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "none"},
+                {"training.finetuning_type", "lora"}, {"training.lora_rank", 16}, {"training.quantization_bit", 4},
+                {"model.attn_impl", "flash"}, {"training.mixed_precision_param", "float32"},
+                {"parallelism.context_parallel_degree", 2}, {"parallelism.zero_stage", 2}},
+               "yaml");
+    round_trip(framework_adapter::get("llama_factory_v1"),
+               {{"activation_checkpoint.mode", "full"}, {"training.finetuning_type", "freeze"},
+                {"training.freeze_trainable_layers", 4}, {"parallelism.zero_stage", 3}, {"parallelism.offload_params", "cpu"}},
+               "yaml");
+    round_trip(framework_adapter::get("llama_factory_v1"), {{"parallelism.zero_stage", 0}}, "yaml");
     // Axolotl: an adapter file alone (knowledge/frameworks/axolotl.yaml)
     round_trip(framework_adapter::get("axolotl"),
                {{"training.local_batch_size", 1}, {"training.gradient_accumulation_steps", 16},
