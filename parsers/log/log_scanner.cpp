@@ -1013,9 +1013,10 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     auto counts_steps = [&](const pick& p) {
         return p.newest && (!all[p.sig].unit_advance || (p.second && *p.first - *p.second == 1));
     };
+    // a counter's total: the key's own (`step 3/100`) or the bar's
+    auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
     auto choose = [&](std::vector<pick>& picks) -> pick* {
         std::vector<pick*> pool;
-        auto total_of = [](const pick& p) { return p.key_total >= 0 ? p.key_total : p.newest->total; };
         for (auto& p : picks) {
             if (!counts_steps(p)) continue;
             const std::int64_t total = total_of(p);
@@ -1092,7 +1093,7 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         for (auto& p : picks) {
             if (&p == best || !counts_steps(p) || p.pr->file != ev.file) continue;
             if (p.pr->first_line > began) newest_bar = false;
-            const std::int64_t total = p.key_total >= 0 ? p.key_total : p.newest->total;
+            const std::int64_t total = total_of(p);
             if (p.newest->line < began && *p.first >= 1 && (total <= 0 || *p.first < total) &&
                 (!before || p.newest->line > before->newest->line))
                 before = &p;
