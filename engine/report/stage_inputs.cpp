@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
@@ -84,6 +85,28 @@ void derive_framework(pipeline_state& s) {
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);
 }
 
+// A config file of a framework whose training configs always hold one of its training_keys
+// (torchtune: an optimizer) that holds none of them: an evaluation, generation or quantization
+// recipe's config. An optimizer given with --set makes it a training job again.
+bool derive_trains_from_keys(pipeline_state& s) {
+    fact_store& facts = s.rep.facts;
+    if (!s.job || !s.job->job || s.job->job->file.empty() || s.job->job->framework_guessed) return false;
+    const job_config& cfg = *s.job->job;
+    const framework_semantics* sem = find_semantics(cfg.framework);
+    if (!sem || sem->training_keys.empty() || cfg.entries.empty()) return false;
+    for (const auto& e : cfg.entries)
+        if (sem->is_training_key(e.key)) return false;
+    for (const auto& u : s.job->user)
+        if (u.name.starts_with("optimizer.")) return false;
+    provenance p;
+    p.producer = "config." + cfg.framework;
+    p.file = cfg.file;
+    p.excerpt = fmt::format("no key {} in the config", fmt::join(sem->training_keys, " or "));
+    facts.emit("job.trains", value(false), p);
+    facts.emit("job.trains_basis", value(std::string("config_keys")), p);
+    return true;
+}
+
 // job.trains = false (with job.trains_basis and the provenance of what says so) for a launch line
 // running a script its framework lists as not training (Megatron's text-generation server), or for
 // a framework whose workflow trains only with do_train (LLaMA-Factory) given a config that asks for
@@ -100,6 +123,7 @@ void derive_trains(pipeline_state& s) {
                 facts.emit("job.trains_basis", value(std::string("entry_script")), p);
                 return;
             }
+    if (derive_trains_from_keys(s)) return;
     if (facts.boolean("framework.trains_only_with_do_train") != std::optional<bool>(true)) return;
     if (facts.boolean("training.do_train") == std::optional<bool>(true)) return;
     const fact* why = nullptr;

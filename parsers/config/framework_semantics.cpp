@@ -40,13 +40,15 @@ void apply(framework_semantics& s, const YAML::Node& n, const std::string& file,
     if (!n) return;
     if (!n.IsMap()) throw input_error::at_line(file, n.Mark().line + 1, "semantics must be a map");
     static const std::set<std::string> known = {"device_kind", "estimator", "log_names", "device_variants",
-                                                "estimate_ignores", "features", "not_training_scripts"};
+                                                "estimate_ignores", "features", "not_training_scripts",
+                                                "training_keys"};
     for (const auto& kv : n) {
         const std::string k = kv.first.as<std::string>();
         if (!known.count(k))
             throw input_error::at_line(file, kv.first.Mark().line + 1,
                                        fmt::format("unknown semantics key '{}' (known: device_kind, estimator, log_names, "
-                                                   "device_variants, estimate_ignores, features, not_training_scripts)", k));
+                                                   "device_variants, estimate_ignores, features, not_training_scripts, "
+                                                   "training_keys)", k));
     }
     static const std::set<std::string> estimators = {"torchtitan", "megatron", "deepspeed", "torchtune", "generic"};
     if (n["device_kind"]) s.device_kind = n["device_kind"].as<std::string>();
@@ -66,6 +68,8 @@ void apply(framework_semantics& s, const YAML::Node& n, const std::string& file,
         for (const auto& kv : n["features"]) s.features[kv.first.as<std::string>()] = scalar_value(kv.second);
     if (n["not_training_scripts"])
         for (const auto& x : n["not_training_scripts"]) s.not_training_scripts.push_back(x.as<std::string>());
+    if (n["training_keys"])
+        for (const auto& x : n["training_keys"]) s.training_keys.push_back(x.as<std::string>());
 }
 
 std::vector<framework_semantics> load_all() {
@@ -111,6 +115,12 @@ bool framework_semantics::script_does_not_train(const std::string& script) const
     const std::string base = std::filesystem::path(script).filename().string();
     for (const auto& g : not_training_scripts)
         if (::fnmatch(g.c_str(), base.c_str(), 0) == 0) return true;
+    return false;
+}
+
+bool framework_semantics::is_training_key(const std::string& raw_key) const {
+    for (const auto& g : training_keys)
+        if (::fnmatch(g.c_str(), raw_key.c_str(), 0) == 0) return true;
     return false;
 }
 

@@ -25,8 +25,12 @@ struct framework_semantics {
     std::map<std::string, value> features;      // framework.<feature> facts: selective_ac, eval_without_grad, ...
     // Globs of launched Python scripts that do not train (generation servers, inference, conversion)
     std::vector<std::string> not_training_scripts;
+    // Globs of raw config keys of which a training config holds at least one (torchtune: its optimizer);
+    // a config file of this framework that holds none of them evaluates, generates or quantizes
+    std::vector<std::string> training_keys;
 
     bool script_does_not_train(const std::string& script) const;  // basename against not_training_scripts
+    bool is_training_key(const std::string& raw_key) const;       // the key against training_keys
 
     bool ignores_for_estimate(const std::string& canonical_key) const;
 };

@@ -146,3 +146,45 @@ TEST_CASE("a launch line that runs a generation or inference script gets no trai
     CHECK_FALSE(trains_fact);
     CHECK(estimate);
 }
+
+namespace {
+
+// A torchtune config's top: the model builder, tokenizer and checkpointer every recipe has.
+const std::string k_torchtune =
+    "model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+    "tokenizer:\n  _component_: torchtune.models.llama3.llama3_tokenizer\n  path: /tmp/tokenizer.model\n"
+    "checkpointer:\n  _component_: torchtune.training.FullModelHFCheckpointer\n  checkpoint_dir: /tmp/ckpt\n"
+    "  checkpoint_files: [model-00001-of-00004.safetensors]\n  model_type: LLAMA3\n"
+    "device: cuda\ndtype: bf16\nbatch_size: 4\n";
+
+}  // namespace
+
+TEST_CASE("a torchtune config without an optimizer (eval, generation, quantization recipes) gets no training estimate") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    // eleuther_eval recipe config
+    auto o = preflight_of(k_torchtune + "tasks: [truthfulqa_mc2]\nlimit: null\nmax_seq_length: 4096\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
+    CHECK(o.summary.find("names no optimizer") != std::string::npos);
+    // generate recipe config
+    o = preflight_of(k_torchtune + "prompt:\n  user: Tell me a joke.\nmax_new_tokens: 300\ntemperature: 0.6\ntop_k: 300\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
+
+    // the same config with an optimizer is a training config: estimated
+    o = preflight_of(k_torchtune + "optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\n"
+                                   "loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n"
+                                   "tokenizer.max_seq_len: 2048\nenable_activation_checkpointing: true\n");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+    // the async GRPO recipe nests its optimizer under `training:`
+    o = preflight_of(k_torchtune + "training:\n  optimizer:\n    _component_: torch.optim.AdamW\n    lr: 1e-5\n");
+    CHECK_FALSE(o.trains_fact);
+    // an optimizer given with --set asks for the training estimate
+    o = preflight_of(k_torchtune + "tasks: [truthfulqa_mc2]\n", "--set optimizer.name=adamw");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+}
