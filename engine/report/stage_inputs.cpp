@@ -86,8 +86,9 @@ void derive_framework(pipeline_state& s) {
 }
 
 // A config file of a framework whose training configs always hold one of its training_keys
-// (torchtune: an optimizer) that holds none of them: an evaluation, generation or quantization
-// recipe's config. An optimizer given with --set makes it a training job again.
+// (torchtune: an optimizer; LLaMA-Factory: a stage, a dataset, a learning rate, ...) that holds
+// none of them: an evaluation, generation, export or quantization config. A training or optimizer
+// setting given with --set makes it a training job again.
 bool derive_trains_from_keys(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     if (!s.job || !s.job->job || s.job->job->file.empty() || s.job->job->framework_guessed) return false;
@@ -97,13 +98,20 @@ bool derive_trains_from_keys(pipeline_state& s) {
     for (const auto& e : cfg.entries)
         if (sem->is_training_key(e.key)) return false;
     for (const auto& u : s.job->user)
-        if (u.name.starts_with("optimizer.")) return false;
+        if (u.name.starts_with("optimizer.") || u.name.starts_with("training.")) return false;
+    // The keys as a reader writes them: "optimizer" for "optimizer" and "optimizer.*".
+    std::vector<std::string> names;
+    for (std::string k : sem->training_keys) {
+        if (k.ends_with(".*")) k.resize(k.size() - 2);
+        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+    }
     provenance p;
     p.producer = "config." + cfg.framework;
     p.file = cfg.file;
-    p.excerpt = fmt::format("no key {} in the config", fmt::join(sem->training_keys, " or "));
+    p.excerpt = fmt::format("none of {} in the config", fmt::join(names, ", "));
     facts.emit("job.trains", value(false), p);
     facts.emit("job.trains_basis", value(std::string("config_keys")), p);
+    facts.emit("job.training_keys", value(fmt::format("{}", fmt::join(names, ", "))), p);
     return true;
 }
 

@@ -168,7 +168,7 @@ TEST_CASE("a torchtune config without an optimizer (eval, generation, quantizati
     auto o = preflight_of(k_torchtune + "tasks: [truthfulqa_mc2]\nlimit: null\nmax_seq_length: 4096\n");
     CHECK(o.trains_fact);
     CHECK_FALSE(o.has_estimate);
-    CHECK(o.summary.find("names no optimizer") != std::string::npos);
+    CHECK(o.summary.find("none of the keys that mark a torchtune training config (optimizer, training.optimizer)") != std::string::npos);
     // generate recipe config
     o = preflight_of(k_torchtune + "prompt:\n  user: Tell me a joke.\nmax_new_tokens: 300\ntemperature: 0.6\ntop_k: 300\n");
     CHECK(o.trains_fact);
@@ -187,4 +187,38 @@ TEST_CASE("a torchtune config without an optimizer (eval, generation, quantizati
     o = preflight_of(k_torchtune + "tasks: [truthfulqa_mc2]\n", "--set optimizer.name=adamw");
     CHECK_FALSE(o.trains_fact);
     CHECK(o.has_estimate);
+}
+
+TEST_CASE("LLaMA-Factory inference and export configs (no stage, data or schedule) get no training estimate") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    const std::string base = "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nadapter_name_or_path: saves/qwen/lora/sft\n"
+                             "template: qwen\ntrust_remote_code: true\n";
+    // llamafactory-cli chat / webchat / api
+    auto o = preflight_of(base + "infer_backend: huggingface\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
+    CHECK(o.summary.find("none of the keys that mark a llama_factory training config (stage, do_train") != std::string::npos);
+    // llamafactory-cli export (an adapter merge)
+    o = preflight_of(base + "export_dir: saves/merged\nexport_size: 5\nexport_device: cpu\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
+    // older inference examples also say finetuning_type: lora; still not a training config
+    o = preflight_of(base + "finetuning_type: lora\n");
+    CHECK(o.trains_fact);
+    // any key of a training config makes it one (a partial copy that keeps only the data)
+    o = preflight_of(base + "dataset: alpaca_en_demo\n");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+    // a training setting given with --set asks for the training estimate
+    o = preflight_of(base + "export_dir: saves/merged\n", "--set training.local_batch_size=2");
+    CHECK_FALSE(o.trains_fact);
+    CHECK(o.has_estimate);
+    // LLaMA-Factory v1: an adapter export names neither train_dataset nor a schedule
+    o = preflight_of("model: Qwen/Qwen3-4B\npeft_config:\n  name: lora\n  adapter_name_or_path: ./outputs/test_lora\n"
+                     "  export_dir: ./merge_lora_model\n");
+    CHECK(o.trains_fact);
+    CHECK_FALSE(o.has_estimate);
 }
