@@ -983,7 +983,8 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "NVFP4 under op-level SAC: whether the fp4 copies of the GEMM inputs are kept is not documented "
                 "(low end without them)");
-        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full)
+        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full &&
+            in.framework != train_framework::megatron)
             r.interval_reasons.push_back(
                 "eager frozen layers: the point estimate keeps the frozen projections' inputs, as the published LitGPT "
                 "LoRA measurements need; a build whose autograd drops them is the low end");
