@@ -304,6 +304,10 @@ estimate_input from_facts(const fact_store& facts) {
     // (config.json attn_logit_softcapping)
     if (m.family == "gemma2" || m.family == "gemma3") m.norms_per_layer = 4;
     if (m.family == "gemma2") m.attn_softcap = 50.0;
+    // Qwen3 (and its MoE), OLMo 2/3 and Gemma 3 normalise q and k per head before RoPE (q_norm / k_norm in their
+    // modeling code; Megatron-Core qk_layernorm in Megatron-Bridge's providers)
+    m.qk_norm = m.family == "qwen3" || m.family == "qwen3_moe" || m.family == "olmo2" || m.family == "olmo3" ||
+                m.family == "gemma3";
     const auto sane = [](std::int64_t v, std::int64_t hi) { return v >= 0 && v <= hi; };
     if (!sane(m.hidden, 1 << 20) || !sane(m.layers, 100000) || !sane(m.heads, 1 << 16) ||
         !sane(m.kv_heads, 1 << 16) || !sane(m.head_dim, 1 << 16) || !sane(m.ffn, 1 << 24) ||

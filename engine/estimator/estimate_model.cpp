@@ -257,6 +257,9 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += lin_in * h;
     shard += 2.0 * x * (q_dim + k_dim + v_dim + o_dim);  // post-RoPE q, k, v and the attention output
     if (te_fp8) shard += 1.0 * o_dim;                      // the output projection's FP8 input
+    // est33: Megatron's q/k layernorm (qk_layernorm, a TE norm module of its own) keeps its input, the
+    // pre-norm q and k, for its backward; only counted for Megatron (other frameworks' rows were fitted without)
+    if (te_layers && m.qk_norm && !is_mla(m)) shard += 2.0 * x * (q_dim + k_dim);
     if (eager) extra_transient += 8.0 * (q_dim + k_dim);   // RoPE in fp32 (complex) copies
     double quad = 0;  // per token, s^2 term
     double quad_bwd = 0;  // per token, s^2 buffers of the attention's own backward
