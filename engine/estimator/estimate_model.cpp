@@ -226,7 +226,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // Megatron's Transformer Engine linears (and grouped expert linears) save their input only when the
     // weight trains (transformer_engine pytorch/module: backward_needs_input = is_grad_enabled and
     // weight.requires_grad; est33), so a frozen TE projection keeps nothing for its weight
-    const bool te_layers = in.framework == train_framework::megatron;
+    // (MindSpeed on Ascend runs Megatron's own layers, not Transformer Engine: not counted there)
+    const bool te_layers = in.framework == train_framework::megatron && !in.npu;
     const bool frozen_keeps = frozen && !in.compile && in.variant >= 0 && !te_layers;
     double rep = 0, shard = 0;  // replicated outside TP regions / sharded by TP
     const double x = fp32_compute_act_scale(in);  // 2 when the compute dtype is fp32 (est26)
@@ -248,7 +249,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // FP8 cast of their input for the weight gradient, 1 B per element (transformer_engine pytorch/module
     // linear.py, layernorm_linear.py: the quantized input is what ctx keeps), not the bf16 tensor; the
     // attention output's bf16 copy stays with flash attention and the FP8 cast is a tensor of its own
-    const bool te_fp8 = in.framework == train_framework::megatron && converted &&
+    const bool te_fp8 = in.framework == train_framework::megatron && !in.npu && converted &&
                         (in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise ||
                          in.lowp == lowp_kind::mxfp8);
     const double lin_in = te_fp8 ? 1.0 : 2.0 * x;  // bytes per element of a saved linear input
@@ -337,7 +338,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // weight gradient, beside the sequence-local shard the layer itself keeps (Megatron-Bridge
     // docs/performance-guide.md and peft/lora.py: what sequence_parallel_input_regather avoids). Routed
     // experts' adapters see permuted tokens, not a gathered input
-    if (lora && in.framework == train_framework::megatron && in.sequence_parallel && in.tp > 1) {
+    if (lora && te_layers && in.sequence_parallel && in.tp > 1) {
         if (qkv_adapted) adapters += 2.0 * x * h * t;
         if (mlp_in_adapted && !moe) adapters += 2.0 * x * h * t;
     }
@@ -827,7 +828,7 @@ double compute(const estimate_input& in, breakdown& out) {
             st.params = bytes_of(rates.p_full, rates.p_shard);
             // est33: Megatron --fp8-param-gather keeps the linear weights as TE FP8 tensors (1 B; the
             // distributed optimizer's fp32 main copy and the main-grad buffer are unchanged)
-            if (in.framework == train_framework::megatron && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
+            if (in.framework == train_framework::megatron && !in.npu && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
                 st.params -= lin * std::max(0.0, rates.p_full - 1.0);
             st.grads = bytes_of(rates.g_full, rates.g_shard);
             st.master = bytes_of(rates.m_full, rates.m_shard);

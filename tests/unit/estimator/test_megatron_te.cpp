@@ -42,6 +42,10 @@ TEST_CASE("Megatron LoRA: frozen TE linears keep no input; adapters keep theirs 
     // projection inputs are not kept (frozen, not adapted); adapters' rank-r outputs 2 x 2r
     const double te = 4 * h + 2 * h + 8 * h + 4 * a + 4 * f + 2 * 2 * 8;
     CHECK(est::layer_activation(in, false).saved == doctest::Approx(te));
+    // MindSpeed on Ascend (Megatron semantics, Megatron's own layers, no Transformer Engine) keeps them
+    in.npu = true;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(te + 2 * h + 2 * f));
+    in.npu = false;
     // the same job under another eager framework keeps the frozen MLP and down inputs (2h + 2F) too
     in.framework = train_framework::generic;
     CHECK(est::layer_activation(in, false).saved > te + 2 * h + 2 * f - 1);
