@@ -304,6 +304,10 @@ estimate_input from_facts(const fact_store& facts) {
     // (config.json attn_logit_softcapping)
     if (m.family == "gemma2" || m.family == "gemma3") m.norms_per_layer = 4;
     if (m.family == "gemma2") m.attn_softcap = 50.0;
+    // Qwen3 (and its MoE), OLMo 2/3 and Gemma 3 normalise q and k per head before RoPE (q_norm / k_norm in their
+    // modeling code; Megatron-Core qk_layernorm in Megatron-Bridge's providers)
+    m.qk_norm = m.family == "qwen3" || m.family == "qwen3_moe" || m.family == "olmo2" || m.family == "olmo3" ||
+                m.family == "gemma3";
     const auto sane = [](std::int64_t v, std::int64_t hi) { return v >= 0 && v <= hi; };
     if (!sane(m.hidden, 1 << 20) || !sane(m.layers, 100000) || !sane(m.heads, 1 << 16) ||
         !sane(m.kv_heads, 1 << 16) || !sane(m.head_dim, 1 << 16) || !sane(m.ffn, 1 << 24) ||
@@ -983,7 +987,8 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "NVFP4 under op-level SAC: whether the fp4 copies of the GEMM inputs are kept is not documented "
                 "(low end without them)");
-        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full)
+        if (in.ft.kind == finetune_kind::lora && !in.compile && in.ac != ac_kind::full &&
+            in.framework != train_framework::megatron)
             r.interval_reasons.push_back(
                 "eager frozen layers: the point estimate keeps the frozen projections' inputs, as the published LitGPT "
                 "LoRA measurements need; a build whose autograd drops them is the low end");

@@ -55,6 +55,7 @@ struct estimate_model {
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
     std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
     double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
+    bool qk_norm = false;              // est33: per-head RMSNorm of q and k before RoPE (Qwen3, OLMo 2/3, Gemma 3)
     bool seq_classifier = false;       // est26: a sequence-classification head (HF *ForSequenceClassification): no vocabulary logits
     std::int64_t vision_params = 0;    // vision tower of a vision-language model (frozen unless vision_trainable)
     bool vision_trainable = false;     // full fine-tuning with LLaMA-Factory freeze_vision_tower: false

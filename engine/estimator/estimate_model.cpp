@@ -223,7 +223,12 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // Eager frozen linears: the published LitGPT LoRA measurements need the inputs of the frozen
     // projections kept (about 10 h per token and layer more than a frozen matmul needs); a
     // compiled graph keeps only what backward reads. Low end of the interval: not kept.
-    const bool frozen_keeps = frozen && !in.compile && in.variant >= 0;
+    // Megatron's Transformer Engine linears (and grouped expert linears) save their input only when the
+    // weight trains (transformer_engine pytorch/module: backward_needs_input = is_grad_enabled and
+    // weight.requires_grad; est33), so a frozen TE projection keeps nothing for its weight
+    // (MindSpeed on Ascend runs Megatron's own layers, not Transformer Engine: not counted there)
+    const bool te_layers = in.framework == train_framework::megatron && !in.npu;
+    const bool frozen_keeps = frozen && !in.compile && in.variant >= 0 && !te_layers;
     double rep = 0, shard = 0;  // replicated outside TP regions / sharded by TP
     const double x = fp32_compute_act_scale(in);  // 2 when the compute dtype is fp32 (est26)
     double extra_transient = 0;   // eager intermediates that are never saved
@@ -240,10 +245,22 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         rep += 4.0 * double(m.q_lora + m.kv_lora + m.qk_rope);  // latents and their norm inputs
     }
     const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
+    // est33: Megatron's Transformer Engine linears under FP8 (--fp8-format, any scaling recipe) save the
+    // FP8 cast of their input for the weight gradient, 1 B per element (transformer_engine pytorch/module
+    // linear.py, layernorm_linear.py: the quantized input is what ctx keeps), not the bf16 tensor; the
+    // attention output's bf16 copy stays with flash attention and the FP8 cast is a tensor of its own
+    const bool te_fp8 = in.framework == train_framework::megatron && !in.npu && converted &&
+                        (in.lowp == lowp_kind::float8_tensorwise || in.lowp == lowp_kind::float8_rowwise ||
+                         in.lowp == lowp_kind::mxfp8);
+    const double lin_in = te_fp8 ? 1.0 : 2.0 * x;  // bytes per element of a saved linear input
     // input of the q/k/v projections (the first norm's output)
     const bool qkv_adapted = tg & (lora_target::q | lora_target::k | lora_target::v);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += 2.0 * x * h;
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += lin_in * h;
     shard += 2.0 * x * (q_dim + k_dim + v_dim + o_dim);  // post-RoPE q, k, v and the attention output
+    if (te_fp8) shard += 1.0 * o_dim;                      // the output projection's FP8 input
+    // est33: Megatron's q/k layernorm (qk_layernorm, a TE norm module of its own) keeps its input, the
+    // pre-norm q and k, for its backward; only counted for Megatron (other frameworks' rows were fitted without)
+    if (te_layers && m.qk_norm && !is_mla(m)) shard += 2.0 * x * (q_dim + k_dim);
     if (eager) extra_transient += 8.0 * (q_dim + k_dim);   // RoPE in fp32 (complex) copies
     double quad = 0;  // per token, s^2 term
     double quad_bwd = 0;  // per token, s^2 buffers of the attention's own backward
@@ -269,22 +286,26 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     }
     if (drop) rep += 2.0 * h;  // two dropout masks (1 byte each)
     const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += 2.0 * x * h;  // MLP / router input
+    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += (moe ? 2.0 * x : lin_in) * h;  // MLP / router input
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
         const double fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn), k = double(std::max<std::int64_t>(1, m.top_k));
         const double etp = double(std::max<std::int64_t>(1, in.etp));
+        // frozen TE experts (Megatron LoRA, experts not adapted): no fc1 input (the permuted tokens) and no
+        // fc2 input are kept; the SwiGLU input and the expert output (the unpermute's probability gradient) are
+        const bool te_frozen_experts = frozen && te_layers;
         mlp_rep += 8.0 * double(m.experts);                  // router logits and probs (fp32)
-        mlp_rep += x * k * (2.0 * h + 2.0 * h);                  // permuted input and expert output
-        mlp_rep += x * k * (eager ? 8.0 : 6.0) * fe / etp;       // expert SwiGLU intermediates
-        mlp_shard += x * double(m.shared_experts) * (eager ? 8.0 : 6.0) * fe;
+        mlp_rep += x * k * ((te_frozen_experts ? 0.0 : 2.0 * h) + 2.0 * h);  // permuted input and expert output
+        mlp_rep += x * k * (te_frozen_experts ? 4.0 : eager ? 8.0 : 6.0) * fe / etp;  // expert SwiGLU intermediates
+        mlp_shard += x * double(m.shared_experts) * (te_frozen_experts ? 4.0 : eager ? 8.0 : 6.0) * fe;
     } else {
         const double f = double(m.ffn);
         const bool down_in = !frozen || frozen_keeps || (tg & lora_target::down);  // input of the down projection
         if (m.gated) {
             // gate and up outputs (SiLU input, product operand), the SiLU output when eager
-            mlp_shard += x * ((eager ? 6.0 : 4.0) * f + (down_in ? 2.0 * f : 0.0));
+            // (TE FP8: the down projection keeps the FP8 cast of the SwiGLU output, not the bf16 tensor)
+            mlp_shard += x * (eager ? 6.0 : 4.0) * f + (down_in ? (te_fp8 ? 1.0 : 2.0 * x) * f : 0.0);
             if (eager && !down_in) extra_transient += 2.0 * x * f;
         } else {
             mlp_shard += x * (2.0 * f + (down_in ? 2.0 * f : 0.0));  // GELU input, FC2 input
@@ -312,6 +333,15 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         }
     }
 
+    // est33: Megatron LoRA with sequence parallelism: the LoRA-A of a column-parallel layer (linear_qkv,
+    // linear_fc1) reads the sequence-gathered norm output and keeps that full tensor until backward for its
+    // weight gradient, beside the sequence-local shard the layer itself keeps (Megatron-Bridge
+    // docs/performance-guide.md and peft/lora.py: what sequence_parallel_input_regather avoids). Routed
+    // experts' adapters see permuted tokens, not a gathered input
+    if (lora && te_layers && in.sequence_parallel && in.tp > 1) {
+        if (qkv_adapted) adapters += 2.0 * x * h * t;
+        if (mlp_in_adapted && !moe) adapters += 2.0 * x * h * t;
+    }
     const double full_none = (sp ? (rep + mlp_rep) / t : rep + mlp_rep) + (shard + mlp_shard + quad + adapters) / t;
     layer_act res;
     res.working = full_none;
@@ -331,8 +361,10 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         }
         case ac_kind::selective_op:
             if (in.framework == train_framework::megatron || in.framework == train_framework::deepspeed) {
-                // core-attention recompute: drops the s^2 term only
-                res.saved = full_none - quad / t;
+                // core-attention recompute: drops the s^2 term only. Under TE FP8 (est33) the checkpointed
+                // core attention keeps only its inputs (tensor_parallel.checkpoint saves q, k, v) and the
+                // output projection its own FP8 input, so the bf16 attention output and the LSE go too
+                res.saved = full_none - quad / t - (te_fp8 && in.flash ? (2.0 * x * o_dim + 4.0 * a) / t : 0.0);
             } else {
                 // torchtitan op-level SAC: the layer input, every second matmul output (q, v, w1,
                 // w2), the SDPA output. Float8/MX linears still dispatch aten.mm under the SAC
@@ -794,6 +826,10 @@ double compute(const estimate_input& in, breakdown& out) {
         auto expert_bytes = [&](double full, double shard) { return full * expert_rank + shard * expert_rank / expert_shard_n; };
         if (!finetune) {
             st.params = bytes_of(rates.p_full, rates.p_shard);
+            // est33: Megatron --fp8-param-gather keeps the linear weights as TE FP8 tensors (1 B; the
+            // distributed optimizer's fp32 main copy and the main-grad buffer are unchanged)
+            if (in.framework == train_framework::megatron && !in.npu && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
+                st.params -= lin * std::max(0.0, rates.p_full - 1.0);
             st.grads = bytes_of(rates.g_full, rates.g_shard);
             st.master = bytes_of(rates.m_full, rates.m_shard);
             st.optimizer = bytes_of(rates.o_full, rates.o_shard);

@@ -224,6 +224,10 @@ TEST_CASE("held-out rows, round est32 (ms-swift example scripts 2025-03..08: Qwe
     check_heldout("heldout_est32.yaml", 12, "held-out rows (est32)");
 }
 
+TEST_CASE("held-out rows, round est33 (Megatron-Bridge skill documents 2026-04..08: Llama 3 70B SFT FP8 current scaling on 32 H100, three layouts; Moonlight 16B MLA + MoE pretraining, TP 2 EP 8; Qwen3-8B and Qwen3-30B-A3B LoRA with TP + SP, 8192 packed; Qwen3-30B-A3B pretraining EP 16)") {
+    check_heldout("heldout_est33.yaml", 8, "held-out rows (est33)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
