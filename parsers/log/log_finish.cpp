@@ -381,7 +381,7 @@ log_analysis scanner::finish() {
         a.step_basis = psig.at_start ? "step_header"
                        // a bar that moves k >= 2 at a time: the failing step is one of the next k
                        : psig.per_step && failure->step_stride >= 2 ? "bar_stride"
-                       : psig.per_step ? "per_step_format"
+                       : psig.per_step || failure->step_in_bar ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
                        // a format that logs at multiples of its interval and logged 1: the interval is 1

@@ -1100,6 +1100,30 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         }
         if (newest_bar && before) best = before;
     }
+    // A bar whose postfix prints its own step (`Epoch 1/60: 5/920 [01:44<3:00:04, loss=1.09, step=1]`):
+    // the bar counts micro-batches (gradient accumulation) or samples, the postfix the optimizer
+    // steps. A counter whose newest line is the bar's newest line, smaller than the bar's count,
+    // read from the bar's postfix (after its last `[`), is the step.
+    bool in_bar = false;
+    if (all[best->sig].by_total && best->pr->file == ev.file) {
+        std::string_view bar = plain_text(best->newest->text.view(), m_scratch2);
+        const size_t open = bar.rfind('[');
+        std::string_view postfix = open == std::string_view::npos ? std::string_view{} : bar.substr(open);
+        const bool step_key = postfix.find("step=") != std::string_view::npos ||
+                              postfix.find("step =") != std::string_view::npos;
+        pick* inner = nullptr;
+        for (auto& p : picks) {
+            if (!step_key || &p == best || !counts_steps(p) || all[p.sig].by_total || p.pr->file != ev.file ||
+                p.newest->line != best->newest->line || *p.first >= *best->first)
+                continue;
+            if (!inner || p.newest->line > inner->newest->line) inner = &p;
+        }
+        if (inner) {
+            best = inner;
+            in_bar = true;
+        }
+    }
+    ev.step_in_bar = in_bar;
     ev.last_step = best->first;
     ev.prev_step = best->second;
     ev.step_stride = best->stride;

@@ -597,6 +597,29 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                      oom);
         CHECK(a.last_logged_step == 17);
     }
+    SUBCASE("a bar whose postfix prints the optimizer step (gradient accumulation): the postfix is the step") {
+        // round 29, ai03: the bar counts micro-batches (4 a step), the postfix the optimizer steps
+        const std::string bar = "Epoch 1/60:   0%|          | 3/920 [01:35<5:57:36, 23.40s/it]\r"
+                                "Epoch 1/60:   0%|          | 3/920 [01:41<5:57:36, 23.40s/it, loss=1.0970, lr=1.50e-07, step=1]\r"
+                                "Epoch 1/60:   0%|          | 4/920 [01:41<4:14:55, 16.70s/it, loss=1.0970, lr=1.50e-07, step=1]\r"
+                                "Epoch 1/60:   1%|          | 5/920 [01:44<3:00:04, 11.81s/it, loss=1.0970, lr=1.50e-07, step=1]\n";
+        auto a = run(bar + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.step == 2);
+        CHECK(a.step_basis == "per_step_format");
+        // a postfix that agrees with the bar (one step a batch): the same count either way
+        auto same = run("  1%|          | 4/920 [00:04<15:00,  1.01it/s, loss=1.2, step=4]\r"
+                        "  1%|          | 5/920 [00:05<15:00,  1.01it/s, loss=1.1, step=5]\n" + oom);
+        CHECK(same.last_logged_step == 5);
+        CHECK(same.step == 6);
+        // diffusers' `step_loss=` is no step key
+        auto loss = run("Steps:   1%|          | 5/920 [00:05<15:00,  1.01it/s, lr=1e-05, step_loss=0.1]\n" + oom);
+        CHECK(loss.last_logged_step == 5);
+        // a postfix step larger than the bar's count (a global step over per-epoch bars) keeps the bar's count
+        auto global = run("Epoch 2:   5%|5         | 5/100 [00:05<01:35,  1.00it/s, step=105]\n" + oom);
+        CHECK(global.last_logged_step == 5);
+        CHECK(global.step == 6);
+    }
     SUBCASE("eta: .. epoch: N  step: N recorders") {
         auto a = run("eta: 0:05:38  epoch: 2  step: 2454  rgb_loss: 0.1126  psnr: 15.9341  max_mem: 22170\n" + oom);
         CHECK(a.last_logged_step == 2454);
