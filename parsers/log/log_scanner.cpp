@@ -937,6 +937,8 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
         std::int64_t stride = 0;
+        std::int64_t run_start = -1;  // the line its current bar began, after an earlier one closed at its total
+        std::int64_t run_lines = -1;  // the lines of that current bar
     };
     auto parse = [&](const signature& s, progress_entry& e) {
         if (e.step_state != 0) return;  // parsed once per entry, however often it is consulted
@@ -999,6 +1001,18 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
                 vals[n++] = e->step;
                 if (n == k_stride_values) break;
             }
+            // Bars of one total are one counter: a loading bar (`6/6`), then sampling bars of the same
+            // total. A run closed at its total and a lower count after it: a new bar began there.
+            for (size_t i = 0; i + 1 < seen.size(); ++i) {
+                const progress_entry* newer = seen[i].second;
+                const progress_entry* older = seen[i + 1].second;
+                if (older->total > 0 && older->step == older->total && newer->step < older->step) {
+                    p.run_start = seen[i].first;
+                    p.run_lines = 1;
+                    for (size_t k = 1; k <= i; ++k) p.run_lines += seen[k].first != seen[k - 1].first;
+                    break;
+                }
+            }
             if (n == k_stride_values) {
                 const std::int64_t k = vals[0] - vals[1];
                 bool same = k >= 2;
@@ -1030,14 +1044,22 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             for (auto& p : picks)
                 if (counts_steps(p)) pool.push_back(&p);
         if (pool.empty()) return nullptr;
-        auto count = [&](const pick* p) { return p->pr->file == ev.file ? p->pr->count : 0; };
+        // lines of the counter in the file; of its current bar when an earlier one closed (a run of
+        // bars of one total repeats without any one of them repeating)
+        auto count = [&](const pick* p) {
+            return p->pr->file != ev.file ? 0 : p->run_lines >= 0 ? p->run_lines : p->pr->count;
+        };
         std::int64_t most = 0;
         for (auto* p : pool) most = std::max(most, count(p));
         pick* best = nullptr;
+        // where the counter's running bar began: its first line, or the start of its current run
+        auto began = [&](const pick* p) {
+            return p->pr->file == ev.file ? std::max(p->pr->first_line, p->run_start) : 0;
+        };
         for (auto* p : pool) {
             if (count(p) < 2 && most >= 2) continue;
-            const std::int64_t start = p->pr->file == ev.file ? p->pr->first_line : 0;
-            const std::int64_t best_start = best && best->pr->file == ev.file ? best->pr->first_line : 0;
+            const std::int64_t start = began(p);
+            const std::int64_t best_start = best ? began(best) : 0;
             if (!best || start < best_start || (start == best_start && p->newest->line > best->newest->line))
                 best = p;
         }

@@ -247,6 +247,27 @@ TEST_CASE("rank from the prefix of the traceback frames right above an unprefixe
     CHECK_FALSE(run("  File \"/x/call.py\", line 210, in f\n    fn()\n" + oom).rank);  // unprefixed frames
 }
 
+TEST_CASE("rank from a prefixed copy of the same message printed after it") {
+    // wandb's output.log of a torchrun job (rounds 30-32): the worker prints the exception bare, then
+    // the elastic agent's stream prefix prints it again with "[rank0]: "
+    const std::string msg =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.75 GiB. GPU 0 has a total capacity of "
+        "79.14 GiB of which 1.30 GiB is free.\n";
+    const std::string tb = "Traceback (most recent call last):\n  File \"train.py\", line 277, in main\n";
+    const std::string copy = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 277, in main\n";
+    auto a = run(tb + msg + copy + "[rank0]: " + msg);
+    CHECK(a.rank == 0);
+    CHECK(a.rank_from == "prefixed_copy");
+    // copies under two ranks: not one worker's
+    CHECK_FALSE(run(tb + msg + "[rank0]: " + msg + "[rank1]: " + msg).rank);
+    // a prefixed message of another request is another failure, not a copy
+    auto other = run(tb + msg + "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 1 "
+                                "has a total capacity of 79.14 GiB of which 5.00 MiB is free.\n");
+    CHECK(other.rank_from != "prefixed_copy");
+    // a copy printed before the bare message is not taken
+    CHECK(run("[rank3]: " + msg + tb + msg).rank_from != "prefixed_copy");
+}
+
 // Slurm's srun -l puts "%*d: " (the task number) before every line of a task (srun(1), --label;
 // https://slurm.schedmd.com/srun.html); the lines below follow the form of the job output in
 // awslabs/awsome-distributed-ai#220 (tests/fixtures/logs/heldout/j08_srun_label_prefix.log).
@@ -472,6 +493,30 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                      "  0%|          | 0/500 [00:12<?, ?it/s]\n" + oom);
         CHECK(g.last_logged_step == 0);
         CHECK(g.step == 1);
+    }
+    SUBCASE("bars of one total from unrelated loops: the running bar began at its own start") {
+        // round 32, al11: pipeline loading bars (6 components), the training bar printed once, then
+        // sampling bars of 6 denoising steps, each closed at 6/6, the last at 1/6 when evaluation fails
+        const std::string loading = "Loading pipeline components...:  33%|###3      | 2/6 [00:02<00:05,  1.30s/it]\n"
+                                    "Loading pipeline components...: 100%|##########| 6/6 [00:03<00:00,  1.86it/s]\n"
+                                    "Loading pipeline components...: 100%|##########| 6/6 [00:02<00:00,  2.18it/s]\n";
+        const std::string train = "  0%|          | 1/50000 [00:06<89:37:11,  6.45s/it]\n -- trained model save --\n";
+        const std::string sampling = "100%|##########| 6/6 [00:05<00:00,  1.12it/s]\n"
+                                     "100%|##########| 6/6 [00:07<00:00,  1.17s/it]\n"
+                                     " 17%|#6        | 1/6 [00:03<00:15,  3.00s/it]\n";
+        const std::string eval = "Traceback (most recent call last):\n  File \"distill.py\", line 441, in main\n"
+                                 "    evaluation(prompt,\n  File \"distill.py\", line 140, in evaluation\n";
+        auto a = run(loading + train + sampling + eval + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.last_logged_total == 50000);
+        CHECK(a.step == 1);
+        CHECK(a.step_basis == "after_step_eval");
+        // a per-epoch bar that closed and began again is still the step counter
+        auto epochs = run("Epoch 0: 100%|##########| 100/100 [01:40<00:00,  1.00it/s]\n"
+                          "Epoch 1:   5%|5         | 5/100 [00:05<01:35,  1.00it/s]\n"
+                          "Epoch 1:   6%|6         | 6/100 [00:06<01:34,  1.00it/s]\n" + oom);
+        CHECK(epochs.last_logged_step == 6);
+        CHECK(epochs.step == 7);
     }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
