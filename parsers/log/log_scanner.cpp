@@ -1044,17 +1044,27 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             for (auto& p : picks)
                 if (counts_steps(p)) pool.push_back(&p);
         if (pool.empty()) return nullptr;
-        // lines of the counter in the file; of its current bar when an earlier one closed (a run of
-        // bars of one total repeats without any one of them repeating)
+        // A counter whose current bar began after another bar that is still open (a training bar
+        // between the loading bars and the sampling bars of one total): its earlier runs were another
+        // loop's. A per-epoch bar that closed and began again, with no open bar in between, stays one.
+        auto enclosed = [&](const pick* p) {
+            if (p->run_start < 0 || p->pr->file != ev.file) return false;
+            return std::any_of(pool.begin(), pool.end(), [&](const pick* q) {
+                return q != p && all[q->sig].by_total && q->pr->file == ev.file &&
+                       q->pr->first_line > p->pr->first_line && q->pr->first_line < p->run_start;
+            });
+        };
+        // lines of the counter in the file; of its current bar when enclosed (a run of bars of one
+        // total repeats without any one of them repeating)
         auto count = [&](const pick* p) {
-            return p->pr->file != ev.file ? 0 : p->run_lines >= 0 ? p->run_lines : p->pr->count;
+            return p->pr->file != ev.file ? 0 : enclosed(p) ? p->run_lines : p->pr->count;
         };
         std::int64_t most = 0;
         for (auto* p : pool) most = std::max(most, count(p));
         pick* best = nullptr;
-        // where the counter's running bar began: its first line, or the start of its current run
+        // where the counter's running bar began: its first line, or the start of its current bar when enclosed
         auto began = [&](const pick* p) {
-            return p->pr->file == ev.file ? std::max(p->pr->first_line, p->run_start) : 0;
+            return p->pr->file != ev.file ? 0 : enclosed(p) ? p->run_start : p->pr->first_line;
         };
         for (auto* p : pool) {
             if (count(p) < 2 && most >= 2) continue;

@@ -517,6 +517,16 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                           "Epoch 1:   6%|6         | 6/100 [00:06<01:34,  1.00it/s]\n" + oom);
         CHECK(epochs.last_logged_step == 6);
         CHECK(epochs.step == 7);
+        // ... beside a key=value line printed once in the first epoch (no open bar in between)
+        auto logger = run("Epoch 0:  50%|#####     | 50/100 [00:50<00:50,  1.00it/s]\nstep=50 loss=2.1\n"
+                          "Epoch 0: 100%|##########| 100/100 [01:40<00:00,  1.00it/s]\n"
+                          "Epoch 1:   5%|5         | 5/100 [00:05<01:35,  1.00it/s]\n"
+                          "Epoch 1:   6%|6         | 6/100 [00:06<01:34,  1.00it/s]\n" + oom);
+        CHECK(logger.last_logged_step == 6);
+        // without the training bar between them, the loading and sampling bars stay one counter
+        auto alone = run(loading + sampling + eval + oom);
+        CHECK(alone.last_logged_step == 1);
+        CHECK(alone.last_logged_total == 6);
     }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
