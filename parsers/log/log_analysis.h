@@ -91,7 +91,7 @@ struct log_analysis {
     int other_processes = 0;  // "Process N has ..." clauses beyond the largest one
 
     std::optional<std::int64_t> device_index, rank;
-    std::string rank_from;  // prefix | traceback_head | srun_label | message | torchrun | snapshot_path | nccl | npu | process_line | filename | world_size_1 | frame_prefix
+    std::string rank_from;  // prefix | traceback_head | prefixed_copy | srun_label | message | torchrun | snapshot_path | nccl | npu | process_line | filename | world_size_1 | frame_prefix
     std::vector<std::int64_t> ranks_failed;  // distinct ranks with an OOM message, first failure first
     std::optional<bool> all_ranks_failed;
 

@@ -313,10 +313,36 @@ log_analysis scanner::finish() {
     if (!rank_hit && !m_rank_hits.empty()) rank_hit = &m_rank_hits.front();
     if (rank_hit)
         if (auto* ls = find_field(rank_hit->fields, "last_step")) snapshot_last_step = ls->num;
+    // The same message printed again under a rank prefix: PyTorch's elastic agent and loggers that
+    // prefix a worker's stream ("[rank0]: torch.OutOfMemoryError: ...") re-print the exception the
+    // worker printed bare. One rank among the copies names the bare message's rank; two, none.
+    std::int64_t copy_rank = -1;
+    const event* copy_ev = nullptr;
+    if (failure && failure->rank < 0 && failure->kind == sig_kind::oom) {
+        constexpr size_t k_copy_bytes = 120;  // the request, the device and its capacity
+        const std::string_view head = std::string_view(failure->text).substr(0, k_copy_bytes);
+        for (const auto& ev : m_strong) {
+            if (&ev == failure || ev.rank < 0 || ev.file != failure->file || ev.line <= failure->line ||
+                head.size() < 40)
+                continue;
+            const size_t at = ev.text.find(head);
+            if (at == std::string::npos || at == 0) continue;
+            if (copy_rank >= 0 && ev.rank != copy_rank) {
+                copy_rank = -2;  // copies under two ranks: not one worker's
+                break;
+            }
+            if (copy_rank < 0) copy_ev = &ev;
+            copy_rank = ev.rank;
+        }
+    }
     if (failure) {
         if (failure->rank >= 0) {
             a.rank = failure->rank;
             a.rank_from = failure->rank_from_head ? "traceback_head" : "prefix";
+        } else if (copy_rank >= 0) {
+            a.rank = copy_rank;
+            a.rank_from = "prefixed_copy";
+            add_ev(copy_ev->file, copy_ev->line, copy_ev->text, "rank");
         } else if (detail_rank && !find_field(failure->fields, "rank")) {
             // a follow-up line names the task that ran out (srun's "task N: Out Of Memory" after
             // slurmstepd's oom_kill line, which srun -l labels with the stream it went to)
@@ -381,7 +407,7 @@ log_analysis scanner::finish() {
         a.step_basis = psig.at_start ? "step_header"
                        // a bar that moves k >= 2 at a time: the failing step is one of the next k
                        : psig.per_step && failure->step_stride >= 2 ? "bar_stride"
-                       : psig.per_step ? "per_step_format"
+                       : psig.per_step || failure->step_in_bar ? "per_step_format"
                        : last == 0 ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
                        // a format that logs at multiples of its interval and logged 1: the interval is 1

@@ -937,6 +937,8 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
         std::int64_t stride = 0;
+        std::int64_t run_start = -1;  // the line its current bar began, after an earlier one closed at its total
+        std::int64_t run_lines = -1;  // the lines of that current bar
     };
     auto parse = [&](const signature& s, progress_entry& e) {
         if (e.step_state != 0) return;  // parsed once per entry, however often it is consulted
@@ -999,6 +1001,18 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
                 vals[n++] = e->step;
                 if (n == k_stride_values) break;
             }
+            // Bars of one total are one counter: a loading bar (`6/6`), then sampling bars of the same
+            // total. A run closed at its total and a lower count after it: a new bar began there.
+            for (size_t i = 0; i + 1 < seen.size(); ++i) {
+                const progress_entry* newer = seen[i].second;
+                const progress_entry* older = seen[i + 1].second;
+                if (older->total > 0 && older->step == older->total && newer->step < older->step) {
+                    p.run_start = seen[i].first;
+                    p.run_lines = 1;
+                    for (size_t k = 1; k <= i; ++k) p.run_lines += seen[k].first != seen[k - 1].first;
+                    break;
+                }
+            }
             if (n == k_stride_values) {
                 const std::int64_t k = vals[0] - vals[1];
                 bool same = k >= 2;
@@ -1030,14 +1044,32 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             for (auto& p : picks)
                 if (counts_steps(p)) pool.push_back(&p);
         if (pool.empty()) return nullptr;
-        auto count = [&](const pick* p) { return p->pr->file == ev.file ? p->pr->count : 0; };
+        // A counter whose current bar began after another bar that is still open (a training bar
+        // between the loading bars and the sampling bars of one total): its earlier runs were another
+        // loop's. A per-epoch bar that closed and began again, with no open bar in between, stays one.
+        auto enclosed = [&](const pick* p) {
+            if (p->run_start < 0 || p->pr->file != ev.file) return false;
+            return std::any_of(pool.begin(), pool.end(), [&](const pick* q) {
+                return q != p && all[q->sig].by_total && q->pr->file == ev.file &&
+                       q->pr->first_line > p->pr->first_line && q->pr->first_line < p->run_start;
+            });
+        };
+        // lines of the counter in the file; of its current bar when enclosed (a run of bars of one
+        // total repeats without any one of them repeating)
+        auto count = [&](const pick* p) {
+            return p->pr->file != ev.file ? 0 : enclosed(p) ? p->run_lines : p->pr->count;
+        };
         std::int64_t most = 0;
         for (auto* p : pool) most = std::max(most, count(p));
         pick* best = nullptr;
+        // where the counter's running bar began: its first line, or the start of its current bar when enclosed
+        auto began = [&](const pick* p) {
+            return p->pr->file != ev.file ? 0 : enclosed(p) ? p->run_start : p->pr->first_line;
+        };
         for (auto* p : pool) {
             if (count(p) < 2 && most >= 2) continue;
-            const std::int64_t start = p->pr->file == ev.file ? p->pr->first_line : 0;
-            const std::int64_t best_start = best && best->pr->file == ev.file ? best->pr->first_line : 0;
+            const std::int64_t start = began(p);
+            const std::int64_t best_start = best ? began(best) : 0;
             if (!best || start < best_start || (start == best_start && p->newest->line > best->newest->line))
                 best = p;
         }
@@ -1100,6 +1132,30 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         }
         if (newest_bar && before) best = before;
     }
+    // A bar whose postfix prints its own step (`Epoch 1/60: 5/920 [01:44<3:00:04, loss=1.09, step=1]`):
+    // the bar counts micro-batches (gradient accumulation) or samples, the postfix the optimizer
+    // steps. A counter whose newest line is the bar's newest line, smaller than the bar's count,
+    // read from the bar's postfix (after its last `[`), is the step.
+    bool in_bar = false;
+    if (all[best->sig].by_total && best->pr->file == ev.file) {
+        std::string_view bar = plain_text(best->newest->text.view(), m_scratch2);
+        const size_t open = bar.rfind('[');
+        std::string_view postfix = open == std::string_view::npos ? std::string_view{} : bar.substr(open);
+        const bool step_key = postfix.find("step=") != std::string_view::npos ||
+                              postfix.find("step =") != std::string_view::npos;
+        pick* inner = nullptr;
+        for (auto& p : picks) {
+            if (!step_key || &p == best || !counts_steps(p) || all[p.sig].by_total || p.pr->file != ev.file ||
+                p.newest->line != best->newest->line || *p.first >= *best->first)
+                continue;
+            if (!inner || p.newest->line > inner->newest->line) inner = &p;
+        }
+        if (inner) {
+            best = inner;
+            in_bar = true;
+        }
+    }
+    ev.step_in_bar = in_bar;
     ev.last_step = best->first;
     ev.prev_step = best->second;
     ev.step_stride = best->stride;

@@ -133,6 +133,8 @@ struct event {
     // ...), 0 when not seen: the failing step is then one of the next `step_stride`, not last + 1.
     std::int64_t step_stride = 0;
     std::int64_t last_total = -1;
+    // the step is a bar's postfix (`5/920 [..., step=1]`): redrawn with the bar, so every step shows
+    bool step_in_bar = false;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;

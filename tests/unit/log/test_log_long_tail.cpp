@@ -247,6 +247,27 @@ TEST_CASE("rank from the prefix of the traceback frames right above an unprefixe
     CHECK_FALSE(run("  File \"/x/call.py\", line 210, in f\n    fn()\n" + oom).rank);  // unprefixed frames
 }
 
+TEST_CASE("rank from a prefixed copy of the same message printed after it") {
+    // wandb's output.log of a torchrun job (rounds 30-32): the worker prints the exception bare, then
+    // the elastic agent's stream prefix prints it again with "[rank0]: "
+    const std::string msg =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.75 GiB. GPU 0 has a total capacity of "
+        "79.14 GiB of which 1.30 GiB is free.\n";
+    const std::string tb = "Traceback (most recent call last):\n  File \"train.py\", line 277, in main\n";
+    const std::string copy = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 277, in main\n";
+    auto a = run(tb + msg + copy + "[rank0]: " + msg);
+    CHECK(a.rank == 0);
+    CHECK(a.rank_from == "prefixed_copy");
+    // copies under two ranks: not one worker's
+    CHECK_FALSE(run(tb + msg + "[rank0]: " + msg + "[rank1]: " + msg).rank);
+    // a prefixed message of another request is another failure, not a copy
+    auto other = run(tb + msg + "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 1 "
+                                "has a total capacity of 79.14 GiB of which 5.00 MiB is free.\n");
+    CHECK(other.rank_from != "prefixed_copy");
+    // a copy printed before the bare message is not taken
+    CHECK(run("[rank3]: " + msg + tb + msg).rank_from != "prefixed_copy");
+}
+
 // Slurm's srun -l puts "%*d: " (the task number) before every line of a task (srun(1), --label;
 // https://slurm.schedmd.com/srun.html); the lines below follow the form of the job output in
 // awslabs/awsome-distributed-ai#220 (tests/fixtures/logs/heldout/j08_srun_label_prefix.log).
@@ -473,6 +494,40 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(g.last_logged_step == 0);
         CHECK(g.step == 1);
     }
+    SUBCASE("bars of one total from unrelated loops: the running bar began at its own start") {
+        // round 32, al11: pipeline loading bars (6 components), the training bar printed once, then
+        // sampling bars of 6 denoising steps, each closed at 6/6, the last at 1/6 when evaluation fails
+        const std::string loading = "Loading pipeline components...:  33%|###3      | 2/6 [00:02<00:05,  1.30s/it]\n"
+                                    "Loading pipeline components...: 100%|##########| 6/6 [00:03<00:00,  1.86it/s]\n"
+                                    "Loading pipeline components...: 100%|##########| 6/6 [00:02<00:00,  2.18it/s]\n";
+        const std::string train = "  0%|          | 1/50000 [00:06<89:37:11,  6.45s/it]\n -- trained model save --\n";
+        const std::string sampling = "100%|##########| 6/6 [00:05<00:00,  1.12it/s]\n"
+                                     "100%|##########| 6/6 [00:07<00:00,  1.17s/it]\n"
+                                     " 17%|#6        | 1/6 [00:03<00:15,  3.00s/it]\n";
+        const std::string eval = "Traceback (most recent call last):\n  File \"distill.py\", line 441, in main\n"
+                                 "    evaluation(prompt,\n  File \"distill.py\", line 140, in evaluation\n";
+        auto a = run(loading + train + sampling + eval + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.last_logged_total == 50000);
+        CHECK(a.step == 1);
+        CHECK(a.step_basis == "after_step_eval");
+        // a per-epoch bar that closed and began again is still the step counter
+        auto epochs = run("Epoch 0: 100%|##########| 100/100 [01:40<00:00,  1.00it/s]\n"
+                          "Epoch 1:   5%|5         | 5/100 [00:05<01:35,  1.00it/s]\n"
+                          "Epoch 1:   6%|6         | 6/100 [00:06<01:34,  1.00it/s]\n" + oom);
+        CHECK(epochs.last_logged_step == 6);
+        CHECK(epochs.step == 7);
+        // ... beside a key=value line printed once in the first epoch (no open bar in between)
+        auto logger = run("Epoch 0:  50%|#####     | 50/100 [00:50<00:50,  1.00it/s]\nstep=50 loss=2.1\n"
+                          "Epoch 0: 100%|##########| 100/100 [01:40<00:00,  1.00it/s]\n"
+                          "Epoch 1:   5%|5         | 5/100 [00:05<01:35,  1.00it/s]\n"
+                          "Epoch 1:   6%|6         | 6/100 [00:06<01:34,  1.00it/s]\n" + oom);
+        CHECK(logger.last_logged_step == 6);
+        // without the training bar between them, the loading and sampling bars stay one counter
+        auto alone = run(loading + sampling + eval + oom);
+        CHECK(alone.last_logged_step == 1);
+        CHECK(alone.last_logged_total == 6);
+    }
     SUBCASE("an OOM printed onto the bar's line") {
         auto a = run(" 6%|6    | 63/1000 [01:02<15:30,  1.01it/s]" + oom);
         CHECK(a.last_logged_step == 63);
@@ -596,6 +651,29 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                      "Training Epoch: 1/3, step 17/36 completed (loss: 0.165):  44%|####4     | 4/9 [04:53<05:24, 64.93s/it]\n" +
                      oom);
         CHECK(a.last_logged_step == 17);
+    }
+    SUBCASE("a bar whose postfix prints the optimizer step (gradient accumulation): the postfix is the step") {
+        // round 29, ai03: the bar counts micro-batches (4 a step), the postfix the optimizer steps
+        const std::string bar = "Epoch 1/60:   0%|          | 3/920 [01:35<5:57:36, 23.40s/it]\r"
+                                "Epoch 1/60:   0%|          | 3/920 [01:41<5:57:36, 23.40s/it, loss=1.0970, lr=1.50e-07, step=1]\r"
+                                "Epoch 1/60:   0%|          | 4/920 [01:41<4:14:55, 16.70s/it, loss=1.0970, lr=1.50e-07, step=1]\r"
+                                "Epoch 1/60:   1%|          | 5/920 [01:44<3:00:04, 11.81s/it, loss=1.0970, lr=1.50e-07, step=1]\n";
+        auto a = run(bar + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.step == 2);
+        CHECK(a.step_basis == "per_step_format");
+        // a postfix that agrees with the bar (one step a batch): the same count either way
+        auto same = run("  1%|          | 4/920 [00:04<15:00,  1.01it/s, loss=1.2, step=4]\r"
+                        "  1%|          | 5/920 [00:05<15:00,  1.01it/s, loss=1.1, step=5]\n" + oom);
+        CHECK(same.last_logged_step == 5);
+        CHECK(same.step == 6);
+        // diffusers' `step_loss=` is no step key
+        auto loss = run("Steps:   1%|          | 5/920 [00:05<15:00,  1.01it/s, lr=1e-05, step_loss=0.1]\n" + oom);
+        CHECK(loss.last_logged_step == 5);
+        // a postfix step larger than the bar's count (a global step over per-epoch bars) keeps the bar's count
+        auto global = run("Epoch 2:   5%|5         | 5/100 [00:05<01:35,  1.00it/s, step=105]\n" + oom);
+        CHECK(global.last_logged_step == 5);
+        CHECK(global.step == 6);
     }
     SUBCASE("eta: .. epoch: N  step: N recorders") {
         auto a = run("eta: 0:05:38  epoch: 2  step: 2454  rgb_loss: 0.1126  psnr: 15.9341  max_mem: 22170\n" + oom);
