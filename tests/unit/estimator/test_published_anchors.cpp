@@ -228,6 +228,10 @@ TEST_CASE("held-out rows, round est33 (Megatron-Bridge skill documents 2026-04..
     check_heldout("heldout_est33.yaml", 8, "held-out rows (est33)");
 }
 
+TEST_CASE("held-out rows, round est34 (ms-swift 3.0 multi-GPU examples of 2024-12: Qwen2-7B LoRA, 1 GPU, packed 8192, DDP / ZeRO-2 / ZeRO-3 x 2; axolotl example READMEs 2025-09..12: Magistral Small 24B and Plano 4B QLoRA, 2 x 2048 packed; PEFT README of 2022-12: BLOOMZ 7B1 LoRA fp32)") {
+    check_heldout("heldout_est34.yaml", 8, "held-out rows (est34)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
