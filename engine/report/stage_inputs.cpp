@@ -48,7 +48,7 @@ void derive_world_size(pipeline_state& s) {
         const fact* ws = facts.get("log.world_size");
         facts.emit("job.world_size", value(*log->world_size), ws ? ws->prov : oomdx_provenance());
     } else if (!facts.has("job.world_size") && log && !log->launch_line.empty()) {
-        if (auto ws = launch_world_size(log->launch_line)) {
+        if (auto ws = launch_world_size(log->launch_command.empty() ? log->launch_line : log->launch_command)) {
             provenance p;
             p.producer = "log";
             p.file = log->launch_file;
@@ -260,7 +260,8 @@ void stage_inputs(pipeline_state& s) {
     jo.model = req.model;
     jo.device = req.device;
     jo.sets = req.sets;
-    if (rep.log && !rep.log->launch_line.empty()) jo.launch_args = launch_overrides(rep.log->launch_line);
+    if (rep.log && !rep.log->launch_line.empty())
+        jo.launch_args = launch_overrides(rep.log->launch_command.empty() ? rep.log->launch_line : rep.log->launch_command);
     s.job = load_job_inputs(jo);
     if (!s.job->model && rep.log && rep.log->model_config) model_from_log(s);
     if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));

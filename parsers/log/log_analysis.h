@@ -128,6 +128,7 @@ struct log_analysis {
     std::string framework = "unknown";
     std::optional<std::int64_t> world_size;
     std::string launch_line;  // training launch command, if the log prints one
+    std::string launch_command;  // the launch command with its backslash-continued lines (empty: launch_line is all of it)
     std::string launch_file;
     std::int64_t launch_line_no = 0;
     // Settings the job printed (batch size, checkpointing, compute dtype): canonical key, value as

@@ -587,6 +587,7 @@ log_analysis scanner::finish() {
     a.warnings.insert(a.warnings.end(), m_block_warnings.begin(), m_block_warnings.end());
     if (m_launch.line > 0) {
         a.launch_line = m_launch.text;
+        if (m_launch_more > 0) a.launch_command = m_launch_cmd;
         a.launch_file = m_launch.file;
         a.launch_line_no = m_launch.line;
         keep_ev(m_launch);

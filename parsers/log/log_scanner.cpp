@@ -238,6 +238,7 @@ void scanner::begin_file(const std::string& name) {
     m_file = static_cast<int>(m_files.size()) - 1;
     m_series_of_rank.clear();
     m_label_vote = {};
+    m_launch_open = false;
     log_file_info fi;
     fi.path = name;
     m_file_info.push_back(fi);
@@ -277,7 +278,32 @@ std::int64_t scanner::rank_of(std::string_view s) {
     return m_seg_rank;
 }
 
+// A launch command pasted over several lines (`torchrun ... \` then `    --flag v \`): the lines
+// after one that ends in a backslash are the same command, joined with the newline kept (as a
+// shell reads them) so launch_overrides sees every flag. Only lines that start with a flag continue it
+// (a pasted excerpt often cuts the command and goes on with the error); capped at 4 KiB and 256 lines.
+void scanner::extend_launch(std::string_view seg) {
+    std::string buf;
+    seg = plain_text(seg, buf);
+    const size_t e = seg.find_last_not_of(" \t\r");
+    const std::string_view t = e == std::string_view::npos ? std::string_view{} : seg.substr(0, e + 1);
+    // a continued command line carries flags ("    --lr 1e-5 \\"); a log line after a cut-off paste does not
+    const size_t b = t.find_first_not_of(" \t");
+    if (b == std::string_view::npos || t[b] != '-') {
+        m_launch_open = false;
+        return;
+    }
+    if (m_launch_cmd.size() + t.size() + 1 > 4096 || ++m_launch_more > 256) {
+        m_launch_open = false;
+        return;
+    }
+    m_launch_cmd += '\n';
+    m_launch_cmd += t;
+    m_launch_open = t.back() == '\\';
+}
+
 void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable) {
+    if (m_launch_open) extend_launch(seg);
     if (m_block.open()) {
         m_block_next = nullptr;  // read here line by line, not from the bytes
         if (feed_block(seg)) return;
@@ -357,8 +383,13 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                 if (verify_sig(s, seg)) handle_process_rank(extract_fields(s, seg));
                 break;
             case sig_kind::launch:
-                if (m_launch.line == 0 && verify_sig(s, seg))
+                if (m_launch.line == 0 && verify_sig(s, seg)) {
                     m_launch = {m_files[m_file], line, std::string(seg.substr(0, 4096)), "launch"};
+                    m_launch_cmd = m_launch.text;
+                    while (!m_launch_cmd.empty() && (m_launch_cmd.back() == ' ' || m_launch_cmd.back() == '\t' || m_launch_cmd.back() == '\r'))
+                        m_launch_cmd.pop_back();
+                    m_launch_open = !m_launch_cmd.empty() && m_launch_cmd.back() == '\\';
+                }
                 break;
             case sig_kind::pressure:
                 if (verify_sig(s, seg)) {

@@ -364,6 +364,10 @@ private:
     size_t m_peer_next = 0;
     std::set<std::int64_t> m_nccl_ranks;
     log_evidence m_launch;
+    std::string m_launch_cmd;       // the launch command with its continuation lines
+    bool m_launch_open = false;     // the launch line ends in a backslash: the next lines continue it
+    int m_launch_more = 0;          // continuation lines joined so far
+    void extend_launch(std::string_view seg);
     std::map<std::string, log_analysis::setting> m_settings;  // by canonical key, the last printed
     void handle_setting(const signature& s, std::string_view seg, std::int64_t line);
     // The printed model config being read (printed_block.h), where its header is, and where its

@@ -388,3 +388,26 @@ TEST_CASE("--stats: the run's figures on stderr, the report on stdout unchanged"
     CHECK(err.find("on 2 prefilter threads") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("a launch command over several lines: continuation lines that start with a flag join it") {
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("oomdx_launch_{}", std::random_device{}());
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "cont.log") << "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train.py \\\n"
+                                       "    --finetuning_type full \\\n"
+                                       "    --per_device_train_batch_size 1 \\\n"
+                                       "    --fp16\n"
+                                       "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
+    std::ofstream(dir / "cut.log") << "torchrun --nproc_per_node=1 train.py \\\n"
+                                      "--lora_rank 0 \\\n"
+                                      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB\n";
+    auto a = analyze_logs({(dir / "cont.log").string()});
+    CHECK(a.launch_line_no == 1);
+    CHECK(a.launch_line.find("--fp16") == std::string::npos);  // the evidence keeps the first line
+    CHECK(a.launch_command.find("--finetuning_type full") != std::string::npos);
+    CHECK(a.launch_command.find("--fp16") != std::string::npos);
+    CHECK(a.launch_command.find("RuntimeError") == std::string::npos);
+    auto b = analyze_logs({(dir / "cut.log").string()});
+    CHECK(b.launch_command.find("--lora_rank 0") != std::string::npos);
+    CHECK(b.launch_command.find("OutOfMemoryError") == std::string::npos);  // an error line after a cut paste
+    std::filesystem::remove_all(dir);
+}
