@@ -1,7 +1,7 @@
 // Zero-filled 2 MiB blocks (2 MiB aligned: one huge page, already faulted in), prepared
 // ahead on a helper thread: a reader that grows big arrays does not stop for page faults.
-// The helper starts with the second block taken (small inputs never start it) and keeps one
-// block ready; the first block taken is faulted in as it is used (small pages). Thread-safe;
+// From the second block taken on, the helper keeps one block ready; the first is faulted in as it is
+// used (small pages), its next 64 KiB touched by the helper ahead of the writer (warm). Thread-safe;
 // blocks are returned with give_back.
 #pragma once
 
