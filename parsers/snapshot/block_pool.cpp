@@ -52,16 +52,6 @@ void block_pool::populate(void* p, std::size_t n) {
     populate_write(p, n);
 }
 
-namespace {
-// Faults [p, p+n) in and reads a byte of each page, so that the page tables of every level
-// (the guest's and a hypervisor's shadow) have it before the writer comes.
-void touch_pages(void* p, std::size_t n) {
-    populate_write(p, n);
-    const auto* b = static_cast<const volatile unsigned char*>(p);
-    for (std::size_t i = 0; i < n; i += 4096) (void)b[i];
-}
-}  // namespace
-
 void block_pool::give_back(void* block) {
     if (block) ::munmap(block, k_block);
 }
@@ -94,7 +84,13 @@ void* block_pool::take(bool* faulted) {
             m_cv.notify_all();
             return b;
         }
-        if (m_taken >= 2) start_helper();
+        if (m_taken >= 2 && !m_thread.joinable() && std::thread::hardware_concurrency() > 1) {
+            try {
+                m_thread = std::thread([this] { run(); });
+            } catch (const std::system_error&) {
+                // no helper: every block is made on the caller's thread
+            }
+        }
     }
     m_cv.notify_all();
     // The first pooled block is most of what a small input (100 k events) uses beyond the
@@ -103,80 +99,13 @@ void* block_pool::take(bool* faulted) {
     return allocate(!first);
 }
 
-void block_pool::start_helper() {
-    if (m_thread.joinable() || std::thread::hardware_concurrency() <= 1) return;
-    try {
-        m_thread = std::thread([this] { run(); });
-    } catch (const std::system_error&) {
-        // no helper: every block is made, every page touched, on the caller's thread
-    }
-}
-
-std::uint32_t block_pool::warm(void* p, std::size_t n) {
-    block_pool& b = shared();
-    std::uint32_t t = 0;
-    {
-        std::lock_guard<std::mutex> lock(b.m_mu);
-        if (b.m_stop) return 0;
-        b.start_helper();
-        if (!b.m_thread.joinable()) return 0;
-        t = ++b.m_next_ticket;
-        if (t == 0) t = ++b.m_next_ticket;
-        warm_req& r = b.m_warm[t % k_warm_slots];
-        if (r.state != warm_state::free) return 0;  // every slot in use: the caller does it
-        r = warm_req{p, n, t, warm_state::pending};
-        ++b.m_warm_pending;
-    }
-    b.m_cv.notify_all();
-    return t;
-}
-
-bool block_pool::settle(std::uint32_t t) {
-    if (t == 0) return false;
-    block_pool& b = shared();
-    std::unique_lock<std::mutex> lock(b.m_mu);
-    warm_req& r = b.m_warm[t % k_warm_slots];
-    if (r.ticket != t || r.state == warm_state::free) return false;
-    if (r.state == warm_state::pending) {
-        --b.m_warm_pending;
-        r.state = warm_state::free;
-        return false;
-    }
-    b.m_cv.wait(lock, [&] { return r.state == warm_state::done; });
-    r.state = warm_state::free;
-    return true;
-}
-
 void block_pool::run() {
-    // Touching pages for a writer is the writer's own work: the priority is lowered only when
-    // the thread starts to prepare blocks ahead.
-    bool lowered = false;
+    lower_this_thread_priority();
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(m_mu);
-            m_cv.wait(lock, [&] {
-                return m_stop || m_warm_pending > 0 || (m_taken >= 2 && m_ready.size() < k_ready);
-            });
+            m_cv.wait(lock, [&] { return m_stop || m_ready.size() < k_ready; });
             if (m_stop) return;
-            if (m_warm_pending > 0) {
-                // the oldest pending request: its writer reaches it first
-                warm_req* w = nullptr;
-                for (warm_req& r : m_warm)
-                    if (r.state == warm_state::pending && (!w || r.ticket - w->ticket > (1u << 31))) w = &r;
-                w->state = warm_state::working;
-                --m_warm_pending;
-                lock.unlock();
-                touch_pages(w->p, w->n);
-                lock.lock();
-                w->state = warm_state::done;
-                lock.unlock();
-                m_cv.notify_all();
-                continue;
-            }
-        }
-        if (!lowered) {
-            lower_this_thread_priority();
-            lowered = true;
         }
         void* b = nullptr;
         try {

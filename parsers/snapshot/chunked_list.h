@@ -10,7 +10,6 @@
 #include <memory>
 #include <new>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "parsers/snapshot/block_pool.h"
@@ -73,19 +72,8 @@ public:
     chunked_list(std::initializer_list<T> xs) {
         for (const T& x : xs) push_back(x);
     }
-    chunked_list(chunked_list&& o) noexcept
-        : m_chunks(std::move(o.m_chunks)), m_size(std::exchange(o.m_size, 0)),
-          m_ready(std::exchange(o.m_ready, 0)), m_warm(std::exchange(o.m_warm, 0)) {}
-    chunked_list& operator=(chunked_list&& o) noexcept {
-        if (this == &o) return *this;
-        settle_warm();
-        m_chunks = std::move(o.m_chunks);
-        m_size = std::exchange(o.m_size, 0);
-        m_ready = std::exchange(o.m_ready, 0);
-        m_warm = std::exchange(o.m_warm, 0);
-        return *this;
-    }
-    ~chunked_list() { settle_warm(); }
+    chunked_list(chunked_list&&) noexcept = default;
+    chunked_list& operator=(chunked_list&&) noexcept = default;
     chunked_list(const chunked_list& o) { *this = o; }
     chunked_list& operator=(const chunked_list& o) {
         if (this == &o) return *this;
@@ -123,7 +111,6 @@ public:
         ++m_size;
     }
     void clear() {
-        settle_warm();
         m_chunks.clear();
         m_size = 0;
         m_ready = 0;
@@ -133,32 +120,22 @@ private:
     // Elements faulted in ahead, 64 KiB at a time, with one call each (a fault per 4 KiB page
     // cost more: docs/snapshot.md, snap14); blocks prepared ahead are already faulted in.
     static constexpr std::size_t k_step = std::size_t(64) << 10 >= sizeof(T) * k_chunk ? k_chunk : (std::size_t(64) << 10) / sizeof(T);
-    // The step [m_size, to) was asked of the helper at the previous step (block_pool::warm,
-    // snap20); when it did not take it, it is faulted in here. The next step is asked for.
     [[gnu::noinline]] void grow() {
         if ((m_size >> k_shift) == m_chunks.size()) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         const block_pool::block_ptr& b = m_chunks[m_size >> k_shift];
         const std::size_t end = (m_size & ~k_mask) + k_chunk;
         if (b.get_deleter().faulted) {
-            settle_warm();
             m_ready = end;
             return;
         }
         const std::size_t to = std::min(end, (m_size / k_step + 1) * k_step);
-        if (!block_pool::settle(std::exchange(m_warm, 0)))
-            block_pool::populate(chunk(m_size >> k_shift) + (m_size & k_mask), (to - m_size) * sizeof(T));
+        block_pool::populate(chunk(m_size >> k_shift) + (m_size & k_mask), (to - m_size) * sizeof(T));
         m_ready = to;
-        if (to < end)
-            m_warm = block_pool::warm(chunk(to >> k_shift) + (to & k_mask), (std::min(end, to + k_step) - to) * sizeof(T));
-    }
-    void settle_warm() {
-        if (m_warm) block_pool::settle(std::exchange(m_warm, 0));
     }
     T* chunk(std::size_t c) const { return static_cast<T*>(m_chunks[c].get()); }
     std::vector<block_pool::block_ptr> m_chunks;
     std::size_t m_size = 0;
     std::size_t m_ready = 0;  // elements below it have their pages (and chunk)
-    std::uint32_t m_warm = 0;  // block_pool::warm ticket of [m_ready, next step), 0 when none
 };
 
 }  // namespace oomdx::snap

@@ -148,34 +148,20 @@ public:
     // Slots below m_capacity have their pages: the first block (from the heap, not prepared
     // ahead) is faulted in 64 KiB at a time with one call each (docs/snapshot.md, snap14);
     // try_append stops at m_capacity.
-    // The step after the last one is asked of the helper thread (block_pool::warm, snap20).
     void resize(std::size_t n) {
         while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
         const std::size_t to = std::min(m_chunks.size() * k_chunk, (n / k_step + 1) * k_step);
-        if (m_capacity >= to) {
-            if (n > m_size) m_size = n;
-            return;
-        }
         while (m_capacity < to) {
             if (m_capacity >= k_chunk) {  // pool blocks: prepared ahead by its helper
                 m_capacity = m_chunks.size() * k_chunk;
                 break;
             }
-            if (!block_pool::settle(std::exchange(m_warm, 0)) || m_warm_at != m_capacity)
-                populate_write(&slot(m_capacity), k_step * sizeof(std::uint32_t));
+            populate_write(&slot(m_capacity), k_step * sizeof(std::uint32_t));
             m_capacity += k_step;
-        }
-        if (m_capacity < k_chunk) {
-            m_warm_at = m_capacity;
-            m_warm = block_pool::warm(&slot(m_capacity), k_step * sizeof(std::uint32_t));
         }
         if (n > m_size) m_size = n;
     }
-    memo_table() = default;
-    memo_table(const memo_table&) = delete;
-    memo_table& operator=(const memo_table&) = delete;
-    ~memo_table() { block_pool::settle(std::exchange(m_warm, 0)); }
 
 private:
     std::uint32_t& slot(std::size_t i) const {
@@ -206,8 +192,6 @@ private:
     std::vector<block_pool::block_ptr> m_chunks;
     std::uint32_t* m_first = nullptr;  // m_chunks[0]
     std::size_t m_capacity = 0;        // slots faulted in (in m_chunks)
-    std::uint32_t m_warm = 0;          // block_pool::warm ticket of the step at m_warm_at
-    std::size_t m_warm_at = 0;
     std::size_t m_size = 0;
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
