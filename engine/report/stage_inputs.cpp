@@ -26,6 +26,11 @@ namespace oomdx {
 
 namespace {
 
+// The launch command the log printed: every line of a multi-line one, else its first line.
+const std::string& launch_text(const log_analysis& log) {
+    return log.launch_command.empty() ? log.launch_line : log.launch_command;
+}
+
 provenance oomdx_provenance() {
     provenance p;
     p.producer = "oomdx";
@@ -48,7 +53,7 @@ void derive_world_size(pipeline_state& s) {
         const fact* ws = facts.get("log.world_size");
         facts.emit("job.world_size", value(*log->world_size), ws ? ws->prov : oomdx_provenance());
     } else if (!facts.has("job.world_size") && log && !log->launch_line.empty()) {
-        if (auto ws = launch_world_size(log->launch_command.empty() ? log->launch_line : log->launch_command)) {
+        if (auto ws = launch_world_size(launch_text(*log))) {
             provenance p;
             p.producer = "log";
             p.file = log->launch_file;
@@ -261,7 +266,7 @@ void stage_inputs(pipeline_state& s) {
     jo.device = req.device;
     jo.sets = req.sets;
     if (rep.log && !rep.log->launch_line.empty())
-        jo.launch_args = launch_overrides(rep.log->launch_command.empty() ? rep.log->launch_line : rep.log->launch_command);
+        jo.launch_args = launch_overrides(launch_text(*rep.log));
     s.job = load_job_inputs(jo);
     if (!s.job->model && rep.log && rep.log->model_config) model_from_log(s);
     if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));

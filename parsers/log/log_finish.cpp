@@ -318,13 +318,12 @@ log_analysis scanner::finish() {
     // worker printed bare. One rank among the copies names the bare message's rank; two, none.
     std::int64_t copy_rank = -1;
     const event* copy_ev = nullptr;
-    if (failure && failure->rank < 0 && failure->kind == sig_kind::oom) {
-        constexpr size_t k_copy_bytes = 120;  // the request, the device and its capacity
+    constexpr size_t k_copy_bytes = 120;     // the request, the device and its capacity
+    constexpr size_t k_copy_min_bytes = 40;  // a shorter message could recur by chance
+    if (failure && failure->rank < 0 && failure->kind == sig_kind::oom && failure->text.size() >= k_copy_min_bytes) {
         const std::string_view head = std::string_view(failure->text).substr(0, k_copy_bytes);
         for (const auto& ev : m_strong) {
-            if (&ev == failure || ev.rank < 0 || ev.file != failure->file || ev.line <= failure->line ||
-                head.size() < 40)
-                continue;
+            if (&ev == failure || ev.rank < 0 || ev.file != failure->file || ev.line <= failure->line) continue;
             const size_t at = ev.text.find(head);
             if (at == std::string::npos || at == 0) continue;
             if (copy_rank >= 0 && ev.rank != copy_rank) {
