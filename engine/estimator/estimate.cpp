@@ -238,7 +238,9 @@ estimate_input from_facts(const fact_store& facts) {
     // (deepspeed/runtime/engine.py, _configure_distributed_model), whatever dtype the trainer loaded.
     // A DeepSpeed setup named by a preset the framework ships (ms-swift `--deepspeed zero3`,
     // job.deepspeed_preset) runs the same engine as one named by its JSON file.
-    const bool deepspeed = facts.has("job.deepspeed_config") || facts.has("job.deepspeed_preset");
+    // A log that shows the engine (job.runs_deepspeed) says the same where no config was given.
+    const bool deepspeed = facts.has("job.deepspeed_config") || facts.has("job.deepspeed_preset") ||
+                           facts.boolean("job.runs_deepspeed").value_or(false);
     if (in.framework == train_framework::generic && in.hf_model && deepspeed)
         in.framework = train_framework::deepspeed;
 

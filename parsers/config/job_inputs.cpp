@@ -159,6 +159,11 @@ void finish_job_inputs(job_inputs& in, fact_store& facts) {
     if (auto fw = facts.string("job.framework"); fw && *fw != in.syntax.framework && !in.job)
         in.syntax = override_syntax_for(*fw);
     set_runtime(in.syntax, facts);
+    // A log that shows the DeepSpeed engine under another framework: ZeRO settings go to its JSON,
+    // whose name the log does not give.
+    if (in.syntax.deepspeed_file.empty() && in.syntax.framework != "deepspeed" &&
+        facts.boolean("job.runs_deepspeed").value_or(false))
+        in.syntax.deepspeed_file = "the job's DeepSpeed config";
 }
 
 }  // namespace oomdx
