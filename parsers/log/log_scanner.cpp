@@ -147,7 +147,12 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             std::string_view c(cap.data(), cap.size());
             field_val fv;
             fv.name = f.name;
-            if (is_str) {
+            if (is_str && f.unit > 0) {  // a count written in thousands (unit: k): the digits times the unit, as text
+                auto v = to_int(c);
+                if (!v || *v > 1000000) continue;
+                fv.is_str = true;
+                fv.str = std::to_string(std::llround(static_cast<double>(*v) * f.unit));
+            } else if (is_str) {
                 fv.is_str = true;
                 fv.str = std::string(c.substr(0, f.name == "path" ? 512 : 64));  // a source path runs long
             } else if (is_pct) {

@@ -287,8 +287,10 @@ struct loader {
                         else if (u == "KiB") r.unit = 1024.0;
                         else if (u == "MiB") r.unit = 1024.0 * 1024;
                         else if (u == "GiB") r.unit = 1024.0 * 1024 * 1024;
-                        else fail(v["unit"], "unit must be B, KiB, MiB or GiB");
-                        if (!is_size_field(r.name)) fail(v["unit"], "field '" + r.name + "' is not a size: no unit");
+                        else if (u == "k") r.unit = 1000.0;  // a count written in thousands ("13k-token")
+                        else fail(v["unit"], "unit must be B, KiB, MiB, GiB or k");
+                        if (is_size_field(r.name) == (u == "k"))
+                            fail(v["unit"], "field '" + r.name + "': " + (u == "k" ? "k is for counts, not sizes" : "not a size: no byte unit"));
                     }
                 }
                 if (pats.IsSequence()) {
