@@ -85,6 +85,11 @@ void derive_framework(pipeline_state& s) {
         if (auto name = framework_for_log(log->framework, log->device_kind)) {
             const fact* fw = facts.get("log.framework");
             facts.emit("job.framework", value(*name), fw ? fw->prov : oomdx_provenance());
+            // The same for a framework the log names (its markers, not a guess from one key).
+            if (s.req.config.empty() && framework_checkpoints_by_default(*name))
+                emit_framework_defaults(*name, facts, [](const std::string& key) {
+                    return key.rfind("activation_checkpoint.", 0) == 0;
+                });
         }
     if (const auto fw = facts.string("job.framework"))
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);

@@ -106,10 +106,10 @@ struct adapter_loader {
         a.m_syntax = root["syntax"] ? root["syntax"].as<std::string>() : "";
         if (root["extends"]) a.m_extends = root["extends"].as<std::string>();
         if (root["description"]) a.m_description = root["description"].as<std::string>();
-        static const std::set<std::string> syntaxes{"", "cli", "toml", "registry", "json", "yaml"};
+        static const std::set<std::string> syntaxes{"", "cli", "toml", "registry", "json", "yaml", "dotlist"};
         if (!syntaxes.count(a.m_syntax))
             throw input_error::at_line(path, root["syntax"].Mark().line + 1,
-                                       "syntax must be cli, toml, registry, json or yaml");
+                                       "syntax must be cli, toml, registry, json, yaml or dotlist");
         if (root["formats"])
             for (const auto& f : root["formats"]) a.m_formats.push_back(f.as<std::string>());
         if (root["detect_required"]) a.m_detect_required = root["detect_required"].as<bool>();

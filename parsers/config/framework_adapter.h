@@ -44,7 +44,8 @@ struct key_mapping {
     };
     std::vector<pattern> match;
     // Several keys name parts of one list ("q_proj,v_proj" + the MLP's "w1,w2,w3"): a value for a
-    // canonical key this config already set through a `join` mapping is appended with this separator.
+    // canonical key this config already set through a `join` mapping is appended with this separator
+    // ("+" adds integers: verl's prompt and response lengths make one sequence length).
     std::string join;
     bool render = true;                   // false: legacy alias, never rendered
     bool many = false;                    // nargs "+": a CLI flag takes every following word up to the next flag

@@ -330,7 +330,10 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             for (auto it = job.facts.rbegin(); it != job.facts.rend(); ++it) {
                 if (it->name != name || it->prov.producer != base.producer) continue;
                 const std::string before = value_key(it->val), part = value_key(v);
-                it->val = value(before.empty() ? part : part.empty() ? before : before + join + part);
+                if (join == "+" && it->val.is_integer() && v.is_integer())  // parts of one number: added
+                    it->val = value(it->val.as_integer() + v.as_integer());
+                else
+                    it->val = value(before.empty() ? part : part.empty() ? before : before + join + part);
                 const std::string more = e.excerpt.empty() ? e.key + " " + e.text : e.excerpt;
                 it->prov.excerpt = (it->prov.excerpt + " + " + more).substr(0, 400);
                 return;

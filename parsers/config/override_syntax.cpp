@@ -154,7 +154,7 @@ std::string shell_word(const std::string& w) {
     return q + "'";
 }
 
-// LLaMA-Factory's `llamafactory-cli train cfg.yaml key=value` operands.
+// `key=value` operands: LLaMA-Factory's `llamafactory-cli train cfg.yaml key=value`, Hydra overrides (verl).
 std::vector<std::string> render_dotlist(const framework_adapter& a, const std::vector<canonical_override>& ovs) {
     const std::vector<render_item> items = a.translate(ovs);
     std::vector<std::string> lines = side_lines(a, items);
@@ -211,7 +211,7 @@ override_syntax detect_override_syntax(const job_config& job) {
     } else {
         // Launch scripts and argument lists: flags (torchtitan --section.field=value, Megatron,
         // HF --key value), LLaMA-Factory key=value operands.
-        s.syntax = s.framework == "llama_factory" ? "dotlist" : "cli";
+        s.syntax = s.framework == "llama_factory" || framework_adapter::get(s.framework).syntax() == "dotlist" ? "dotlist" : "cli";
     }
     if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && s.framework != "deepspeed")
         s.deepspeed_file = ds->val.as_string();

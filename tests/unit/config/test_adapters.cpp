@@ -12,6 +12,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/override_syntax.h"
 #include "parsers/config/job_config.h"
 
 using namespace oomdx;
@@ -393,4 +394,45 @@ TEST_CASE("detect_required: shared keys alone never choose the adapter, a signat
     const job_config hf = parse_cli_args({"--model_name_or_path", "gpt2", "--per_device_train_batch_size", "4", "--output_dir", "o"},
                                          "", "cmd", 1);
     CHECK(hf.framework == "hf_trainer");
+}
+
+TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + response lengths make the sequence") {
+    const override_syntax syn = override_syntax_for("verl");
+    CHECK(syn.syntax == "dotlist");
+    const std::vector<canonical_override> ovs{{"training.local_batch_size", 8},
+                                              {"activation_checkpoint.mode", "full"},
+                                              {"optimizer.offload", "cpu"},
+                                              {"parallelism.offload_params", "cpu"},
+                                              {"parallelism.context_parallel_degree", 2},
+                                              {"training.tokens_per_microbatch", 8192},
+                                              {"training.chunked_loss", true}};
+    const auto lines = render_overrides(syn, ovs);
+    std::string cmd = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.max_prompt_length=512 "
+                      "data.max_response_length=1024 actor_rollout_ref.rollout.name=vllm";
+    for (const auto& l : lines) {
+        CAPTURE(l);
+        CHECK(l.find("has no setting") == std::string::npos);
+        CHECK(l.rfind("actor_rollout_ref.", 0) == 0);  // key=value operands, no --flags
+        cmd += " " + l;
+    }
+    job_config j = parse_job_config(write("verl_run.sh", cmd + "\n"));
+    CHECK(j.framework == "verl");
+    CHECK(j.unknown_keys.empty());
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    for (const auto& o : ovs) {
+        CAPTURE(o.key);
+        const fact* f = store.get(o.key);
+        REQUIRE(f != nullptr);
+        CHECK(f->val == o.val);
+    }
+    CHECK(store.integer("training.seq_len") == 1536);
+    // a smaller micro-batch keeps verl's mini-batch: nothing to write for the accumulation
+    CHECK(can_express(syn, {{"training.local_batch_size", 4}, {"training.gradient_accumulation_steps", 2}}).ok);
+    // one of the two lengths alone gives that one
+    job_config one = parse_job_config(write("verl_one.sh", "python3 -m verl.trainer.main_ppo data.max_response_length=2048 "
+                                                           "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n"));
+    fact_store s1(&vocabulary::shipped());
+    emit_facts(one, s1);
+    CHECK(s1.integer("training.seq_len") == 2048);
 }
