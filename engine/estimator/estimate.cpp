@@ -670,6 +670,7 @@ estimate_input from_facts(const fact_store& facts) {
         else
             in.optimizer_foreach = -1;
     }
+    if (const auto legacy = r.bool_opt("model.megatron_legacy")) in.megatron_legacy = *legacy ? 1 : -1;
     // a stated implementation wins: torch.optim.AdamW(foreach=True) or torchtitan's
     // optimizer.implementation = "foreach" takes the same group-wide buffer; fused / for-loop step in place
     if (const auto impl = r.str_opt("optimizer.implementation");

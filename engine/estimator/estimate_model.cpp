@@ -305,7 +305,9 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         if (m.gated) {
             // gate and up outputs (SiLU input, product operand), the SiLU output when eager
             // (TE FP8: the down projection keeps the FP8 cast of the SwiGLU output, not the bf16 tensor)
-            mlp_shard += x * (eager ? 6.0 : 4.0) * f + (down_in ? (te_fp8 ? 1.0 : 2.0 * x) * f : 0.0);
+            // (Megatron's legacy model keeps the SiLU output too: est35)
+            const bool silu_kept = eager || megatron_unfused_swiglu(in);
+            mlp_shard += x * (silu_kept ? 6.0 : 4.0) * f + (down_in ? (te_fp8 ? 1.0 : 2.0 * x) * f : 0.0);
             if (eager && !down_in) extra_transient += 2.0 * x * f;
         } else {
             mlp_shard += x * (2.0 * f + (down_in ? 2.0 * f : 0.0));  // GELU input, FC2 input
