@@ -724,7 +724,9 @@ double compute(const estimate_input& in, breakdown& out) {
         bpe = fused_chunks ? k.logits_bytes_fused : tt_compiled_chunks ? k.logits_bytes_chunked_compiled : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
-        bpe = in.ce_fusion != 1 ? k.logits_bytes_megatron
+        // (builds dated before the in-place shift keep a second fp32 copy; unknown date: today's path)
+        bpe = in.ce_fusion != 1 ? (!in.npu && build_side(in, date_megatron_inplace_ce) < 0 ? k.logits_bytes_megatron_outofplace
+                                                                                          : k.logits_bytes_megatron)
               : in.variant > 0  ? k.logits_bytes_megatron_fused_high
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&

@@ -40,6 +40,9 @@ inline constexpr int date_torchtune_del_logits = 20240728;
 // keeps the fc1 output (silu's input is a view of it), the SiLU output and the product; Core's bias_swiglu keeps the
 // fc1 output only and recomputes the rest
 inline constexpr int date_megatron_mcore_default = 20240525;
+// est35: Megatron-LM 9634c0e4a3 subtracts the logits' row max in place in the vocab-parallel cross-entropy; before it
+// the shifted fp32 logits are a second fp32 copy (knowledge/estimator.yaml logits_bytes_megatron_outofplace)
+inline constexpr int date_megatron_inplace_ce = 20240613;
 
 // Which side of `day` the job's build is on: +1 on or after it (the date given, or a lower bound
 // from the config's keys that reaches it), -1 before it (the date given), 0 unknown.
