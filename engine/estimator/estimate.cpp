@@ -672,6 +672,17 @@ estimate_input from_facts(const fact_store& facts) {
         else
             in.optimizer_foreach = -1;
     }
+    if (const auto legacy = r.bool_opt("model.megatron_legacy")) in.megatron_legacy = *legacy ? 1 : -1;
+    // a stated implementation wins: torch.optim.AdamW(foreach=True) or torchtitan's
+    // optimizer.implementation = "foreach" takes the same group-wide buffer; fused / for-loop step in place
+    if (const auto impl = r.str_opt("optimizer.implementation");
+        impl && in.optimizer == "adamw" && !in.optimizer_offload && !in.optimizer_in_backward) {
+        const std::string v = lower(*impl);
+        if (v == "foreach")
+            in.optimizer_foreach = 1;
+        else if (v == "fused" || v == "for-loop" || v == "forloop")
+            in.optimizer_foreach = 0;
+    }
     // transformers 4.46-4.48: the causal LM calls self.loss_function(logits, ...) and keeps its bf16
     // logits while ForCausalLMLoss makes the fp32 copy and its shifted .contiguous() copy
     // (loss/loss_utils.py; before 4.46 the model rebinds logits to the fp32 copy, from 4.49 the shift

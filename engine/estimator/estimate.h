@@ -134,6 +134,7 @@ struct estimate_input {
     int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
     // Added in round est11 (held-out fine-tuning rows).
     int optimizer_foreach = 0;            // torch Adam/AdamW foreach step (sqrt of the second moment): 1 yes, 0 no, -1 unknown (high end)
+    int megatron_legacy = 0;              // Megatron's legacy GPTModel: 1 stated (--use-legacy-models), -1 Megatron Core stated, 0 by the build date
     int hf_loss_keeps_logits = 0;         // transformers 4.46-4.48 loss_function: the bf16 logits stay live beside the fp32 copies: 1 yes, 0 no, -1 unknown (high end)
     // Added in round est21 (held-out torchtune rows).
     bool optimizer_paged = false;         // bitsandbytes Paged* optimizer: large states in CUDA managed memory, outside the allocator

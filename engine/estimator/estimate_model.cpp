@@ -305,7 +305,9 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         if (m.gated) {
             // gate and up outputs (SiLU input, product operand), the SiLU output when eager
             // (TE FP8: the down projection keeps the FP8 cast of the SwiGLU output, not the bf16 tensor)
-            mlp_shard += x * (eager ? 6.0 : 4.0) * f + (down_in ? (te_fp8 ? 1.0 : 2.0 * x) * f : 0.0);
+            // (Megatron's legacy model keeps the SiLU output too: est35)
+            const bool silu_kept = eager || megatron_unfused_swiglu(in);
+            mlp_shard += x * (silu_kept ? 6.0 : 4.0) * f + (down_in ? (te_fp8 ? 1.0 : 2.0 * x) * f : 0.0);
             if (eager && !down_in) extra_transient += 2.0 * x * f;
         } else {
             mlp_shard += x * (2.0 * f + (down_in ? 2.0 * f : 0.0));  // GELU input, FC2 input
@@ -722,7 +724,9 @@ double compute(const estimate_input& in, breakdown& out) {
         bpe = fused_chunks ? k.logits_bytes_fused : tt_compiled_chunks ? k.logits_bytes_chunked_compiled : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
-        bpe = in.ce_fusion != 1 ? k.logits_bytes_megatron
+        // (builds dated before the in-place shift keep a second fp32 copy; unknown date: today's path)
+        bpe = in.ce_fusion != 1 ? (!in.npu && build_side(in, date_megatron_inplace_ce) < 0 ? k.logits_bytes_megatron_outofplace
+                                                                                          : k.logits_bytes_megatron)
               : in.variant > 0  ? k.logits_bytes_megatron_fused_high
                                 : k.logits_bytes_megatron_fused;
     else if (in.compile && in.compile_loss && in.framework == train_framework::torchtitan &&

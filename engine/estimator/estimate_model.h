@@ -35,6 +35,15 @@ inline constexpr int date_torchtune_chunked_nf4 = 20240626;
 inline constexpr int date_torchtune_lora_dist_del_logits = 20240604;
 inline constexpr int date_torchtune_del_logits = 20240728;
 
+// est35: Megatron-LM 9ad1a56f82 makes Megatron Core the default model (--use-legacy-models to keep the old one);
+// before it megatron/model/transformer.py ParallelMLP runs SwiGLU unfused (fc1 (+ bias), chunk, silu, mul): autograd
+// keeps the fc1 output (silu's input is a view of it), the SiLU output and the product; Core's bias_swiglu keeps the
+// fc1 output only and recomputes the rest
+inline constexpr int date_megatron_mcore_default = 20240525;
+// est35: Megatron-LM 9634c0e4a3 subtracts the logits' row max in place in the vocab-parallel cross-entropy; before it
+// the shifted fp32 logits are a second fp32 copy (knowledge/estimator.yaml logits_bytes_megatron_outofplace)
+inline constexpr int date_megatron_inplace_ce = 20240613;
+
 // Which side of `day` the job's build is on: +1 on or after it (the date given, or a lower bound
 // from the config's keys that reaches it), -1 before it (the date given), 0 unknown.
 inline int build_side(const estimate_input& in, int day) {
@@ -48,6 +57,14 @@ inline int build_side(const estimate_input& in, int day) {
 inline bool build_behaves(const estimate_input& in, int day, bool before, bool before_is_costlier) {
     if (const int side = build_side(in, day); side != 0) return before ? side < 0 : side > 0;
     return before == before_is_costlier ? in.variant > 0 : in.variant < 0;
+}
+
+// Megatron's legacy GPTModel: stated, or a build dated before Core became the default. Unknown date: Core
+// (Megatron-Bridge, Megatron-SWIFT and MindSpeed build Core models only), no interval
+inline bool megatron_unfused_swiglu(const estimate_input& in) {
+    if (in.framework != train_framework::megatron || in.npu || !in.model.gated) return false;
+    if (in.megatron_legacy != 0) return in.megatron_legacy > 0;
+    return build_side(in, date_megatron_mcore_default) < 0;
 }
 
 // torchtune's whole-logits loss keeps the recipe's shifted fp32 logits through backward in builds before

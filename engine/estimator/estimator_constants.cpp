@@ -20,6 +20,7 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"budget_fraction", &k.budget_fraction},
         {"logits_bytes_unfused", &k.logits_bytes_unfused},
         {"logits_bytes_megatron", &k.logits_bytes_megatron},
+        {"logits_bytes_megatron_outofplace", &k.logits_bytes_megatron_outofplace},
         {"logits_bytes_megatron_fused", &k.logits_bytes_megatron_fused},
         {"logits_bytes_megatron_fused_high", &k.logits_bytes_megatron_fused_high},
         {"logits_bytes_chunked", &k.logits_bytes_chunked},

@@ -10,6 +10,7 @@ struct estimator_constants {
     double budget_fraction = 0.95;              // method Step 1: estimate <= capacity x 0.95
     double logits_bytes_unfused = 12.0;         // bf16 logits + fp32 upcast + log-softmax + grad
     double logits_bytes_megatron = 6.0;         // bf16 logits + fp32 vocab-parallel CE buffers
+    double logits_bytes_megatron_outofplace = 10.0;  // builds before 2024-06-13: + the shifted fp32 copy (est35)
     double logits_bytes_megatron_fused = 10.0;  // --cross-entropy-loss-fusion native: + one compiled fp32 copy
     double logits_bytes_megatron_fused_high = 14.0;
     double logits_bytes_chunked = 3.5;          // chunked CE: bf16 logits of all chunks + fp32 work of one chunk

@@ -593,6 +593,38 @@ TEST_CASE("foreach AdamW: one second moment's worth at the step for torch's Adam
     CHECK(unnamed.second == doctest::Approx(fused.second));  // unknown default: high end only
 }
 
+// est35: a stated implementation (torch.optim.AdamW(foreach=True), torchtitan optimizer.implementation)
+// decides for any framework; without it torchtitan keeps no buffer and HF Trainer follows its optim name.
+TEST_CASE("optimizer.implementation: foreach adds the group-wide sqrt buffer, fused and for-loop do not") {
+    auto step_of = [](const char* fw, const char* optim, const char* impl) {
+        fact_store f = job8b(fw, "full", 1);
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "activation_checkpoint.mode", "full");
+        emit(f, "optimizer.name", optim);
+        if (*impl) emit(f, "optimizer.implementation", impl);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.optimizer_foreach, b.stages[0].phase_step - b.stages[0].params - b.stages[0].grads -
+                                                         b.stages[0].optimizer - b.stages[0].master);
+    };
+    const auto tt_none = step_of("torchtitan", "adamw", "");
+    const auto tt_foreach = step_of("torchtitan", "adamw", "foreach");
+    const auto tt_fused = step_of("torchtitan", "adamw", "fused");
+    const auto tt_loop = step_of("torchtitan", "adamw", "for-loop");
+    CHECK(tt_none.first == 0);
+    CHECK(tt_foreach.first == 1);
+    CHECK(tt_fused.first == 0);
+    CHECK(tt_loop.first == 0);
+    CHECK(tt_foreach.second > tt_fused.second + 1e9);  // half the two fp32 moments of 8 B parameters
+    CHECK(tt_fused.second == doctest::Approx(tt_none.second));
+    // the stated implementation overrides HF Trainer's name-based reading
+    CHECK(step_of("hf_trainer", "adamw_torch", "fused").first == 0);
+    CHECK(step_of("hf_trainer", "adamw_torch_fused", "foreach").first == 1);
+    // not an Adam: no buffer whatever is stated
+    CHECK(step_of("torchtitan", "sgd", "foreach").first == 0);
+}
+
 TEST_CASE("transformers 4.46-4.48 keep the bf16 logits beside the fp32 copies; other versions do not") {
     auto bpe_of = [](const char* version) {
         fact_store f = job8b("hf_trainer", "lora", 1);

@@ -114,3 +114,30 @@ TEST_CASE("Megatron --fp8-param-gather stores the linear weights in FP8 (est33)"
     CHECK(plain.stages[0].params - fp8p.stages[0].params == doctest::Approx(lin));
     CHECK(plain.stages[0].grads == doctest::Approx(fp8p.stages[0].grads));
 }
+
+TEST_CASE("Megatron's legacy GPTModel keeps the SiLU output of its unfused SwiGLU; Core does not (est35)") {
+    estimate_input in = te_layer(train_framework::megatron);
+    in.ac = ac_kind::none;
+    const double core = est::layer_activation(in, false).saved;  // no date, no flag: Core
+    in.framework_date = 20230901;                                  // before 9ad1a56f82 (2024-05-25)
+    const double legacy = est::layer_activation(in, false).saved;
+    CHECK(legacy - core == doctest::Approx(2 * f));                // SiLU output, bf16
+    in.framework_date = 20240525;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(core));
+    in.megatron_legacy = 1;                                        // --use-legacy-models on a later build
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(legacy));
+    in.framework_date = 20230901;
+    in.megatron_legacy = -1;                                       // --use-mcore-models on an older build
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(core));
+    in.megatron_legacy = 0;
+    in.model.gated = false;                                        // GELU MLP: the same either way
+    const double gelu_old = est::layer_activation(in, false).saved;
+    in.framework_date = 20250101;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(gelu_old));
+    in.model.gated = true;
+    in.framework_date = 20230901;
+    in.npu = true;                                                 // MindSpeed builds Core models
+    const double ms_old = est::layer_activation(in, false).saved;
+    in.framework_date = 0;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(ms_old));
+}

@@ -472,3 +472,30 @@ TEST_CASE("cuDNN attention first on SM100 (torchtitan 2025-05-14 .. 2025-12-01):
     CHECK(mentions(estimate(in), "cuDNN attention"));
     CHECK_FALSE(mentions(estimate(flash), "cuDNN attention"));
 }
+
+TEST_CASE("Megatron cross-entropy before the in-place shift (2024-06-13): a second fp32 copy of the logits (est35)") {
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
+    e("model.family", "gpt");
+    e("model.hidden_size", std::int64_t(512));
+    e("model.num_layers", std::int64_t(12));
+    e("model.num_attention_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(2048));
+    e("model.vocab_size", std::int64_t(50432));
+    e("job.framework", "megatron");
+    e("job.world_size", std::int64_t(8));
+    e("training.local_batch_size", std::int64_t(4));
+    e("training.seq_len", std::int64_t(1024));
+    auto bpe = [&]() {
+        est::breakdown b;
+        est::compute(from_facts(f), b);
+        return b.logits_bpe;
+    };
+    CHECK(bpe() == 6.0);  // no date: today's in-place path
+    e("job.framework_date", "2023-06-05");
+    CHECK(bpe() == 10.0);
+    e("job.framework_date", "2024-06-13");
+    CHECK(bpe() == 6.0);
+    e("job.framework_date", "2024-06-12");
+    CHECK(bpe() == 10.0);
+}

@@ -232,6 +232,10 @@ TEST_CASE("held-out rows, round est34 (ms-swift 3.0 multi-GPU examples of 2024-1
     check_heldout("heldout_est34.yaml", 8, "held-out rows (est34)");
 }
 
+TEST_CASE("held-out rows, round est35 (Megatron-LM logs of 2023: GPT-2 345M fp16 on 4 x A800, DP 4 / TP 2 + PP 2 / TP 4 / PP 4; PR #482's swiglu GPT 6.6 B bf16 with the distributed optimizer on 8 x H800, DP / TP / PP; Lightning ModelParallelStrategy examples of 2024-05: Llama 2 7B FSDP2 x TP 2)") {
+    check_heldout("heldout_est35.yaml", 12, "held-out rows (est35)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
