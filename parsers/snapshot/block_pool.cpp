@@ -72,6 +72,10 @@ block_pool::block_ptr block_pool::array_block(bool first) {
     return block_ptr(p, release{false});
 }
 
+block_pool::block_ptr block_pool::whole_block() {
+    return block_ptr(allocate(true), release{true, true});
+}
+
 void* block_pool::take(bool* faulted) {
     bool first = false;
     if (faulted) *faulted = true;

@@ -34,6 +34,9 @@ public:
     };
     using block_ptr = std::unique_ptr<void, release>;
     static block_ptr array_block(bool first);
+    // A whole block faulted in at once, as one huge page where the kernel gives one (one fault
+    // instead of 512): for an array known to fill it. Throws std::bad_alloc.
+    static block_ptr whole_block();
     // Faults [p, p+n) of a block in with one call, small pages: a growing array's next 64 KiB,
     // cheaper than a fault per page (docs/snapshot.md, snap14). Best effort.
     static void populate(void* p, std::size_t n);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <new>
@@ -110,6 +111,16 @@ public:
         new (chunk(m_size >> k_shift) + (m_size & k_mask)) T(x);
         ++m_size;
     }
+    // The first chunk, while it is the only one and still the heap's, moved to a block faulted
+    // in whole (one huge page): for a list its owner expects to fill that chunk.
+    void first_chunk_whole() {
+        if (m_chunks.size() != 1 || m_chunks[0].get_deleter().pooled) return;
+        block_pool::block_ptr b = block_pool::whole_block();
+        std::memcpy(b.get(), m_chunks[0].get(), std::min(m_size, k_chunk) * sizeof(T));
+        m_chunks[0] = std::move(b);
+        m_ready = std::max(m_ready, k_chunk);
+    }
+    static constexpr std::size_t chunk_size() { return k_chunk; }
     void clear() {
         m_chunks.clear();
         m_size = 0;

@@ -136,6 +136,9 @@ public:
         push_back_extras(e);
     }
     void clear() { *this = trace_list(); }
+    // See chunked_list::first_chunk_whole: for a list expected to outgrow its first chunk.
+    void first_chunk_whole() { m_entries.first_chunk_whole(); }
+    static constexpr std::size_t first_chunk_size() { return chunked_list<trace_entry>::chunk_size(); }
     std::int64_t stream(std::size_t i) const;
     std::int64_t device_free(std::size_t i) const;  // -1 when absent
     std::string_view action(std::size_t i) const;   // as written

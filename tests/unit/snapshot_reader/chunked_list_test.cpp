@@ -1,0 +1,58 @@
+// chunked_list / trace_list: the first chunk moved to a block faulted in whole keeps its entries.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "parsers/snapshot/chunked_list.h"
+#include "parsers/snapshot/snapshot_model.h"
+
+using oomdx::snap::chunked_list;
+using oomdx::snap::trace_event;
+using oomdx::snap::trace_list;
+
+namespace {
+trace_event entry(std::size_t i) {
+    trace_event e;
+    e.addr = static_cast<std::int64_t>(i) * 512;
+    e.size = static_cast<std::int64_t>(i % 1000) + 1;
+    e.time_us = static_cast<std::int64_t>(i);
+    e.kind = oomdx::snap::action_kind::alloc;
+    return e;
+}
+}  // namespace
+
+TEST_CASE("trace_list: the first chunk moved whole keeps every entry, before and after") {
+    constexpr std::size_t chunk = trace_list::first_chunk_size();
+    trace_list l;
+    l.first_chunk_whole();  // no chunk yet: nothing to move
+    for (std::size_t i = 0; i < 3000; ++i) l.push_back(entry(i));
+    l.first_chunk_whole();
+    l.first_chunk_whole();  // a second call changes nothing
+    for (std::size_t i = 3000; i < chunk + 5000; ++i) l.push_back(entry(i));
+    l.first_chunk_whole();  // two chunks: nothing moves
+    REQUIRE(l.size() == chunk + 5000);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < l.size(); ++i) {
+        const trace_event want = entry(i);
+        if (l[i].addr != want.addr || l[i].size != want.size || l[i].time_us != want.time_us ||
+            l[i].kind != want.kind)
+            ++bad;
+    }
+    CHECK(bad == 0);
+    trace_list copy = l;  // copies read the moved chunk like any other
+    CHECK(copy.size() == l.size());
+    CHECK(copy[chunk - 1].addr == l[chunk - 1].addr);
+}
+
+TEST_CASE("chunked_list: a full first chunk moved whole, then grown") {
+    chunked_list<std::uint64_t> c;
+    constexpr std::size_t n = chunked_list<std::uint64_t>::chunk_size();
+    for (std::size_t i = 0; i < n; ++i) c.push_back(i * 3);
+    c.first_chunk_whole();
+    c.push_back(7);
+    REQUIRE(c.size() == n + 1);
+    CHECK(c[0] == 0);
+    CHECK(c[n - 1] == (n - 1) * 3);
+    CHECK(c[n] == 7);
+}
