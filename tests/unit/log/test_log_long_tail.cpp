@@ -521,6 +521,16 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.last_logged_step == 2);
         CHECK(a.step == 2);
         CHECK(a.step_basis == "step_header");
+        // round 33, am07: a trainer prints `step N` alone on its line when step N begins, its results after it
+        auto b = run("step 0\nrecon loss: 0.814\nvalidation recon loss 0.792\nsample saved to results/sampled.0.gif\n"
+                     "step 1\nTraceback (most recent call last):\n" + oom);
+        CHECK(b.last_logged_step == 1);
+        CHECK(b.step == 1);
+        CHECK(b.step_basis == "step_header");
+        // a step counter with more on its line is still read as a step that finished
+        auto c = run("step 0, loss 0.81\nstep 1, loss 0.79\n" + oom);
+        CHECK(c.last_logged_step == 1);
+        CHECK(c.step == 2);
     }
     SUBCASE("bars of one total from unrelated loops: the running bar began at its own start") {
         // round 32, al11: pipeline loading bars (6 components), the training bar printed once, then
