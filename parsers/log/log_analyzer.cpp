@@ -117,6 +117,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
         parallel = false;
         sc.read_open_block(p, n);  // a printed model config's lines: the workers kept only its header
+        sc.read_open_launch(p, n);  // a launch command's continuation lines, likewise
         if (opts.stats) {
             opts.stats->worker_cpu_us += t.worker_cpu_us;
             opts.stats->workers = std::max(opts.stats->workers, t.workers);

@@ -394,6 +394,7 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     while (!m_launch_cmd.empty() && (m_launch_cmd.back() == ' ' || m_launch_cmd.back() == '\t' || m_launch_cmd.back() == '\r'))
                         m_launch_cmd.pop_back();
                     m_launch_open = !m_launch_cmd.empty() && m_launch_cmd.back() == '\\';
+                    m_launch_next = stable;
                 }
                 break;
             case sig_kind::pressure:
@@ -573,6 +574,29 @@ void scanner::settle_block() {
                                                    m_block_at.line, m_block.reason()));
         m_block = {};
     }
+}
+
+void scanner::read_open_launch(const char* base, size_t n) {
+    const char* p = m_launch_next;
+    m_launch_next = nullptr;
+    if (!m_launch_open) return;
+    const char* end = base + n;
+    if (!p || p < base || p >= end) {
+        m_launch_open = false;
+        return;
+    }
+    while (p < end && *p != '\n') ++p;  // the rest of the launch line
+    // extend_launch closes it at a line that is not a flag, or past 256 lines / 4 KiB
+    while (p < end && m_launch_open) {
+        ++p;  // past the newline
+        const char* nl = p;
+        while (nl < end && *nl != '\n') ++nl;
+        std::string_view l(p, static_cast<size_t>(nl - p));
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        extend_launch(l);
+        p = nl;
+    }
+    m_launch_open = false;
 }
 
 void scanner::read_open_block(const char* base, size_t n) {
@@ -1080,6 +1104,22 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             for (auto& p : picks)
                 if (counts_steps(p)) pool.push_back(&p);
         if (pool.empty()) return nullptr;
+        // A bar without a total (`processing data.jsonl: 2201it [00:00, ...]`: an iterable of
+        // unknown length) last drawn before an open bar of known total began: it closed, and the
+        // later bar is the running loop (the training bar after the data-processing bars).
+        auto closed_unsized = [&](const pick* p) {
+            if (!all[p->sig].by_total || total_of(*p) > 0 || p->pr->file != ev.file) return false;
+            return std::any_of(pool.begin(), pool.end(), [&](const pick* q) {
+                return q != p && all[q->sig].by_total && total_of(*q) > 0 && q->pr->file == ev.file &&
+                       q->pr->first_line > p->newest->line;
+            });
+        };
+        if (std::any_of(pool.begin(), pool.end(), [&](const pick* p) { return !closed_unsized(p); })) {
+            std::vector<pick*> kept;
+            for (auto* p : pool)
+                if (!closed_unsized(p)) kept.push_back(p);
+            pool.swap(kept);
+        }
         // A counter whose current bar began after another bar that is still open (a training bar
         // between the loading bars and the sampling bars of one total): its earlier runs were another
         // loop's. A per-epoch bar that closed and began again, with no open bar in between, stays one.

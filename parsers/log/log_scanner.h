@@ -194,6 +194,9 @@ public:
     // A printed model config whose header was seen on the prefilter threads (whose following
     // lines this scanner was not given): read its lines from the file's bytes [base, base + n).
     void read_open_block(const char* base, size_t n);
+    // After the prefilter threads: a launch command continued with backslashes read from the mapping
+    // (its continuation lines hold no literal, so the threads never passed them on).
+    void read_open_launch(const char* base, size_t n);
 
 private:
     template <size_t N>
@@ -366,6 +369,7 @@ private:
     log_evidence m_launch;
     std::string m_launch_cmd;       // the launch command with its continuation lines
     bool m_launch_open = false;     // the launch line ends in a backslash: the next lines continue it
+    const char* m_launch_next = nullptr;  // the launch line in the mapping (threads' path), else null
     int m_launch_more = 0;          // continuation lines joined so far
     void extend_launch(std::string_view seg);
     std::map<std::string, log_analysis::setting> m_settings;  // by canonical key, the last printed

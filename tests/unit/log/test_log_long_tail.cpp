@@ -494,6 +494,44 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(g.last_logged_step == 0);
         CHECK(g.step == 1);
     }
+    SUBCASE("a bar without a total that closed before the training bar began is not the step") {
+        // round 33, am02: data-processing bars of unknown length, then the nested training bars
+        const std::string processing = "processing ./train.jsonl: 2201it [00:00, 4819.72it/s]\n"
+                                       "processing ./dev.jsonl: 551it [00:00, 6464.33it/s]\n";
+        const std::string bars = "Train Iteration at Epoch 0:   0%|          | 0/276 [00:00<?, ?it/s]\n"
+                                 "Epoch:   0%|          | 0/3 [00:00<?, ?it/s] 0/276 [00:00<?, ?it/s]\n";
+        auto a = run(processing + bars + oom);
+        CHECK(a.last_logged_step == 0);
+        CHECK(a.step == 1);
+        // a training bar without a total (an iterable dataset) stays the step counter
+        auto b = run("Epoch 0: 36it [00:36,  1.00it/s]\nEpoch 0: 37it [00:37,  1.00it/s]\n" + oom);
+        CHECK(b.last_logged_step == 37);
+        CHECK(b.step == 38);
+        // ... and so does one still drawn after the bar of known total began (that bar is not after it)
+        auto c = run("Loading:  50%|#####     | 1/2 [00:01<00:01,  1.00it/s]\n"
+                     "Epoch 0: 36it [00:36,  1.00it/s]\nEpoch 0: 37it [00:37,  1.00it/s]\n" + oom);
+        CHECK(c.last_logged_step == 37);
+    }
+    SUBCASE("a counter printed with its dots before the batch runs: the failing batch is the printed one") {
+        // round 33, am05: `print('===> [Minibatch {}/{}].........'.format(batch_idx+1, n), end='')`
+        auto a = run("Mixed: 100%|##########| 2/2 [00:00<00:00, 12.1it/s]\n"
+                     ">>>>>>>>>>[Epoch : 1/100000]<<<<<<<<<<\n"
+                     "===> [Minibatch 1/7].........Train Loss : 0.52\n"
+                     "===> [Minibatch 2/7].........Traceback (most recent call last):\n" + oom);
+        CHECK(a.last_logged_step == 2);
+        CHECK(a.step == 2);
+        CHECK(a.step_basis == "step_header");
+        // round 33, am07: a trainer prints `step N` alone on its line when step N begins, its results after it
+        auto b = run("step 0\nrecon loss: 0.814\nvalidation recon loss 0.792\nsample saved to results/sampled.0.gif\n"
+                     "step 1\nTraceback (most recent call last):\n" + oom);
+        CHECK(b.last_logged_step == 1);
+        CHECK(b.step == 1);
+        CHECK(b.step_basis == "step_header");
+        // a step counter with more on its line is still read as a step that finished
+        auto c = run("step 0, loss 0.81\nstep 1, loss 0.79\n" + oom);
+        CHECK(c.last_logged_step == 1);
+        CHECK(c.step == 2);
+    }
     SUBCASE("bars of one total from unrelated loops: the running bar began at its own start") {
         // round 32, al11: pipeline loading bars (6 components), the training bar printed once, then
         // sampling bars of 6 denoising steps, each closed at 6/6, the last at 1/6 when evaluation fails

@@ -130,3 +130,34 @@ TEST_CASE("repeated NCCL peer lines map their process to its rank in chunked rea
         }
     fs::remove_all(dir);
 }
+
+TEST_CASE("a launch command continued over several lines is read whole on the parallel path too") {
+    const fs::path dir = fs::temp_directory_path() / ("oomdx_log_launch_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path p = dir / "launch.log";
+    {
+        // the continuation lines hold no signature literal: the prefilter threads never pass them on
+        std::ofstream(p, std::ios::binary) << "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train.py \\\n"
+                                              "    --finetuning_type full \\\n"
+                                              "    --per_device_train_batch_size 4 \\\n"
+                                              "    --fp16\n"
+                                           << training_log(true);
+    }
+    auto launch = [&](unsigned threads, size_t chunk) {
+        log_options o;
+        o.threads = threads;
+        o.chunk_bytes = chunk;
+        return analyze_logs({p.string()}, o).launch_command;
+    };
+    const std::string serial = launch(1, size_t{1} << 20);
+    CHECK(serial.find("--per_device_train_batch_size 4") != std::string::npos);
+    CHECK(serial.find("--fp16") != std::string::npos);
+    CHECK(serial.find("titan") == std::string::npos);
+    for (size_t chunk : {64, 4096, 65536})
+        for (unsigned threads : {2u, 3u}) {
+            CAPTURE(chunk);
+            CAPTURE(threads);
+            CHECK(launch(threads, chunk) == serial);
+        }
+    fs::remove_all(dir);
+}
