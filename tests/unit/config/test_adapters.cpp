@@ -77,6 +77,19 @@ std::string as_file(const framework_adapter& a, const std::vector<std::string>& 
     return write(tag + ".sh", sh + cmd + "\n");
 }
 
+// Every override comes back from the parsed config with its value.
+fact_store check_read_back(const job_config& j, const std::vector<canonical_override>& ovs) {
+    fact_store store(&vocabulary::shipped());
+    emit_facts(j, store);
+    for (const auto& o : ovs) {
+        CAPTURE(o.key);
+        const fact* f = store.get(o.key);
+        REQUIRE(f != nullptr);
+        CHECK(f->val == o.val);
+    }
+    return store;
+}
+
 void round_trip(const framework_adapter& a, const std::vector<canonical_override>& ovs, const std::string& syntax) {
     CAPTURE(a.name());
     CAPTURE(syntax);
@@ -89,14 +102,7 @@ void round_trip(const framework_adapter& a, const std::vector<canonical_override
     CHECK(j.framework == a.name());
     CHECK(j.unknown_keys.empty());
     CHECK(j.non_literal.empty());
-    fact_store store(&vocabulary::shipped());
-    emit_facts(j, store);
-    for (const auto& o : ovs) {
-        CAPTURE(o.key);
-        const fact* f = store.get(o.key);
-        REQUIRE(f != nullptr);
-        CHECK(f->val == o.val);
-    }
+    check_read_back(j, ovs);
 }
 
 }  // namespace
@@ -418,14 +424,7 @@ TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + respo
     job_config j = parse_job_config(write("verl_run.sh", cmd + "\n"));
     CHECK(j.framework == "verl");
     CHECK(j.unknown_keys.empty());
-    fact_store store(&vocabulary::shipped());
-    emit_facts(j, store);
-    for (const auto& o : ovs) {
-        CAPTURE(o.key);
-        const fact* f = store.get(o.key);
-        REQUIRE(f != nullptr);
-        CHECK(f->val == o.val);
-    }
+    const fact_store store = check_read_back(j, ovs);
     CHECK(store.integer("training.seq_len") == 1536);
     // a smaller micro-batch keeps verl's mini-batch: nothing to write for the accumulation
     CHECK(can_express(syn, {{"training.local_batch_size", 4}, {"training.gradient_accumulation_steps", 2}}).ok);
