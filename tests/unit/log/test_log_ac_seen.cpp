@@ -13,7 +13,7 @@
 
 #include "tests/unit/run_oomdx.h"
 
-namespace {
+namespace ac_seen {
 
 const char* const k_head =
     "[INFO|trainer.py:2131] 2024-05-01 10:00:01,234 >>   Instantaneous batch size per device = 8\n"
@@ -57,10 +57,10 @@ bool has(const outcome& o, const std::string& a) {
     return false;
 }
 
-}  // namespace
+}  // namespace ac_seen
 
 TEST_CASE("a checkpoint frame in the traceback: checkpointing is not recommended again") {
-    const outcome on = diagnose(
+    const ac_seen::outcome on = ac_seen::diagnose(
         "  File \"/opt/conda/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py\", line 880, in "
         "forward\n"
         "    layer_outputs = self._gradient_checkpointing_func(\n"
@@ -68,14 +68,14 @@ TEST_CASE("a checkpoint frame in the traceback: checkpointing is not recommended
         "    outputs = run_function(*args)\n");
     CHECK(on.ac_mode == "full");
     CHECK(on.ac_source.find(".log:") != std::string::npos);
-    CHECK_FALSE(has(on, "enable_full_ac"));
-    CHECK_FALSE(has(on, "enable_selective_ac"));
-    CHECK(has(on, "reduce_micro_batch"));
+    CHECK_FALSE(ac_seen::has(on, "enable_full_ac"));
+    CHECK_FALSE(ac_seen::has(on, "enable_selective_ac"));
+    CHECK(ac_seen::has(on, "reduce_micro_batch"));
 
-    const outcome off = diagnose(
+    const ac_seen::outcome off = ac_seen::diagnose(
         "  File \"/opt/conda/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py\", line 880, in "
         "forward\n"
         "    layer_outputs = decoder_layer(\n");
     CHECK(off.ac_mode.empty());
-    CHECK(has(off, "enable_full_ac"));
+    CHECK(ac_seen::has(off, "enable_full_ac"));
 }

@@ -13,7 +13,7 @@
 
 #include "tests/unit/run_oomdx.h"
 
-namespace {
+namespace ds_seen {
 
 const char* const k_oom =
     "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.73 GiB. GPU 3 has a total capacity of "
@@ -48,39 +48,39 @@ const nlohmann::json* rec(const nlohmann::json& j, const std::string& action) {
     return nullptr;
 }
 
-std::string fact(const nlohmann::json& j, const std::string& name) {
+std::string fact_value(const nlohmann::json& j, const std::string& name) {
     for (const auto& f : j["explain"]["facts"])
         if (f["name"] == name) return f["value"].dump();
     return "";
 }
 
-}  // namespace
+}  // namespace ds_seen
 
 TEST_CASE("ZeRO-3 under LLaMA-Factory seen in the log: offload in the DeepSpeed JSON, more devices, no FSDP") {
-    const nlohmann::json j = diagnose(
+    const nlohmann::json j = ds_seen::diagnose(
         std::string("[2024-03-10 12:00:01,000] [INFO] [config.py:1000:print] DeepSpeedEngine configuration:\n") +
-        k_frames +
+        ds_seen::k_frames +
         "[rank3]:   File \"/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/zero/stage3.py\", line 2107, in "
         "step\n"
         "[rank3]:     self._optimizer_step(sub_group_id)\n" +
-        k_oom);
-    CHECK(fact(j, "job.framework") == "\"llama_factory\"");
-    CHECK(fact(j, "job.runs_deepspeed") == "true");
-    CHECK(fact(j, "parallelism.zero_stage") == "3");
-    CHECK(rec(j, "shard_optimizer_fsdp_zero") == nullptr);
-    const nlohmann::json* off = rec(j, "offload_or_swap_optimizer");
+        ds_seen::k_oom);
+    CHECK(ds_seen::fact_value(j, "job.framework") == "\"llama_factory\"");
+    CHECK(ds_seen::fact_value(j, "job.runs_deepspeed") == "true");
+    CHECK(ds_seen::fact_value(j, "parallelism.zero_stage") == "3");
+    CHECK(ds_seen::rec(j, "shard_optimizer_fsdp_zero") == nullptr);
+    const nlohmann::json* off = ds_seen::rec(j, "offload_or_swap_optimizer");
     REQUIRE(off != nullptr);
     const std::string rendered = off->at("rendered").dump();
     CHECK(rendered.find("DeepSpeed config") != std::string::npos);
     CHECK(rendered.find("offload_optimizer") != std::string::npos);
-    CHECK(rec(j, "more_devices") != nullptr);
+    CHECK(ds_seen::rec(j, "more_devices") != nullptr);
 }
 
 TEST_CASE("the same OOM without DeepSpeed in the log: the framework's own sharding (FSDP), no DeepSpeed JSON") {
-    const nlohmann::json j = diagnose(std::string(k_frames) + k_oom);
-    CHECK(fact(j, "job.runs_deepspeed").empty());
-    const nlohmann::json* shard = rec(j, "shard_optimizer_fsdp_zero");
+    const nlohmann::json j = ds_seen::diagnose(std::string(ds_seen::k_frames) + ds_seen::k_oom);
+    CHECK(ds_seen::fact_value(j, "job.runs_deepspeed").empty());
+    const nlohmann::json* shard = ds_seen::rec(j, "shard_optimizer_fsdp_zero");
     REQUIRE(shard != nullptr);
     CHECK(shard->at("rendered").dump().find("fsdp") != std::string::npos);
-    CHECK(rec(j, "more_devices") == nullptr);
+    CHECK(ds_seen::rec(j, "more_devices") == nullptr);
 }
