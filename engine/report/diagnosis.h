@@ -2,6 +2,7 @@
 // gathers facts from every input given, estimates, runs the rule packs (Steps 0-4), plans,
 // re-estimates each recommendation, and builds the report model that the renderers print.
 #pragma once
+#include <algorithm>
 
 #include <cstdint>
 #include <functional>
@@ -96,7 +97,16 @@ struct report_anchor {
     std::string source;
     std::string statistic;
     std::int64_t offset_bytes = 0;  // measured - estimated
+    // Measured below the estimate: the estimate overstates the job, and the overstated part shrinks
+    // with what a change leaves of the estimate (offset x live after / live before), so a large
+    // saving never takes the anchored figure below zero.
+    bool scaled = false;
     bool used = false;              // the report's verdicts use the anchored figures (the estimate disagrees)
+    // The offset after a change that leaves `left` (after / before, of the estimate) of the estimate.
+    std::int64_t offset_after(double left) const {
+        if (!scaled || !(left > 0)) return offset_bytes;
+        return static_cast<std::int64_t>(static_cast<double>(offset_bytes) * std::min(left, 1.0));
+    }
     std::string why;
 };
 

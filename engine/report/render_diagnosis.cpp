@@ -418,14 +418,17 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
         std::string block = render_plan_text(p, o.explain ? 5 : 3, r.lang);
-        if (r.anchor && p.fits)
+        if (r.anchor && p.fits) {
+            const double left = p.base_device_peak_bytes > 0 ? static_cast<double>(p.expected_device_peak_bytes) /
+                                                                   static_cast<double>(p.base_device_peak_bytes)
+                                                             : 1.0;
+            const std::int64_t anchored = p.expected_device_peak_bytes + r.anchor->offset_after(left);
             block += w.t("report.plan.anchored",
                          {{"source", r.anchor->source},
-                          {"device", format_bytes(p.expected_device_peak_bytes + r.anchor->offset_bytes)},
-                          {"verdict", w.t(p.expected_device_peak_bytes + r.anchor->offset_bytes <= p.budget_bytes
-                                              ? "report.rec.fits"
-                                              : "report.rec.over")}}) +
+                          {"device", format_bytes(anchored)},
+                          {"verdict", w.t(anchored <= p.budget_bytes ? "report.rec.fits" : "report.rec.over")}}) +
                      "\n";
+        }
         std::size_t start = 0;
         while (start < block.size()) {
             const std::size_t end = block.find('\n', start);

@@ -50,8 +50,9 @@ void collect_consistency(diagnosis_report& rep) {
         a.source = c.source;
         a.statistic = c.statistic;
         a.offset_bytes = c.measured_bytes - c.estimated_bytes;
+        a.scaled = a.offset_bytes < 0;
         a.used = c.verdict != "agree";
-        a.why = phrase(rep.lang, a.used ? "report.anchor.used" : "report.anchor.agrees",
+        a.why = phrase(rep.lang, a.used ? (a.scaled ? "report.anchor.used_lower" : "report.anchor.used") : "report.anchor.agrees",
                        {{"statistic", value_phrase(rep.lang, "statistic", c.statistic)},
                         {"measured", format_bytes(c.measured_bytes)},
                         {"ratio", fmt::format("{:.2f}", c.ratio)}});

@@ -50,6 +50,7 @@ const std::vector<std::pair<std::string, std::string>> k_phrases = {
     {"report.note.measurement", "a measurement: it leaves the device memory as it is (the history costs host memory)"},
     {"report.uncertain.assumption", "Estimate assumption: {assumption}"},
     {"report.anchor.used", "the measured {statistic} ({measured}) is {ratio}x the estimate's, so the expected figures are the measured peak minus each change's estimated saving"},
+    {"report.anchor.used_lower", "the measured {statistic} ({measured}) is {ratio}x the estimate's, so the expected figures are the estimate's after each change less the same share of it (the measured peak where nothing changes)"},
     {"report.anchor.agrees", "the measured {statistic} ({measured}) agrees with the estimate ({ratio}x), so the estimate's figures stand"},
     // OOM type and timing.
     {"report.oom.source", "source: {source}"},

@@ -213,7 +213,10 @@ void stage_report(pipeline_state& s) {
         }
         expected_after(facts, rep, s.job->syntax, config_overrides, r, rr);
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
-            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_bytes;
+            const double left = rr.expected_peak_bytes && rep.estimate->peak_bytes > 0
+                                    ? static_cast<double>(*rr.expected_peak_bytes) / static_cast<double>(rep.estimate->peak_bytes)
+                                    : 1.0;
+            rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_after(left);
             rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;
         }
         rep.recommendations.push_back(std::move(rr));
