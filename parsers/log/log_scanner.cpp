@@ -1114,12 +1114,10 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
                        q->pr->first_line > p->newest->line;
             });
         };
-        if (std::any_of(pool.begin(), pool.end(), [&](const pick* p) { return !closed_unsized(p); })) {
-            std::vector<pick*> kept;
-            for (auto* p : pool)
-                if (!closed_unsized(p)) kept.push_back(p);
-            pool.swap(kept);
-        }
+        std::vector<pick*> kept;  // all of them closed: none is dropped
+        for (auto* p : pool)
+            if (!closed_unsized(p)) kept.push_back(p);
+        if (!kept.empty()) pool.swap(kept);
         // A counter whose current bar began after another bar that is still open (a training bar
         // between the loading bars and the sampling bars of one total): its earlier runs were another
         // loop's. A per-epoch bar that closed and began again, with no open bar in between, stays one.

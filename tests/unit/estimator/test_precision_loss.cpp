@@ -58,6 +58,23 @@ fact_store llama8b_pp4_facts() {
     return f;
 }
 
+// A small GPT (12 x 512, vocab 50432) on Megatron-LM, 8 ranks, micro-batch 4 x 1024.
+fact_store small_megatron_gpt_facts() {
+    fact_store f;
+    auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
+    e("model.family", "gpt");
+    e("model.hidden_size", std::int64_t(512));
+    e("model.num_layers", std::int64_t(12));
+    e("model.num_attention_heads", std::int64_t(8));
+    e("model.intermediate_size", std::int64_t(2048));
+    e("model.vocab_size", std::int64_t(50432));
+    e("job.framework", "megatron");
+    e("job.world_size", std::int64_t(8));
+    e("training.local_batch_size", std::int64_t(4));
+    e("training.seq_len", std::int64_t(1024));
+    return f;
+}
+
 bool mentions(const estimate_result& r, const char* what) {
     for (const auto& s : r.interval_reasons)
         if (s.find(what) != std::string::npos) return true;
@@ -378,19 +395,9 @@ TEST_CASE("max_fitting: the largest micro-batch and sequence length within the b
 
 TEST_CASE("Megatron fused cross-entropy (native): one more compiled fp32 copy of the logits, two at the high end") {
     // GPT 12 x 512, TP 2: 4 x 1024 tokens x 50432 / 2 vocab on the last stage
-    fact_store f;
+    fact_store f = small_megatron_gpt_facts();
     auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
-    e("model.family", "gpt");
-    e("model.hidden_size", std::int64_t(512));
-    e("model.num_layers", std::int64_t(12));
-    e("model.num_attention_heads", std::int64_t(8));
-    e("model.intermediate_size", std::int64_t(2048));
-    e("model.vocab_size", std::int64_t(50432));
-    e("job.framework", "megatron");
-    e("job.world_size", std::int64_t(8));
     e("parallelism.tensor_parallel_degree", std::int64_t(2));
-    e("training.local_batch_size", std::int64_t(4));
-    e("training.seq_len", std::int64_t(1024));
     estimate_input in = from_facts(f);
     CHECK(in.ce_fusion == 0);
     est::breakdown plain;
@@ -474,18 +481,8 @@ TEST_CASE("cuDNN attention first on SM100 (torchtitan 2025-05-14 .. 2025-12-01):
 }
 
 TEST_CASE("Megatron cross-entropy before the in-place shift (2024-06-13): a second fp32 copy of the logits (est35)") {
-    fact_store f;
+    fact_store f = small_megatron_gpt_facts();
     auto e = [&](const char* n, value v) { f.emit(n, std::move(v), test_prov()); };
-    e("model.family", "gpt");
-    e("model.hidden_size", std::int64_t(512));
-    e("model.num_layers", std::int64_t(12));
-    e("model.num_attention_heads", std::int64_t(8));
-    e("model.intermediate_size", std::int64_t(2048));
-    e("model.vocab_size", std::int64_t(50432));
-    e("job.framework", "megatron");
-    e("job.world_size", std::int64_t(8));
-    e("training.local_batch_size", std::int64_t(4));
-    e("training.seq_len", std::int64_t(1024));
     auto bpe = [&]() {
         est::breakdown b;
         est::compute(from_facts(f), b);
