@@ -393,8 +393,19 @@ estimate_input from_facts(const fact_store& facts) {
 
     // training
     in.seq_len = std::clamp<std::int64_t>(r.integer("training.seq_len", 2048, "sequence length missing", true), 1, std::int64_t(1) << 26);
-    const std::int64_t local = std::clamp<std::int64_t>(
-        r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1, std::int64_t(1) << 24);
+    std::int64_t local = 0;
+    const auto dyn_tokens = r.int_opt("training.max_tokens_per_device");
+    if (r.boolean("training.dynamic_batch", false, nullptr) && dyn_tokens && *dyn_tokens > 0) {
+        // dynamic batching: whole sequences up to the token budget per device (x the sequence-parallel
+        // ranks before the split); the sample micro-batch is not used
+        local = std::clamp<std::int64_t>(*dyn_tokens * in.cp / in.seq_len, 1, std::int64_t(1) << 24);
+        in.assumptions.push_back(fmt::format("dynamic batch: {} tokens per device x {} sequence-parallel rank(s) / {} tokens per "
+                                             "sequence = micro-batch {} (whole sequences; a shorter mix packs more)",
+                                             *dyn_tokens, in.cp, in.seq_len, local));
+    } else {
+        local = std::clamp<std::int64_t>(r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1,
+                                         std::int64_t(1) << 24);
+    }
     in.micro_batch = local;
     in.framework_date = parse_framework_date(r.str("job.framework_date", "", nullptr));
     in.framework_date_min = parse_framework_date(r.str("job.framework_date_min", "", nullptr));

@@ -39,6 +39,7 @@ plan_batch batch_from(const fact_store& f) {
     b.grad_accum = positive(f, "training.gradient_accumulation_steps");
     b.dp_shard = positive(f, "parallelism.data_parallel_shard_degree");
     b.expert_tp = positive(f, "parallelism.expert_tensor_parallel_degree");
+    if (auto d = f.boolean("training.dynamic_batch"); d && *d) b.dynamic_tokens = positive(f, "training.max_tokens_per_device");
     return b;
 }
 

@@ -231,7 +231,13 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     // Micro-batch: torchtitan's pipeline micro-batch, or the per-device batch with the
     // accumulation (or global batch) that keeps the sequences per step.
     const std::int64_t local = batch.local_batch > 0 ? batch.local_batch : b.micro_batch;
-    if (titan && c.pp > 1) {
+    if (batch.dynamic_tokens) {
+        // dynamic batching: the micro-batch is the token budget per device (after the sequence-parallel split)
+        const std::int64_t cp = std::max<std::int64_t>(1, c.cp);
+        const std::int64_t tokens = (c.micro_batch * c.seq_len + cp - 1) / cp;
+        if ((c.micro_batch != b.micro_batch || c.cp != b.cp) && tokens != *batch.dynamic_tokens)
+            o.push_back({"training.max_tokens_per_device", value(tokens)});
+    } else if (titan && c.pp > 1) {
         if (c.micro_batch != batch.pp_microbatch.value_or(1))
             o.push_back({"parallelism.pipeline_parallel_microbatch_size", value(c.micro_batch)});
     } else if (c.micro_batch != local) {
@@ -322,8 +328,9 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
     const bool can_ep = par && moe && allowed(opt, "parallelism.expert_parallel_degree", value(std::int64_t(2)));
     // torchtitan varies its pipeline micro-batch; torchtune (no pipeline) its per-device batch_size
     const bool can_mb = opt.vary_micro_batch &&
-                        allowed(opt, base.framework == train_framework::torchtitan ? "parallelism.pipeline_parallel_microbatch_size"
-                                                                                   : "training.local_batch_size",
+                        allowed(opt, batch.dynamic_tokens ? "training.max_tokens_per_device"
+                                     : base.framework == train_framework::torchtitan ? "parallelism.pipeline_parallel_microbatch_size"
+                                                                                     : "training.local_batch_size",
                                 value(std::int64_t(1)));
 
     est::breakdown scratch;

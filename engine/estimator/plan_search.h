@@ -45,6 +45,7 @@ struct plan_batch {
     std::optional<std::int64_t> grad_accum;        // training.gradient_accumulation_steps
     std::optional<std::int64_t> dp_shard;          // parallelism.data_parallel_shard_degree when explicit (> 0)
     std::optional<std::int64_t> expert_tp;         // parallelism.expert_tensor_parallel_degree when set
+    std::optional<std::int64_t> dynamic_tokens;    // training.max_tokens_per_device when training.dynamic_batch
 };
 
 struct plan_cost_term {

@@ -316,6 +316,32 @@ std::optional<raw_entry> negated_flag(const raw_entry& e) {
 
 std::string where(const std::string& file, std::int64_t line) { return fmt::format("{}:{}", file, line); }
 
+// Dynamic batching (verl use_dynamic_bsz): the micro-batch is a token budget per device, so the
+// sample micro-batch the config may also state is replaced by the sequences that budget holds
+// (x the Ulysses degree before the split).
+void derive_dynamic_batch(job_config& job) {
+    const fact* dyn = job.find("training.dynamic_batch");
+    const fact* tok = job.find("training.max_tokens_per_device");
+    const fact* ctx = job.find("training.seq_len");
+    if (!dyn || !dyn->val.is_bool() || !dyn->val.as_bool() || !tok || !ctx || !tok->val.is_integer() ||
+        !ctx->val.is_integer() || ctx->val.as_integer() <= 0 || tok->val.as_integer() <= 0)
+        return;
+    const fact* sp = job.find("parallelism.context_parallel_degree");
+    const std::int64_t cp = sp && sp->val.is_integer() && sp->val.as_integer() > 0 ? sp->val.as_integer() : 1;
+    const std::int64_t tokens = tok->val.as_integer(), seq = ctx->val.as_integer();
+    const std::int64_t n = std::max<std::int64_t>(1, tokens * cp / seq);
+    provenance p;
+    p.producer = "config.derived";
+    p.file = job.file;
+    p.line = tok->prov.line ? tok->prov.line : dyn->prov.line;
+    p.excerpt = cp > 1 ? fmt::format("dynamic batch: {} tokens per device x {} sequence-parallel ranks / {} tokens per sequence",
+                                     tokens, cp, seq)
+                       : fmt::format("dynamic batch: {} tokens per device / {} tokens per sequence", tokens, seq);
+    p.derived_from = {"training.dynamic_batch", "training.max_tokens_per_device", "training.seq_len"};
+    std::erase_if(job.facts, [](const fact& f) { return f.name == "training.local_batch_size"; });
+    job.facts.push_back(fact{"training.local_batch_size", value(n), std::move(p)});
+}
+
 void map_entries(job_config& job, const framework_adapter& a, const std::string& producer_file) {
     provenance base;
     base.producer = "config." + a.name();
@@ -453,6 +479,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         p.excerpt = fmt::format("{} default when the config does not set it", a.name());
         job.facts.push_back(fact{name, v, p});
     }
+    derive_dynamic_batch(job);
     (void)producer_file;
 }
 

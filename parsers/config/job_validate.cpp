@@ -34,6 +34,7 @@ const int_range k_int_ranges[] = {
     {"training.global_batch_size", 1, std::int64_t(1) << 40, true},
     {"training.gradient_accumulation_steps", 1, k_big},
     {"training.tokens_per_microbatch", 1, std::int64_t(1) << 40},
+    {"training.max_tokens_per_device", 1, std::int64_t(1) << 40},
     {"training.lora_rank", 0, 1 << 20},  // 0: LoRA off (OpenRLHF, ColossalAI Chat --lora_rank 0)
     {"parallelism.tensor_parallel_degree", 1, k_big},
     {"parallelism.pipeline_parallel_degree", 1, k_big},

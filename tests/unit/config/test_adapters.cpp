@@ -410,7 +410,6 @@ TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + respo
                                               {"optimizer.offload", "cpu"},
                                               {"parallelism.offload_params", "cpu"},
                                               {"parallelism.context_parallel_degree", 2},
-                                              {"training.tokens_per_microbatch", 8192},
                                               {"training.chunked_loss", true}};
     const auto lines = render_overrides(syn, ovs);
     std::string cmd = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.max_prompt_length=512 "
@@ -434,4 +433,28 @@ TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + respo
     fact_store s1(&vocabulary::shipped());
     emit_facts(one, s1);
     CHECK(s1.integer("training.seq_len") == 2048);
+}
+
+TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets the micro-batch, not ppo_micro_batch_size_per_gpu") {
+    const std::string base = "python3 -m verl.trainer.main_ppo data.max_prompt_length=1024 data.max_response_length=1024 "
+                             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=40 ";
+    auto micro = [&](const std::string& name, const std::string& extra) {
+        const job_config j = parse_job_config(write(name, base + extra + "\n"));
+        fact_store s(&vocabulary::shipped());
+        emit_facts(j, s);
+        return s.integer("training.local_batch_size");
+    };
+    // off (verl's default): the sample micro-batch, whatever the token key says
+    CHECK(micro("verl_static.sh", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000") == 40);
+    // on: 24000 tokens / 2048 per sequence, rounded down
+    CHECK(micro("verl_dyn.sh", "actor_rollout_ref.actor.use_dynamic_bsz=True actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000") == 11);
+    // on, budget unstated: verl's default 16384 tokens
+    CHECK(micro("verl_dyn_default.sh", "actor_rollout_ref.actor.use_dynamic_bsz=True") == 8);
+    // on, with Ulysses 2: the micro-batch holds 2 x 24000 tokens before the split
+    CHECK(micro("verl_dyn_sp.sh", "actor_rollout_ref.actor.use_dynamic_bsz=True actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 "
+                                  "actor_rollout_ref.actor.ulysses_sequence_parallel_size=2") == 23);
+    // the budget is written back with the switch that makes verl read it
+    const auto lines = render_overrides(override_syntax_for("verl"), {{"training.max_tokens_per_device", 12000}});
+    CHECK(std::find(lines.begin(), lines.end(), "actor_rollout_ref.actor.use_dynamic_bsz=true") != lines.end());
+    CHECK(std::find(lines.begin(), lines.end(), "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000") != lines.end());
 }

@@ -247,3 +247,22 @@ TEST_CASE("a smaller micro-batch keeps the global batch in the job's own syntax"
         for (const auto& s : l) CHECK(s.find("accumulation") == std::string::npos);
     }
 }
+
+TEST_CASE("verl with dynamic batching: the plan changes the token budget per GPU, never the unread sample micro-batch") {
+    const trip t = round_trip("--config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device a100-40gb");
+    bool tokens = false;
+    for (const auto& o : t.plan["overrides"]) {
+        CHECK(o["key"] != "training.local_batch_size");
+        if (o["key"] == "training.max_tokens_per_device") tokens = true;
+    }
+    CHECK(tokens);
+    // 65536 tokens / 8192 per sequence = 8 sequences: the estimate's micro-batch, not the stated 16
+    const run_result e = run("estimate --config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device a100-40gb --format json");
+    REQUIRE(e.rc == 0);
+    const auto est = nlohmann::json::parse(e.out);
+    bool said = false;
+    for (const auto& a : est["assumptions"])
+        if (a.get<std::string>().find("= micro-batch 8 ") != std::string::npos) said = true;
+    CHECK(said);
+}
+
