@@ -69,27 +69,19 @@ void derive_framework(pipeline_state& s) {
     const auto& log = s.rep.log;
     if (!s.req.framework.empty() && !facts.has("job.framework")) {
         facts.emit("job.framework", value(s.req.framework), user_provenance("--framework " + s.req.framework));
-        // Without a config file a framework that checkpoints by default fills the checkpointing keys
-        // --set and the log do not give: LLaMA-Factory checkpoints every layer unless told not to,
-        // torchtitan recomputes selectively, so their jobs are not advised to turn on what already
-        // runs. Only then, and only these keys: an unseen default may withdraw a lever, never add one
-        // (HF Trainer's "no checkpointing" or "fp32" would make checkpointing or bf16 look certain,
-        // while a job's config usually sets them). They stay marked as defaults, so a setting the log
-        // prints replaces them.
-        if (s.req.config.empty() && framework_checkpoints_by_default(s.req.framework))
-            emit_framework_defaults(s.req.framework, facts, [](const std::string& key) {
-                return key.rfind("activation_checkpoint.", 0) == 0;
-            });
+        // Without a config file the framework's defaults that withdraw a lever fill the keys --set and
+        // the log do not give: LLaMA-Factory checkpoints every layer unless told not to, torchtitan
+        // recomputes selectively, verl trains in bf16, so their jobs are not advised to turn on what
+        // already runs. An unseen default never adds a lever (HF Trainer's "no checkpointing" or
+        // "fp32"). They stay marked as defaults, so a setting the log prints replaces them.
+        if (s.req.config.empty()) emit_lever_withdrawing_defaults(s.req.framework, facts);
     }
     if (!facts.has("job.framework") && log && log->framework != "unknown")
         if (auto name = framework_for_log(log->framework, log->device_kind)) {
             const fact* fw = facts.get("log.framework");
             facts.emit("job.framework", value(*name), fw ? fw->prov : oomdx_provenance());
             // The same for a framework the log names (its markers, not a guess from one key).
-            if (s.req.config.empty() && framework_checkpoints_by_default(*name))
-                emit_framework_defaults(*name, facts, [](const std::string& key) {
-                    return key.rfind("activation_checkpoint.", 0) == 0;
-                });
+            if (s.req.config.empty()) emit_lever_withdrawing_defaults(*name, facts);
         }
     if (const auto fw = facts.string("job.framework"))
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);

@@ -35,4 +35,20 @@ bool framework_checkpoints_by_default(const std::string& framework) {
     }
 }
 
+void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& facts) {
+    const bool ac = framework_checkpoints_by_default(framework);
+    emit_framework_defaults(framework, facts, [&](const std::string& key) {
+        if (key.rfind("activation_checkpoint.", 0) == 0) return ac;
+        if (key != "training.mixed_precision_param") return false;
+        try {
+            const auto& d = framework_adapter::get(framework).defaults();
+            const auto it = d.find(key);
+            return it != d.end() && it->second.is_string() &&
+                   (it->second.as_string() == "bfloat16" || it->second.as_string() == "float16");
+        } catch (const std::exception&) {
+            return false;
+        }
+    });
+}
+
 }  // namespace oomdx

@@ -17,4 +17,9 @@ void emit_framework_defaults(const std::string& framework, fact_store& facts,
 // Whether the framework's default activation checkpointing is on (false when unknown).
 bool framework_checkpoints_by_default(const std::string& framework);
 
+// For a job seen without its config: only the defaults that withdraw a lever (checkpointing that is
+// on, 16-bit mixed precision), never one that would add one (HF Trainer's fp32 or no checkpointing
+// would make bf16 or checkpointing look certain, while a job's config usually sets them).
+void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& facts);
+
 }  // namespace oomdx

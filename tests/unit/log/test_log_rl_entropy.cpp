@@ -1,0 +1,89 @@
+// An RL actor that runs out of memory in the entropy or log-probabilities over the vocabulary (verl
+// compute_log_prob -> entropy_from_logits) is in the loss phase: the chunked entropy comes first, in
+// the framework's own syntax, and a framework that trains in bf16 by default is not told to turn
+// mixed precision on (end to end, log only; skips when the binary is absent).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/run_oomdx.h"
+
+namespace rl_entropy {
+
+const char* const k_oom =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.91 GiB. GPU 0 has a total capacity of 79.11 GiB "
+    "of which 8.85 GiB is free. Process 23444 has 70.25 GiB memory in use. Of the allocated memory 60.49 GiB is "
+    "allocated by PyTorch, and 6.77 GiB is reserved by PyTorch but unallocated.\n";
+
+struct outcome {
+    std::string phase, first_action;
+    std::vector<std::string> actions, lines;
+};
+
+outcome diagnose(const std::string& frames) {
+    static int calls = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("oomdx_rl_entropy_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
+    std::ofstream(path) << "(WorkerDict pid=4410) Traceback (most recent call last):\n" << frames << k_oom;
+    const auto r = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --format json",
+                                          oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    REQUIRE(r.rc <= 1);
+    const auto j = nlohmann::json::parse(r.out);
+    outcome o;
+    if (j["oom"]["phase"].is_string()) o.phase = j["oom"]["phase"].get<std::string>();
+    for (const auto& rec : j["recommendations"]) {
+        o.actions.push_back(rec["action"].get<std::string>());
+        if (o.first_action.empty())
+            for (const auto& l : rec["rendered"]) o.lines.push_back(l.get<std::string>());
+        if (o.first_action.empty()) o.first_action = o.actions.back();
+    }
+    for (const auto& n : j["not_offered"]) o.actions.push_back("not_offered:" + n["action"].get<std::string>());
+    return o;
+}
+
+bool has(const outcome& o, const std::string& a) {
+    for (const auto& x : o.actions)
+        if (x == a) return true;
+    return false;
+}
+
+}  // namespace rl_entropy
+
+TEST_CASE("verl: an OOM in entropy_from_logits is the loss phase; chunked entropy first, no mixed-precision advice") {
+    const rl_entropy::outcome o = rl_entropy::diagnose(
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
+        "    entropy, log_probs = self._forward_micro_batch(\n"
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 266, in _forward_micro_batch\n"
+        "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
+        "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
+        "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n");
+    CHECK(o.phase == "loss");
+    CHECK(o.first_action == "chunked_loss");
+    CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.actor.entropy_from_logits_with_chunking=true") !=
+          o.lines.end());
+    CHECK_FALSE(rl_entropy::has(o, "mixed_precision"));
+    CHECK_FALSE(rl_entropy::has(o, "not_offered:mixed_precision"));
+}
+
+TEST_CASE("verl: an OOM inside the model's forward of the same call is not the loss phase") {
+    const rl_entropy::outcome o = rl_entropy::diagnose(
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
+        "    entropy, log_probs = self._forward_micro_batch(\n"
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 230, in _forward_micro_batch\n"
+        "    output = self.actor_module(\n"
+        "  File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py\", line 1736, in _call_impl\n"
+        "    return forward_call(*args, **kwargs)\n"
+        "  File \"/usr/local/lib/python3.10/dist-packages/transformers/models/qwen2/modeling_qwen2.py\", line 120, in forward\n"
+        "    attn_output = self.o_proj(attn_output)\n");
+    CHECK(o.phase != "loss");
+    CHECK(o.first_action != "chunked_loss");
+}
