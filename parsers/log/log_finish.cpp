@@ -19,6 +19,9 @@ namespace oomdx::log_detail {
 namespace {
 
 constexpr std::int64_t k_merge_window = 12;
+// lines between a weak wrapper (DataParallel's "Caught ... in replica N on device N.") and the
+// message of the original traceback it heads
+constexpr std::int64_t k_wrapper_window = 200;
 
 void set_if_null(std::optional<std::int64_t>& dst, const field_val* v) {
     if (!dst && v && !v->is_str) dst = v->num;
@@ -200,6 +203,20 @@ log_analysis scanner::finish() {
                 if (ev.line == prim->line + 1 && !next_detail) next_detail = &ev.text;
                 add_ev(ev.file, ev.line, ev.text, "oom_detail");
             }
+        }
+        // A weak wrapper of the same failure printed above it, with only traceback lines between (no
+        // step line): DataParallel's "Caught OutOfMemoryError in replica 0 on device 0." heads the
+        // replica's original traceback, whose message may be cut before its device. It fills what the
+        // message did not print.
+        for (const auto& ev : m_weak) {
+            if (ev.file != prim->file || ev.line >= prim->line || prim->line - ev.line > k_wrapper_window) continue;
+            if (prim->last_step && prim->progress_line >= ev.line) continue;
+            if (ev.rank >= 0 && prim->rank >= 0 && ev.rank != prim->rank) continue;
+            if (all[ev.sig].source != a.source) continue;
+            auto before = a;
+            apply_fields(a, ev.fields);
+            if (before.device_index != a.device_index || before.requested_bytes != a.requested_bytes)
+                add_ev(ev.file, ev.line, ev.text, "oom_detail");
         }
     } else if (failure) {
         a.failure_kind = sig_kind_name(failure->kind);

@@ -1205,6 +1205,21 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
                 before = &p;
         }
         if (newest_bar && before) best = before;
+        // The chosen bar was first drawn inside another bar's run (evaluation bars between the
+        // training bar's redraws) and is drawn again after that bar closed at its total (an
+        // evaluation or generation after the training ended): the closed bar holds the last step.
+        if (!before) {
+            pick* outer = nullptr;
+            for (auto& p : picks) {
+                if (&p == best || !counts_steps(p) || !all[p.sig].by_total || p.pr->file != ev.file) continue;
+                const std::int64_t total = total_of(p);
+                if (total <= 0 || *p.first < total || p.pr->count < 2) continue;  // closed at its total
+                if (p.pr->first_line < began && p.newest->line > began && p.newest->line < best->newest->line &&
+                    (!outer || p.newest->line > outer->newest->line))
+                    outer = &p;
+            }
+            if (outer) best = outer;
+        }
     }
     // A bar whose postfix prints its own step (`Epoch 1/60: 5/920 [01:44<3:00:04, loss=1.09, step=1]`):
     // the bar counts micro-batches (gradient accumulation) or samples, the postfix the optimizer

@@ -60,6 +60,18 @@ TEST_CASE("nn.DataParallel's wrapper line defers to the original message printed
     auto cut = run("torch.OutOfMemoryError: Caught OutOfMemoryError in replica 1 on device 1.\n");
     CHECK(cut.source == "caching_allocator");
     CHECK(cut.device_index == 1);
+    // round 34, an07: the original message cut after "GPU" (wandb's capture); the wrapper above it names the device
+    auto head = run("  0%|          | 0/536 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+                    "torch.cuda.OutOfMemoryError: Caught OutOfMemoryError in replica 0 on device 0.\n"
+                    "Original Traceback (most recent call last):\n" + frames +
+                    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU\n");
+    CHECK(head.requested_bytes == 224 * MiB);
+    CHECK(head.device_index == 0);
+    // a wrapper of an earlier failure, with a step logged after it, names no device of this one
+    auto earlier = run("torch.OutOfMemoryError: Caught OutOfMemoryError in replica 1 on device 1.\n"
+                       "step 5, loss 1.2\n"
+                       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU\n");
+    CHECK(!earlier.device_index);
 }
 
 TEST_CASE("an OOM message wrapped between a figure and its unit") {
@@ -592,6 +604,39 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         auto a = run(log + "\n" + oom);
         CHECK(a.last_logged_step == 100);
         CHECK(a.phase == "eval");
+    }
+    SUBCASE("evaluation bars between the training bar's redraws, then an evaluation after it closed") {
+        // round 34, an02: wandb cut each evaluation bar short of its total (2366/2368); the training bar
+        // closed at 7260/7260; the script's own evaluation (generate) fails after the training ended
+        const std::string train = " 50%|#####     | 50/100 [00:50<00:50,  1.00it/s]\n";
+        const std::string evalbar = "100%|##########| 38/40 [00:10<00:00,  3.80it/s]\n";
+        const std::string closed = "100%|##########| 100/100 [01:40<00:00,  1.00it/s]\n"
+                                   "{'train_runtime': 100.0, 'train_loss': 0.71, 'epoch': 2.0}\n";
+        const std::string eval = "Traceback (most recent call last):\n  File \"run.py\", line 286, in main\n"
+                                 "    rate = evaluate_model(\n  File \"run.py\", line 193, in evaluate_model\n"
+                                 "    out = model.generate(\n";
+        auto a = run(train + evalbar + closed + evalbar + eval + oom);
+        CHECK(a.phase == "eval");
+        CHECK(a.last_logged_step == 100);
+        CHECK(a.step == 100);
+        CHECK(a.step_basis == "after_step_eval");
+        // an evaluation bar first drawn after the training bar closed is no sub-loop of it: kept
+        auto after = run(train + closed + evalbar + eval + oom);
+        CHECK(after.last_logged_step == 38);
+        // a failure in training frames keeps the running bar
+        auto fwd = run(train + evalbar + closed + evalbar + "Traceback (most recent call last):\n"
+                       "  File \"run.py\", line 90, in forward\n" + oom);
+        CHECK(fwd.last_logged_step == 38);
+    }
+    SUBCASE("a hand-written 'Iter N: metric' logger, then a closed test bar and another stage") {
+        // round 34, an03: the denoiser's global iteration count, a test bar, the estimator's first forward
+        auto a = run("Iter 775: MSE - 0.4899579882621765\nIter 776: MSE - 0.4912870228290558\n"
+                     "Validating Denoiser. Epoch: 2\n100%|##########| 33/33 [00:01<00:00, 20.41it/s]\n"
+                     "Training Estimator.  Epoch 0\nTraceback (most recent call last):\n" + oom);
+        CHECK(a.last_logged_step == 776);
+        // an evaluation report of the same shape is no step
+        auto val = run("Iter 1: Val loss 3.495, Val took 2.509s\n" + oom);
+        CHECK(!val.last_logged_step);
     }
     SUBCASE("a step header names the running step (at_start): the failing step is the last logged one") {
         auto a = run("step 41/100 =========================\nloss 0.5\nstep 42/100 =========================\n"
