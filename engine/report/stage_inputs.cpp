@@ -31,6 +31,12 @@ const std::string& launch_text(const log_analysis& log) {
     return log.launch_command.empty() ? log.launch_line : log.launch_command;
 }
 
+// The text ends in a line continuation: the command went on past what the log holds.
+bool launch_cut(const std::string& text) {
+    size_t end = text.find_last_not_of(" \t\r\n");
+    return end != std::string::npos && text[end] == '\\';
+}
+
 provenance oomdx_provenance() {
     provenance p;
     p.producer = "oomdx";
@@ -265,6 +271,10 @@ void stage_inputs(pipeline_state& s) {
     if (rep.log && !rep.log->launch_line.empty())
         jo.launch_args = launch_overrides(launch_text(*rep.log));
     s.job = load_job_inputs(jo);
+    // A launch command the paste cut (its last line still ends in a continuation backslash): the flags after the cut
+    // are unknown, so the adapter's defaults for what the shown part does not set are not the job's settings.
+    if (req.config.empty() && s.job->job && rep.log && !rep.log->launch_line.empty() && launch_cut(launch_text(*rep.log)))
+        std::erase_if(s.job->job->facts, [](const fact& f) { return f.prov.from_default() && f.name != "job.framework"; });
     if (!s.job->model && rep.log && rep.log->model_config) model_from_log(s);
     if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));
     if (s.job->model && s.job->model->source.producer != "log.model_config")

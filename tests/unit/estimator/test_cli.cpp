@@ -192,3 +192,23 @@ TEST_CASE("oomdx preflight JSON: fits is null when there is no verdict, a boolea
     REQUIRE(jk["fits"].is_boolean());
     CHECK(jk["fits"].get<bool>());
 }
+
+TEST_CASE("oomdx diagnose: a launch command the paste cut gives no framework defaults for the flags after the cut") {
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_cut_" + std::to_string(::getpid()) + ".log");
+    auto checkpointing_default = [&](const std::string& log) {
+        std::ofstream(path) << log;
+        const run_result r = run("diagnose -l " + path.string() + " -d a100-40gb -w 4 --format json");
+        REQUIRE(r.rc == 0);
+        return r.out.find("hf_trainer default when the config does not set it") != std::string::npos;
+    };
+    const std::string head =
+        "even at per_device_train_batch_size 1, I still got CUDA Out of memory.\n"
+        "deepspeed llava/train/train_mem.py \\\n"
+        "    --deepspeed ./scripts/zero2.json \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5";
+    // the last line still ends in a continuation: the flags after it are not in the log
+    CHECK_FALSE(checkpointing_default(head + " \\\n"));
+    // the command ends in the log: what it does not set is the trainer's default
+    CHECK(checkpointing_default(head + "\n"));
+    std::filesystem::remove(path);
+}
