@@ -14,6 +14,7 @@
 #include "engine/core/thread_priority.h"
 #include "engine/core/thread_cpu.h"
 #include "engine/core/usable_cores.h"
+#include "parsers/log/candidate_cache.h"
 #include "parsers/log/line_splitter.h"
 #include "parsers/log/rank_prefix.h"
 
@@ -73,7 +74,7 @@ std::uint8_t flags_of(const std::vector<std::uint8_t>& flags, const int* hits, s
 // The chunk is read in place from the mapping, its pages mapped in one call: a pread copy
 // cost a quarter of a worker's time.
 void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t cap, const signature_set& sigs,
-                     const std::vector<std::uint8_t>& flags, chunk_result& r) {
+                     candidate_cache& cache, const std::vector<std::uint8_t>& flags, chunk_result& r) {
     mf.populate(offset, len);
     const char* begin = mf.view().data() + offset;
     r.segments.clear();
@@ -83,7 +84,7 @@ void prefilter_chunk(const mapped_file& mf, size_t offset, size_t len, size_t ca
     std::string_view prev_peer;  // the previous NCCL peer line
     sp.feed(begin, len, [&](std::string_view seg, std::int64_t line, bool cut) {
         const size_t first = r.hits.size();
-        sigs.candidates(seg, r.hits, mark);
+        cache.candidates(seg, r.hits, mark);
         if (r.hits.size() == first) return;
         const std::uint8_t f = flags_of(flags, r.hits.data() + first, r.hits.size() - first);
         // compared here, where both lines are likely still in this core's cache
@@ -164,6 +165,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             std::atomic<std::int64_t>& sum;
             ~account() { sum += thread_cpu_us(); }
         } acc{worker_cpu_us};
+        candidate_cache cache(sigs);  // this thread's memo of repeated line shapes
         for (;;) {
             size_t k = 0;
             {
@@ -177,7 +179,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             }
             slot& s = slots[k % window];
             try {
-                prefilter_chunk(mf, s.begin, s.end - s.begin, cap, sigs, flags, s.r);
+                prefilter_chunk(mf, s.begin, s.end - s.begin, cap, sigs, cache, flags, s.r);
             } catch (...) {
                 s.r.error = std::current_exception();
             }

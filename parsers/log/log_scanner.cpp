@@ -219,7 +219,7 @@ const field_val* find_field(const field_list& f, std::string_view name) {
 }
 
 scanner::scanner(const signature_set& sigs)
-    : m_sigs(sigs), m_mark(sigs.size(), 0), m_has_memory(sigs.size(), 0), m_has_step(sigs.size(), 0),
+    : m_sigs(sigs), m_mark(sigs.size(), 0), m_cand(sigs), m_has_memory(sigs.size(), 0), m_has_step(sigs.size(), 0),
       m_fw_sigs_seen(sigs.size(), 0) {
     m_near_ring.resize(k_near_ring);
     m_phase_last.resize(sigs.size());
@@ -314,7 +314,7 @@ void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, cons
         if (feed_block(seg)) return;
     }
     m_hits.clear();
-    m_sigs.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
+    m_cand.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
     if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size(), stable);
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "parsers/log/candidate_cache.h"
 #include "parsers/log/log_analysis.h"
 #include "parsers/log/log_signatures.h"
 #include "parsers/log/task_label.h"
@@ -255,6 +256,7 @@ private:
     bool m_seg_plain = false;            // the current segment holds no escape byte
     std::vector<int> m_hits;
     std::vector<char> m_mark;
+    candidate_cache m_cand;  // the prefilter, answered from memory for lines of a repeated shape
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
     std::vector<char> m_has_step;    // per signature: it has a `step` field
     // per signature: what its hit asks of on_candidates (hit_needs_plain, hit_eval_phase), so a
