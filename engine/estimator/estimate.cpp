@@ -390,6 +390,18 @@ estimate_input from_facts(const fact_store& facts) {
     // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
     in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
+    // est36: torch DDP's Reducer with gradient_as_bucket_view false (torch's default; accelerate's
+    // DistributedDataParallelKwargs and Lightning Fabric's DDPStrategy leave it) allocates flat buckets for
+    // every gradient at construction and copies them back into .grad after each all-reduce: a second copy
+    // of all trainable gradients for the whole run. Unsharded data parallelism of the HF / LitGPT / plain
+    // PyTorch stacks is that DDP unless an FSDP API is named (FSDP1 NO_SHARD) or the buckets are views
+    {
+        const bool own_dp = deepspeed || in.framework == train_framework::megatron ||
+                            in.framework == train_framework::torchtitan || in.framework == train_framework::torchtune;
+        in.ddp_grad_copy = !own_dp && in.zero_stage == 0 && in.dp_shard * std::max<std::int64_t>(1, in.dp_replicate) > 1 &&
+                           !r.int_opt("parallelism.fsdp_version") &&
+                           !r.boolean("parallelism.ddp_bucket_view", false, nullptr);
+    }
 
     // training
     in.seq_len = std::clamp<std::int64_t>(r.integer("training.seq_len", 2048, "sequence length missing", true), 1, std::int64_t(1) << 26);
@@ -905,10 +917,11 @@ estimate_result estimate(const estimate_input& in) {
                                     "(torchao 0.1 quantizes a whole weight at once)", num(st.temp_load / std::max(1.0, k.nf4_unchunked_quant_bytes)),
                                     k.nf4_unchunked_quant_bytes)
                       :
-        fmt::format("{}workspaces{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
+        fmt::format("{}workspaces{}{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
                     st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : "",
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
-                    in.lowp != lowp_kind::none ? ", low-precision casts" : ""));
+                    in.lowp != lowp_kind::none ? ", low-precision casts" : "",
+                    in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : ""));
     b.peak = st.peak;
     r.peak_bytes = to_i(st.peak);
     r.reserved_peak_bytes = to_i(b.reserved);

@@ -128,6 +128,7 @@ struct estimate_input {
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
+    bool ddp_grad_copy = false;           // est36: torch DDP (gradient_as_bucket_view false) keeps a bucket copy of every gradient
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour

@@ -1036,6 +1036,12 @@ double compute(const estimate_input& in, breakdown& out) {
             loss += 2.0 * output_rank * pb;
         } else if (in.framework == train_framework::deepspeed && in.zero_stage >= 1) {
             bwd += std::min(k.deepspeed_bucket_elements, st.trainable_rank) * pb;
+        } else if (in.ddp_grad_copy) {
+            // est36: DDP's flat buckets hold a copy of every gradient from construction on (estimate.cpp)
+            fwd += st.grads;
+            loss += st.grads;
+            bwd += st.grads;
+            step += st.grads;
         } else if (in.framework != train_framework::megatron && dp_total > 1) {
             bwd += std::min(k.ddp_bucket_bytes, st.trainable_rank * 4.0);
         }

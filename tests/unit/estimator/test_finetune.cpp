@@ -2,6 +2,7 @@
 // and without double quantization, LLM.int8), trainable-only gradients and optimizer states, the
 // activations a frozen base keeps, freeze tuning, framework defaults. Numbers worked out inline.
 #include <doctest/doctest.h>
+#include <tuple>
 
 #include <string>
 
@@ -929,4 +930,38 @@ TEST_CASE("a vision-language model's vision tower: frozen weights unless fully t
     // ... but not under LoRA, where the tower stays frozen whatever the flag says
     emit(vl, "training.freeze_vision_tower", false);
     CHECK_FALSE(from_facts(vl).model.vision_trainable);
+}
+
+// est36: torch DDP (gradient_as_bucket_view false) keeps a flat bucket copy of every trainable gradient
+// in every phase; FSDP NO_SHARD (an FSDP API named), bucket views, one device, ZeRO and Megatron do not.
+TEST_CASE("DDP's bucket copy of the gradients: unsharded HF / LitGPT data parallelism only") {
+    auto of = [](const char* fw, std::int64_t world, int zero, int fsdp_version, bool view) {
+        fact_store f = job8b(fw, "full", world);
+        emit(f, "training.load_dtype", "bfloat16");
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "activation_checkpoint.mode", "full");
+        emit(f, "parallelism.zero_stage", std::int64_t(zero));
+        if (fsdp_version) emit(f, "parallelism.fsdp_version", std::int64_t(fsdp_version));
+        if (view) emit(f, "parallelism.ddp_bucket_view", true);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_tuple(in.ddp_grad_copy, b.stages[0].temp_forward, b.stages[0].grads, b.stages[0].temp_step);
+    };
+    const auto ddp = of("hf_trainer", 2, 0, 0, false);
+    const auto noshard = of("hf_trainer", 2, 0, 1, false);
+    const auto view = of("hf_trainer", 2, 0, 0, true);
+    const auto single = of("hf_trainer", 1, 0, 0, false);
+    CHECK(std::get<0>(ddp));
+    CHECK_FALSE(std::get<0>(noshard));
+    CHECK_FALSE(std::get<0>(view));
+    CHECK_FALSE(std::get<0>(single));
+    CHECK_FALSE(std::get<0>(of("hf_trainer", 2, 3, 0, false)));
+    CHECK_FALSE(std::get<0>(of("megatron", 2, 0, 0, false)));
+    CHECK(std::get<0>(of("litgpt", 8, 0, 0, false)));
+    // the copy is the gradients' size, live in forward and at the step
+    CHECK(std::get<1>(ddp) - std::get<1>(noshard) == doctest::Approx(std::get<2>(ddp)));
+    CHECK(std::get<3>(ddp) - std::get<3>(noshard) == doctest::Approx(std::get<2>(ddp)));
+    CHECK(std::get<2>(ddp) > 1e9);
+    CHECK(std::get<1>(view) == doctest::Approx(std::get<1>(noshard)));
 }

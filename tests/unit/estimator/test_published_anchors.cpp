@@ -236,6 +236,10 @@ TEST_CASE("held-out rows, round est35 (Megatron-LM logs of 2023: GPT-2 345M fp16
     check_heldout("heldout_est35.yaml", 12, "held-out rows (est35)");
 }
 
+TEST_CASE("held-out rows, round est36 (fms-acceleration granite reference run of 2024-10: PowerLM-3b full / LoRA / QLoRA, 1 GPU and FSDP x 2, 4096 packed; GLM-4 finetune demo of 2024-06: GLM-4-9B LoRA; axolotl PR #602 of 2023-09: OpenLLaMA 3B 8-bit LoRA, QLoRA, fp16 full)") {
+    check_heldout("heldout_est36.yaml", 11, "held-out rows (est36)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
