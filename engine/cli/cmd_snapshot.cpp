@@ -1,5 +1,6 @@
 // `oomdx snapshot FILE|DIR...`, `oomdx snapshot diff A B`, `oomdx snapshot trend A B C...`.
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
@@ -83,7 +84,6 @@ void prepare(const snapshot_opts& o, prepared& p) {
 void load_verdict_rules(prepared& p, const snapshot_opts& o) {
     const bool shipped_categories = o.categories.empty();
     p.verdict_rules = std::async(std::launch::async, [&p, dirs = o.rule_dirs, shipped_categories] {
-                          reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
                           if (shipped_categories) {
                               try {
                                   p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
@@ -143,6 +143,9 @@ void print(const std::string& s) {
 
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
+    std::error_code ec;
+    if (o.inputs.size() == 1 && !std::filesystem::is_directory(o.inputs[0], ec))
+        share_main_heap();  // one file: no worker threads (engine/core/thread_heap.h)
     prepared p;
     load_verdict_rules(p, o);
     prepare(o, p);

@@ -1,17 +1,19 @@
-// A thread's own malloc heap, grown in a few large steps instead of page by page.
+// Where a run's threads allocate, and handing freed heap pages back.
 #pragma once
 
 #include <cstddef>
 
 namespace oomdx {
 
-// glibc gives each new thread an arena of its own and grows it one mprotect() per request
-// that reaches its top (the main arena's top padding does not apply there): loading the rule
-// packs on their thread made ~350 of them. This grows the calling thread's arena to `bytes`
-// in steps of just under the mmap threshold and hands the memory back at once: the pages are
-// returned to the kernel, the arena keeps its permissions, so its later growth is page faults
-// only. Harmless elsewhere (another allocator, or the main thread: ordinary mallocs and frees).
-void reserve_thread_heap(std::size_t bytes);
+// glibc gives each new thread an arena of its own: a 64 MiB reservation that grows one
+// mprotect() per page a request reaches (the main heap's 128 KiB top padding does not apply
+// there), whose freed memory the other threads never reuse. A run with one input calls this
+// before it starts its threads: they all allocate from the main heap, so the rule packs'
+// thread makes ~10 brk() calls instead of ~120 mprotect() (or 42 of them and 42 page faults to
+// reserve 4 MiB ahead, as before snap22), and what it frees (the stored rule set's bytes, the
+// category rules' YAML tree) is reused by the reader. Not for runs whose worker threads allocate
+// at the same time (several files with -j). No-op with another libc.
+void share_main_heap();
 
 // Returns the free pages inside the malloc arenas to the kernel (glibc's malloc_trim): what a
 // finished load freed (the rule packs' YAML trees, ~1.2 MB of that thread's 2 MB arena) no
