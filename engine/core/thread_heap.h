@@ -11,8 +11,9 @@ namespace oomdx {
 // before it starts its threads: they all allocate from the main heap, so the rule packs'
 // thread makes ~10 brk() calls instead of ~120 mprotect() (or 42 of them and 42 page faults to
 // reserve 4 MiB ahead, as before snap22), and what it frees (the stored rule set's bytes, the
-// category rules' YAML tree) is reused by the reader. Not for runs whose worker threads allocate
-// at the same time (several files with -j). No-op with another libc.
+// category rules' YAML tree) is reused by the reader. Only where no other thread allocates at
+// the same time (not with several files and -j, nor with a large input's read-ahead and block
+// pool threads). No-op with another libc.
 void share_main_heap();
 
 // Returns the free pages inside the malloc arenas to the kernel (glibc's malloc_trim): what a
