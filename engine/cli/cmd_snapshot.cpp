@@ -1,6 +1,5 @@
 // `oomdx snapshot FILE|DIR...`, `oomdx snapshot diff A B`, `oomdx snapshot trend A B C...`.
 #include <cstdio>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
@@ -15,7 +14,6 @@
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
-#include "parsers/snapshot/read_ahead.h"
 #include "parsers/snapshot/summary.h"
 #include "engine/report/render_html.h"
 #include "engine/report/snapshot_verdicts.h"
@@ -144,12 +142,6 @@ void print(const std::string& s) {
 
 void run_analyze(const snapshot_opts& o) {
     if (o.inputs.empty()) throw usage_error("oomdx snapshot FILE|DIR... (or: snapshot diff A B, snapshot trend A B C...)");
-    // One small file is read on the main thread with no helper thread (read_ahead.h, k_small):
-    // the rule packs' thread, the only other one, allocates from the main heap (thread_heap.h).
-    std::error_code ec;
-    if (o.inputs.size() == 1 && std::filesystem::is_regular_file(o.inputs[0], ec) &&
-        std::filesystem::file_size(o.inputs[0], ec) <= snap::read_ahead::k_small && !ec)
-        share_main_heap();
     prepared p;
     load_verdict_rules(p, o);
     prepare(o, p);

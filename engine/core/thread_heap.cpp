@@ -6,12 +6,6 @@
 
 namespace oomdx {
 
-void share_main_heap() {
-#if defined(__GLIBC__)
-    ::mallopt(M_ARENA_MAX, 1);
-#endif
-}
-
 void release_free_heap() {
 #if defined(__GLIBC__)
     ::malloc_trim(0);
