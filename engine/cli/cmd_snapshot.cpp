@@ -83,7 +83,6 @@ void prepare(const snapshot_opts& o, prepared& p) {
 void load_verdict_rules(prepared& p, const snapshot_opts& o) {
     const bool shipped_categories = o.categories.empty();
     p.verdict_rules = std::async(std::launch::async, [&p, dirs = o.rule_dirs, shipped_categories] {
-                          reserve_thread_heap(std::size_t(4) << 20);  // the shipped packs use ~2 MB
                           if (shipped_categories) {
                               try {
                                   p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());

@@ -1,17 +1,12 @@
-// A thread's own malloc heap, grown in a few large steps instead of page by page.
+// Handing a thread's freed heap pages back. (Until snap22 the rule packs' thread also reserved
+// 4 MiB of its arena ahead: 42 page faults and 42 mprotect() calls to save ~80 mprotect() calls
+// later. Sharing the main heap with that thread instead raised 100k-d20's peak RSS by ~70 KB;
+// docs/snapshot.md.)
 #pragma once
 
 #include <cstddef>
 
 namespace oomdx {
-
-// glibc gives each new thread an arena of its own and grows it one mprotect() per request
-// that reaches its top (the main arena's top padding does not apply there): loading the rule
-// packs on their thread made ~350 of them. This grows the calling thread's arena to `bytes`
-// in steps of just under the mmap threshold and hands the memory back at once: the pages are
-// returned to the kernel, the arena keeps its permissions, so its later growth is page faults
-// only. Harmless elsewhere (another allocator, or the main thread: ordinary mallocs and frees).
-void reserve_thread_heap(std::size_t bytes);
 
 // Returns the free pages inside the malloc arenas to the kernel (glibc's malloc_trim): what a
 // finished load freed (the rule packs' YAML trees, ~1.2 MB of that thread's 2 MB arena) no
