@@ -525,7 +525,7 @@ log_analysis scanner::finish() {
     // else (evaluation, saving, no frames) puts it after the loop, with no failing step.
     if (a.step && a.last_logged_total && a.step_basis != "step_header" && *a.step > *a.last_logged_total) {
         static const std::set<std::string> training = {"forward", "backward", "optimizer_step", "loss",
-                                                       "data_loading"};
+                                                       "data_loading", "scoring"};
         if (training.count(a.phase)) {
             a.step = 1;
             a.step_basis = "bar_total_next_pass";

@@ -457,4 +457,13 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     const auto lines = render_overrides(override_syntax_for("verl"), {{"training.max_tokens_per_device", 12000}});
     CHECK(std::find(lines.begin(), lines.end(), "actor_rollout_ref.actor.use_dynamic_bsz=true") != lines.end());
     CHECK(std::find(lines.begin(), lines.end(), "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000") != lines.end());
+    // the scoring passes' micro-batch is read from the rollout's key and written to both scoring workers
+    const job_config sc = parse_job_config(write("verl_scoring.sh", base + "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16\n"));
+    fact_store ss(&vocabulary::shipped());
+    emit_facts(sc, ss);
+    CHECK(ss.integer("training.scoring_batch_size") == 16);
+    CHECK(ss.integer("training.local_batch_size") == 40);
+    const auto sl = render_overrides(override_syntax_for("verl"), {{"training.scoring_batch_size", 8}});
+    CHECK(std::find(sl.begin(), sl.end(), "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8") != sl.end());
+    CHECK(std::find(sl.begin(), sl.end(), "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8") != sl.end());
 }

@@ -1,7 +1,8 @@
-// An RL actor that runs out of memory in the entropy or log-probabilities over the vocabulary (verl
-// compute_log_prob -> entropy_from_logits) is in the loss phase: the chunked entropy comes first, in
-// the framework's own syntax, and a framework that trains in bf16 by default is not told to turn
-// mixed precision on (end to end, log only; skips when the binary is absent).
+// An RL trainer that runs out of memory while scoring its rollouts (verl compute_log_prob, whether in
+// the entropy over the vocabulary or in the model's forward) is in the scoring phase: that pass's own
+// micro-batch first, the chunked entropy next in the framework's syntax, not the update's levers; an
+// entropy frame outside a scoring call is the loss phase. A framework that trains in bf16 by default is
+// not told to turn mixed precision on (end to end, log only; skips when the binary is absent).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -58,7 +59,7 @@ bool has(const outcome& o, const std::string& a) {
 
 }  // namespace rl_entropy
 
-TEST_CASE("verl: an OOM in entropy_from_logits is the loss phase; chunked entropy first, no mixed-precision advice") {
+TEST_CASE("verl: an OOM in entropy_from_logits inside compute_log_prob is the scoring pass; its micro-batch, then chunked entropy") {
     const rl_entropy::outcome o = rl_entropy::diagnose(
         "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
         "    entropy, log_probs = self._forward_micro_batch(\n"
@@ -66,15 +67,15 @@ TEST_CASE("verl: an OOM in entropy_from_logits is the loss phase; chunked entrop
         "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
         "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
         "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n");
-    CHECK(o.phase == "loss");
-    CHECK(o.first_action == "chunked_loss");
-    CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.actor.entropy_from_logits_with_chunking=true") !=
-          o.lines.end());
+    CHECK(o.phase == "scoring");
+    CHECK(o.first_action == "reduce_scoring_batch");
+    CHECK(rl_entropy::has(o, "chunked_loss"));
+    CHECK_FALSE(rl_entropy::has(o, "reduce_micro_batch"));
     CHECK_FALSE(rl_entropy::has(o, "mixed_precision"));
     CHECK_FALSE(rl_entropy::has(o, "not_offered:mixed_precision"));
 }
 
-TEST_CASE("verl: an OOM inside the model's forward of the same call is not the loss phase") {
+TEST_CASE("verl: an OOM in the model's forward inside compute_log_prob is the scoring pass too, not the update") {
     const rl_entropy::outcome o = rl_entropy::diagnose(
         "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
         "    entropy, log_probs = self._forward_micro_batch(\n"
@@ -84,6 +85,23 @@ TEST_CASE("verl: an OOM inside the model's forward of the same call is not the l
         "    return forward_call(*args, **kwargs)\n"
         "  File \"/usr/local/lib/python3.10/dist-packages/transformers/models/qwen2/modeling_qwen2.py\", line 120, in forward\n"
         "    attn_output = self.o_proj(attn_output)\n");
-    CHECK(o.phase != "loss");
-    CHECK(o.first_action != "chunked_loss");
+    CHECK(o.phase == "scoring");
+    CHECK(o.first_action == "reduce_scoring_batch");
+    CHECK_FALSE(rl_entropy::has(o, "reduce_micro_batch"));
+    CHECK_FALSE(rl_entropy::has(o, "enable_full_ac"));
+}
+
+TEST_CASE("an entropy frame in the update (no scoring call above it) is the loss phase: chunked entropy first") {
+    const rl_entropy::outcome o = rl_entropy::diagnose(
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 420, in update_policy\n"
+        "    entropy, log_prob = self._forward_micro_batch(\n"
+        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 266, in _forward_micro_batch\n"
+        "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
+        "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
+        "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n");
+    CHECK(o.phase == "loss");
+    CHECK(o.first_action == "chunked_loss");
+    CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.actor.entropy_from_logits_with_chunking=true") !=
+          o.lines.end());
+    CHECK_FALSE(rl_entropy::has(o, "reduce_scoring_batch"));
 }
