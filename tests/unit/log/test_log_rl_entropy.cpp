@@ -24,6 +24,16 @@ const char* const k_oom =
     "of which 8.85 GiB is free. Process 23444 has 70.25 GiB memory in use. Of the allocated memory 60.49 GiB is "
     "allocated by PyTorch, and 6.77 GiB is reserved by PyTorch but unallocated.\n";
 
+// verl's actor: the scoring call above the shared micro-batch forward, and the entropy frames under it
+const char* const k_scoring_call =
+    "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
+    "    entropy, log_probs = self._forward_micro_batch(\n";
+const char* const k_entropy =
+    "  File \"/verl/verl/workers/actor/dp_actor.py\", line 266, in _forward_micro_batch\n"
+    "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
+    "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
+    "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n";
+
 struct outcome {
     std::string phase, first_action;
     std::vector<std::string> actions, lines;
@@ -60,13 +70,7 @@ bool has(const outcome& o, const std::string& a) {
 }  // namespace rl_entropy
 
 TEST_CASE("verl: an OOM in entropy_from_logits inside compute_log_prob is the scoring pass; its micro-batch, then chunked entropy") {
-    const rl_entropy::outcome o = rl_entropy::diagnose(
-        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
-        "    entropy, log_probs = self._forward_micro_batch(\n"
-        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 266, in _forward_micro_batch\n"
-        "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
-        "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
-        "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n");
+    const rl_entropy::outcome o = rl_entropy::diagnose(std::string(rl_entropy::k_scoring_call) + rl_entropy::k_entropy);
     CHECK(o.phase == "scoring");
     CHECK(o.first_action == "reduce_scoring_batch");
     CHECK(rl_entropy::has(o, "chunked_loss"));
@@ -77,8 +81,7 @@ TEST_CASE("verl: an OOM in entropy_from_logits inside compute_log_prob is the sc
 
 TEST_CASE("verl: an OOM in the model's forward inside compute_log_prob is the scoring pass too, not the update") {
     const rl_entropy::outcome o = rl_entropy::diagnose(
-        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 332, in compute_log_prob\n"
-        "    entropy, log_probs = self._forward_micro_batch(\n"
+        std::string(rl_entropy::k_scoring_call) +
         "  File \"/verl/verl/workers/actor/dp_actor.py\", line 230, in _forward_micro_batch\n"
         "    output = self.actor_module(\n"
         "  File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py\", line 1736, in _call_impl\n"
@@ -93,12 +96,9 @@ TEST_CASE("verl: an OOM in the model's forward inside compute_log_prob is the sc
 
 TEST_CASE("an entropy frame in the update (no scoring call above it) is the loss phase: chunked entropy first") {
     const rl_entropy::outcome o = rl_entropy::diagnose(
-        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 420, in update_policy\n"
-        "    entropy, log_prob = self._forward_micro_batch(\n"
-        "  File \"/verl/verl/workers/actor/dp_actor.py\", line 266, in _forward_micro_batch\n"
-        "    entropy = verl_F.entropy_from_logits(logits)  # (bsz, response_length)\n"
-        "  File \"/verl/verl/utils/torch_functional.py\", line 148, in entropy_from_logits\n"
-        "    entropy = torch.logsumexp(logits, dim=-1) - torch.sum(pd * logits, dim=-1)\n");
+        std::string("  File \"/verl/verl/workers/actor/dp_actor.py\", line 420, in update_policy\n"
+                    "    entropy, log_prob = self._forward_micro_batch(\n") +
+        rl_entropy::k_entropy);
     CHECK(o.phase == "loss");
     CHECK(o.first_action == "chunked_loss");
     CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.actor.entropy_from_logits_with_chunking=true") !=
