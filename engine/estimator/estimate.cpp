@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/bytes.h"
+#include "engine/core/dynamic_batch.h"
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
 #include "engine/core/version.h"
@@ -410,7 +411,7 @@ estimate_input from_facts(const fact_store& facts) {
     if (r.boolean("training.dynamic_batch", false, nullptr) && dyn_tokens && *dyn_tokens > 0) {
         // dynamic batching: whole sequences up to the token budget per device (x the sequence-parallel
         // ranks before the split); the sample micro-batch is not used
-        local = std::clamp<std::int64_t>(*dyn_tokens * in.cp / in.seq_len, 1, std::int64_t(1) << 24);
+        local = std::min<std::int64_t>(dynamic_batch_sequences(*dyn_tokens, in.cp, in.seq_len), std::int64_t(1) << 24);
         in.assumptions.push_back(fmt::format("dynamic batch: {} tokens per device x {} sequence-parallel rank(s) / {} tokens per "
                                              "sequence = micro-batch {} (whole sequences; a shorter mix packs more)",
                                              *dyn_tokens, in.cp, in.seq_len, local));

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/core/dynamic_batch.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
 
@@ -233,8 +234,7 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     const std::int64_t local = batch.local_batch > 0 ? batch.local_batch : b.micro_batch;
     if (batch.dynamic_tokens) {
         // dynamic batching: the micro-batch is the token budget per device (after the sequence-parallel split)
-        const std::int64_t cp = std::max<std::int64_t>(1, c.cp);
-        const std::int64_t tokens = (c.micro_batch * c.seq_len + cp - 1) / cp;
+        const std::int64_t tokens = dynamic_batch_tokens(c.micro_batch, c.cp, c.seq_len);
         if ((c.micro_batch != b.micro_batch || c.cp != b.cp) && tokens != *batch.dynamic_tokens)
             o.push_back({"training.max_tokens_per_device", value(tokens)});
     } else if (titan && c.pp > 1) {

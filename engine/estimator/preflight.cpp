@@ -26,7 +26,7 @@ void gather_facts(const preflight_request& req, fact_store& facts, override_synt
         user.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), user);
         // without a config file the framework's defaults fill what --set does not
-        emit_framework_defaults(req.framework, facts, [](const std::string&) { return true; });
+        emit_framework_defaults(req.framework, facts, [](const std::string&, const value&) { return true; });
     }
     if (req.world_size > 0) {
         user.excerpt = fmt::format("--world-size {}", req.world_size);

@@ -10,11 +10,11 @@
 namespace oomdx {
 
 void emit_framework_defaults(const std::string& framework, fact_store& facts,
-                             const std::function<bool(const std::string& key)>& keep) {
+                             const std::function<bool(const std::string& key, const value& v)>& keep) {
     try {
         const framework_adapter& ad = framework_adapter::get(framework);
         for (const auto& [key, v] : ad.defaults()) {
-            if (facts.has(key) || !keep(key)) continue;
+            if (facts.has(key) || !keep(key, v)) continue;
             provenance p;
             p.producer = "config." + ad.name() + ".default";
             p.file = ad.file();
@@ -25,6 +25,9 @@ void emit_framework_defaults(const std::string& framework, fact_store& facts,
     }
 }
 
+namespace {
+
+// Whether the framework's default activation checkpointing is on (false when unknown).
 bool framework_checkpoints_by_default(const std::string& framework) {
     try {
         const auto& defaults = framework_adapter::get(framework).defaults();
@@ -35,19 +38,14 @@ bool framework_checkpoints_by_default(const std::string& framework) {
     }
 }
 
+}  // namespace
+
 void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& facts) {
     const bool ac = framework_checkpoints_by_default(framework);
-    emit_framework_defaults(framework, facts, [&](const std::string& key) {
+    emit_framework_defaults(framework, facts, [&](const std::string& key, const value& v) {
         if (key.rfind("activation_checkpoint.", 0) == 0) return ac;
-        if (key != "training.mixed_precision_param") return false;
-        try {
-            const auto& d = framework_adapter::get(framework).defaults();
-            const auto it = d.find(key);
-            return it != d.end() && it->second.is_string() &&
-                   (it->second.as_string() == "bfloat16" || it->second.as_string() == "float16");
-        } catch (const std::exception&) {
-            return false;
-        }
+        return key == "training.mixed_precision_param" && v.is_string() &&
+               (v.as_string() == "bfloat16" || v.as_string() == "float16");
     });
 }
 

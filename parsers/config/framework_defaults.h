@@ -5,17 +5,16 @@
 #include <functional>
 #include <string>
 
+#include "engine/core/value.h"
+
 namespace oomdx {
 
 class fact_store;
 
-// Emits the defaults of `framework` that `keep(key)` accepts and `facts` lacks; an unknown or
-// unreadable adapter emits nothing.
+// Emits the defaults of `framework` that `keep(key, value)` accepts and `facts` lacks; an unknown
+// or unreadable adapter emits nothing.
 void emit_framework_defaults(const std::string& framework, fact_store& facts,
-                             const std::function<bool(const std::string& key)>& keep);
-
-// Whether the framework's default activation checkpointing is on (false when unknown).
-bool framework_checkpoints_by_default(const std::string& framework);
+                             const std::function<bool(const std::string& key, const value& v)>& keep);
 
 // For a job seen without its config: only the defaults that withdraw a lever (checkpointing that is
 // on, 16-bit mixed precision), never one that would add one (HF Trainer's fp32 or no checkpointing

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "engine/core/dynamic_batch.h"
 #include "engine/core/errors.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/config/framework_adapter.h"
@@ -329,7 +330,7 @@ void derive_dynamic_batch(job_config& job) {
     const fact* sp = job.find("parallelism.context_parallel_degree");
     const std::int64_t cp = sp && sp->val.is_integer() && sp->val.as_integer() > 0 ? sp->val.as_integer() : 1;
     const std::int64_t tokens = tok->val.as_integer(), seq = ctx->val.as_integer();
-    const std::int64_t n = std::max<std::int64_t>(1, tokens * cp / seq);
+    const std::int64_t n = dynamic_batch_sequences(tokens, cp, seq);
     provenance p;
     p.producer = "config.derived";
     p.file = job.file;
