@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <string>
+#include <utility>
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
@@ -41,6 +42,15 @@ fact_store job8b(const char* framework, const char* ftype, std::int64_t world) {
     emit(f, "training.finetuning_type", ftype);
     emit(f, "job.world_size", world);
     return f;
+}
+
+// The estimate's foreach setting and the optimizer step's transient (the step phase less the model states).
+std::pair<int, double> foreach_step_transient(const fact_store& f) {
+    const estimate_input in = from_facts(f);
+    est::breakdown b;
+    est::compute(in, b);
+    const auto& st = b.stages[0];
+    return {in.optimizer_foreach, st.phase_step - st.params - st.grads - st.optimizer - st.master};
 }
 
 }  // namespace
@@ -576,11 +586,7 @@ TEST_CASE("foreach AdamW: one second moment's worth at the step for torch's Adam
         emit(f, "training.seq_len", std::int64_t(1024));
         emit(f, "activation_checkpoint.mode", "full");
         if (*optim) emit(f, "optimizer.name", optim);
-        const estimate_input in = from_facts(f);
-        est::breakdown b;
-        est::compute(in, b);
-        return std::make_pair(in.optimizer_foreach, b.stages[0].phase_step - b.stages[0].params - b.stages[0].grads -
-                                                         b.stages[0].optimizer - b.stages[0].master);
+        return foreach_step_transient(f);
     };
     const auto torch_adamw = step_of("adamw_torch");
     const auto fused = step_of("adamw_torch_fused");
@@ -603,11 +609,7 @@ TEST_CASE("optimizer.implementation: foreach adds the group-wide sqrt buffer, fu
         emit(f, "activation_checkpoint.mode", "full");
         emit(f, "optimizer.name", optim);
         if (*impl) emit(f, "optimizer.implementation", impl);
-        const estimate_input in = from_facts(f);
-        est::breakdown b;
-        est::compute(in, b);
-        return std::make_pair(in.optimizer_foreach, b.stages[0].phase_step - b.stages[0].params - b.stages[0].grads -
-                                                         b.stages[0].optimizer - b.stages[0].master);
+        return foreach_step_transient(f);
     };
     const auto tt_none = step_of("torchtitan", "adamw", "");
     const auto tt_foreach = step_of("torchtitan", "adamw", "foreach");

@@ -2,16 +2,12 @@
 // diagnosis then does not tell the user to turn it on (end to end; skips when the binary is absent).
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/run_oomdx.h"
+#include "tests/unit/diagnose_text.h"
 
 namespace ac_seen {
 
@@ -31,15 +27,7 @@ struct outcome {
 };
 
 outcome diagnose(const std::string& frames) {
-    static int calls = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("oomdx_ac_seen_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
-    std::ofstream(path) << k_head << frames << k_oom;
-    const auto r = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --format json --explain",
-                                          oomdx::test::stderr_to::discard);
-    std::filesystem::remove(path);
-    REQUIRE(r.rc <= 1);
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = oomdx::test::diagnose_log_text(std::string(k_head) + frames + k_oom, "--explain");
     outcome o;
     for (const auto& rec : j["recommendations"]) o.actions.push_back(rec["action"].get<std::string>());
     const auto& facts = j["explain"]["facts"];

@@ -3,15 +3,11 @@
 // "sharded further" (end to end; skips when the binary is absent).
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/run_oomdx.h"
+#include "tests/unit/diagnose_text.h"
 
 namespace ds_seen {
 
@@ -30,17 +26,7 @@ const char* const k_frames =
     "_inner_training_loop\n"
     "[rank3]:     self.optimizer.step()\n";
 
-nlohmann::json diagnose(const std::string& text) {
-    static int calls = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("oomdx_ds_seen_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
-    std::ofstream(path) << text;
-    const auto r = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --format json --explain",
-                                          oomdx::test::stderr_to::discard);
-    std::filesystem::remove(path);
-    REQUIRE(r.rc <= 1);
-    return nlohmann::json::parse(r.out);
-}
+nlohmann::json diagnose(const std::string& text) { return oomdx::test::diagnose_log_text(text, "--explain"); }
 
 const nlohmann::json* rec(const nlohmann::json& j, const std::string& action) {
     for (const auto& r : j["recommendations"])

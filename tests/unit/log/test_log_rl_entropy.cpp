@@ -6,16 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/run_oomdx.h"
+#include "tests/unit/diagnose_text.h"
 
 namespace rl_entropy {
 
@@ -40,15 +36,7 @@ struct outcome {
 };
 
 outcome diagnose(const std::string& frames) {
-    static int calls = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("oomdx_rl_entropy_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
-    std::ofstream(path) << "(WorkerDict pid=4410) Traceback (most recent call last):\n" << frames << k_oom;
-    const auto r = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --format json",
-                                          oomdx::test::stderr_to::discard);
-    std::filesystem::remove(path);
-    REQUIRE(r.rc <= 1);
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = oomdx::test::diagnose_log_text("(WorkerDict pid=4410) Traceback (most recent call last):\n" + frames + k_oom);
     outcome o;
     if (j["oom"]["phase"].is_string()) o.phase = j["oom"]["phase"].get<std::string>();
     for (const auto& rec : j["recommendations"]) {
