@@ -80,6 +80,14 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         affects = affects || changes_estimate(fw, o.key);
         measures = measures && o.key.rfind("profiling.", 0) == 0;
     }
+    if (r.expected_device_peak && !affects && !measures) {
+        // Settings the training step's estimate does not read (a rollout engine's share): the rule's
+        // figure is that of the phase they change.
+        rr.expected_device_peak_bytes = r.expected_device_peak;
+        if (rep.estimate) rr.expected_fits = *r.expected_device_peak <= rep.estimate->budget_bytes;
+        rr.expected_note = phrase(rep.lang, "report.note.phase_figure");
+        return;
+    }
     if (affects && !rep.estimate) {
         // A framework whose networks the estimator does not model (framework.static_estimate false):
         // no --model would give a figure, so the note does not ask for one.

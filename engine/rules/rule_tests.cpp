@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,18 @@ value fact_value_from_text(const std::string& name, const std::string& s, const 
 }
 
 namespace {
+
+// The keys a case may hold (docs/rules.md, "Rule tests").
+bool known_case_key(const std::string& key) {
+    static const std::set<std::string> keys = {"name", "todo", "facts", "expect_fired", "expect_not_fired",
+                                               "expect_finding", "expect_overrides", "expect_route", "expect_facts",
+                                               "expect_actions", "expect_not_actions", "expect_confidence",
+                                               "expect_recommendation", "expect_device_peak"};
+    if (keys.count(key)) return true;
+    for (const auto& lang : report_languages())
+        if (key == "expect_finding_" + lang) return true;
+    return false;
+}
 
 value node_value(const std::string& name, const YAML::Node& n, const vocabulary& vocab) {
     if (n.IsSequence()) {
@@ -125,8 +138,16 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             auto fail = [&](const std::string& what, const std::string& exp, const std::string& got) {
                 fails.push_back({tf, line, name, what, exp, got});
             };
-            fact_store facts(&vocab);
+            // A key nothing reads would make its expectation a test that cannot fail.
             bool setup_ok = true;
+            for (const auto& kv : c) {
+                const std::string key = kv.first.as<std::string>();
+                if (!known_case_key(key)) {
+                    rep.errors.push_back(fmt::format("{}:{}: case '{}': unknown key '{}'", tf, kv.first.Mark().line + 1, name, key));
+                    setup_ok = false;
+                }
+            }
+            fact_store facts(&vocab);
             if (c["facts"]) {
                 for (const auto& kv : c["facts"]) {
                     const std::string fname = kv.first.as<std::string>();
@@ -251,6 +272,22 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                     if (std::find(got.begin(), got.end(), r.action) == got.end()) got.push_back(r.action);
                 std::vector<std::string> prefix(got.begin(), got.begin() + std::min(got.size(), want.size()));
                 if (want != prefix) fail("expect_actions", join(want), join(got));
+            }
+            // {rule: {action: {contains: text}}}: the text of that rule's recommendation of that action.
+            for (const auto& kv : c["expect_recommendation"]) {
+                const std::string id = kv.first.as<std::string>();
+                for (const auto& a : kv.second) {
+                    const std::string action = a.first.as<std::string>();
+                    const std::string want = a.second["contains"].as<std::string>("");
+                    std::string got = "(no recommendation)";
+                    for (const auto& r : res.recommendations)
+                        if (r.rule_id == id && r.action == action) {
+                            got = r.text;
+                            break;
+                        }
+                    if (want.empty() || got.find(want) == std::string::npos)
+                        fail("expect_recommendation " + id + " " + action, "contains: " + want, got);
+                }
             }
             // {rule: level} (its first recommendation) or {rule: {action: level, ...}}.
             for (const auto& kv : c["expect_confidence"]) {

@@ -124,14 +124,10 @@ bool framework_semantics::is_training_key(const std::string& raw_key) const {
     return false;
 }
 
+// Globs: `env.*` (a namespace), `training.rollout_*` (a family of keys), or an exact key.
 bool framework_semantics::ignores_for_estimate(const std::string& key) const {
-    for (const auto& p : estimate_ignores) {
-        if (p.size() >= 2 && p.ends_with(".*")) {
-            if (key.rfind(p.substr(0, p.size() - 1), 0) == 0) return true;
-        } else if (p == key) {
-            return true;
-        }
-    }
+    for (const auto& p : estimate_ignores)
+        if (::fnmatch(p.c_str(), key.c_str(), 0) == 0) return true;
     return false;
 }
 
