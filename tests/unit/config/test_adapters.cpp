@@ -241,6 +241,9 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
                 {"model.attn_impl", "flash"}, {"training.chunked_loss", true}, {"training.packing", true},
                 {"parallelism.context_parallel_degree", 2}, {"parallelism.zero_stage", 3}, {"optimizer.offload", "cpu"}},
                "cli");
+    // GRPO with a vLLM rollout engine: its share of the device and its maximum length
+    round_trip(framework_adapter::get("ms_swift"),
+               {{"training.rollout_memory_fraction", 0.45}, {"training.rollout_max_model_len", 8192}}, "cli");
     round_trip(framework_adapter::get("ms_swift"),
                {{"activation_checkpoint.mode", "none"}, {"training.finetuning_type", "full"}, {"parallelism.zero_stage", 2},
                 {"training.lora_target", "all-linear"}, {"training.mixed_precision_param", "bfloat16"}},
@@ -466,4 +469,14 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     const auto sl = render_overrides(override_syntax_for("verl"), {{"training.scoring_batch_size", 8}});
     CHECK(std::find(sl.begin(), sl.end(), "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8") != sl.end());
     CHECK(std::find(sl.begin(), sl.end(), "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8") != sl.end());
+    // the rollout engine's share of each device: verl's default 0.5 when unset, the job's value when set, written back
+    CHECK(ss.number("training.rollout_memory_fraction") == doctest::Approx(0.5));
+    const job_config sh = parse_job_config(write("verl_share.sh", base + "actor_rollout_ref.rollout.gpu_memory_utilization=0.85 "
+                                                                        "actor_rollout_ref.rollout.max_model_len=9000\n"));
+    fact_store hs(&vocabulary::shipped());
+    emit_facts(sh, hs);
+    CHECK(hs.number("training.rollout_memory_fraction") == doctest::Approx(0.85));
+    CHECK(hs.integer("training.rollout_max_model_len") == 9000);
+    const auto rl = render_overrides(override_syntax_for("verl"), {{"training.rollout_memory_fraction", 0.4}});
+    CHECK(std::find(rl.begin(), rl.end(), "actor_rollout_ref.rollout.gpu_memory_utilization=0.4") != rl.end());
 }
