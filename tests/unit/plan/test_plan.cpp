@@ -266,3 +266,25 @@ TEST_CASE("verl with dynamic batching: the plan changes the token budget per GPU
     CHECK(said);
 }
 
+
+TEST_CASE("verl with a rollout engine on the trainer's GPUs: the plan lowers the engine's share until the rollout phase fits too") {
+    // share 0.85 on 2 H100s: the update's plan fits, but 0.85 x 79.1 GiB beside the trainer's parameters and AdamW
+    // states (42.6 GiB per device) does not; the plan's share leaves that phase under the budget
+    const trip t = round_trip("--config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device h100-80gb --world-size 2 "
+                              "--set training.rollout_memory_fraction=0.85");
+    double share = 0;
+    for (const auto& o : t.plan["overrides"])
+        if (o["key"] == "training.rollout_memory_fraction") share = o["value"].get<double>();
+    CHECK(share == doctest::Approx(0.4));
+    bool rendered = false;
+    for (const auto& l : t.plan["rendered"])
+        if (l == "actor_rollout_ref.rollout.gpu_memory_utilization=0.4") rendered = true;
+    CHECK(rendered);
+    // the job's own share of 0.5 on 8 devices leaves the rollout phase in the budget: no plan at all, or none that
+    // touches the share
+    const run_result p = run("preflight --config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device h100-80gb --plan --format json");
+    REQUIRE((p.rc == 0 || p.rc == 1));
+    const auto j = nlohmann::json::parse(p.out);
+    if (j["plan"].is_object())
+        for (const auto& o : j["plan"]["overrides"]) CHECK(o["key"] != "training.rollout_memory_fraction");
+}
