@@ -12,6 +12,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/dynamic_batch.h"
 #include "engine/core/errors.h"
+#include "engine/core/expert_tp.h"
 #include "engine/core/fact_store.h"
 #include "engine/core/version.h"
 #include "engine/estimator/estimate_model.h"
@@ -328,12 +329,15 @@ estimate_input from_facts(const fact_store& facts) {
     in.pp = clamp_degree(r.integer("parallelism.pipeline_parallel_degree", 1, nullptr));
     in.cp = clamp_degree(r.integer("parallelism.context_parallel_degree", 1, nullptr));
     in.ep = clamp_degree(r.integer("parallelism.expert_parallel_degree", 1, nullptr));
-    in.etp = clamp_degree(r.integer("parallelism.expert_tensor_parallel_degree",
-                                    in.framework == train_framework::megatron ? in.tp : 1, nullptr));
     in.dp_replicate = clamp_degree(r.integer("parallelism.data_parallel_replicate_degree", 1, nullptr));
     const std::int64_t model_par = in.tp * in.pp * in.cp;
     auto shard = r.int_opt("parallelism.data_parallel_shard_degree");
     auto world = r.int_opt("job.world_size");
+    in.etp = clamp_degree(r.integer("parallelism.expert_tensor_parallel_degree",
+                                    in.framework == train_framework::megatron
+                                        ? megatron_default_expert_tp(in.tp, in.ep, world && *world > 0 ? *world / in.pp : 0)
+                                        : 1,
+                                    nullptr));
     if (world && *world > 0) {
         in.world = clamp_degree(*world);
         if (!shard || *shard <= 0) shard = std::max<std::int64_t>(1, in.world / (model_par * in.dp_replicate));

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
+#include "engine/core/expert_tp.h"
 #include "engine/core/fact_store.h"
 #include "parsers/config/alloc_conf.h"
 #include "parsers/config/framework_adapter.h"
@@ -279,7 +280,13 @@ std::vector<std::string> validate_job_facts(fact_store& facts) {
                     fail(*ep_f, fmt::format("EP {} must divide dp_shard x CP{} = {} and be a multiple of CP{} = {}", ep,
                                             etp == tp ? "" : " x TP", group, etp == tp ? "" : " x TP", unit));
             } else if (l.megatron) {
-                const std::int64_t etp = l.deg("parallelism.expert_tensor_parallel_degree", tp);
+                const bool etp_stated = l.get("parallelism.expert_tensor_parallel_degree") != nullptr;
+                const std::int64_t etp = etp_stated ? l.deg("parallelism.expert_tensor_parallel_degree", tp)
+                                                    : megatron_default_expert_tp(tp, ep, *world / pp);
+                if (!etp_stated && etp != tp)
+                    assumptions.push_back(fmt::format("expert TP not given: EP {} x TP {} does not fit the {} ranks of a "
+                                                      "pipeline stage, so expert TP 1 (the layout that fits)",
+                                                      ep, tp, *world / pp));
                 if ((*world / pp) % (ep * etp) != 0)
                     fail(*ep_f, fmt::format("EP {} x expert TP {} must divide world size / PP = {}", ep, etp, *world / pp));
             } else if (*dp % ep != 0) {

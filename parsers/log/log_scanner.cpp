@@ -285,16 +285,22 @@ std::int64_t scanner::rank_of(std::string_view s) {
 
 // A launch command pasted over several lines (`torchrun ... \` then `    --flag v \`): the lines
 // after one that ends in a backslash are the same command, joined with the newline kept (as a
-// shell reads them) so launch_overrides sees every flag. Only lines that start with a flag continue it
-// (a pasted excerpt often cuts the command and goes on with the error); capped at 4 KiB and 256 lines.
+// shell reads them) so launch_overrides sees every flag. Only lines that start with a flag, name the
+// script (`    src/train.py \`) or go on themselves (end in a backslash) continue it (a pasted excerpt
+// often cuts the command and goes on with the error); capped at 4 KiB and 256 lines.
 void scanner::extend_launch(std::string_view seg) {
     std::string buf;
     seg = plain_text(seg, buf);
     const size_t e = seg.find_last_not_of(" \t\r");
     const std::string_view t = e == std::string_view::npos ? std::string_view{} : seg.substr(0, e + 1);
-    // a continued command line carries flags ("    --lr 1e-5 \\"); a log line after a cut-off paste does not
+    // a continued command line carries flags ("    --lr 1e-5 \\"), the script it runs or a backslash of its
+    // own; a log line after a cut-off paste does none of these
     const size_t b = t.find_first_not_of(" \t");
-    if (b == std::string_view::npos || t[b] != '-') {
+    const auto script_first = [&] {
+        const std::string_view w = t.substr(b, t.find_first_of(" \t", b) - b);
+        return w.size() > 3 && (w.substr(w.size() - 3) == ".py" || w.substr(w.size() - 3) == ".sh");
+    };
+    if (b == std::string_view::npos || (t[b] != '-' && t.back() != '\\' && !script_first())) {
         m_launch_open = false;
         return;
     }

@@ -81,6 +81,23 @@ TEST_CASE("a sequence that is not a multiple of 2 x CP: refused by torchtitan, p
     CHECK(r.out.find("is not a multiple of 2 x CP = 8: ms_swift pads each batch to one") != std::string::npos);
 }
 
+TEST_CASE("Megatron expert TP not given: TP when EP x TP fits a stage, else 1; a stated expert TP is checked") {
+    const std::string moe = "estimate --model qwen3-30b-a3b --device h100-80gb --world-size 8 --framework megatron ";
+    // TP 2 x EP 8 cannot fit 8 ranks: the job ran with expert TP 1 (stated as an assumption, not an error)
+    const run_result r = run(moe + "--set parallelism.tensor_parallel_degree=2 --set parallelism.expert_parallel_degree=8");
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("expert TP not given: EP 8 x TP 2 does not fit the 8 ranks of a pipeline stage, so expert TP 1") !=
+          std::string::npos);
+    // TP 2 x EP 4 fits: Megatron's default (expert TP = TP) holds, nothing assumed
+    const run_result fits = run(moe + "--set parallelism.tensor_parallel_degree=2 --set parallelism.expert_parallel_degree=4");
+    CHECK(fits.rc == 0);
+    CHECK(fits.out.find("expert TP not given") == std::string::npos);
+    // the same layout with expert TP stated as 2 is still refused
+    refused(moe + "--set parallelism.tensor_parallel_degree=2 --set parallelism.expert_parallel_degree=8 "
+                  "--set parallelism.expert_tensor_parallel_degree=2",
+            "parallelism.expert_parallel_degree = 8", "EP 8 x expert TP 2 must divide");
+}
+
 TEST_CASE("a torchtitan DDP job has zero_stage 0; FSDP has 3") {
     const run_result ddp = run("facts --config examples/optimizer_bound_npu/job.toml --framework torchtitan_npu --format json");
     CHECK(ddp.rc == 0);

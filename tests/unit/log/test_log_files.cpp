@@ -409,5 +409,20 @@ TEST_CASE("a launch command over several lines: continuation lines that start wi
     auto b = analyze_logs({(dir / "cut.log").string()});
     CHECK(b.launch_command.find("--lora_rank 0") != std::string::npos);
     CHECK(b.launch_command.find("OutOfMemoryError") == std::string::npos);  // an error line after a cut paste
+    // the script on a line of its own (R1-V#71): the flags after it are the same command
+    std::ofstream(dir / "script.log") << "torchrun --nproc_per_node=\"4\" \\\n"
+                                         "    --nnodes=\"1\" \\\n"
+                                         "    src/open_r1/grpo.py \\\n"
+                                         "    --per_device_train_batch_size 1 \\\n"
+                                         "    --gradient_checkpointing false\n"
+                                         "4*A100 80G OOM at the first step\n";
+    auto c = analyze_logs({(dir / "script.log").string()});
+    CHECK(c.launch_command.find("grpo.py") != std::string::npos);
+    CHECK(c.launch_command.find("--gradient_checkpointing false") != std::string::npos);
+    CHECK(c.launch_command.find("OOM at the first step") == std::string::npos);
+    // a log line after a cut paste that names a path is not a script line unless it is the script itself
+    std::ofstream(dir / "cut2.log") << "python train.py \\\n"
+                                       "  File \"/opt/x/train.py\", line 3, in <module>\n";
+    CHECK(analyze_logs({(dir / "cut2.log").string()}).launch_command.find("File") == std::string::npos);
     std::filesystem::remove_all(dir);
 }
