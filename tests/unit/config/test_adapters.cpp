@@ -479,4 +479,15 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     CHECK(hs.integer("training.rollout_max_model_len") == 9000);
     const auto rl = render_overrides(override_syntax_for("verl"), {{"training.rollout_memory_fraction", 0.4}});
     CHECK(std::find(rl.begin(), rl.end(), "actor_rollout_ref.rollout.gpu_memory_utilization=0.4") != rl.end());
+    // the scoring passes batched by tokens: their own budget read, and written back with the switch for both workers
+    const job_config st = parse_job_config(write("verl_scoring_tokens.sh", base + "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True "
+                                                                           "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=20000\n"));
+    fact_store ts(&vocabulary::shipped());
+    emit_facts(st, ts);
+    CHECK(ts.boolean("training.scoring_dynamic_batch") == true);
+    CHECK(ts.integer("training.scoring_max_tokens_per_device") == 20000);
+    const auto tl = render_overrides(override_syntax_for("verl"), {{"training.scoring_max_tokens_per_device", 10000}});
+    for (const char* want : {"actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=10000",
+                             "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=10000"})
+        CHECK(std::find(tl.begin(), tl.end(), want) != tl.end());
 }
