@@ -272,31 +272,36 @@ void take(plan_answer& a, const plan_choice& best) {
     a.terms = best.candidate.terms;
 }
 
-// A rollout engine on the trainer's GPUs (framework.colocated_rollout, verl's hybrid engine) wakes into its share of
-// each device beside what the trainer keeps between updates (parameters, optimizer states, master weights): the plan
-// fits only when that phase does too, so the share is lowered to the largest twentieth that keeps the phase under the
-// budget, as step1_rollout_share_beside_trainer (rules/step2_engine_pool.yaml) advises for the job as configured.
+// A rollout engine on the trainer's GPUs (training.rollout_colocated: TRL's vllm_mode colocate; else
+// framework.colocated_rollout: verl's hybrid engine) wakes into its share of each device beside what the trainer keeps
+// between updates (parameters, optimizer states, master weights): the plan fits only when that phase does too, so the
+// share is lowered to the largest twentieth that keeps the phase under the budget, as step1_rollout_share_beside_trainer
+// (rules/step2_engine_pool.yaml) advises for the job as configured.
 void fit_rollout_phase(const fact_store& facts, const override_syntax& syntax, plan_answer& a) {
-    const auto colocated = facts.boolean("framework.colocated_rollout");
+    auto colocated = facts.boolean("training.rollout_colocated");  // the job's own setting (TRL vllm_mode)
+    if (!colocated) colocated = facts.boolean("framework.colocated_rollout");
     const auto share = facts.number("training.rollout_memory_fraction");
     if (!colocated || !*colocated || !share) return;
     const auto est = verify(facts, a.world_size, a.overrides);
     if (!est || est->capacity_bytes <= 0) return;
     const double capacity = static_cast<double>(est->capacity_bytes), budget = static_cast<double>(est->budget_bytes);
+    // An engine that sleeps through the update meets the trainer's states; one that keeps its pool, the whole update.
+    const auto sleeps = facts.boolean("training.rollout_sleeps");
     const double resident =
-        static_cast<double>(est->component("params") + est->component("optimizer") + est->component("master_weights"));
+        sleeps && !*sleeps ? static_cast<double>(est->device_peak_bytes)
+                           : static_cast<double>(est->component("params") + est->component("optimizer") + est->component("master_weights"));
     if (*share * capacity + resident <= budget) return;
     const double fit = std::floor((budget - resident) / capacity * 20) / 20;
     if (fit < 0.05) {
-        a.notes.push_back("the rollout phase does not fit beside the trainer's states at any engine share: offload them");
+        a.notes.push_back("the engine's pool does not fit beside the trainer at any share: offload the trainer's states or let the engine sleep");
         return;
     }
     const estimate_override o{"training.rollout_memory_fraction", value(fit)};
     a.overrides.push_back(o);
     for (const auto& l : render_overrides(syntax, {o})) a.rendered.push_back(l);
-    a.notes.push_back(fmt::format("the rollout engine's share lowered from {} to {}: {:.2f} GiB with the trainer's states, "
+    a.notes.push_back(fmt::format("the rollout engine's share lowered from {} to {}: {:.2f} GiB beside the trainer's {}, "
                                   "within the budget", value_key(value(*share)), value_key(value(fit)),
-                                  (fit * capacity + resident) / (1024.0 * 1024 * 1024)));
+                                  (fit * capacity + resident) / (1024.0 * 1024 * 1024), sleeps && !*sleeps ? "update" : "states"));
 }
 
 }  // namespace

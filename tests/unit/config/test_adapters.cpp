@@ -241,6 +241,11 @@ TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
                 {"model.attn_impl", "flash"}, {"training.chunked_loss", true}, {"training.packing", true},
                 {"parallelism.context_parallel_degree", 2}, {"parallelism.zero_stage", 3}, {"optimizer.offload", "cpu"}},
                "cli");
+    // TRL GRPO: the engine's placement, share, sleep mode and length
+    round_trip(framework_adapter::get("trl"),
+               {{"training.rollout_memory_fraction", 0.25}, {"training.rollout_sleeps", true}, {"training.rollout_colocated", true},
+                {"training.rollout_max_model_len", 4096}, {"training.local_batch_size", 4}},
+               "yaml");
     // GRPO with a vLLM rollout engine: its share of the device and its maximum length
     round_trip(framework_adapter::get("ms_swift"),
                {{"training.rollout_memory_fraction", 0.45}, {"training.rollout_max_model_len", 8192}}, "cli");
@@ -490,4 +495,27 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     for (const char* want : {"actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=10000",
                              "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=10000"})
         CHECK(std::find(tl.begin(), tl.end(), want) != tl.end());
+}
+
+TEST_CASE("TRL GRPO: a GRPOConfig is TRL's, one update sequence is prompt plus completion, a colocated engine keeps its pool") {
+    const job_config j = parse_job_config("tests/fixtures/configs/trl/grpo_colocate.yaml");
+    CHECK(j.framework == "trl");
+    CHECK(j.unknown_keys.empty());
+    fact_store s(&vocabulary::shipped());
+    emit_facts(j, s);
+    CHECK(s.integer("training.seq_len") == 2560);
+    CHECK(s.boolean("training.rollout_colocated") == true);
+    CHECK(s.number("training.rollout_memory_fraction") == doctest::Approx(0.7));
+    CHECK(s.boolean("training.rollout_sleeps") == false);  // GRPOConfig's default
+    CHECK(s.string("activation_checkpoint.mode") == "full");
+    // a plain TrainingArguments file stays HF Trainer's
+    const job_config h = parse_job_config(write("trl_plain.yaml", "per_device_train_batch_size: 4\ngradient_checkpointing: true\noutput_dir: out\n"));
+    CHECK(h.framework == "hf_trainer");
+    // without vLLM there is no engine pool on the device
+    const job_config n = parse_job_config(write("trl_no_vllm.yaml", "num_generations: 8\nmax_completion_length: 1024\nuse_vllm: false\n"
+                                                                     "per_device_train_batch_size: 4\n"));
+    fact_store ns(&vocabulary::shipped());
+    emit_facts(n, ns);
+    CHECK(n.framework == "trl");
+    CHECK(ns.boolean("training.rollout_colocated") == false);
 }

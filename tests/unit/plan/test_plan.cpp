@@ -288,3 +288,15 @@ TEST_CASE("verl with a rollout engine on the trainer's GPUs: the plan lowers the
     if (j["plan"].is_object())
         for (const auto& o : j["plan"]["overrides"]) CHECK(o["key"] != "training.rollout_memory_fraction");
 }
+
+TEST_CASE("TRL GRPO with vLLM colocated and no sleep mode: the plan's share leaves room for the whole update beside it") {
+    const trip t = round_trip("--config tests/fixtures/configs/trl/grpo_colocate.yaml --device h100-80gb --world-size 8");
+    double share = -1;
+    for (const auto& o : t.plan["overrides"])
+        if (o["key"] == "training.rollout_memory_fraction") share = o["value"].get<double>();
+    REQUIRE(share > 0);
+    CHECK(share < 0.7);
+    // the engine keeps its pool through the update: the plan's update peak plus that share is within the budget
+    const double budget = t.plan["budget_bytes"].get<double>();
+    CHECK(double(t.plan_peak) + share * (budget / 0.95) <= budget * 1.001);
+}
