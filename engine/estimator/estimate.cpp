@@ -942,6 +942,10 @@ estimate_result estimate(const estimate_input& in) {
                 why += fmt::format("; at the loss the cache also holds blocks the loss buffers cannot reuse: freed gradients "
                                    "and bf16 logits {}, one layer's freed intermediates {} (the largest temporaries dominate)",
                                    gib(last.stranded_loss), gib(k.stranded_layer_transients * last.layer_transient));
+            if (last.eob_segment > 0)
+                why += fmt::format("; at the end of backward the root unit's fp32 reduce-scatter input {} is larger than any "
+                                   "cached block, so a new segment is reserved on top (torchtitan before 2025-07-28)",
+                                   gib(last.eob_segment));
             if (last.unshard_pool > 0)
                 why += fmt::format(", FSDP1's unshard-stream pools {} (all-gather and shard-copy blocks only later unshards reuse)",
                                    gib(last.unshard_pool));

@@ -950,6 +950,7 @@ double compute(const estimate_input& in, breakdown& out) {
         const double layer_unsharded = max_layer * gather_bytes;
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
         double step_eob = 0;  // end-of-backward buffers reported with the step phase (gone before the optimizer runs)
+        double eob_flat = 0;  // the largest of them, one allocation (allocator model below)
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
             if (in.params_offload) {
@@ -1017,6 +1018,20 @@ double compute(const estimate_input& in, breakdown& out) {
                 bwd += root * root_bytes + (finetune ? 0.0 : output_rank * pb);
             } else if (last) {
                 loss += output_rank * root_bytes;  // output projection all-gathered
+            }
+            if (tt && !in.fsdp1 && p == 1 && !finetune && !in.optimizer_in_backward) {
+                // est37: torchtitan's root unit (tok_embeddings; before 83e694105 also norm and output) is
+                // the last to reduce-scatter, when every other unit's sharded gradient is complete. FSDP2's
+                // post_backward reshards it, then foreach_reduce copies its unsharded compute-dtype grads
+                // into one reduce-dtype (fp32) buffer of the unsharded size before freeing them
+                // (_fsdp_collectives.py: reduce_scatter_input, foreach_reduce_scatter_copy_in)
+                const bool whole_root = build_behaves(in, date_tt_split_root_unit, true, true);
+                const double root = embed_rank + (whole_root ? output_rank + (last ? h : 0.0) : 0.0);
+                step_eob += root * (pb + 4.0);
+                // after the split the [norm, output] unit reduce-scatters a buffer at least as large at the
+                // start of backward, which the cache keeps for the embedding's: a new segment only in builds
+                // dated before it (an undated build's interval is left as est29 set it)
+                if (build_side(in, date_tt_split_root_unit) < 0) eob_flat = root * 4.0;
             }
             if (p > 1) {
                 // torchtitan: no reshard after forward under PP (float8 all-gather: the unsharded
@@ -1193,11 +1208,24 @@ double compute(const estimate_input& in, breakdown& out) {
             // the reduce-scatters wait for the last micro-batch's backward, and the blocks stay stranded
             // through every earlier backward (torch fsdp _fsdp_collectives.foreach_reduce)
             const double rs_pool = fsdp2 && p > 1 ? freed_grads : 0.0;
-            double res = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool, st.phase_step, st.phase_load,
-                                   st.fsdp1_floor});
+            double res_before_step = std::max({st.phase_forward + freed_grads, st.phase_backward + rs_pool});
             if (last)
-                res = std::max(res, st.phase_loss + freed_grads + st.stranded_loss + st.unshard_pool +
-                                        k.stranded_layer_transients * st.layer_transient);
+                res_before_step = std::max(res_before_step, st.phase_loss + freed_grads + st.stranded_loss + st.unshard_pool +
+                                                                k.stranded_layer_transients * st.layer_transient);
+            double res = std::max({res_before_step, st.phase_step, st.phase_load, st.fsdp1_floor});
+            // est37: the root's fp32 reduce-scatter input is one allocation at the end of backward. When it
+            // is clearly larger than every block the cache holds by then (the eager loss's fp32 logits
+            // buffers, a layer's reduce-scatter input), no free block serves it and the allocator maps a
+            // new segment on top of what it already reserved (torchtitan at 4096 tokens: 4.2 GB against
+            // 2.1 GB). Only with the eager fp32 loss: what a compiled loss leaves cached was not read, and
+            // the compiled-loss rows (est28's tutorial, the NVFP4 doc) sit above their measurements already
+            if (eob_flat > 0 && last && !in.chunked_loss && bpe > 4.0) {
+                const double largest = std::max(finetune ? 0.0 : max_layer * 4.0, tokens * V_out / (vocab_parallel ? t : 1.0) * 4.0);
+                if (eob_flat > largest * round && res_before_step + eob_flat > res) {
+                    res = res_before_step + eob_flat;
+                    st.eob_segment = eob_flat;
+                }
+            }
             st.stranded_loss += freed_grads;
             st.floor_sets_reserved = st.fsdp1_floor > 0 && st.fsdp1_floor >= res;
             st.reserved = res * round;

@@ -148,6 +148,7 @@ struct stage_figures {
     double vision = 0;                                   // frozen vision-tower weights (in `params` and `frozen`)
     double lowp_saved = 0;                               // float8/MX weight copies kept for backward (in activations)
     double stranded_loss = 0;                            // cached blocks the loss buffers cannot reuse
+    double eob_segment = 0;                              // est37: a new segment for the root's end-of-backward buffer
     double layer_transient = 0;                          // one layer's freed forward intermediates
     double unshard_pool = 0;                             // FSDP1 unshard / pre-unshard stream blocks free at the loss (est17)
     double fsdp1_floor = 0;                              // FSDP1 construction cache + side-stream and small-block pools (est18)

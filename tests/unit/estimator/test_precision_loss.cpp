@@ -456,6 +456,28 @@ TEST_CASE("torchtitan root unit before 2025-07-28: embedding and head unsharded 
     CHECK(double(before.high_bytes) - double(after.high_bytes) >= 128256.0 * 4096.0 * 2.0 * 0.99);
 }
 
+TEST_CASE("torchtitan root unit before 2025-07-28: its fp32 reduce-scatter input needs a new segment when no cached block fits (est37)") {
+    estimate_input in = llama8b_fsdp(8);
+    in.micro_batch = 1;
+    in.seq_len = 4096;  // eager fp32 logits blocks: 4096 x 128256 x 4 B = 2.1 GB
+    in.ac = ac_kind::full;
+    in.framework_date = 20250107;  // root = tok_embeddings + norm + output: 2 x 128256 x 4096 x 4 B = 4.2 GB
+    const estimate_result before = estimate(in);
+    CHECK(before.reserved_note.find("new segment") != std::string::npos);
+    in.framework_date = 20250814;  // after the split the head's own reduce-scatter block serves the embedding's
+    const estimate_result after = estimate(in);
+    CHECK(after.reserved_note.find("new segment") == std::string::npos);
+    CHECK(double(before.reserved_peak_bytes) - double(after.reserved_peak_bytes) >= 2.0 * 128256.0 * 4096.0 * 4.0 * 0.99);
+    // 8192 tokens: the fp32 logits blocks (4.2 GB) are as large as the root's buffer, which reuses one
+    in.seq_len = 8192;
+    in.framework_date = 20250107;
+    CHECK(estimate(in).reserved_note.find("new segment") == std::string::npos);
+    // undated: neither side is claimed
+    in.seq_len = 4096;
+    in.framework_date = 0;
+    CHECK(estimate(in).reserved_note.find("new segment") == std::string::npos);
+}
+
 TEST_CASE("cuDNN attention first on SM100 (torchtitan 2025-05-14 .. 2025-12-01): the SDPA output is recomputed under op SAC (est29)") {
     estimate_input in = llama8b_fsdp(8);
     in.compile = true;

@@ -240,6 +240,10 @@ TEST_CASE("held-out rows, round est36 (fms-acceleration granite reference run of
     check_heldout("heldout_est36.yaml", 11, "held-out rows (est36)");
 }
 
+TEST_CASE("held-out rows, round est37 (torchao float8nocompile README of 2025-02: torchtitan Llama 3 8B on 8 H100, 1 x 4096, no / per-layer / full AC, bf16, eager float8, float8 + compile; torchtitan issue #1207 of 2025-05: FSDP 2 x TP 2, op SAC, bf16 and float8 rowwise; torchao MoE README of 2025-10: 2-layer Llama 4 Scout, FSDP 4 x EP 4 on B200)") {
+    check_heldout("heldout_est37.yaml", 12, "held-out rows (est37)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
