@@ -60,7 +60,7 @@ load_result load_rules(const std::vector<std::string>& paths, const vocabulary& 
 // `oomdx i18n lint` check them).
 const rule_set& shipped_rules();
 // The shipped rules of the `evidence` step alone (with every macro, list and step declaration):
-// what `oomdx log` and `oomdx snapshot` run. Rules of other steps are neither compiled nor
+// what `oomdx log` runs (`oomdx snapshot` a subset of it). Rules of other steps are neither compiled nor
 // checked here (`oomdx rules lint` checks them); the full set when it is loaded already.
 const rule_set& shipped_evidence_rules();
 // A fresh load of the shipped packs, all steps or only_steps (what the two above keep); with a
