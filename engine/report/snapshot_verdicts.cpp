@@ -4,11 +4,18 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "parsers/snapshot/fact_prefixes.h"
 
 namespace oomdx {
 
+const rule_set& shipped_snapshot_rules() {
+    // Never destroyed, like the other shipped sets (rule_loader.cpp).
+    static const load_result& r = *new load_result(load_shipped_rules({"evidence"}, snap::fact_prefixes()));
+    return r.rules;
+}
+
 const rule_set& rules_with(const std::vector<std::string>& dirs, std::optional<load_result>& holder) {
-    if (dirs.empty()) return shipped_evidence_rules();
+    if (dirs.empty()) return shipped_snapshot_rules();
     std::vector<std::string> all = {data_path("rules")};
     all.insert(all.end(), dirs.begin(), dirs.end());
     holder = load_rules(all, vocabulary::shipped(), shipped_actions());

@@ -18,7 +18,10 @@
 
 namespace oomdx {
 
-// The shipped packs' evidence rules, or the shipped packs plus site packs from `dirs` (held in `holder`);
+// The shipped evidence rules that can fire on a snapshot's facts (snap::fact_prefixes, rule_scope.h):
+// on those facts they decide what the whole evidence set decides.
+const rule_set& shipped_snapshot_rules();
+// Those, or the shipped packs plus site packs from `dirs` (held in `holder`, all of their rules);
 // throws input_error listing the errors when a pack does not load.
 const rule_set& rules_with(const std::vector<std::string>& dirs, std::optional<load_result>& holder);
 

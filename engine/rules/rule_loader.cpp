@@ -19,6 +19,7 @@
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
+#include "engine/rules/rule_scope.h"
 #include "engine/rules/rule_set_cache.h"
 #include "engine/rules/rule_translations.h"
 #include "engine/rules/text_template.h"
@@ -826,7 +827,8 @@ namespace {
 // What the compilation of `packs` reads (the loader's own file list, the fact vocabulary, the
 // actions), by path, size and hash (rule_set_cache.h), or ""
 // when a file cannot be read (then nothing is stored or read back).
-std::string compiled_rules_key(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps) {
+std::string compiled_rules_key(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps,
+                               const std::vector<std::string>& fact_scope) {
     std::error_code ec;
     std::vector<std::string> files;
     for (const auto& p : packs) {
@@ -842,7 +844,8 @@ std::string compiled_rules_key(const std::vector<std::string>& packs, const std:
     if (ec) return {};
     files.insert(files.end(), facts.begin(), facts.end());
     files.push_back(data_path("knowledge/actions.yaml"));
-    std::string key = fmt::format("oomdx compiled rules 1\n{}\nsteps {}\n", build_identity(), fmt::join(only_steps, ","));
+    std::string key = fmt::format("oomdx compiled rules 1\n{}\nsteps {}\nfacts {}\n", build_identity(),
+                                  fmt::join(only_steps, ","), fmt::join(fact_scope, ","));
     for (const auto& f : files) {
         const auto bytes = bin::read_bytes(f);
         if (!bytes) return {};
@@ -851,7 +854,8 @@ std::string compiled_rules_key(const std::vector<std::string>& packs, const std:
     return key;
 }
 
-load_result compile_shipped_rules(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps) {
+load_result compile_shipped_rules(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps,
+                                  const std::vector<std::string>& fact_scope) {
     load_result lr = load_rules(packs, vocabulary::shipped(), shipped_actions(), translation_loading::lazy, only_steps);
     if (!lr.ok()) {
         std::string msg = "the shipped rules do not load:";
@@ -859,26 +863,28 @@ load_result compile_shipped_rules(const std::vector<std::string>& packs, const s
             if (!rule_error_is_warning(d.code)) msg += "\n" + d.render();
         throw input_error(msg);
     }
+    if (!fact_scope.empty()) keep_rules_for_facts(lr.rules, fact_scope);
     return lr;
 }
 
 }  // namespace
 
-load_result load_shipped_rules(const std::vector<std::string>& only_steps) {
+load_result load_shipped_rules(const std::vector<std::string>& only_steps, const std::vector<std::string>& fact_scope) {
     const std::vector<std::string> packs = shipped_packs(only_steps);
     const std::string cache_dir = yaml_cache_dir();
-    if (cache_dir.empty() || build_identity().empty()) return compile_shipped_rules(packs, only_steps);
-    const std::string key = compiled_rules_key(packs, only_steps);
-    if (key.empty()) return compile_shipped_rules(packs, only_steps);
+    if (cache_dir.empty() || build_identity().empty()) return compile_shipped_rules(packs, only_steps, fact_scope);
+    const std::string key = compiled_rules_key(packs, only_steps, fact_scope);
+    if (key.empty()) return compile_shipped_rules(packs, only_steps, fact_scope);
+    const std::string scope = fact_scope.empty() ? "" : fmt::format("\n{}", fmt::join(fact_scope, ","));
     const std::string entry = fmt::format("{}/rules-{:016x}.bin", cache_dir,
-                                          text_hash(fmt::format("{}\n{}", data_dir(), fmt::join(only_steps, ","))));
+                                          text_hash(fmt::format("{}\n{}{}", data_dir(), fmt::join(only_steps, ","), scope)));
     if (auto stored = decode_rule_set(bin::read_all(entry), key)) {
         load_result lr;
         lr.rules = std::move(*stored);
         attach_lazy_translations(lr.rules, lr.rules.files);
         return lr;
     }
-    load_result lr = compile_shipped_rules(packs, only_steps);
+    load_result lr = compile_shipped_rules(packs, only_steps, fact_scope);
     if (lr.diagnostics.empty()) {  // a set with warnings is compiled each time (they are reported)
         try {
             std::error_code ec;

@@ -60,10 +60,13 @@ load_result load_rules(const std::vector<std::string>& paths, const vocabulary& 
 // `oomdx i18n lint` check them).
 const rule_set& shipped_rules();
 // The shipped rules of the `evidence` step alone (with every macro, list and step declaration):
-// what `oomdx log` and `oomdx snapshot` run. Rules of other steps are neither compiled nor
+// what `oomdx log` runs (`oomdx snapshot` a subset of it). Rules of other steps are neither compiled nor
 // checked here (`oomdx rules lint` checks them); the full set when it is loaded already.
 const rule_set& shipped_evidence_rules();
-// A fresh load of the shipped packs, all steps or only_steps (what the two above keep).
-load_result load_shipped_rules(const std::vector<std::string>& only_steps);
+// A fresh load of the shipped packs, all steps or only_steps (what the two above keep); with a
+// fact_scope, only the rules that can fire on facts of those name prefixes (rule_scope.h), stored
+// apart.
+load_result load_shipped_rules(const std::vector<std::string>& only_steps,
+                               const std::vector<std::string>& fact_scope = {});
 
 }  // namespace oomdx
