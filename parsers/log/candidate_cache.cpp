@@ -141,11 +141,11 @@ candidate_cache::candidate_cache(const signature_set& sigs)
 }
 
 bool candidate_cache::sites_agree(const entry& e, const char* text) const {
-    const size_t n = e.norm.size();
     const std::uint64_t* spans = e.spans.data();
     for (const site& s : e.sites) {
-        const std::uint64_t b = span_bytes(text, n, s.pos, s.len);
+        const std::uint64_t b = (load64(text + s.load_at) >> s.shift) & s.mask;  // span_bytes(text, n, s.pos, s.len)
         if (b == s.bytes) continue;  // the same digits: the same literals here
+        if ((b & s.common_mask) != s.common) continue;  // none of its literals' spans
         if (s.found) return false;   // the remembered line had one here
         for (std::uint32_t k = s.spans_at; k < s.spans_end; ++k)
             if (spans[k] == b) return false;  // this line has one here
@@ -173,21 +173,30 @@ void candidate_cache::remember(entry& e, std::uint64_t key, std::string_view tex
             size_t k = 0;
             while (k < e.sites.size() && !(e.sites[k].pos == pos && e.sites[k].len == d.span_len)) ++k;
             if (k == e.sites.size())
-                e.sites.push_back({pos, d.span_len, span_bytes(text.data(), text.size(), pos, d.span_len), false, 0, 0});
+                e.sites.push_back({pos, d.span_len, span_bytes(text.data(), text.size(), pos, d.span_len), false, 0, 0, 0, 0, 0, 0, 0});
             at_site.emplace_back(static_cast<std::uint32_t>(k), &d);
             for (const std::string& l : d.lits)
                 if (std::memcmp(text.data() + at, l.data(), l.size()) == 0) e.sites[k].found = true;
         }
     }
     // each site's candidate spans: those of the shapes found there
+    const size_t len = text.size();  // >= 16
     for (size_t k = 0; k < e.sites.size(); ++k) {
-        e.sites[k].spans_at = static_cast<std::uint32_t>(e.spans.size());
+        site& st = e.sites[k];
+        st.spans_at = static_cast<std::uint32_t>(e.spans.size());
         for (const auto& [sk, d] : at_site)
             if (sk == k)
                 for (const std::uint64_t b : d->spans)
-                    if (std::find(e.spans.begin() + e.sites[k].spans_at, e.spans.end(), b) == e.spans.end())
+                    if (std::find(e.spans.begin() + st.spans_at, e.spans.end(), b) == e.spans.end())
                         e.spans.push_back(b);
-        e.sites[k].spans_end = static_cast<std::uint32_t>(e.spans.size());
+        st.spans_end = static_cast<std::uint32_t>(e.spans.size());
+        st.load_at = static_cast<std::uint32_t>(std::min<size_t>(st.pos, len - 8));
+        st.shift = 8 * (st.pos - st.load_at);
+        st.mask = st.len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * st.len)) - 1;
+        std::uint64_t same = st.mask;  // bits equal in every span
+        for (std::uint32_t i = st.spans_at + 1; i < st.spans_end; ++i) same &= ~(e.spans[i] ^ e.spans[st.spans_at]);
+        st.common_mask = st.found || st.spans_at == st.spans_end ? 0 : same;
+        st.common = st.found || st.spans_at == st.spans_end ? 0 : e.spans[st.spans_at] & same;
     }
 }
 

@@ -36,6 +36,11 @@ private:
         std::uint64_t bytes = 0;  // the remembered line's bytes over the span
         bool found = false;  // the remembered line holds one of the literals here
         std::uint32_t spans_at = 0, spans_end = 0;  // its literals' spans in entry::spans
+        // the span read with one 8-byte load at `load_at` (inside the line): (word >> shift) & mask
+        std::uint32_t load_at = 0, shift = 0;
+        std::uint64_t mask = 0;
+        // the bits all its literals' spans share (none when `found`): other bytes hold none of them
+        std::uint64_t common_mask = 0, common = 0;
     };
     struct entry {
         std::uint64_t key = 0;  // 0: empty
