@@ -53,17 +53,25 @@ bool same_shape_sse2(const char* a, const char* b, size_t n) {
     return _mm256_andnot_si256(_mm256_and_si256(d, _mm256_set1_epi8(0x0F)), v);
 }
 
-[[gnu::target("avx2")]] inline bool block_avx2(const char* x, const char* y) {
+[[gnu::target("avx2")]] inline __m256i eq_avx2(const char* x, const char* y) {
     const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
     const __m256i vy = digits_as_zero(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y)));
-    return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(vx, vy))) == 0xFFFFFFFFu;
+    return _mm256_cmpeq_epi8(vx, vy);
+}
+
+[[gnu::target("avx2")]] inline bool all_set(__m256i v) {
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(v)) == 0xFFFFFFFFu;
 }
 
 [[gnu::target("avx2")]] bool same_shape_avx2(const char* a, const char* b, size_t n) {  // n >= 32
     size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        if (!block_avx2(a + i, b + i)) return false;
-    return i == n || block_avx2(a + n - 32, b + n - 32);  // the tail, overlapping
+    for (; i + 64 <= n; i += 64)  // one test per 64 bytes
+        if (!all_set(_mm256_and_si256(eq_avx2(a + i, b + i), eq_avx2(a + i + 32, b + i + 32)))) return false;
+    if (i + 32 <= n) {
+        if (!all_set(eq_avx2(a + i, b + i))) return false;
+        i += 32;
+    }
+    return i == n || all_set(eq_avx2(a + n - 32, b + n - 32));  // the tail, overlapping
 }
 #endif
 
