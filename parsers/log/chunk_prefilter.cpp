@@ -219,7 +219,6 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
         }
         if (pool.empty()) return prefilter_totals{};  // none: the caller reads it all
         std::int64_t base = 0;
-        std::vector<prefiltered_segment> batch;
         for (size_t k = 0;; ++k) {
             slot* s = nullptr;
             {
@@ -231,11 +230,9 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
             chunk_result& r = s->r;
             if (r.error) std::rethrow_exception(r.error);
             const char* mapped = data + s->begin;
-            batch.clear();
             for (const auto& seg : r.segments)
-                batch.push_back({std::string_view(mapped + seg.offset, seg.length), base + seg.line, seg.cut, seg.rank,
-                                 r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain, seg.repeat});
-            fn(batch.data(), batch.size());  // one call a chunk, not one a line
+                fn({std::string_view(mapped + seg.offset, seg.length), base + seg.line, seg.cut, seg.rank,
+                    r.hits.data() + seg.hit_begin, seg.hit_count, seg.plain, seg.repeat});
             base += r.newlines;
             t.cut += r.cut;
             t.end = s->end;

@@ -38,11 +38,10 @@ struct prefiltered_segment {
     bool repeat = false;  // an NCCL peer line with the same bytes as the chunk's previous one
 };
 
-// fn(segments, n) for the segments of [0, end) with a literal hit, a chunk's at a time, in file
-// order, on the calling thread; done(end so far) after each chunk. The parallel part stops before
-// the bytes after the last '\n' and before a line over four chunks long: the caller reads the rest
-// from `end`.
-using prefilter_fn = std::function<void(const prefiltered_segment* segments, size_t n)>;
+// fn(segment) for every segment of [0, end) with a literal hit, in file order, on the calling
+// thread; done(end so far) after each chunk. The parallel part stops before the bytes after
+// the last '\n' and before a line over four chunks long: the caller reads the rest from `end`.
+using prefilter_fn = std::function<void(const prefiltered_segment&)>;
 prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const signature_set& sigs,
                                     const prefilter_plan& plan, const prefilter_fn& fn,
                                     const std::function<void(size_t)>& done);

@@ -110,10 +110,8 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         prefilter_plan plan;
         plan.chunk_bytes = opts.chunk_bytes;
         plan.workers = opts.threads;
-        auto on_hits = [&](const prefiltered_segment* segs, size_t count) {
-            for (const prefiltered_segment* s = segs; s != segs + count; ++s)
-                sc.on_candidates(s->text, s->line, s->cut, s->hits, s->hit_count, s->text.data(), s->rank, s->plain,
-                                 s->repeat);
+        auto on_hits = [&](const prefiltered_segment& s) {
+            sc.on_candidates(s.text, s.line, s.cut, s.hits, s.hit_count, s.text.data(), s.rank, s.plain, s.repeat);
         };
         parallel = true;
         t = prefilter_parallel(mf, k_match_cap, sigs, plan, on_hits, done);
