@@ -124,7 +124,7 @@ TEST_CASE("candidate cache: lines of no repeated shape") {
 TEST_CASE("candidate cache: digits that spell only another shape's literal keep a line served") {
     // `EL0004`'s digits sit in `EL0000` places only: a step number or a loss whose digits read
     // 0004 does not hold it, so the remembered line answers (a filter over every literal's digits
-    // searched such lines and, in a burst of them, put the memo to rest on a 300 MB log).
+    // searched and remembered such lines again: 5,167 of them on the 300 MB bench log).
     const signature_set& sigs = signature_set::shipped();
     candidate_cache cache(sigs);
     std::vector<char> mark(sigs.size(), 0);
