@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -158,6 +159,36 @@ TEST_CASE("a launch command continued over several lines is read whole on the pa
             CAPTURE(chunk);
             CAPTURE(threads);
             CHECK(launch(threads, chunk) == serial);
+        }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("lines of one shape whose digits spell a literal's digits: chunked reads equal the serial pass") {
+    // Step numbers run through 3090 and 4090 (device-name literals) and the loss reads 0004 now and
+    // then (EL0004's digits, another shape's): the prefilter's memo serves most lines and must
+    // give each path the hits a plain search gives.
+    const fs::path dir = fs::temp_directory_path() / ("oomdx_log_parallel_memo_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path p = dir / "steps.log";
+    {
+        std::ofstream out(p, std::ios::binary);
+        for (int step = 3000; step <= 4200; ++step)
+            for (int r = 0; r < 2; ++r) {
+                char loss[16];
+                std::snprintf(loss, sizeof loss, "%05d", step % 7 == 0 ? 4 : step % 97);
+                out << "[rank" << r << "]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: " << step
+                    << "  loss:  2." << loss << "  memory: " << 40 + r << ".0" << step % 10 << "GiB(50.00%)\n";
+            }
+        out << "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+               "capacity of 79.10 GiB of which 1.21 GiB is free.\n";
+    }
+    const std::string serial = analyze(p, 1, size_t{1} << 20);
+    CHECK(serial.find("\"last_logged_step\":4200") != std::string::npos);
+    for (size_t chunk : {1000, 4096, 65536})
+        for (unsigned threads : {2u, 3u}) {
+            CAPTURE(chunk);
+            CAPTURE(threads);
+            CHECK(analyze(p, threads, chunk) == serial);
         }
     fs::remove_all(dir);
 }
