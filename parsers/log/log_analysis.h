@@ -100,6 +100,9 @@ struct log_analysis {
     std::optional<std::int64_t> last_logged_total;  // the counter's total (bar "N/M"), when printed
     // How `step` was obtained: per_step_format | consecutive_steps | step_zero | snapshot_path | step_header |
     // bar_total_next_pass (a bar at its total, training frames after it: step 1 of the next pass),
+    // per_step_lines (a counter logged every k steps, and a line printed once per step shows that no step
+    // ran after its newest line), micro_batch_bar (a step logger glued to a bar of micro-batches, and less
+    // than a step's drawn after its newest line),
     // or sparse_log / bar_stride (a counter that moves k >= 2 at a time) / bar_total_after_loop when
     // the format, the counter or a bar at its total rules out last + 1 (`step` stays null).
     std::string step_basis;

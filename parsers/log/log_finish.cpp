@@ -428,7 +428,11 @@ log_analysis scanner::finish() {
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
                        // a format that logs at multiples of its interval and logged 1: the interval is 1
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
-                                                                            : "sparse_log";
+                       // a sparse counter, and a line printed once per step shows none ran after it
+                       : failure->next_step_quiet ? "per_step_lines"
+                       // a step logger glued to a bar of micro-batches, fewer than a step's drawn after it
+                       : failure->micro_batches >= 2 ? "micro_batch_bar"
+                                                  : "sparse_log";
         if (a.step_basis == "step_header") a.step = last;
         else if (a.step_basis == "bar_stride") a.step_stride = failure->step_stride;
         else if (a.step_basis != "sparse_log") a.step = last + 1;

@@ -1002,6 +1002,8 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         std::int64_t key_total = -1;
         progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
+        std::int64_t second_line = -1;  // the newest line of the previous distinct step
+        progress_entry* second_entry = nullptr;
         std::int64_t stride = 0;
         std::int64_t run_start = -1;  // the line its current bar began, after an earlier one closed at its total
         std::int64_t run_lines = -1;  // the lines of that current bar
@@ -1054,6 +1056,8 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             for (auto& [line, e] : seen)
                 if (e->step != *p.first) {
                     p.second = e->step;
+                    p.second_line = line;
+                    p.second_entry = e;
                     break;
                 }
             // A constant advance of k >= 2 over the newest distinct values, each a multiple of k
@@ -1155,8 +1159,12 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         }
         // Nested bars (`for epoch in tqdm(...)` around `for batch in tqdm(loader)`): the outer bar
         // started first but never moved, while a bar of a larger total started inside it and
-        // advanced. The inner bar counts the steps; the outer one, epochs.
-        if (best && all[best->sig].by_total && !best->second && best->pr->file == ev.file) {
+        // advanced. The inner bar counts the steps; the outer one, epochs. A bar that closed at its
+        // total and was drawn once more at 0 (`Fetching 4 files: 4/4`, then its first draw `0/4`
+        // printed late by the terminal capture) did not move either.
+        const bool never_moved =
+            best && (!best->second || (best->run_start >= 0 && best->run_lines < 2 && *best->first == 0));
+        if (best && all[best->sig].by_total && never_moved && best->pr->file == ev.file) {
             pick* inner = nullptr;
             for (auto* p : pool) {
                 if (p == best || !all[p->sig].by_total || !p->second || count(p) < 2 ||
@@ -1251,6 +1259,70 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         }
     }
     ev.step_in_bar = in_bar;
+    // Gradient accumulation: a bar of micro-batches, and the script's step logger glued to some of its
+    // redraws (`79/13244 [10:47<..., loss=5.06]20:24:22 INFO epoch 1  step 10  loss 2.78`, again at 159
+    // and 239). The bar's count on the logger's two newest lines is the same r >= 2 times its step (to
+    // one: the bar is drawn before its last update): the logger counts the optimizer steps. The bar
+    // moved less than r - 1 after the newest one: the next step failed (else no failing step).
+    ev.micro_batches = 0;
+    if (!in_bar && all[best->sig].by_total && best->pr->file == ev.file) {
+        const signature& bs = all[best->sig];
+        auto bar_count = [&](const progress_entry* e) -> std::int64_t {
+            if (!e) return -1;
+            std::string_view text = plain_text(e->text.view(), m_scratch2);
+            if (!verify_sig(bs, text)) return -1;
+            auto f = extract_fields(bs, text);
+            auto* st = find_field(f, "step");
+            return st ? st->num : -1;
+        };
+        for (auto& p : picks) {
+            if (&p == best || !counts_steps(p) || all[p.sig].by_total || p.pr->file != ev.file || !p.second ||
+                !p.second_entry || *p.second < 1 || p.newest->line > best->newest->line)
+                continue;
+            const std::int64_t s1 = *p.first, s2 = *p.second;
+            const std::int64_t b1 = bar_count(p.newest), b2 = bar_count(p.second_entry);
+            if (b1 < 0 || b2 < 0 || s1 <= s2) continue;
+            const std::int64_t r = (b1 + s1 / 2) / s1;
+            if (r < 2 || std::abs(b1 - r * s1) > 1 || std::abs(b2 - r * s2) > 1) continue;
+            const std::int64_t since = *best->first - b1;
+            if (since < 0) continue;
+            best = &p;
+            if (since < r - 1) ev.micro_batches = r;
+            break;
+        }
+    }
+    // A counter logged every k >= 2 steps (DeepSpeed's steps_per_print, a log interval) gives no failing
+    // step. Another progress line printed once per step (a loop's own `Epoch 542, Loss: ...` print, with
+    // no step number) tells: k of its lines between the counter's two newest lines, and none between the
+    // newest one and the failure. Printed before the counter in each step, none after it means the next
+    // step failed; printed after it, the logged step's own line would follow the counter: never none.
+    ev.next_step_quiet = false;
+    constexpr std::int64_t k_quiet_max_stride = 16;  // the per-step lines of one interval fit a ring
+    if (!all[best->sig].by_total && best->second && best->second_line >= 0 && best->newest->file == ev.file) {
+        const std::int64_t k = *best->first - *best->second;
+        const std::int64_t lo = best->second_line, hi = best->newest->line;
+        std::vector<std::int64_t> lines;
+        for (auto& [key, pr] : m_progress) {
+            if (k < 2 || k > k_quiet_max_stride || ev.next_step_quiet) break;
+            const signature& s = all[key.first];
+            if (key.first == best->sig || s.run_start || pr.file != ev.file) continue;
+            lines.clear();
+            auto collect = [&](auto& r) {
+                for (size_t i = 0; i < r.size; ++i) {
+                    const progress_entry& e = r.newest(i);
+                    if (e.file == ev.file && e.line > lo && e.line < ev.line && e.line != hi &&
+                        verify_sig(s, plain_text(e.text.view(), m_scratch2)))
+                        lines.push_back(e.line);
+                }
+            };
+            collect(pr.any);
+            for (auto& r : pr.by_rank) collect(r);
+            std::sort(lines.begin(), lines.end());
+            lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+            const auto between = std::count_if(lines.begin(), lines.end(), [&](std::int64_t l) { return l < hi; });
+            if (between == k && static_cast<std::int64_t>(lines.size()) == k) ev.next_step_quiet = true;
+        }
+    }
     ev.last_step = best->first;
     ev.prev_step = best->second;
     ev.step_stride = best->stride;

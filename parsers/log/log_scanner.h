@@ -136,6 +136,12 @@ struct event {
     std::int64_t last_total = -1;
     // the step is a bar's postfix (`5/920 [..., step=1]`): redrawn with the bar, so every step shows
     bool step_in_bar = false;
+    // the counter logs every k >= 2 steps, and a line printed once per step (k of them between its two
+    // newest lines) was not printed after its newest one: the next step is the failing one
+    bool next_step_quiet = false;
+    // the counter is a step logger glued to a bar of micro-batches, r of them a step (r >= 2), and the bar
+    // moved less than r - 1 after the logger's newest line: the next step is the failing one (0: none)
+    std::int64_t micro_batches = 0;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;

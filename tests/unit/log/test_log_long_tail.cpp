@@ -785,6 +785,67 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(c.last_logged_step == 1);
         CHECK_FALSE(c.step);
     }
+    SUBCASE("a sparse step logger and a line printed once per step: none after the newest means the next step") {
+        // round 35, ao02: DeepSpeed's `step=` every 10 steps, the loop's own `Epoch N, Loss:` print every step
+        auto ds = [](int step) {
+            return "[2025-04-10 06:18:39,026] [INFO] [logging.py:96:log_dist] [Rank 0] step=" + std::to_string(step) +
+                   ", skipped=0, lr=[1e-06, 1e-06], mom=[(0.9, 0.99), (0.9, 0.99)]\n";
+        };
+        auto steps = [&](int from, int to) {
+            std::string t;
+            for (int s = from; s <= to; ++s) t += "Epoch 5, Loss: 0.33, Positive Score: 1.0\nN_POS:6|N_NEG:6\n";
+            return t;
+        };
+        const std::string log = steps(1, 10) + ds(10) + steps(11, 20) + ds(20) + "N_POS:9|N_NEG:12\n";
+        auto a = run(log + oom);
+        CHECK(a.last_logged_step == 20);
+        CHECK(a.step == 21);
+        CHECK(a.step_basis == "per_step_lines");
+        // steps printed after the newest logger line (or a print that may follow the logger in its own step):
+        // the failing step is one of the next 10
+        auto b = run(log + steps(21, 22) + oom);
+        CHECK(b.last_logged_step == 20);
+        CHECK_FALSE(b.step);
+        CHECK(b.step_basis == "sparse_log");
+        // a print that is not once per step (every epoch) says nothing
+        auto c = run(steps(1, 1) + ds(10) + steps(2, 2) + ds(20) + oom);
+        CHECK(c.last_logged_step == 20);
+        CHECK_FALSE(c.step);
+    }
+    SUBCASE("a step logger glued to a bar of micro-batches: the logger counts the steps") {
+        // round 35, ao09: 8 micro-batches a step, the logger every 10 steps, glued to the bar's redraw
+        auto bar = [](int n) {
+            return "Epoch 1/3:   1%|          | " + std::to_string(n) + "/13244 [10:47<49:56:40, 13.66s/it, loss=5.06]";
+        };
+        auto logger = [](int s) { return "20:24:22 INFO epoch 1  step " + std::to_string(s) + "  loss 2.7815\n"; };
+        const std::string log = bar(0) + "\n" + bar(79) + logger(10) + bar(159) + logger(20) + bar(239) + logger(30);
+        auto a = run(log + bar(243) + "\n" + oom);
+        CHECK(a.last_logged_step == 30);
+        CHECK(a.step == 31);
+        CHECK(a.step_basis == "micro_batch_bar");
+        // more than a step's micro-batches after the newest logger line: the logged step, no failing step
+        auto b = run(log + bar(260) + "\n" + oom);
+        CHECK(b.last_logged_step == 30);
+        CHECK_FALSE(b.step);
+        // a logger whose step is not a fixed multiple of the bar's count (its own count) leaves the bar
+        auto c = run(bar(0) + "\n" + bar(79) + logger(10) + bar(120) + logger(20) + bar(243) + "\n" + oom);
+        CHECK(c.last_logged_step == 243);
+        CHECK(c.step == 244);
+    }
+    SUBCASE("a bar closed at its total and drawn once more at 0 did not move: the later training bar counts") {
+        // round 35, ao09: the terminal capture printed the download bar's first draw after its last
+        const std::string fetched = "Fetching 4 files: 100%|##########| 4/4 [00:00<00:00, 40920.04it/s]\n"
+                                    "Download complete: : 0.00B [00:00, ?B/s]          | 0/4 [00:00<?, ?it/s]\n";
+        auto a = run(fetched + "Epoch 1/3:   0%|          | 0/13244 [00:00<?, ?it/s]\n"
+                               "Epoch 1/3:   0%|          | 5/13244 [00:40<30:00:00,  8.0s/it]\n" + oom);
+        CHECK(a.last_logged_step == 5);
+        CHECK(a.step == 6);
+        // a per-epoch bar begun again at 0 with no other bar is still the counter (step 0 of the next epoch)
+        auto b = run("Train: 100%|##########| 313/313 [02:00<00:00,  2.6it/s]\nTrain:   0%|          | 0/313 [00:00<?, ?it/s]\n" +
+                     oom);
+        CHECK(b.last_logged_step == 0);
+        CHECK(b.step == 1);
+    }
 }
 
 TEST_CASE("phase from the traceback: the context wins, then the innermost frame") {
