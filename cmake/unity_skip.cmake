@@ -3,6 +3,7 @@ set(OOMDX_UNITY_SKIP
   engine/core/message.cpp
   engine/core/yaml_cache.cpp
   parsers/config/model_dims.cpp
+  parsers/log/signature_cache.cpp
   parsers/config/override_syntax.cpp
   parsers/config/py_expr.cpp
   parsers/config/registry_edit.cpp
@@ -21,6 +22,7 @@ set(OOMDX_UNITY_SKIP
   tests/unit/log/test_log_model_config_cli.cpp
   tests/unit/log/test_log_signature_data.cpp
   tests/unit/log/test_log_summary.cpp
+  tests/unit/log/test_signature_cache.cpp
   tests/unit/snapshot/test_compare.cpp
   tests/unit/snapshot/test_files.cpp
   engine/rules/rule_translations.cpp

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/core/cache_key.h"  // cache_hash, build_identity
 #include "engine/rules/rule_set.h"
 
 namespace oomdx {
@@ -22,16 +23,8 @@ namespace oomdx {
 std::string encode_rule_set(const rule_set& rs, std::string_view key);
 std::optional<rule_set> decode_rule_set(std::string_view stored, std::string_view key);
 
-// A 64-bit hash of a cache key's files and of the stored payload, eight bytes a step (FNV-1a,
-// yaml_cache's text_hash, takes one multiply a byte: 1.9 M instructions for the evidence set).
-std::uint64_t cache_hash(std::string_view bytes);
-
 // Removes the oldest stored rule sets (rules-*.bin) of the cache folder beyond `keep` (run after
 // each write: data folders of other checkouts and tests add entries of their own).
 void prune_rule_sets(const std::string& dir, std::size_t keep);
-
-// What identifies this build of the program (its ELF build id, else the executable's size and
-// modification time); empty when unknown, and then nothing is stored.
-const std::string& build_identity();
 
 }  // namespace oomdx

@@ -11,7 +11,9 @@
 
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
+#include "parsers/log/signature_cache.h"
 
 namespace oomdx {
 
@@ -348,6 +350,19 @@ const RE2& sig_regex::re() const {
     return *m_re;
 }
 
+std::vector<std::string> signature_files(const std::string& dir, std::error_code& ec) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const auto name = e.path().filename().string();
+        auto ext = e.path().extension().string();
+        if (!e.is_regular_file() || (ext != ".yaml" && ext != ".yml")) continue;
+        if (name.find(".test.") != std::string::npos) continue;  // example lines, see signature_examples.h
+        files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    return std::vector<std::string>(files.begin(), files.end());
+}
+
 signature_set signature_set::load(const std::vector<std::string>& dirs, patterns when) {
     signature_set set;
     std::map<std::string, std::string> ids;
@@ -358,16 +373,7 @@ signature_set signature_set::load(const std::vector<std::string>& dirs, patterns
             errors.push_back(dir + ": signature directory not found");
             continue;
         }
-        std::vector<fs::path> files;
-        for (const auto& e : fs::directory_iterator(dir, ec)) {
-            const auto name = e.path().filename().string();
-            auto ext = e.path().extension().string();
-            if (!e.is_regular_file() || (ext != ".yaml" && ext != ".yml")) continue;
-            if (name.find(".test.") != std::string::npos) continue;  // example lines, see signature_examples.h
-            files.push_back(e.path());
-        }
-        std::sort(files.begin(), files.end());
-        for (const auto& p : files) {
+        for (const fs::path p : signature_files(dir, ec)) {
             loader ld{p.string(), errors, when == patterns::lazy};
             YAML::Node root;
             try {
@@ -413,7 +419,8 @@ const signature_set& signature_set::shipped() {
     static std::once_flag once;
     static std::unique_ptr<signature_set> set;
     std::call_once(once, [] {
-        set = std::make_unique<signature_set>(load({data_path("knowledge/log_signatures")}, patterns::lazy));
+        set = std::make_unique<signature_set>(
+            load_signatures_cached({data_path("knowledge/log_signatures")}, yaml_cache_dir()));
     });
     return *set;
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <re2/re2.h>
@@ -51,6 +52,8 @@ public:
     // Compiles now; the error text, empty when the pattern is good.
     std::string compile() const;
     const std::string& pattern() const { return m_pattern; }
+    const std::string& where() const { return m_where; }
+    int min_groups() const { return m_min_groups; }
 
 private:
     void ensure() const;  // compiles once, keeping the RE2 or the error
@@ -119,6 +122,10 @@ inline bool reads_raw_line(const signature& s) {
 const std::vector<std::string>& oom_sources();
 const std::vector<std::string>& phase_names();
 
+// The signature files of a directory, in load order: every *.yaml / *.yml but the *.test.yaml
+// example files beside them. Sets `ec` when the directory cannot be read.
+std::vector<std::string> signature_files(const std::string& dir, std::error_code& ec);
+
 // The loaded set plus a bigram prefilter over all literals.
 class signature_set {
 public:
@@ -127,7 +134,8 @@ public:
     // are compiled on first use (see sig_regex).
     enum class patterns { compile_now, lazy };
     static signature_set load(const std::vector<std::string>& dirs, patterns when = patterns::compile_now);
-    // The shipped set (data_path("knowledge/log_signatures")), loaded once.
+    // The shipped set (data_path("knowledge/log_signatures")), loaded once, lazily, through the
+    // stored copy of parsers/log/signature_cache.h.
     static const signature_set& shipped();
 
     const std::vector<signature>& all() const { return m_sigs; }
