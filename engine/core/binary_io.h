@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -120,6 +121,13 @@ public:
         std::uint64_t u = 0;
         if (!u64(u)) return false;
         v = static_cast<std::int64_t>(u);
+        return true;
+    }
+    // An int written as i64 (line numbers, counts, small enums): refused outside int's range.
+    bool small(int& v) {
+        std::int64_t x = 0;
+        if (!i64(x) || x < INT32_MIN || x > INT32_MAX) return false;
+        v = static_cast<int>(x);
         return true;
     }
     bool flag(bool& v) {

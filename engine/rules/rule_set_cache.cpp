@@ -137,13 +137,6 @@ void put_rule(std::string& out, const rule_def& r) {
 class reader : public bin::reader {
 public:
     using bin::reader::reader;
-
-    bool small(int& v) {
-        std::int64_t x = 0;
-        if (!i64(x) || x < INT32_MIN || x > INT32_MAX) return false;
-        v = static_cast<int>(x);
-        return true;
-    }
     bool val(value& v, int depth = 0) {
         std::uint32_t t = 0;
         if (depth > k_max_depth || !u32(t)) return false;

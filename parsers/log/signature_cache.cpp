@@ -78,13 +78,6 @@ void put_signature(std::string& out, const signature& s) {
 class reader : public bin::reader {
 public:
     using bin::reader::reader;
-
-    bool small(int& v) {
-        std::int64_t x = 0;
-        if (!i64(x) || x < INT32_MIN || x > INT32_MAX) return false;
-        v = static_cast<int>(x);
-        return true;
-    }
     bool regex(std::unique_ptr<sig_regex>& out) {
         bool present = false;
         if (!flag(present)) return false;
