@@ -267,8 +267,11 @@ estimate_input from_facts(const fact_store& facts) {
     }
     if (auto g = r.bool_opt("model.gated_mlp"))
         m.gated = *g;
-    else
-        m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert");
+    else  // est38: the families whose presets carry a 2-matrix GELU/ReLU MLP (parsers/config/model_dims.cpp),
+          // so a family given without model.gated_mlp (a job config, a --set) keeps its MLP shape
+        m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert" || m.family == "bloom" ||
+                    m.family == "phi" || m.family == "gpt_neox" || m.family == "starcoder2" || m.family == "gptj" ||
+                    m.family == "falcon");
     {
         // GPT-2, OPT and BERT train with dropout 0.1 in their published configs; modern LLMs with none
         const fact* d = facts.get("model.dropout");

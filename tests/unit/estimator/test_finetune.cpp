@@ -967,3 +967,25 @@ TEST_CASE("DDP's bucket copy of the gradients: unsharded HF / LitGPT data parall
     CHECK(std::get<2>(ddp) > 1e9);
     CHECK(std::get<1>(view) == doctest::Approx(std::get<1>(noshard)));
 }
+
+// est38: a model given by its family and dimensions only (a held-out file's `models:`, a job config, a
+// --set) keeps the family's MLP shape: GPT-NeoX, Phi, Falcon, BLOOM, GPT-J and StarCoder2 presets carry a
+// 2-matrix GELU MLP (parsers/config/model_dims.cpp), so the estimate must not assume SwiGLU for them.
+TEST_CASE("family without model.gated_mlp: the presets' non-gated families keep a 2-matrix MLP") {
+    auto gated = [](const char* family, const bool* stated) {
+        fact_store f;
+        emit(f, "model.family", family);
+        emit(f, "model.hidden_size", std::int64_t(4096));
+        emit(f, "model.num_layers", std::int64_t(16));
+        emit(f, "model.num_attention_heads", std::int64_t(32));
+        emit(f, "model.intermediate_size", std::int64_t(16384));
+        emit(f, "model.vocab_size", std::int64_t(50688));
+        if (stated) emit(f, "model.gated_mlp", *stated);
+        return from_facts(f).model.gated;
+    };
+    for (const char* fam : {"gpt_neox", "phi", "falcon", "bloom", "gptj", "starcoder2", "gpt2", "opt", "bert", "gpt"})
+        CHECK_FALSE(gated(fam, nullptr));
+    for (const char* fam : {"llama", "qwen2", "mistral", "gemma", "stablelm"}) CHECK(gated(fam, nullptr));
+    const bool yes = true;
+    CHECK(gated("gpt", &yes));  // a stated fact wins (Megatron's swiglu GPT)
+}

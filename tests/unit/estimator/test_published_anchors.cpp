@@ -244,6 +244,10 @@ TEST_CASE("held-out rows, round est37 (torchao float8nocompile README of 2025-02
     check_heldout("heldout_est37.yaml", 12, "held-out rows (est37)");
 }
 
+TEST_CASE("held-out rows, round est38 (LitGPT config hub of 2024-04: phi-2 LoRA / QLoRA on every linear and the head, 4 x 512; StableLM-base-alpha-3B LoRA / QLoRA on q, v, 1 x 512; one A10G; lit-gpt tutorial of 2023-09: Falcon 7B LoRA, 1 x 256)") {
+    check_heldout("heldout_est38.yaml", 5, "held-out rows (est38)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
