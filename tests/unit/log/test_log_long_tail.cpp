@@ -463,6 +463,23 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(train.step == 64);
         CHECK(train.step_basis == "per_step_format");
     }
+    SUBCASE("activation checkpointing recomputing in backward: the phase is backward, not the recomputed forward") {
+        // round 36 (ap01): a non-reentrant checkpoint's unpack hook runs the segment's forward again inside
+        // backward; the forward frames under it are nearer the message than any backward frame
+        const std::string bar = " 0%|          | 1/200 [03:19<11:02:28, 199.74s/it]\n";
+        const std::string head = "Traceback (most recent call last):\n  File \"t.py\", line 9, in train\n    loss.backward()\n"
+                                 "  File \"torch/autograd/graph.py\", line 825, in _engine_run_backward\n";
+        const std::string fwd = "  File \"torch/nn/modules/module.py\", line 1845, in _call_impl\n"
+                                "  File \"diffusers/models/attention.py\", line 1731, in forward\n";
+        auto recompute = run(bar + head + "  File \"torch/utils/checkpoint.py\", line 1125, in unpack_hook\n"
+                                         "    frame.recompute_fn(*args)\n" + fwd + oom);
+        CHECK(recompute.phase == "backward");
+        CHECK(recompute.step == 2);
+        // the checkpointed forward itself (no unpack hook): forward
+        auto forward = run(bar + "Traceback (most recent call last):\n  File \"t.py\", line 8, in train\n"
+                                 "  File \"torch/utils/checkpoint.py\", line 496, in checkpoint\n" + fwd + oom);
+        CHECK(forward.phase == "forward");
+    }
     SUBCASE("an evaluation bar after the training bar: the failure in evaluation keeps the training step") {
         // wandb's output.log of an Unsloth run (round 31, ak08): the training bar drawn once, then the
         // evaluation bar, which counts more lines than the training bar
