@@ -193,6 +193,11 @@ TEST_CASE("the plan's notes, cost terms and comment lines translate") {
         "--model llama3-70b --device 910b3 --world-size 16 --framework megatron --set training.seq_len=8192",
         "--model deepseek-v3 --device 910b3 --world-size 64 --framework torchtitan_npu",
         "--model qwen2.5-7b --device a100-40gb --world-size 4 --framework hf_trainer --set training.gradient_accumulation_steps=3",
+        // a colocated rollout engine: the plan lowers its share (beside the update without sleep mode, beside the
+        // trainer's states with it)
+        "--config tests/fixtures/configs/trl/grpo_colocate.yaml --device h100-80gb --world-size 8",
+        "--config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device h100-80gb --world-size 2 "
+        "--set training.rollout_memory_fraction=0.85",
     };
     int terms = 0, notes = 0;
     for (const char* v : variants) {
