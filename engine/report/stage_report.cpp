@@ -67,13 +67,6 @@ void headline(diagnosis_report& rep) {
 
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
                     const std::vector<canonical_override>& config, const recommendation& r, report_recommendation& rr) {
-    if (r.expected_device_peak && config.empty()) {
-        // The rule names the figure (the plan's, at its own world size): no live-tensor figure.
-        rr.expected_device_peak_bytes = r.expected_device_peak;
-        if (rep.estimate) rr.expected_fits = *r.expected_device_peak <= rep.estimate->budget_bytes;
-        rr.expected_note = phrase(rep.lang, "report.note.plan_figure");
-        return;
-    }
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
     bool affects = false, measures = !config.empty();
     for (const auto& o : config) {
@@ -81,11 +74,11 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         measures = measures && o.key.rfind("profiling.", 0) == 0;
     }
     if (r.expected_device_peak && !affects && !measures) {
-        // Settings the training step's estimate does not read (a rollout engine's share): the rule's
-        // figure is that of the phase they change.
+        // The rule names the figure: the plan's at its own world size (no settings of its own), or that of
+        // the phase a setting the training step's estimate does not read changes (a rollout engine's share).
         rr.expected_device_peak_bytes = r.expected_device_peak;
         if (rep.estimate) rr.expected_fits = *r.expected_device_peak <= rep.estimate->budget_bytes;
-        rr.expected_note = phrase(rep.lang, "report.note.phase_figure");
+        rr.expected_note = phrase(rep.lang, config.empty() ? "report.note.plan_figure" : "report.note.phase_figure");
         return;
     }
     if (affects && !rep.estimate) {
