@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "engine/cli/commands.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
 #include "engine/report/diagnosis.h"
 #include "engine/report/render_diagnosis.h"
@@ -18,28 +19,44 @@ namespace {
 struct diagnose_options {
     diagnosis_request req;
     output_format format = output_format::text;
+    std::vector<std::string> outputs;
     bool explain = false;
 };
 
 }  // namespace
 
-void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang) {
-    if (format == output_format::json) {
-        fmt::print("{}\n", diagnosis_json(rep, explain).dump(2));
-        return;
-    }
+namespace {
+
+std::string render_diagnosis_as(const diagnosis_report& rep, output_format format, bool explain,
+                                const std::string& lang, bool color) {
+    if (format == output_format::json) return diagnosis_json(rep, explain).dump(2) + "\n";
 #ifdef OOMDX_HAVE_HTML
-    if (format == output_format::html) {
-        fmt::print("{}", render_diagnosis_html(rep));
-        return;
-    }
+    if (format == output_format::html) return render_diagnosis_html(rep);
 #endif
     render_options ro;
     ro.markdown = format == output_format::markdown;
-    ro.color = format == output_format::text && use_color();
+    ro.color = color;
     ro.explain = explain;
     ro.lang = lang;
-    fmt::print("{}", render_diagnosis_text(rep, ro));
+    return render_diagnosis_text(rep, ro);
+}
+
+}  // namespace
+
+void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang) {
+    fmt::print("{}", render_diagnosis_as(rep, format, explain, lang, format == output_format::text && use_color()));
+}
+
+void write_diagnosis_outputs(const diagnosis_report& rep, const std::vector<std::string>& specs, bool explain,
+                             const std::string& lang) {
+    for (const std::string& spec : specs) {
+        const auto [format, path] = parse_output_spec(spec);
+        try {
+            write_file_atomic(path, render_diagnosis_as(rep, format, explain, lang, false));
+        } catch (const std::exception& e) {
+            throw input_error(fmt::format("{} (--output {})", e.what(), spec));
+        }
+    }
 }
 
 void add_diagnose_command(CLI::App& app, int& exit_code) {
@@ -60,6 +77,7 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--lang", o->req.lang, "Report language: en or zh")->check(CLI::IsMember({"en", "zh"}));
     cmd->add_flag("--explain", o->explain, "Add the rule trace: how each finding was reached, why steps ran, why rules did not fire");
     add_format_option(cmd, o->format, true);
+    add_output_option(cmd, o->outputs);
     cmd->callback([o, &exit_code] {
         if (o->req.logs.empty() && o->req.config.empty() && o->req.snapshots.empty() && o->req.model.empty() &&
             o->req.sets.empty())
@@ -72,6 +90,7 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
             };
         const diagnosis_report rep = run_diagnosis(o->req);
         o->req.log_progress = nullptr;
+        write_diagnosis_outputs(rep, o->outputs, o->explain, o->req.lang);
         print_diagnosis(rep, o->format, o->explain, o->req.lang);
         exit_code = 0;
     });

@@ -19,6 +19,7 @@ struct preflight_opts {
     preflight_request req;
     std::vector<std::string> logs;
     output_format fmt = output_format::text;
+    std::vector<std::string> outputs;
     std::size_t top = 10;
     bool explain = false;
     std::string lang = "en";
@@ -43,6 +44,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
         ->check(CLI::ExistingPath);
     cmd->add_option("--top", opts->top, "Plans to list (default 10)")->check(CLI::Range(1, 1000));
     add_format_option(cmd, opts->fmt, true);
+    add_output_option(cmd, opts->outputs);
     cmd->callback([opts, &exit_code] {
         // One pipeline with diagnose (engine/report/pipeline.h): Steps 1 and 4, and the plan.
         const preflight_request& q = opts->req;
@@ -66,6 +68,7 @@ void add_preflight_command(CLI::App& app, int& exit_code) {
             };
         const diagnosis_report rep = run_diagnosis(dr);
         dr.plan_opts.search.progress = nullptr;
+        write_diagnosis_outputs(rep, opts->outputs, opts->explain, opts->lang);
         print_diagnosis(rep, opts->fmt, opts->explain, opts->lang);
         exit_code = rep.exit_code;
     });

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace oomdx {
 struct diagnosis_report;
@@ -36,6 +38,16 @@ private:
 
 // Prints a diagnosis or preflight report in the chosen format (shared by diagnose and preflight).
 void print_diagnosis(const diagnosis_report& rep, output_format format, bool explain, const std::string& lang);
+
+// `-o,--output FORMAT=FILE` (repeatable): the same report also written to FILE in FORMAT, from
+// the one analysis (a pipeline's JSON beside a reader's HTML). Checked before the run.
+void add_output_option(CLI::App* cmd, std::vector<std::string>& specs);
+// FORMAT=FILE -> (format, FILE); usage_error when FORMAT is not text, markdown, md, json or html.
+std::pair<output_format, std::string> parse_output_spec(const std::string& spec);
+// Writes the report to each FORMAT=FILE of `specs` (atomically, never coloured); an unwritable
+// FILE is an input_error naming it.
+void write_diagnosis_outputs(const diagnosis_report& rep, const std::vector<std::string>& specs, bool explain,
+                             const std::string& lang);
 
 // The capacity of a catalog device for `--device` of log and watch (0 for ""); usage_error when unknown.
 std::int64_t device_capacity(const std::string& device);

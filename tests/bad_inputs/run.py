@@ -199,6 +199,12 @@ case("categories: alias bomb", "yaml", alias_bomb(), CATS, "alias bomb")
 case("categories: bad regex", "yaml", b"activation: '(unclosed'\n", CATS, "regular expression")
 
 
+# ---------------------------------------------------------------- report outputs (--output)
+case("--output: a file where a directory should be", "txt", b"not a directory\n",
+     ["preflight", "--model", "llama3-8b", "--device", "h100-80gb", "-o", "json={f}/report.json"],
+     "not a directory", position=False)
+
+
 # ---------------------------------------------------------------- runner
 def one_line(text):
     lines = [l for l in text.splitlines() if l.strip()]

@@ -16,7 +16,9 @@ for dir in "$root"/examples/*/; do
   n=$((n + 1))
   name=$(basename "$dir")
   read -r -a args < "$dir/cmd"
-  out=$(cd "$dir" && "$oomdx" "${args[@]}" --format text 2>&1)
+  # The text run also writes the plain JSON through --output: it must equal expected.json too.
+  rm -f /tmp/oomdx_golden_$$.json
+  out=$(cd "$dir" && "$oomdx" "${args[@]}" --format text -o json=/tmp/oomdx_golden_$$.json 2>&1)
   rc=$?
   # Paths of shipped data files depend on where the repository is checked out.
   out=${out//"$root_abs/"/}
@@ -51,6 +53,11 @@ print(json.dumps(j, ensure_ascii=False))
     head -40 /tmp/oomdx_golden_$$.diff
     fail=$((fail + 1))
   fi
+  if ! diff -u "$dir/expected.json" <(python3 "$root/tests/scripts/normalize_json.py" "$root_abs" < /tmp/oomdx_golden_$$.json) > /tmp/oomdx_golden_$$.diff; then
+    echo "FAIL $name: the JSON written by --output differs from expected.json"
+    head -20 /tmp/oomdx_golden_$$.diff
+    fail=$((fail + 1))
+  fi
   if ! printf '%s' "$explained" | python3 -c '
 import json, re, sys
 j = json.load(sys.stdin)
@@ -82,7 +89,7 @@ for f in j["findings"]:
     fail=$((fail + 1))
   fi
 done
-rm -f /tmp/oomdx_golden_$$.diff
+rm -f /tmp/oomdx_golden_$$.diff /tmp/oomdx_golden_$$.json
 [ "${OOMDX_UPDATE_GOLDEN:-0}" = 1 ] && { echo "updated $n examples"; exit 0; }
 echo "$((n - fail > 0 ? n : 0)) examples checked, $fail failures"
 [ "$n" -ge 16 ] || { echo "FAIL: expected at least 16 examples, found $n"; exit 1; }

@@ -2,6 +2,7 @@
 # Every shipped example rendered with --lang zh in text, markdown and HTML has no English prose
 # outside quoted evidence, code and config blocks, identifiers and file names: no run of 4 or more
 # English words (tests/scripts/examples_zh.py says what counts). The JSON report says "lang": "zh".
+# Each example runs once: text on stdout, markdown, HTML and JSON through --output.
 # $1 = oomdx binary, $2 = repo root. Exit 77 when python3 is missing.
 set -u
 oomdx="$1"
@@ -12,33 +13,41 @@ detector="$root/tests/scripts/examples_zh.py"
 fail=0
 n=0
 verbs=" "
+tmp=$(mktemp -d /tmp/oomdx_zh.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
 for dir in "$root"/examples/*/; do
   [ -f "$dir/cmd" ] || continue
   name=$(basename "$dir")
   read -r -a args < "$dir/cmd"
+  # One analysis per example: text on stdout, the other formats through --output.
+  rm -f "$tmp"/report.*
+  text=$(cd "$dir" && "$oomdx" "${args[@]}" --lang zh --format text -o markdown="$tmp/report.markdown" \
+         -o html="$tmp/report.html" -o json="$tmp/report.json" 2>&1)
+  rc=$?
+  if [ "$rc" -gt 1 ]; then
+    echo "FAIL $name: oomdx exited $rc: ${text:0:300}"
+    fail=$((fail + 1))
+    continue
+  fi
+  printf '%s' "$text" > "$tmp/report.text"
   for format in text markdown html; do
     n=$((n + 1))
-    out=$(cd "$dir" && "$oomdx" "${args[@]}" --lang zh --format "$format" 2>&1)
-    rc=$?
-    if [ "$rc" -gt 1 ]; then
-      echo "FAIL $name ($format): oomdx exited $rc: ${out:0:300}"
+    if [ ! -s "$tmp/report.$format" ]; then
+      echo "FAIL $name ($format): no report written"
       fail=$((fail + 1))
       continue
     fi
-    if ! hits=$(printf '%s' "$out" | python3 "$detector" "$format"); then
+    if ! hits=$(python3 "$detector" "$format" < "$tmp/report.$format"); then
       echo "FAIL $name ($format): English prose in the Chinese report"
       printf '%s\n' "$hits" | head -20
       fail=$((fail + 1))
     fi
-    if [ "$format" = html ] && ! printf '%s' "$out" | grep -q '<html lang="zh-CN">'; then
+    if [ "$format" = html ] && ! grep -q '<html lang="zh-CN">' "$tmp/report.html"; then
       echo "FAIL $name (html): no <html lang=\"zh-CN\">"
       fail=$((fail + 1))
     fi
   done
-  # The JSON's "lang" is set by the verb's renderer: checked once per verb (diagnose, preflight, ...).
-  case "$verbs" in *" ${args[0]} "*) continue ;; esac
-  verbs="$verbs${args[0]} "
-  lang=$(cd "$dir" && "$oomdx" "${args[@]}" --lang zh --format json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("lang"))')
+  lang=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("lang"))' "$tmp/report.json")
   if [ "$lang" != zh ]; then
     echo "FAIL $name (json): \"lang\" is '$lang', expected zh"
     fail=$((fail + 1))
