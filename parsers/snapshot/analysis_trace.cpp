@@ -104,11 +104,7 @@ public:
         live_alloc second;
         bool used = false;
     };
-    // Sized for `expect` live entries at once (no doubling up to there; 256 slots at least).
-    explicit live_map(std::size_t expect) {
-        while ((std::size_t(1) << m_bits) < expect * 2) ++m_bits;
-        m_tab.resize(std::size_t(1) << m_bits);
-    }
+    live_map() : m_tab(std::size_t(1) << m_bits) {}
     slot* end() const { return nullptr; }
     slot* find(std::int64_t addr) {
         for (std::size_t i = home(addr);; i = (i + 1) & mask()) {
@@ -184,19 +180,9 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     std::map<std::string_view, std::int64_t> other_actions;
     std::vector<std::string_view> first_seen;
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
-    // Allocations live at once, freed by the completion (c) or the request (r): sizes the live map.
-    std::int64_t live_c = 0, live_r = 0, max_live_c = 0, max_live_r = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const trace_entry& e = trace[i];
         auto k = static_cast<std::size_t>(e.kind);
-        if (e.kind == action_kind::alloc) {
-            max_live_c = std::max(max_live_c, ++live_c);
-            max_live_r = std::max(max_live_r, ++live_r);
-        } else if (e.kind == action_kind::free_completed) {
-            live_c -= live_c > 0;
-        } else if (e.kind == action_kind::free_requested) {
-            live_r -= live_r > 0;
-        }
         if (k < kind_count.size()) {
             if (kind_count[k]++ == 0 && e.kind != action_kind::other) first_seen.push_back(action_name(e.kind));
         }
@@ -316,7 +302,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     if (!d.has_trace && d.oom_count == 0) return;
 
     // Pass B: replay with the live map.
-    live_map live(static_cast<std::size_t>(free_on_request ? max_live_r : max_live_c));
+    live_map live;
     std::vector<std::int64_t> site_live, site_blocks, site_big;
     std::vector<int> site_cat;
     auto grow_sites = [&](int st) {
@@ -632,11 +618,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     if (d.end_live_recorded_bytes > 0)
         d.end_other_unknown_share = double(end_cat[cat_other] + end_cat[cat_unknown]) /
                                     double(d.end_live_recorded_bytes);
-    // A total order: the result does not depend on where the live map's slots lie.
     std::sort(ends.begin(), ends.end(), [](const acc& a, const acc& b) {
-        if (a.site != b.site) return a.site < b.site;
-        if (a.epoch != b.epoch) return a.epoch < b.epoch;
-        return a.size != b.size ? a.size > b.size : a.cat < b.cat;
+        return a.site != b.site ? a.site < b.site : a.epoch < b.epoch;
     });
     for (std::size_t i = 0; i < ends.size();) {
         std::size_t j = i;

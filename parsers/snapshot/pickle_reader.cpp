@@ -937,14 +937,6 @@ private:
     // Out of line, as GCC placed it before snap21: the size_trace call in run() tipped it into
     // inlining this into run() and moving intern_cached, count and build_top out, off the
     // hot-code list (cmake/oomdx_hot_symbols.txt). The same for fast_frames_list.
-    // Python's pickler appends trace entries 1000 at a time: the records waiting for their
-    // APPENDS fit without doubling (the doubled-away buffers were ~26 page faults on 100k-d20).
-    [[gnu::noinline, gnu::cold]] void reserve_records() {
-        m_records.reserve(k_record_batch);
-        m_record_live.reserve(k_record_batch);
-        m_record_free.reserve(k_record_batch);
-    }
-    static constexpr std::size_t k_record_batch = 1024;
     [[gnu::noinline]] bool fast_entry(const std::uint8_t*& p) {
         const std::uint8_t* q = p;
         const std::uint8_t* const lim = m_end - k_slack;
@@ -958,7 +950,6 @@ private:
         // The entry is decoded into the free record slot it will take on success (a copy of
         // the 64 bytes at the end compiled to `rep movs`, a sixth of this function's time).
         if (m_record_free.empty()) [[unlikely]] {
-            if (m_records.empty()) reserve_records();
             m_record_free.push_back(static_cast<std::uint32_t>(m_records.size()));
             m_records.emplace_back();
             m_record_live.push_back(0);
