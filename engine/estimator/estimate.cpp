@@ -516,6 +516,8 @@ estimate_input from_facts(const fact_store& facts) {
     opt.erase(std::remove_if(opt.begin(), opt.end(), [](char ch) { return ch == '_' || ch == '-' || ch == '.'; }), opt.end());
     if (opt.find("8bit") != std::string::npos)
         opt = "adamw8bit";
+    else if (opt.find("4bit") != std::string::npos)
+        opt = "adamw4bit";  // torchao AdamW4bit, HF Trainer adamw_torch_4bit
     else if (opt.find("muon") != std::string::npos)
         opt = "muon";
     else if (opt.find("lion") != std::string::npos)

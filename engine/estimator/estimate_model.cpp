@@ -433,6 +433,9 @@ double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool
     if (o == "adafactor") return 0.05 * sb;
     if (o == "muon") return k.muon_2d_fraction * sb + (1.0 - k.muon_2d_fraction) * 2.0 * sb;
     if (o == "adam8bit" || o == "adamw8bit" || o == "paged_adamw8bit") return 2.0;
+    // torchao AdamW4bit: each state packs two 4-bit codes a byte plus one fp32 scale per 128-element block
+    // (torchao/optim/subclass_4bit.py OptimState4bit.zeros; tensors under 4096 elements keep full states)
+    if (o == "adam4bit" || o == "adamw4bit") return 2.0 * (0.5 + 4.0 / 128.0);
     // bitsandbytes 32-bit optimizers (the paged ones here) keep fp32 states for bf16 parameters
     // (Optimizer2State.init_state: optim_bits 32 -> torch.float32)
     if (in.optimizer_paged && (o == "adamw" || o == "adam")) return 8.0;

@@ -433,7 +433,11 @@ log_analysis scanner::finish() {
                        // a step logger glued to a bar of micro-batches, fewer than a step's drawn after it
                        : failure->micro_batches >= 2 ? "micro_batch_bar"
                                                   : "sparse_log";
-        if (a.step_basis == "step_header") a.step = last;
+        if (a.step_basis == "step_header") {
+            a.step = last;
+            // a counter printed after each step showed the step before the header's: the last finished one
+            if (failure->header_prev_step) a.last_logged_step = failure->header_prev_step;
+        }
         else if (a.step_basis == "bar_stride") a.step_stride = failure->step_stride;
         else if (a.step_basis != "sparse_log") a.step = last + 1;
     } else if (failure && snapshot_last_step) {

@@ -1201,6 +1201,38 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         best = choose(picks);
     }
     if (!best) return false;
+    // A step header (at_start: the step it names is running) beside a counter printed after each step
+    // (nanoGPT: the evaluation line `step 1: train loss ..., val loss ...` when iteration 1 begins, and
+    // `iter 0: loss ...` when iteration 0 ends). The finished counter shows the header's own step after
+    // the header: that step ended, the finished counter is the step (last + 1 fails). It shows the step
+    // before the header's, before the header: the header's step is running, and that one is the last.
+    ev.header_prev_step.reset();
+    {
+        // a finished counter here is a step logger, not a bar (a bar counts the steps done, a header may
+        // count from 0 or 1: the two are not compared)
+        auto finished = [&](const pick& p) { return !all[p.sig].at_start && !all[p.sig].by_total; };
+        const bool header_chosen = all[best->sig].at_start;
+        pick* header = header_chosen ? best : nullptr;
+        pick* done = !header_chosen && finished(*best) ? best : nullptr;
+        for (auto& p : picks) {
+            if (&p == best || !counts_steps(p) || p.pr->file != ev.file || best->pr->file != ev.file) continue;
+            if (done == best && all[p.sig].at_start && p.newest->line > best->newest->line &&
+                *p.first == *best->first + 1 && (!header || p.newest->line > header->newest->line))
+                header = &p;  // a header after the chosen finished counter names the next step
+            else if (header_chosen && finished(p) &&
+                     (*p.first == *best->first || *p.first + 1 == *best->first) &&
+                     (!done || p.newest->line > done->newest->line))
+                done = &p;
+        }
+        if (header && done) {
+            if (done->newest->line > header->newest->line && *done->first == *header->first) {
+                best = done;  // the header's step finished after it
+            } else if (done->newest->line < header->newest->line && *done->first + 1 == *header->first) {
+                ev.header_prev_step = *done->first;
+                best = header;
+            }
+        }
+    }
     // A failure inside an evaluation run between training steps (HF's evaluation_loop) while the
     // chosen counter is the newest bar to start: that bar counts evaluation batches. The training
     // step is the counter drawn last before it began, still short of its total (the evaluation

@@ -142,6 +142,9 @@ struct event {
     // the counter is a step logger glued to a bar of micro-batches, r of them a step (r >= 2), and the bar
     // moved less than r - 1 after the logger's newest line: the next step is the failing one (0: none)
     std::int64_t micro_batches = 0;
+    // the counter is a step header (at_start) and a counter printed after each step showed the step before
+    // it (nanoGPT's `iter 0: loss`, then the header `step 1: train loss ..., val loss`): that step finished
+    std::optional<std::int64_t> header_prev_step;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;

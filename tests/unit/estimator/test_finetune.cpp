@@ -820,6 +820,29 @@ TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outsid
     CHECK(big_paged.peak_bytes < big_plain.peak_bytes);
 }
 
+TEST_CASE("torchao AdamW4bit: two 4-bit states with a fp32 scale per 128 elements (est39)") {
+    auto run = [](const char* opt) {
+        fact_store f = job8b("torchtune", "full", 1);
+        emit(f, "optimizer.name", opt);
+        emit(f, "training.pure_bf16", true);
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "training.local_batch_size", std::int64_t(1));
+        emit(f, "activation_checkpoint.mode", "full");
+        return from_facts(f);
+    };
+    // the names torchao and the HF Trainer give it
+    CHECK(run("torchao.prototype.low_bit_optim.AdamW4bit").optimizer == "adamw4bit");
+    CHECK(run("adamw_torch_4bit").optimizer == "adamw4bit");
+    CHECK(run("torchao.optim.AdamW8bit").optimizer == "adamw8bit");
+    // states: 4 B/param in bf16 Adam, 2 B at 8 bits, 2 x (0.5 + 4 / 128) B at 4 bits
+    const double n = 8.03e9;
+    const double s16 = double(estimate(run("adamw")).peak_bytes), s8 = double(estimate(run("AdamW8bit")).peak_bytes),
+                 s4 = double(estimate(run("AdamW4bit")).peak_bytes);
+    CHECK((s8 - s4) == doctest::Approx((2.0 - 1.0625) * n).epsilon(0.02));
+    CHECK((s16 - s4) == doctest::Approx((4.0 - 1.0625) * n).epsilon(0.02));
+}
+
 TEST_CASE("Gemma 2 under LitGPT: soft-capped attention by hand, four norms; other families and frameworks unchanged (est24)") {
     fact_store f;
     emit_llama8b(f);

@@ -248,6 +248,10 @@ TEST_CASE("held-out rows, round est38 (LitGPT config hub of 2024-04: phi-2 LoRA 
     check_heldout("heldout_est38.yaml", 5, "held-out rows (est38)");
 }
 
+TEST_CASE("held-out rows, round est39 (torchao low-bit optimizer README of 2024-09: Llama 2 7B full fine-tuning in bf16 with torchtune 52d1b838 on one A100, fused AdamW, bitsandbytes and torchao 8-bit AdamW, torchao 4-bit AdamW)") {
+    check_heldout("heldout_est39.yaml", 4, "held-out rows (est39)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }

@@ -662,6 +662,30 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(a.step == 42);
         CHECK(a.step_basis == "step_header");
     }
+    SUBCASE("nanoGPT: the evaluation line is a step header; an iter line beside it settles the last step") {
+        const std::string eval0 = "step 0: train loss 12.6510 BPC, val loss 12.6486 BPC\n";
+        const std::string iter0 = "iter 0: loss 10.9478, time 26020.58ms, mfu -100.00%\n";
+        const std::string eval1 = "step 1: train loss 10.9232, val loss 10.9118\n";
+        // the header alone: iteration 0 is running (ap08)
+        auto a = run(eval0 + "Traceback (most recent call last):\n" + oom);
+        CHECK(a.step == 0);
+        CHECK(a.step_basis == "step_header");
+        // iteration 0 ended after its header: the iter line is the step, the next one fails (al06)
+        auto b = run(eval0 + iter0 + "Traceback (most recent call last):\n" + oom);
+        CHECK(b.last_logged_step == 0);
+        CHECK(b.step == 1);
+        CHECK(b.step_basis == "step_zero");
+        // the header of iteration 1 after iteration 0 ended: 1 is running, 0 the last finished (ah06)
+        auto c = run(eval0 + iter0 + eval1 + "Traceback (most recent call last):\n" + oom);
+        CHECK(c.last_logged_step == 0);
+        CHECK(c.step == 1);
+        CHECK(c.step_basis == "step_header");
+        // an iter line two steps behind the header is no step before it: the rule does not pair them (the
+        // counter that started first stays the choice, as before)
+        auto d = run("iter 3: loss 3.1, time 100.00ms, mfu 10.00%\nstep 5: train loss 3.0, val loss 3.1\n" + oom);
+        CHECK(d.last_logged_step == 3);
+        CHECK(d.step_basis != "step_header");
+    }
     SUBCASE("thousands separators in a step (BasicSR)") {
         auto a = run("<epoch: 30, iter:   2,900, lr:1.000e-04> l_pix: 1e-3\n<epoch: 31, iter:   3,000, lr:1.000e-04> l_pix: 1e-3\n" + oom);
         CHECK(a.last_logged_step == 3000);
