@@ -164,8 +164,15 @@ void check_ranges(const fact_store& facts) {
 void derive_job_facts(fact_store& facts) {
     const layout l = read_layout(facts);
     if (!l.titan) return;
-    // No framework named: torchtitan is only assumed, and a ZeRO stage already stated (by the user or
-    // a launch flag) names DeepSpeed sharding, which the torchtitan derivation must not overwrite.
+    // No framework named: torchtitan is only assumed. Without a torchtitan knob stated (dp_shard /
+    // dp_replicate) nothing says how the job shards, and an assumed FSDP is not a fact the rules
+    // may read ("I am not using FSDP" would meet a derived stage 3); the estimate makes its own
+    // assumption and says so.
+    if (!facts.string("job.framework") && !facts.get("parallelism.data_parallel_shard_degree") &&
+        !facts.get("parallelism.data_parallel_replicate_degree"))
+        return;
+    // A ZeRO stage already stated (by the user or a launch flag) names DeepSpeed sharding, which the
+    // torchtitan derivation must not overwrite.
     if (const fact* z = facts.get("parallelism.zero_stage");
         z && z->prov.producer != "config.derived" && !facts.string("job.framework"))
         return;
