@@ -23,7 +23,7 @@ expect() {  # expect RC CODE DESCRIPTION: lint exits RC and (when CODE is set) r
     echo "ok   $what"
   fi
 }
-expect 0 "" "the shipped packs with their translations"
+# (The shipped packs themselves pass: rules.lint. The copy passes again below, with a translated addition.)
 
 cat >> "$tmp/rules/step1_budget.yaml" <<'YAML'
 
