@@ -129,16 +129,23 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             re2::StringPiece cap;
             if (repeated) {
                 re2::StringPiece in = sp(text);
-                std::optional<std::int64_t> best;
+                // 2.1-2.3 list every process by pid, the failing one too: the largest is taken as it; the
+                // newer wording names the failing one ("this process has X"), which wins over a larger co-tenant
+                std::optional<std::int64_t> best, self;
+                constexpr std::string_view self_head = "this process has ";
                 int n = 0;
                 while (n < 64 && RE2::FindAndConsume(&in, re->re(), &cap)) {
                     if (auto v = to_bytes({cap.data(), cap.size()}, f.unit)) {
                         ++n;
                         if (!best || *v > *best) best = v;
+                        const auto before = static_cast<std::size_t>(cap.data() - text.data());
+                        if (before >= self_head.size() &&
+                            text.substr(before - self_head.size(), self_head.size()) == self_head)
+                            self = v;
                     }
                 }
                 if (best) {
-                    out.push_back({f.name, *best, {}, false, n});
+                    out.push_back({f.name, self ? *self : *best, {}, false, n});
                     break;
                 }
                 continue;

@@ -57,6 +57,19 @@ TEST_CASE("cuda: every message generation") {
         CHECK(a.other_processes == 1);
         CHECK(near(a.non_pytorch_bytes, (77.26 - 72.12 - 3.78) * GiB, GiB));
     }
+    SUBCASE("2.4 wording: this process named, a larger co-tenant beside it") {
+        // the failing process's own figure wins over the larger other process (round 38, ar08)
+        auto a = run("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 258.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 214.12 MiB is free. Process 3818882 has 51.68 GiB memory in use. Including non-PyTorch memory, this process has 27.25 GiB memory in use. Of the allocated memory 26.48 GiB is allocated by PyTorch, and 272.54 MiB is reserved by PyTorch but unallocated.\n");
+        CHECK(near(a.process_in_use_bytes, 27.25 * GiB, GiB));
+        CHECK(a.other_processes == 1);
+        CHECK(near(a.non_pytorch_bytes, (27.25 - 26.48) * GiB - 272.54 * MiB, GiB));
+        CHECK(near(a.other_processes_bytes, (79.15 - 27.25) * GiB - 214.12 * MiB, GiB));
+    }
+    SUBCASE("2.1 wording: every process by pid, the largest is the failing one") {
+        auto a = run("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free. Process 2270 has 3.02 GiB memory in use. Process 2281 has 20.61 GiB memory in use. Of the allocated memory 19.90 GiB is allocated by PyTorch, and 280.81 MiB is reserved by PyTorch but unallocated.\n");
+        CHECK(near(a.process_in_use_bytes, 20.61 * GiB, GiB));
+        CHECK(a.other_processes == 1);
+    }
     SUBCASE("newest torch.OutOfMemoryError form, HIP, private pools") {
         auto a = run("[rank6]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 6 has a total capacity of 94.97 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 93.75 GiB memory in use. Of the allocated memory 91.23 GiB is allocated by PyTorch, with 2.00 GiB allocated in private pools (e.g., CUDA Graphs), and 1.40 GiB is reserved by PyTorch but unallocated.\n");
         CHECK(a.device_kind == "hip");
