@@ -779,17 +779,27 @@ TEST_CASE("FSDP1 construction floor: the root unit's build cache, the unshard-st
     CHECK(run(16, 128, 1, 2).stages[0].fsdp1_floor == 0.0);
 }
 
+namespace {
+
+// torchtune's 8B on one device, pure bf16, full checkpointing, micro-batch 1: the optimizer rows' base job.
+fact_store pure_bf16_full_ac_job(const char* opt, const char* ftype, std::int64_t seq) {
+    fact_store f = job8b("torchtune", ftype, 1);
+    emit(f, "optimizer.name", opt);
+    emit(f, "training.pure_bf16", true);
+    emit(f, "training.mixed_precision_param", "bfloat16");
+    emit(f, "training.seq_len", seq);
+    emit(f, "training.local_batch_size", std::int64_t(1));
+    emit(f, "activation_checkpoint.mode", "full");
+    return f;
+}
+
+}  // namespace
+
 TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outside allocated and reserved (est21)") {
     // Optimizer8bit.get_state_buffer pages a state when its parameter has >= 1e5 elements
     // (F.get_paged: cudaMallocManaged), so torch's allocator statistics do not count it.
     auto run = [](const char* opt, const char* ftype, std::int64_t rank, std::int64_t capacity) {
-        fact_store f = job8b("torchtune", ftype, 1);
-        emit(f, "optimizer.name", opt);
-        emit(f, "training.pure_bf16", true);
-        emit(f, "training.mixed_precision_param", "bfloat16");
-        emit(f, "training.seq_len", std::int64_t(2048));
-        emit(f, "training.local_batch_size", std::int64_t(1));
-        emit(f, "activation_checkpoint.mode", "full");
+        fact_store f = pure_bf16_full_ac_job(opt, ftype, 2048);
         emit(f, "optimizer.in_backward", true);
         if (rank > 0) {
             emit(f, "training.lora_rank", rank);
@@ -822,14 +832,7 @@ TEST_CASE("bitsandbytes paged optimizers: large states in managed memory, outsid
 
 TEST_CASE("torchao AdamW4bit: two 4-bit states with a fp32 scale per 128 elements (est39)") {
     auto run = [](const char* opt) {
-        fact_store f = job8b("torchtune", "full", 1);
-        emit(f, "optimizer.name", opt);
-        emit(f, "training.pure_bf16", true);
-        emit(f, "training.mixed_precision_param", "bfloat16");
-        emit(f, "training.seq_len", std::int64_t(1024));
-        emit(f, "training.local_batch_size", std::int64_t(1));
-        emit(f, "activation_checkpoint.mode", "full");
-        return from_facts(f);
+        return from_facts(pure_bf16_full_ac_job(opt, "full", 1024));
     };
     // the names torchao and the HF Trainer give it
     CHECK(run("torchao.prototype.low_bit_optim.AdamW4bit").optimizer == "adamw4bit");
