@@ -287,9 +287,18 @@ void fit_rollout_phase(const fact_store& facts, const override_syntax& syntax, p
     const double capacity = static_cast<double>(est->capacity_bytes), budget = static_cast<double>(est->budget_bytes);
     // An engine that sleeps through the update meets the trainer's states; one that keeps its pool, the whole update.
     const auto sleeps = facts.boolean("training.rollout_sleeps");
-    const double resident =
-        sleeps && !*sleeps ? static_cast<double>(est->device_peak_bytes)
-                           : static_cast<double>(est->component("params") + est->component("optimizer") + est->component("master_weights"));
+    // states that the framework offloads between phases (verl's param_offload / optimizer_offload) are on the host
+    // while the engine generates, though the update holds them
+    const bool phase_offload = facts.boolean("framework.offload_between_phases").value_or(false);
+    const auto is_cpu = [&](const char* key) {
+        const auto v = facts.string(key);
+        return phase_offload && v && (*v == "cpu" || *v == "nvme");
+    };
+    const double params_resident = is_cpu("parallelism.offload_params") ? 0.0 : static_cast<double>(est->component("params"));
+    const double states_resident = is_cpu("optimizer.offload")
+                                       ? 0.0
+                                       : static_cast<double>(est->component("optimizer") + est->component("master_weights"));
+    const double resident = sleeps && !*sleeps ? static_cast<double>(est->device_peak_bytes) : params_resident + states_resident;
     if (*share * capacity + resident <= budget) return;
     const double fit = std::floor((budget - resident) / capacity * 20) / 20;
     if (fit < 0.05) {
