@@ -419,6 +419,7 @@ estimate_input from_facts(const fact_store& facts) {
         // dynamic batching: whole sequences up to the token budget per device (x the sequence-parallel
         // ranks before the split); the sample micro-batch is not used
         local = std::min<std::int64_t>(dynamic_batch_sequences(*dyn_tokens, in.cp, in.seq_len), std::int64_t(1) << 24);
+        in.dynamic_budget = true;
         in.assumptions.push_back(fmt::format("dynamic batch: {} tokens per device x {} sequence-parallel rank(s) / {} tokens per "
                                              "sequence = micro-batch {} (whole sequences; a shorter mix packs more)",
                                              *dyn_tokens, in.cp, in.seq_len, local));
@@ -541,6 +542,14 @@ estimate_input from_facts(const fact_store& facts) {
     in.optimizer_in_backward = r.boolean("optimizer.in_backward", false, nullptr);
     const std::string poff = lower(r.str("parallelism.offload_params", "none", nullptr));
     in.params_offload = poff == "cpu" || poff == "nvme";
+    // verl's param_offload / optimizer_offload (framework.offload_between_phases) move the states to the host
+    // while the rollout engine generates and load them back before the update (the engines' train_mode,
+    // load_fsdp_model_to_gpu / load_fsdp_optimizer, load_megatron_model_to_gpu): the update holds them
+    if ((in.params_offload || in.optimizer_offload) && r.boolean("framework.offload_between_phases", false, nullptr)) {
+        in.params_offload = in.optimizer_offload = false;
+        in.assumptions.push_back("parameter / optimizer offload moves the states to the host between phases only; they are "
+                                 "loaded back for the update, which holds them (verl)");
+    }
 
     // kernels and loss
     in.compile = r.boolean("compile.enable", false, nullptr);
@@ -1113,6 +1122,23 @@ estimate_result estimate(const estimate_input& in) {
                     "or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids the growth",
                     steps, est::k_assumed_steps, gib(double(lr.growth)), gib(double(cache)),
                     gib(double(r.varying_need_bytes))));
+        }
+        // est40: a token budget is a cap. The point fills it with sequences at the full configured length (prompt +
+        // response caps in RL); when the rank's share of the mini-batch holds fewer tokens (generated responses
+        // shorter than their cap), the micro-batch is smaller: the low end is one sequence at the full length
+        if (in.dynamic_budget && in.micro_batch > 1 && in.pp <= 1) {
+            estimate_input w = in;
+            w.micro_batch = 1;
+            est::breakdown one;
+            const std::int64_t d1 = to_i(est::compute(w, one));
+            if (d1 < r.low_bytes) {
+                r.low_bytes = d1;
+                r.interval_reasons.push_back(fmt::format(
+                    "token budget: the point fills it with {} sequences of {} tokens; a micro-batch holds only the "
+                    "sequences the rank's share of the mini-batch has, so with shorter sequences (generated responses "
+                    "below their cap) it holds fewer tokens, down to one sequence (low end)",
+                    in.micro_batch, in.seq_len));
+            }
         }
         if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
             r.interval_reasons.push_back("version-dependent buffers");

@@ -131,6 +131,7 @@ struct estimate_input {
     bool ddp_grad_copy = false;           // est36: torch DDP (gradient_as_bucket_view false) keeps a bucket copy of every gradient
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
+    bool dynamic_budget = false;          // est40: the micro-batch is a token budget filled with whole sequences (verl use_dynamic_bsz)
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour
     int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
     // Added in round est11 (held-out fine-tuning rows).

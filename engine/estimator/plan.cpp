@@ -221,7 +221,9 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     plan_alternative alt;
     alt.searched = true;
     plan_options o = opt;
-    o.vary_offload = true;
+    // an offload between phases (verl) does not lower the update's peak: nothing to offer for it
+    const bool phase_offload = facts.boolean("framework.offload_between_phases").value_or(false);
+    o.vary_offload = !phase_offload;
     o.top = 1;
     const world_search ws = search_world(facts, syntax, o, world, {}, true);
     if (!ws.choices.empty()) {
@@ -239,8 +241,9 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     std::vector<estimate_override> ovs;
     auto can = [&](const char* k, const value& v) { return can_express(syntax, k, v).ok; };
     if (can("activation_checkpoint.mode", value("full"))) ovs.push_back({"activation_checkpoint.mode", value("full")});
-    if (can("optimizer.offload", value("cpu"))) ovs.push_back({"optimizer.offload", value("cpu")});
-    if (can("parallelism.offload_params", value("cpu"))) ovs.push_back({"parallelism.offload_params", value("cpu")});
+    if (!phase_offload && can("optimizer.offload", value("cpu"))) ovs.push_back({"optimizer.offload", value("cpu")});
+    if (!phase_offload && can("parallelism.offload_params", value("cpu")))
+        ovs.push_back({"parallelism.offload_params", value("cpu")});
     if (!base.swap_optimizer && can("optimizer.swap_optimizer", value(true))) ovs.push_back({"optimizer.swap_optimizer", value(true)});
     if (base.framework == train_framework::megatron && can("optimizer.distributed", value(true)))
         ovs.push_back({"optimizer.distributed", value(true)});
@@ -287,9 +290,18 @@ void fit_rollout_phase(const fact_store& facts, const override_syntax& syntax, p
     const double capacity = static_cast<double>(est->capacity_bytes), budget = static_cast<double>(est->budget_bytes);
     // An engine that sleeps through the update meets the trainer's states; one that keeps its pool, the whole update.
     const auto sleeps = facts.boolean("training.rollout_sleeps");
-    const double resident =
-        sleeps && !*sleeps ? static_cast<double>(est->device_peak_bytes)
-                           : static_cast<double>(est->component("params") + est->component("optimizer") + est->component("master_weights"));
+    // states that the framework offloads between phases (verl's param_offload / optimizer_offload) are on the host
+    // while the engine generates, though the update holds them
+    const bool phase_offload = facts.boolean("framework.offload_between_phases").value_or(false);
+    const auto is_cpu = [&](const char* key) {
+        const auto v = facts.string(key);
+        return phase_offload && v && (*v == "cpu" || *v == "nvme");
+    };
+    const double params_resident = is_cpu("parallelism.offload_params") ? 0.0 : static_cast<double>(est->component("params"));
+    const double states_resident = is_cpu("optimizer.offload")
+                                       ? 0.0
+                                       : static_cast<double>(est->component("optimizer") + est->component("master_weights"));
+    const double resident = sleeps && !*sleeps ? static_cast<double>(est->device_peak_bytes) : params_resident + states_resident;
     if (*share * capacity + resident <= budget) return;
     const double fit = std::floor((budget - resident) / capacity * 20) / 20;
     if (fit < 0.05) {
@@ -322,6 +334,8 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     a.base_high_bytes = std::max(est.high_bytes, est.device_peak_bytes);
     a.budget_bytes = est.budget_bytes;
     plan_options opt = req.search;
+    // verl's offload (framework.offload_between_phases) loads the states back for the update: no lever for its peak
+    if (facts.boolean("framework.offload_between_phases").value_or(false)) opt.vary_offload = false;
     if (!opt.can_express) opt.can_express = [&syntax](const std::string& k, const value& v) { return can_express(syntax, k, v).ok; };
     const std::int64_t node = req.node_size > 0 ? req.node_size : positive(facts, "job.nproc_per_node").value_or(8);
     opt.max_tp = std::min(opt.max_tp, node);

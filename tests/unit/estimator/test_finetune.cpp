@@ -1015,3 +1015,30 @@ TEST_CASE("family without model.gated_mlp: the presets' non-gated families keep 
     const bool yes = true;
     CHECK(gated("gpt", &yes));  // a stated fact wins (Megatron's swiglu GPT)
 }
+
+TEST_CASE("verl: offload between phases keeps the states for the update; a token budget's low end is one sequence (est40)") {
+    fact_store f = job8b("verl", "full", 8);
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    emit(f, "parallelism.offload_params", "cpu");
+    emit(f, "optimizer.offload", "cpu");
+    emit(f, "training.seq_len", std::int64_t(4096));
+    emit(f, "training.dynamic_batch", true);
+    emit(f, "training.max_tokens_per_device", std::int64_t(16384));
+    const estimate_result host = estimate(from_facts(f));  // states on the host through the step
+    CHECK(host.component("optimizer") == 0);
+    emit(f, "framework.offload_between_phases", true);
+    const estimate_input in = from_facts(f);
+    CHECK_FALSE(in.optimizer_offload);
+    CHECK_FALSE(in.params_offload);
+    CHECK(in.dynamic_budget);
+    CHECK(in.micro_batch == 4);
+    const estimate_result r = estimate(in);
+    CHECK(r.component("optimizer") > 0);
+    CHECK(r.component("params") > 0);
+    CHECK(r.peak_bytes > host.peak_bytes);
+    // the low end: one 4096-token sequence instead of four
+    estimate_input one = in;
+    one.micro_batch = 1;
+    CHECK(r.low_bytes == estimate(one).device_peak_bytes);
+    CHECK(r.low_bytes < r.device_peak_bytes);
+}

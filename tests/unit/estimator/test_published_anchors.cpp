@@ -252,6 +252,10 @@ TEST_CASE("held-out rows, round est39 (torchao low-bit optimizer README of 2024-
     check_heldout("heldout_est39.yaml", 4, "held-out rows (est39)");
 }
 
+TEST_CASE("held-out rows, round est40 (verl's Ascend nightly CI of 2026-08: Qwen3-8B GSPO FSDP2 and PPO FSDP actors with Ulysses SP 2 and offload on 8 x 910B3, Qwen3-30B-A3B GSPO Megatron TP 2 EP 8 on 16 A3 dies)") {
+    check_heldout("heldout_est40.yaml", 3, "held-out rows (est40)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
