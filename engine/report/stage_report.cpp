@@ -222,6 +222,12 @@ void stage_report(pipeline_state& s) {
         }
         rep.recommendations.push_back(std::move(rr));
     }
+    // An action another rule offers in a form the job can take is offered: listing it as not offered too
+    // would contradict the report's own list.
+    std::erase_if(rep.not_offered, [&](const report_not_offered& n) {
+        return std::any_of(rep.recommendations.begin(), rep.recommendations.end(),
+                           [&](const report_recommendation& rr) { return rr.action == n.action; });
+    });
     rep.next_steps = capture_steps;
     for (const auto& n : rep.inference.next_steps)
         if (std::find(rep.next_steps.begin(), rep.next_steps.end(), n) == rep.next_steps.end()) rep.next_steps.push_back(n);

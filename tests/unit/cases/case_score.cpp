@@ -45,6 +45,15 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
         std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
         for (const auto* rec : recs)
             if (std::find(r.ranked.begin(), r.ranked.end(), rec->action) == r.ranked.end()) r.ranked.push_back(rec->action);
+        for (const auto& [a, b] : rep.contradictions) r.defects.push_back("contradiction " + a + " vs " + b);
+        for (const auto& rec : rep.recommendations)
+            for (const auto& o : rec.overrides)
+                if (const fact* f = rep.facts.get(o.key); f && f->val == o.val)
+                    r.defects.push_back("no-op " + rec.rule_id + " " + o.key + "=" + o.val.to_string());
+        for (const auto& n : rep.not_offered)
+            for (const auto& rec : rep.recommendations)
+                if (rec.action == n.action)
+                    r.defects.push_back("offered and not offered " + n.action + " (" + rec.rule_id + ", " + n.rule_id + ")");
     } catch (const std::exception& e) {
         r.error = e.what();
     }
@@ -86,8 +95,10 @@ std::string tally_text(const tally& t) {
 
 std::string result_line(const case_result& r) {
     const std::string top = r.error.empty() ? join(r.ranked, 3) : "ERROR: " + r.error;
-    return fmt::format("{:<48} {:<17} fix={:<34} top3={:<60} hit@1={} hit@3={}", r.id, r.kind, join(r.fix), top,
-                       r.hit(1) ? 1 : 0, r.hit(3) ? 1 : 0);
+    std::string line = fmt::format("{:<48} {:<17} fix={:<34} top3={:<60} hit@1={} hit@3={}", r.id, r.kind, join(r.fix),
+                                   top, r.hit(1) ? 1 : 0, r.hit(3) ? 1 : 0);
+    for (const auto& d : r.defects) line += "  DEFECT " + d;
+    return line;
 }
 
 std::string totals_text(const score& s) {

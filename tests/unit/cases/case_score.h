@@ -15,6 +15,9 @@ struct case_result {
     std::vector<std::string> fix;
     std::vector<std::string> ranked;  // distinct recommendation actions, best first
     std::string error;                // run_diagnosis threw: the message (no ranking then)
+    // Report defects a user would catch: contradicting rule pairs, and an override that sets a
+    // key to the value the job already has (a no-op offered as a fix).
+    std::vector<std::string> defects;
     bool hit(size_t k) const;         // any confirmed fix among the first k
 };
 

@@ -61,6 +61,10 @@ TEST_CASE("cases: the confirmed fix ranks (measured, with a ratchet floor)") {
     std::ofstream(out) << report_text(results);
     MESSAGE("per-case table written to " << out);
 
+    // A report must not contradict itself nor offer as a fix what the job already does.
+    for (const auto& r : results)
+        for (const auto& d : r.defects) FAIL_CHECK(r.id << ": " << d);
+
     const floor_counts fl = read_floor(k_dir + "/score_floor.yaml");
     CHECK_MESSAGE(s.all.top1 >= fl.top1, "top-1 dropped below tests/cases/score_floor.yaml");
     CHECK_MESSAGE(s.all.top3 >= fl.top3, "top-3 dropped below tests/cases/score_floor.yaml");
