@@ -50,6 +50,10 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
             for (const auto& o : rec.overrides)
                 if (const fact* f = rep.facts.get(o.key); f && f->val == o.val)
                     r.defects.push_back("no-op " + rec.rule_id + " " + o.key + "=" + o.val.to_string());
+        if (rep.estimate)
+            for (const auto& rec : rep.recommendations)
+                if (rec.expected_device_peak_bytes && *rec.expected_device_peak_bytes > rep.estimate->device_peak_bytes)
+                    r.defects.push_back("raises the peak " + rec.rule_id + " " + rec.action);
         for (const auto& n : rep.not_offered)
             for (const auto& rec : rep.recommendations)
                 if (rec.action == n.action)
