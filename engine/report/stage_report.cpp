@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/core/bytes.h"
 #include "engine/estimator/plan.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_consistency.h"
@@ -213,6 +214,18 @@ void stage_report(pipeline_state& s) {
             rr.rendered.push_back(fmt::format("# code: {}", shown));
         }
         expected_after(facts, rep, s.job->syntax, config_overrides, r, rr);
+        // A change the estimate says would raise the peak past the budget is no fix (bf16 mixed precision beside fp32
+        // masters when activations are small): not offered, with both figures. One that still fits may trade device
+        // memory for host RAM (a host OOM's states back on the device).
+        if (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
+            double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes)) {
+            rep.not_offered.push_back({r.action, r.rule_id,
+                                       phrase(rep.lang, "report.rec.raises_peak",
+                                              {{"after", format_bytes(*rr.expected_device_peak_bytes)},
+                                               {"now", format_bytes(rep.estimate->device_peak_bytes)}})});
+            --rank;
+            continue;
+        }
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             const double left = rr.expected_peak_bytes && rep.estimate->peak_bytes > 0
                                     ? static_cast<double>(*rr.expected_peak_bytes) / static_cast<double>(rep.estimate->peak_bytes)

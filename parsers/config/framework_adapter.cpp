@@ -95,7 +95,7 @@ struct adapter_loader {
         // A misspelt field would be silently ignored: refuse what the schema does not have.
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "shipped_files",
-                                               "semantics", "detect_required"};
+                                               "semantics", "detect_required", "detect_shared"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -115,6 +115,8 @@ struct adapter_loader {
         if (root["detect_required"]) a.m_detect_required = root["detect_required"].as<bool>();
         if (root["detect"])
             for (const auto& f : root["detect"]) a.m_detect.push_back(norm(f.as<std::string>()));
+        if (root["detect_shared"])
+            for (const auto& f : root["detect_shared"]) a.m_detect_shared.push_back(norm(f.as<std::string>()));
         if (root["known"])
             for (const auto& f : root["known"]) a.m_known.push_back(norm(f.as<std::string>()));
         if (root["registry_classes"])
@@ -231,6 +233,7 @@ void framework_adapter::inherit(const framework_adapter& base) {
     for (const auto& k : base.m_keys) m_keys.push_back(k);
     for (const auto& k : base.m_known) m_known.push_back(k);
     for (const auto& k : base.m_detect) m_detect.push_back(k);
+    for (const auto& k : base.m_detect_shared) m_detect_shared.push_back(k);
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
     for (const auto& [k, v] : base.m_shipped_files) m_shipped_files.emplace(k, v);
     for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
@@ -360,11 +363,29 @@ int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const
                 score += 10;
                 signed_ = true;
             }
+        for (const auto& d : m_detect_shared)
+            if (d == e.key || d == c) score += 10;
         if (!find(e.key).empty()) score += 1;
     }
     // detect_required: keys it shares with every launcher (--model, --dataset) do not make a job its own
     return m_detect_required && !signed_ ? 0 : score;
 }
+
+namespace {
+
+// The canonical values that mean "not on": what leaving a bare flag out expresses.
+bool off_value(const value& v) {
+    if (v.is_null()) return true;
+    if (v.is_bool()) return !v.as_bool();
+    if (v.is_integer()) return v.as_integer() == 0;
+    if (v.is_string()) {
+        const std::string& t = v.as_string();
+        return t == "none" || t == "off" || t == "false" || t == "no";
+    }
+    return false;
+}
+
+}  // namespace
 
 std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs) const {
     std::vector<render_item> out;
@@ -402,8 +423,13 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             else if (ov.val.is_bool() && !ov.val.as_bool()) it.remove = true;
             else if (!m->values.empty()) {
                 // A flag key can also carry values ("--recompute-granularity full").
-            } else {
+            } else if (off_value(ov.val)) {
                 it.remove = true;
+            } else {
+                // A bare flag says one value; leaving it out says "off", not another value
+                // ("--gradient_checkpointing" is full checkpointing: selective has no spelling).
+                put({"#" + ov.key, ov.val, false});
+                continue;
             }
         }
         if (!m->values.empty() && !(m->flag && ov.val == *m->flag)) {

@@ -103,6 +103,7 @@ private:
     std::string m_name, m_syntax, m_file, m_extends, m_description;
     std::vector<std::string> m_formats;          // input formats: toml, registry, cli, shell, json, yaml
     std::vector<std::string> m_detect;           // signature keys
+    std::vector<std::string> m_detect_shared;    // keys it shares with other launchers: they score, never sign
     bool m_detect_required = false;              // chosen only when a signature key is present
     std::vector<key_mapping> m_keys;
     std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)

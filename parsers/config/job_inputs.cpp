@@ -1,6 +1,8 @@
 // Job inputs: config + model + device + --set, as facts.
 #include "parsers/config/job_inputs.h"
 
+#include <algorithm>
+
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -91,8 +93,18 @@ void note_prequantized(job_config& job) {
 job_inputs load_job_inputs(const job_inputs_options& o) {
     job_inputs in;
     if (!o.config.empty()) in.job = parse_job_config(o.config, o.framework);
-    if (!o.launch_args.empty()) {
-        job_config cli = parse_cli_args(o.launch_args, in.job ? in.job->framework : o.framework, "command line", 0);
+    // A launch line read through the named framework's adapter, when that adapter reads command lines: a DeepSpeed
+    // JSON adapter named for a job whose log shows `deepspeed --module openrlhf.cli.train_sft --bf16 ...` maps none
+    // of those flags, and its defaults (fp32) would stand in for what the line says.
+    const std::string hint = in.job ? in.job->framework : o.framework;
+    bool reads_lines = true;
+    if (!hint.empty()) {
+        const auto& fmts = framework_adapter::get(hint).formats();
+        reads_lines = fmts.empty() || std::find(fmts.begin(), fmts.end(), "cli") != fmts.end() ||
+                      std::find(fmts.begin(), fmts.end(), "shell") != fmts.end();
+    }
+    if (!o.launch_args.empty() && reads_lines) {
+        job_config cli = parse_cli_args(o.launch_args, hint, "command line", 0);
         // A launch line no adapter recognizes (a plain `python train.py ...`) names no framework: the
         // format's fallback is a guess, so neither it nor its defaults become facts (the log's markers may
         // still tell the framework).

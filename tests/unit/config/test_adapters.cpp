@@ -519,3 +519,78 @@ TEST_CASE("TRL GRPO: a GRPOConfig is TRL's, one update sequence is prompt plus c
     CHECK(n.framework == "trl");
     CHECK(ns.boolean("training.rollout_colocated") == false);
 }
+
+TEST_CASE("OpenRLHF: its launch scripts are its own, PPO's sequence is prompt plus response, bare flags say one value") {
+    const job_config sft = parse_job_config("tests/fixtures/configs/openrlhf/sft_llama3_8b.sh");
+    CHECK(sft.framework == "openrlhf");  // --flash_attn and --bf16 alone would sign it LLaMA-Factory's
+    CHECK(sft.unknown_keys.empty());
+    fact_store s(&vocabulary::shipped());
+    emit_facts(sft, s);
+    CHECK(s.integer("training.local_batch_size") == 4);
+    CHECK(s.integer("training.seq_len") == 4096);
+    CHECK(s.integer("parallelism.zero_stage") == 2);
+    CHECK(s.string("activation_checkpoint.mode") == "full");
+    CHECK(s.string("training.finetuning_type") == "full");
+    CHECK(s.string("model.attn_impl") == "flash");
+
+    const job_config ppo = parse_job_config("tests/fixtures/configs/openrlhf/ppo_colocate_qwen7b.sh");
+    CHECK(ppo.framework == "openrlhf");
+    CHECK(ppo.unknown_keys.empty());  // the `ray job submit` options before its `--` too
+    fact_store p(&vocabulary::shipped());
+    emit_facts(ppo, p);
+    CHECK(p.integer("training.seq_len") == 4096);  // --prompt_max_len 1024 + --generate_max_len 3072
+    CHECK(p.integer("training.scoring_batch_size") == 8);
+    CHECK(p.integer("job.world_size") == 8);
+    CHECK(p.boolean("training.rollout_colocated") == true);
+    CHECK(p.boolean("training.rollout_sleeps") == true);
+    CHECK(p.number("training.rollout_memory_fraction") == doctest::Approx(0.6));
+
+    const override_syntax syn = override_syntax_for("openrlhf");
+    const std::vector<canonical_override> ovs{{"training.local_batch_size", 2},
+                                              {"activation_checkpoint.mode", "full"},
+                                              {"optimizer.offload", "cpu"},
+                                              {"parallelism.zero_stage", 3},
+                                              {"training.finetuning_type", "lora"}};
+    std::string cmd = "deepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Meta-Llama-3-8B --max_len 2048";
+    for (const auto& l : render_overrides(syn, ovs)) {
+        CAPTURE(l);
+        CHECK(l.find("has no setting") == std::string::npos);
+        cmd += " " + l;
+    }
+    const job_config back = parse_job_config(write("openrlhf_back.sh", cmd + "\n"));
+    CHECK(back.framework == "openrlhf");
+    CHECK(back.unknown_keys.empty());
+    check_read_back(back, ovs);
+    // --gradient_checkpointing is full checkpointing: leaving it out is "none", and selective has no spelling
+    CHECK(can_express(syn, {{"activation_checkpoint.mode", "none"}}).ok);
+    CHECK_FALSE(can_express(syn, {{"activation_checkpoint.mode", "selective"}}).ok);
+}
+
+TEST_CASE("OpenRLHF v0.10.2+: the dotted flags are a separate spelling, written back as such") {
+    const job_config j = parse_job_config("tests/fixtures/configs/openrlhf/grpo_dotted_qwen3_8b.sh");
+    CHECK(j.framework == "openrlhf_dotted");
+    CHECK(j.unknown_keys.empty());
+    fact_store s(&vocabulary::shipped());
+    emit_facts(j, s);
+    CHECK(s.integer("training.seq_len") == 8192);
+    CHECK(s.integer("training.local_batch_size") == 1);
+    CHECK(s.integer("parallelism.zero_stage") == 3);
+    CHECK(s.integer("job.world_size") == 8);
+    CHECK(s.boolean("training.rollout_colocated") == true);
+    CHECK(s.string("activation_checkpoint.mode") == "full");
+    const override_syntax syn = override_syntax_for("openrlhf_dotted");
+    const std::vector<canonical_override> ovs{{"optimizer.offload", "cpu"}, {"training.scoring_batch_size", 2},
+                                              {"parallelism.context_parallel_degree", 2}};
+    std::string cmd = "python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path Qwen/Qwen3-8B --train.micro_batch_size 1";
+    for (const auto& l : render_overrides(syn, ovs)) {
+        CAPTURE(l);
+        CHECK((l.starts_with("--ds.") || l.starts_with("--rollout.")));  // a dotted flag
+        cmd += " " + l;
+    }
+    const job_config back = parse_job_config(write("openrlhf_dotted_back.sh", cmd + "\n"));
+    CHECK(back.framework == "openrlhf_dotted");
+    check_read_back(back, ovs);
+    // the flat spelling stays the flat adapter's
+    CHECK(parse_job_config(write("openrlhf_flat.sh", "python3 -m openrlhf.cli.train_ppo_ray --micro_train_batch_size 2 --zero_stage 3\n"))
+              .framework == "openrlhf");
+}

@@ -57,11 +57,20 @@ TEST_CASE("a launch line no adapter recognizes names no framework; a recognized 
     CHECK(meg.integer("training.local_batch_size") == 4);
     CHECK(meg.string("activation_checkpoint.mode") == "none");  // Megatron's default: recognized, so kept
     // With --framework given, the words are read in that framework's syntax and it stays named.
-    o.framework = "deepspeed";
-    o.launch_args = {"--ngpu", "8"};
+    o.framework = "megatron";
+    o.launch_args = {"--ngpu", "8", "--micro-batch-size", "2"};
     fact_store named(&vocabulary::shipped());
     emit_facts(load_job_inputs(o), named);
-    CHECK(named.string("job.framework") == "deepspeed");
+    CHECK(named.string("job.framework") == "megatron");
+    CHECK(named.integer("training.local_batch_size") == 2);
+    // A framework whose adapter reads no command lines (DeepSpeed's JSON) reads none of the words, and its
+    // defaults (fp32) do not stand in for what the line says (`deepspeed --module openrlhf.cli.train_sft --bf16`).
+    o.framework = "deepspeed";
+    o.launch_args = {"--bf16", "--micro_train_batch_size", "1"};
+    fact_store ds(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), ds);
+    CHECK_FALSE(ds.has("training.mixed_precision_param"));
+    CHECK_FALSE(ds.has("parallelism.zero_stage"));
 }
 
 TEST_CASE("device as a bare size; bad names are usage errors") {

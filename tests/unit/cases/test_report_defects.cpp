@@ -1,0 +1,53 @@
+// What a report must never do, end to end: offer as a fix a change that its own estimate says raises the
+// peak past the budget (bf16 mixed precision of a small-activation DeepSpeed job adds bf16 weights beside
+// the fp32 master partitions), or list as "not offered" an action it offers. The case runner checks the
+// same on every real case (case_score.cpp); these are the two sides of the peak guard.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/diagnose_text.h"
+
+namespace {
+
+// A full fine-tune of an 8B model on one 80 GB device, its step's activations tiny (128 tokens).
+const char* const k_log =
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB (GPU 0; 79.15 GiB total capacity; "
+    "75.02 GiB already allocated; 1.10 GiB free; 76.10 GiB reserved in total by PyTorch)\n";
+
+bool offered(const nlohmann::json& j, const std::string& action) {
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == action) return true;
+    return false;
+}
+
+std::string not_offered_why(const nlohmann::json& j, const std::string& action) {
+    for (const auto& n : j["not_offered"])
+        if (n["action"] == action) return n["why"].get<std::string>();
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a change the estimate says raises the peak past the budget is not offered; one that lowers it is") {
+    const std::string job = "--device a100-80gb --world-size 1 --model llama3-8b --framework deepspeed "
+                            "--set parallelism.zero_stage=2 --set training.local_batch_size=1 --set training.seq_len=128 "
+                            "--set training.finetuning_type=full";
+    // fp32 training: bf16 mixed precision adds 2 B of weights a parameter beside the 4 B masters
+    const auto fp32 = oomdx::test::diagnose_log_text(k_log, job + " --set training.mixed_precision_param=float32");
+    CHECK_FALSE(offered(fp32, "mixed_precision"));
+    CHECK(not_offered_why(fp32, "mixed_precision").find("the estimate with this change is higher") != std::string::npos);
+    CHECK(offered(fp32, "offload_or_swap_optimizer"));
+    // the same job at a long sequence: the activations halve and the change is offered
+    const auto longer = oomdx::test::diagnose_log_text(
+        k_log, "--device a100-80gb --world-size 1 --model llama3-8b --framework deepspeed --set parallelism.zero_stage=2 "
+               "--set training.local_batch_size=8 --set training.seq_len=8192 --set training.finetuning_type=full "
+               "--set training.mixed_precision_param=float32");
+    CHECK(not_offered_why(longer, "mixed_precision").empty());
+    CHECK(offered(longer, "mixed_precision"));
+    // nothing is both offered and not offered
+    for (const auto* j : {&fp32, &longer})
+        for (const auto& n : (*j)["not_offered"]) CHECK_FALSE(offered(*j, n["action"].get<std::string>()));
+}
