@@ -271,7 +271,7 @@ estimate_input from_facts(const fact_store& facts) {
           // so a family given without model.gated_mlp (a job config, a --set) keeps its MLP shape
         m.gated = !(m.family == "gpt" || m.family == "gpt2" || m.family == "opt" || m.family == "bert" || m.family == "bloom" ||
                     m.family == "phi" || m.family == "gpt_neox" || m.family == "starcoder2" || m.family == "gptj" ||
-                    m.family == "falcon");
+                    m.family == "falcon" || m.family == "arcee");  // est41: Arcee AFM, ReLU^2 over up / down
     {
         // GPT-2, OPT and BERT train with dropout 0.1 in their published configs; modern LLMs with none
         const fact* d = facts.get("model.dropout");
@@ -650,6 +650,12 @@ estimate_input from_facts(const fact_store& facts) {
             // and pure-bf16 runs keep them in bf16
             ft.trainable_bytes = pure_bf16 || in.framework == train_framework::torchtune ? 2 : 4;
             if (in.framework == train_framework::torchtitan && ft.kind == finetune_kind::freeze) ft.trainable_bytes = 4;
+            // est41: HF-model trainers shard with FSDP2 through accelerate, whose mixed precision upcast
+            // (fsdp2_prepare_model) covers the frozen weights in builds before 1.13
+            in.accelerate_fsdp2_mp = in.hf_model && !deepspeed && in.zero_stage >= 3 && !in.fsdp1 && !pure_bf16 &&
+                                     ft.base_bits >= 16 && ft.load_bytes == 2 &&
+                                     r.integer("parallelism.fsdp_version", 1, nullptr) == 2 &&
+                                     in.framework != train_framework::torchtune && in.framework != train_framework::torchtitan;
         }
     }
     // Full fine-tuning of a model loaded in bf16/fp16 under an HF-model trainer without sharding
@@ -860,14 +866,18 @@ estimate_result estimate(const estimate_input& in) {
                         st.stage, in.ep, (st.params - st.vision) / std::max(1.0, st.params_rank), zero_txt[in.zero_stage],
                         shard_txt, vision_txt));
     } else {
+        // est41: accelerate's FSDP2 before 1.13 stores the frozen 16-bit weights as fp32 shards
+        const bool fsdp2_fp32 = in.accelerate_fsdp2_mp && est::build_behaves(in, est::date_accelerate_fsdp2_trainable_upcast, true, true);
+        const bool stored4 = in.ft.load_bytes >= 4 || fsdp2_fp32;
         const char* base = in.ft.base_bits == 4 && in.ft.group_quant ? "4-bit GPTQ/AWQ with per-group scales"
                            : in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
-                           : in.ft.load_bytes >= 4 ? "fp32" : "bf16";
+                           : stored4 ? "fp32" : "bf16";
         add("params", "parameters", st.params,
-            fmt::format("frozen {} params: {} ({} linear weights{}; embeddings, norms{} in {}) + {} trainable x {} B{}", prank,
+            fmt::format("frozen {} params: {} ({} linear weights{}; embeddings, norms{} in {}{}) + {} trainable x {} B{}", prank,
                         gib(st.frozen), base, in.ft.quant_head ? ", head included" : "", in.ft.quant_head ? "" : ", head",
-                        in.ft.load_bytes >= 4 ? "fp32" : "bf16", trank, in.ft.trainable_bytes,
+                        stored4 ? "fp32" : "bf16", fsdp2_fp32 ? ", upcast by accelerate's FSDP2 before 1.13" : "", trank,
+                        in.ft.trainable_bytes,
                         in.zero_stage >= 3 && shard > 1 ? fmt::format(", FSDP/ZeRO-3 over {} ranks", shard_txt) : "",
                         vision_txt));
     }
@@ -1052,6 +1062,11 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "eager frozen layers: the point estimate keeps the frozen projections' inputs, as the published LitGPT "
                 "LoRA measurements need; a build whose autograd drops them is the low end");
+        if (in.accelerate_fsdp2_mp && est::build_side(in, est::date_accelerate_fsdp2_trainable_upcast) == 0)
+            r.interval_reasons.push_back(
+                "accelerate's FSDP2 with mixed precision: builds before 1.13 (2025-11-26) upcast the whole model to fp32 "
+                "before sharding, so the frozen 16-bit weights are stored as fp32 shards (high end); 1.13 upcasts only "
+                "trainable parameters (point; set job.framework_date)");
         if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && in.ac != ac_kind::none)
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "

@@ -128,6 +128,9 @@ struct estimate_input {
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
+    // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
+    // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included
+    bool accelerate_fsdp2_mp = false;
     bool ddp_grad_copy = false;           // est36: torch DDP (gradient_as_bucket_view false) keeps a bucket copy of every gradient
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none

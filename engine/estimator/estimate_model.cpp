@@ -846,8 +846,12 @@ double compute(const estimate_input& in, breakdown& out) {
         } else {
             // frozen weights: linear weights at the base precision, the rest in the load dtype
             const double trainable = lora ? adapters : train_layer_params;
-            const double fbytes = lora ? lin * frozen_linear_bytes(ft) + std::max(0.0, st.params_rank - lin) * double(ft.load_bytes)
-                                       : std::max(0.0, st.params_rank - train_layer_params) * double(ft.load_bytes);
+            // est41: accelerate's FSDP2 before 1.13 stores the frozen 16-bit weights as fp32 shards
+            const double store = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true)
+                                     ? 4.0
+                                     : double(ft.load_bytes);
+            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * store
+                                       : std::max(0.0, st.params_rank - train_layer_params) * store;
             // bitsandbytes keeps a 4-bit weight's quantization constants (absmax, nested absmax, code)
             // in a QuantState attribute of the Params4bit and of its Linear4bit (bitsandbytes 0.43
             // nn/modules.py, fix_4bit_weight_quant_state_from_module), not in a parameter: FSDP and

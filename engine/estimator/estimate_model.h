@@ -44,6 +44,11 @@ inline constexpr int date_megatron_mcore_default = 20240525;
 // the shifted fp32 logits are a second fp32 copy (knowledge/estimator.yaml logits_bytes_megatron_outofplace)
 inline constexpr int date_megatron_inplace_ce = 20240613;
 
+// est41: accelerate d1c96ba9 (#3848, v1.13.0) upcasts only parameters that require grad in fsdp2_prepare_model; from
+// FSDP2 support (d7c741a6, v1.6.0) until then it ran model.to(torch.float32) under mixed precision, so a LoRA job's
+// frozen 16-bit weights were stored, and sharded, in fp32 (the MixedPrecisionPolicy all-gathers them in bf16)
+inline constexpr int date_accelerate_fsdp2_trainable_upcast = 20251126;
+
 // Which side of `day` the job's build is on: +1 on or after it (the date given, or a lower bound
 // from the config's keys that reaches it), -1 before it (the date given), 0 unknown.
 inline int build_side(const estimate_input& in, int day) {

@@ -204,6 +204,10 @@ void finish_model_dims(model_dims& m, const std::string& where,
     // attention sinks, under 0.05 % of its count, are left out)
     if (f == "seed_oss" || f == "stablelm" || f == "glm4_moe" || f == "gpt_oss") m.attention_bias = true;
     if (f == "qwen3" || f == "qwen3_moe" || f == "gemma3" || f == "olmo2" || f == "olmo3") m.qk_norm = true;
+    // est41: HunYuan dense V1 normalizes q and k (use_qk_norm); Arcee AFM's MLP is ReLU^2 over up_proj /
+    // down_proj only (transformers models/arcee: no gate in its TP plan)
+    if (f == "hunyuan_v1_dense") m.qk_norm = true;
+    if (f == "arcee") m.gated_mlp = false;
     // router correction bias (DeepSeek-V3, GLM-4.5 / 4.7 e_score_correction_bias), gpt-oss router bias
     if (f == "deepseek_v3" || f == "glm4_moe" || f == "glm4_moe_lite" || f == "gpt_oss") m.router_bias = true;
     if (f == "stablelm") m.norm_bias = true;  // nn.LayerNorm, SwiGLU MLP

@@ -91,6 +91,8 @@ model_dims hf_config_from_text(const std::string& text, const std::string& path)
     finish_model_dims(m, path, &field_lines);
     if (auto it = top.find("attention_bias"); it != top.end() && it->second->val.is_bool())
         m.attention_bias = it->second->val.as_bool();
+    if (auto it = top.find("use_qk_norm"); it != top.end() && it->second->val.is_bool())
+        m.qk_norm = it->second->val.as_bool();
     return m;
 }
 

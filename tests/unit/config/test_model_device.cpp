@@ -162,6 +162,14 @@ TEST_CASE("HF config.json") {
     CHECK(active_param_count(v3) == 37552282624);
     auto l = load_model(fixtures + "llama3_8b_config.json");
     CHECK(param_count(l) == 8030261248);
+    // est41: Arcee AFM's ReLU^2 MLP has no gate; HunYuan dense V1 says use_qk_norm (dims as the models' config.json)
+    const model_dims afm = load_model(fixtures + "arcee_afm_4.5b_config.json");
+    CHECK_FALSE(afm.gated_mlp);
+    CHECK(param_count(afm) > 4'400'000'000);
+    CHECK(param_count(afm) < 4'700'000'000);
+    const model_dims hy = load_model(fixtures + "hunyuan_0.5b_config.json");
+    CHECK(hy.qk_norm);
+    CHECK(hy.gated_mlp);
     CHECK_THROWS_AS(load_model(fixtures + "broken_config.json"), input_error);
     try {
         load_model(fixtures + "broken_config.json");

@@ -1009,7 +1009,7 @@ TEST_CASE("family without model.gated_mlp: the presets' non-gated families keep 
         if (stated) emit(f, "model.gated_mlp", *stated);
         return from_facts(f).model.gated;
     };
-    for (const char* fam : {"gpt_neox", "phi", "falcon", "bloom", "gptj", "starcoder2", "gpt2", "opt", "bert", "gpt"})
+    for (const char* fam : {"gpt_neox", "phi", "falcon", "bloom", "gptj", "starcoder2", "gpt2", "opt", "bert", "gpt", "arcee"})
         CHECK_FALSE(gated(fam, nullptr));
     for (const char* fam : {"llama", "qwen2", "mistral", "gemma", "stablelm"}) CHECK(gated(fam, nullptr));
     const bool yes = true;
@@ -1041,4 +1041,33 @@ TEST_CASE("verl: offload between phases keeps the states for the update; a token
     one.micro_batch = 1;
     CHECK(r.low_bytes == estimate(one).device_peak_bytes);
     CHECK(r.low_bytes < r.device_peak_bytes);
+}
+
+// est41: accelerate's fsdp2_prepare_model ran model.to(torch.float32) under mixed precision until 1.13 (d1c96ba9,
+// 2025-11-26), which then upcast only trainable parameters: a LoRA job's frozen bf16 weights were fp32 shards
+TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before accelerate 1.13, an interval when undated (est41)") {
+    auto job = [](const char* date) {
+        fact_store f = job8b("hf_trainer", "lora", 2);
+        emit(f, "framework.hf_model", true);
+        emit(f, "training.load_dtype", "bfloat16");
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        emit(f, "training.seq_len", std::int64_t(512));
+        emit(f, "activation_checkpoint.mode", "full");
+        emit(f, "parallelism.zero_stage", std::int64_t(3));
+        emit(f, "parallelism.fsdp_version", std::int64_t(2));
+        if (date) emit(f, "job.framework_date", date);
+        return from_facts(f);
+    };
+    const estimate_input old_in = job("2025-11-07"), new_in = job("2026-01-15"), undated = job(nullptr);
+    CHECK(old_in.accelerate_fsdp2_mp);
+    const estimate_result old_r = estimate(old_in), new_r = estimate(new_in), und = estimate(undated);
+    // 8.03 B frozen parameters over 2 ranks: 2 B more per parameter and rank in fp32
+    CHECK(old_r.component("params") - new_r.component("params") == doctest::Approx(8.03e9).epsilon(0.02));
+    CHECK(und.device_peak_bytes == new_r.device_peak_bytes);
+    CHECK(und.high_bytes >= old_r.device_peak_bytes);
+    // FSDP1, DeepSpeed and pure bf16 are not this path
+    fact_store f1 = job8b("hf_trainer", "lora", 2);
+    emit(f1, "framework.hf_model", true);
+    emit(f1, "parallelism.zero_stage", std::int64_t(3));
+    CHECK_FALSE(from_facts(f1).accelerate_fsdp2_mp);
 }

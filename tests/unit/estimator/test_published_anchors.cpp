@@ -256,6 +256,10 @@ TEST_CASE("held-out rows, round est40 (verl's Ascend nightly CI of 2026-08: Qwen
     check_heldout("heldout_est40.yaml", 3, "held-out rows (est40)");
 }
 
+TEST_CASE("held-out rows, round est41 (Qwen v1 README of 2023-10: Qwen-1.8B LoRA and full ZeRO-3, Qwen-7B / 72B GPTQ Q-LoRA, Qwen-72B LoRA ZeRO-3 x 4; ms-swift scripts of 2024-12..2025-11: Qwen2.5-7B DoRA, FSDP2 LoRA x 2, bnb QLoRA; axolotl READMEs of 2025-08/09: Hunyuan 0.5B and AFM 4.5B QLoRA)") {
+    check_heldout("heldout_est41.yaml", 11, "held-out rows (est41)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
