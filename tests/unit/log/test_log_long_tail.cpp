@@ -975,3 +975,10 @@ TEST_CASE("progress formats: an RL loop's episode print is the step only while i
         CHECK_FALSE(a.step);
     }
 }
+
+TEST_CASE("progress formats: the colon form of an RL loop's episode print") {
+    auto a = run("Episode: 40, Reward: 0.51, Loss: 0.120\nEpisode: 41, Reward: 0.62, Loss: 0.118\n"
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
+    CHECK(a.last_logged_step == 41);
+    CHECK(a.step == 42);
+}
