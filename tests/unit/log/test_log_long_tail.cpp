@@ -953,3 +953,32 @@ TEST_CASE("memory series: warm-up split from steady growth") {
     CHECK(*a.steady_r2 > 0.99);
     CHECK(*a.growth_bytes_per_step > *a.steady_growth_bytes_per_step);  // the warm-up inflates the plain fit
 }
+
+// logs44 (round 40): a hand-written RL loop's `Episode N:` print (episode_counter_print, unit_advance)
+TEST_CASE("progress formats: an RL loop's episode print is the step only while it advances by one a line") {
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+        "47.53 GiB of which 8.25 MiB is free.\n";
+    SUBCASE("an episode a line: the update count, the next one failed") {
+        auto a = run("Episode 0: Question: find the next term\nGenerated: 3204, Gold: 2840, Reward: 0.33\n"
+                     "Episode 1: Question: what comes next\nGenerated: 7, Gold: 14, Reward: 0.10\n" + oom);
+        CHECK(a.last_logged_step == 1);
+        CHECK(a.step == 2);
+    }
+    SUBCASE("every tenth episode printed: not the step") {
+        auto a = run("Episode 10, reward: 0.31\nEpisode 20, reward: 0.42\nEpisode 30, reward: 0.40\n" + oom);
+        CHECK_FALSE(a.last_logged_step);
+        CHECK_FALSE(a.step);
+    }
+    SUBCASE("one episode line alone cannot show that it counts updates") {
+        auto a = run("Episode 0: Question: find the next term\n" + oom);
+        CHECK_FALSE(a.step);
+    }
+}
+
+TEST_CASE("progress formats: the colon form of an RL loop's episode print") {
+    auto a = run("Episode: 40, Reward: 0.51, Loss: 0.120\nEpisode: 41, Reward: 0.62, Loss: 0.118\n"
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n");
+    CHECK(a.last_logged_step == 41);
+    CHECK(a.step == 42);
+}
