@@ -424,7 +424,8 @@ log_analysis scanner::finish() {
                        // a bar that moves k >= 2 at a time: the failing step is one of the next k
                        : psig.per_step && failure->step_stride >= 2 ? "bar_stride"
                        : psig.per_step || failure->step_in_bar ? "per_step_format"
-                       : last == 0 ? "step_zero"
+                       // a counter logged at multiples of an interval shows none at 0: the next step is not known
+                       : last == 0 && !psig.multiples ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
                        // a format that logs at multiples of its interval and logged 1: the interval is 1
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"

@@ -686,6 +686,20 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         CHECK(d.last_logged_step == 3);
         CHECK(d.step_basis != "step_header");
     }
+    SUBCASE("a logger printed at multiples of an interval that shows 0 gives no failing step (I-JEPA, round 39)") {
+        const std::string l0 = "INFO:root:[1,     0] loss: 0.471 masks: 67.0 42.0 [wd: 4.00e-02]\n";
+        auto a = run(l0 + "Traceback (most recent call last):\n" + oom);
+        CHECK(a.last_logged_step == 0);
+        CHECK(!a.step);
+        CHECK(a.step_basis == "sparse_log");
+        // a bar counts every step: 0 done, the first fails
+        auto b = run("  0%|          | 0/500 [00:00<?, ?it/s]\n" + oom);
+        CHECK(b.step == 1);
+        // the same logger at 10: the interval is still unknown
+        auto c = run(l0 + "INFO:root:[1,    10] loss: 0.301 masks: 70.5 43.0 [wd: 4.00e-02]\n" + oom);
+        CHECK(c.last_logged_step == 10);
+        CHECK(!c.step);
+    }
     SUBCASE("thousands separators in a step (BasicSR)") {
         auto a = run("<epoch: 30, iter:   2,900, lr:1.000e-04> l_pix: 1e-3\n<epoch: 31, iter:   3,000, lr:1.000e-04> l_pix: 1e-3\n" + oom);
         CHECK(a.last_logged_step == 3000);
