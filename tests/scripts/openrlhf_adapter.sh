@@ -44,5 +44,23 @@ for b in bad: print("FAIL openrlhf launch line:", b)
 sys.exit(1 if bad else 0)
 ' || fail=1
 
+# a colocated PPO run without --vllm_enable_sleep: the 48 GiB "other processes" hold are its own vLLM engine (0.6 of
+# the device, a Ray actor of its own); not "stop the other processes" but the engine's sleep or share
+sed -n '4,36p' "$fx/openrlhf/ppo_colocate_qwen7b.sh" | grep -v -e '--vllm_enable_sleep' -e '--deepspeed_enable_sleep' > "$tmp/ppo.log"
+printf '%s\n' '(PolicyModelActor pid=81234)   File "/usr/local/lib/python3.10/dist-packages/openrlhf/trainer/ppo_trainer.py", line 412, in training_step' \
+  '(PolicyModelActor pid=81234) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.32 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.05 GiB is free. Including non-PyTorch memory, this process has 30.10 GiB memory in use. Of the allocated memory 26.20 GiB is allocated by PyTorch, and 2.41 GiB is reserved by PyTorch but unallocated.' \
+  >> "$tmp/ppo.log"
+"$oomdx" diagnose --log "$tmp/ppo.log" --device a100-80gb --format json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+recs = j["recommendations"]
+bad = []
+if not recs or recs[0]["action"] != "memory_fraction_watermark" or recs[0]["rendered"] != ["--vllm_enable_sleep"]:
+    bad.append("first recommendation %r" % [(r["action"], r["rendered"]) for r in recs[:2]])
+if any(r["action"] == "stop_other_processes" for r in recs): bad.append("told to stop its own engine")
+for b in bad: print("FAIL openrlhf colocated engine:", b)
+sys.exit(1 if bad else 0)
+' || fail=1
+
 [ "$fail" = 0 ] && echo "openrlhf adapters: ok"
 exit "$fail"
