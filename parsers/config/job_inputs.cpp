@@ -97,6 +97,15 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
     // JSON adapter named for a job whose log shows `deepspeed --module openrlhf.cli.train_sft --bf16 ...` maps none
     // of those flags, and its defaults (fp32) would stand in for what the line says.
     const std::string hint = in.job ? in.job->framework : o.framework;
+    // A framework no adapter has is a usage error whatever else is given (a log alone reads no config to refuse it).
+    if (!o.framework.empty()) {
+        const auto& all = framework_adapter::shipped();
+        if (std::none_of(all.begin(), all.end(), [&](const framework_adapter& a) { return a.name() == o.framework; })) {
+            std::string names;
+            for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name();
+            throw usage_error(fmt::format("unknown framework '{}' (known: {})", o.framework, names));
+        }
+    }
     bool reads_lines = true;
     if (!hint.empty()) {
         const auto& fmts = framework_adapter::get(hint).formats();

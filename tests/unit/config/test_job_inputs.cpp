@@ -71,6 +71,10 @@ TEST_CASE("a launch line no adapter recognizes names no framework; a recognized 
     emit_facts(load_job_inputs(o), ds);
     CHECK_FALSE(ds.has("training.mixed_precision_param"));
     CHECK_FALSE(ds.has("parallelism.zero_stage"));
+    // A framework no adapter has is refused even with nothing to read it for (a log alone): a usage error.
+    job_inputs_options bad;
+    bad.framework = "nosuch";
+    CHECK_THROWS_AS(load_job_inputs(bad), usage_error);
 }
 
 TEST_CASE("device as a bare size; bad names are usage errors") {
