@@ -287,6 +287,11 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
             if (!d || d->kind != fact_kind::boolean)
                 r.failures.push_back(at + "fact '" + s.fact + "' is not a declared bool fact (knowledge/facts)");
         }
+        // a framework marker's name is a value log.framework allows, or every log it matches fails to diagnose
+        if (!s.framework.empty())
+            if (const fact_decl* d = vocabulary::shipped().find("log.framework");
+                d && !d->values.empty() && std::find(d->values.begin(), d->values.end(), s.framework) == d->values.end())
+                r.failures.push_back(at + "framework '" + s.framework + "' is not a value of log.framework (knowledge/facts)");
         if (!positive.count(s.id)) r.uncovered.push_back(at + "no example line that it matches");
         if ((s.regex || s.unless) && !negative.count(s.id))
             r.uncovered.push_back(at + "has a pattern but no look-alike example (match: false) holding one of its literals");
