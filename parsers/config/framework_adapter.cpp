@@ -319,6 +319,15 @@ const framework_adapter& framework_adapter::get(const std::string& framework) {
     throw input_error("no framework adapters found under " + data_path("knowledge/frameworks"));
 }
 
+const framework_adapter& framework_adapter::named(const std::string& framework) {
+    const auto& all = shipped();
+    for (const auto& a : all)
+        if (a.name() == framework) return a;
+    std::string names;
+    for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name();
+    throw usage_error(fmt::format("unknown framework '{}' (known: {})", framework, names));
+}
+
 std::vector<const key_mapping*> framework_adapter::find(const std::string& raw_key) const {
     std::vector<const key_mapping*> out;
     const std::string c = cli_key(raw_key);
@@ -352,8 +361,12 @@ int framework_adapter::takes_value(const std::string& flag) const {
     return 0;
 }
 
+bool framework_adapter::reads(const std::string& format) const {
+    return m_formats.empty() || std::find(m_formats.begin(), m_formats.end(), format) != m_formats.end();
+}
+
 int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format) const {
-    if (!m_formats.empty() && std::find(m_formats.begin(), m_formats.end(), format) == m_formats.end()) return -1;
+    if (!reads(format)) return -1;
     int score = 0;
     bool signed_ = false;
     for (const auto& e : entries) {

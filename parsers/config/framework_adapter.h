@@ -67,6 +67,8 @@ public:
     static framework_adapter load(const std::string& yaml_path);
     // Shipped adapters (knowledge/frameworks/*.yaml); unknown names fall back to torchtitan.
     static const framework_adapter& get(const std::string& framework);
+    // The shipped adapter a user named (--framework); usage_error listing the known names when none has it.
+    static const framework_adapter& named(const std::string& framework);
     static const std::vector<framework_adapter>& shipped();
     // Loads every adapter in a directory (resolving `extends` inside it, then the shipped set).
     static std::vector<framework_adapter> load_dir(const std::string& dir);
@@ -75,6 +77,7 @@ public:
     const std::string& syntax() const { return m_syntax; }  // cli | toml | registry | json | yaml
     const std::string& file() const { return m_file; }
     const std::vector<std::string>& formats() const { return m_formats; }
+    bool reads(const std::string& format) const;  // an input format it may be detected for (no `formats`: any)
     const std::vector<key_mapping>& keys() const { return m_keys; }
     const std::map<std::string, value>& defaults() const { return m_defaults; }
     // Settings of a file the framework ships under that name (e.g. LLaMA-Factory's

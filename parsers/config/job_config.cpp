@@ -132,14 +132,8 @@ std::string fallback_framework(const std::string& format) {
 
 const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, const std::string& format,
                                         const std::string& hint, bool* guessed = nullptr) {
+    if (!hint.empty()) return framework_adapter::named(hint);
     const auto& all = framework_adapter::shipped();
-    if (!hint.empty()) {
-        for (const auto& a : all)
-            if (a.name() == hint) return a;
-        std::string names;
-        for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name();
-        throw usage_error(fmt::format("unknown framework '{}' (known: {})", hint, names));
-    }
     const framework_adapter* best = nullptr;
     int best_score = 0;
     for (const auto& a : all) {

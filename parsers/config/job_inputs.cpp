@@ -1,8 +1,6 @@
 // Job inputs: config + model + device + --set, as facts.
 #include "parsers/config/job_inputs.h"
 
-#include <algorithm>
-
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -98,21 +96,8 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
     // of those flags, and its defaults (fp32) would stand in for what the line says.
     const std::string hint = in.job ? in.job->framework : o.framework;
     // A framework no adapter has is a usage error whatever else is given (a log alone reads no config to refuse it).
-    if (!o.framework.empty()) {
-        const auto& all = framework_adapter::shipped();
-        if (std::none_of(all.begin(), all.end(), [&](const framework_adapter& a) { return a.name() == o.framework; })) {
-            std::string names;
-            for (const auto& a : all) names += (names.empty() ? "" : ", ") + a.name();
-            throw usage_error(fmt::format("unknown framework '{}' (known: {})", o.framework, names));
-        }
-    }
-    bool reads_lines = true;
-    if (!hint.empty()) {
-        const auto& fmts = framework_adapter::get(hint).formats();
-        reads_lines = fmts.empty() || std::find(fmts.begin(), fmts.end(), "cli") != fmts.end() ||
-                      std::find(fmts.begin(), fmts.end(), "shell") != fmts.end();
-    }
-    if (!o.launch_args.empty() && reads_lines) {
+    if (!o.framework.empty()) framework_adapter::named(o.framework);
+    if (!o.launch_args.empty() && (hint.empty() || framework_adapter::named(hint).reads("cli"))) {
         job_config cli = parse_cli_args(o.launch_args, hint, "command line", 0);
         // A launch line no adapter recognizes (a plain `python train.py ...`) names no framework: the
         // format's fallback is a guess, so neither it nor its defaults become facts (the log's markers may

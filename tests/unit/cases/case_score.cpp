@@ -46,18 +46,16 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
         for (const auto* rec : recs)
             if (std::find(r.ranked.begin(), r.ranked.end(), rec->action) == r.ranked.end()) r.ranked.push_back(rec->action);
         for (const auto& [a, b] : rep.contradictions) r.defects.push_back("contradiction " + a + " vs " + b);
-        for (const auto& rec : rep.recommendations)
+        for (const auto& rec : rep.recommendations) {
             for (const auto& o : rec.overrides)
                 if (const fact* f = rep.facts.get(o.key); f && f->val == o.val)
                     r.defects.push_back("no-op " + rec.rule_id + " " + o.key + "=" + o.val.to_string());
-        if (rep.estimate)
-            for (const auto& rec : rep.recommendations)
-                if (rec.expected_device_peak_bytes && *rec.expected_device_peak_bytes > rep.estimate->device_peak_bytes)
-                    r.defects.push_back("raises the peak " + rec.rule_id + " " + rec.action);
-        for (const auto& n : rep.not_offered)
-            for (const auto& rec : rep.recommendations)
+            if (rep.estimate && rec.expected_device_peak_bytes && *rec.expected_device_peak_bytes > rep.estimate->device_peak_bytes)
+                r.defects.push_back("raises the peak " + rec.rule_id + " " + rec.action);
+            for (const auto& n : rep.not_offered)
                 if (rec.action == n.action)
                     r.defects.push_back("offered and not offered " + n.action + " (" + rec.rule_id + ", " + n.rule_id + ")");
+        }
     } catch (const std::exception& e) {
         r.error = e.what();
     }
