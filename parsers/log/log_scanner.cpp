@@ -1181,6 +1181,24 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             }
             if (inner) best = inner;
         }
+        // Nested bars whose outer bar moved (ALFRED, round 41: `epoch: 2/20` around `batch: 230/445`):
+        // the outer bar is drawn only when it advances, after the inner bar closed at its total, so it
+        // has about one line per value; the inner bar, of a larger total, has more lines than one run
+        // of it holds (it ran again), is open, and was drawn after the outer's newest draw. The inner bar
+        // counts the steps. A training bar redrawn between its steps has more lines than values and
+        // keeps the choice.
+        if (best && !eval_running && all[best->sig].by_total && !never_moved && best->pr->file == ev.file &&
+            best->pr->count <= *best->first + 2) {
+            pick* inner = nullptr;
+            for (auto* p : pool) {
+                if (p == best || !all[p->sig].by_total || !p->second || p->pr->file != ev.file ||
+                    p->pr->count <= total_of(*p) + 2 || p->pr->first_line <= best->pr->first_line ||
+                    total_of(*p) <= total_of(*best) || p->newest->line <= best->newest->line)
+                    continue;
+                if (!inner || p->pr->first_line < inner->pr->first_line) inner = p;
+            }
+            if (inner) best = inner;
+        }
         return best;
     };
     std::vector<pick> picks;

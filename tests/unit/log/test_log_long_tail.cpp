@@ -996,3 +996,52 @@ TEST_CASE("progress formats: the colon form of an RL loop's episode print") {
     CHECK(a.last_logged_step == 41);
     CHECK(a.step == 42);
 }
+
+// logs45 (round 41): nested tqdm bars whose outer (epoch) bar advanced, and the Time-Series-Library logger
+TEST_CASE("progress formats: nested bars whose outer epoch bar moved count the steps on the inner bar") {
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 646.00 MiB (GPU 0; 11.90 GiB total "
+                            "capacity; 8.28 GiB already allocated; 223.25 MiB free; 10.03 GiB reserved in total)\n";
+    // ALFRED: `epoch:` drawn once per epoch, `batch:` runs to its total each epoch, evaluation bars between
+    auto inner_run = [](int from, int to, int total) {
+        std::string s;
+        for (int i = from; i <= to; ++i)
+            s += "\rbatch:  50%|#####     | " + std::to_string(i) + "/" + std::to_string(total) +
+                 " [00:01<00:01,  1.00it/s]\x1b[A\n";
+        return s;
+    };
+    auto epoch = [](int n) { return "\repoch:  10%|#         | " + std::to_string(n) + "/20 [09:27<2:59:40, 567.40s/it]\n"; };
+    SUBCASE("the outer bar advanced between runs of the inner bar: the inner bar is the step") {
+        auto a = run(epoch(0) + inner_run(0, 30, 30) + inner_run(0, 2, 2) + epoch(1) + inner_run(0, 30, 30) +
+                     inner_run(0, 2, 2) + epoch(2) + inner_run(0, 4, 30) + oom);
+        CHECK(a.last_logged_step == 4);
+        CHECK(a.step == 5);
+    }
+    SUBCASE("a training bar redrawn between its advances keeps the choice") {
+        // the outer bar has more lines than values: it is redrawn while it counts, a training bar
+        std::string t = "\r  0%|          | 0/20 [00:00<?, ?it/s]\n\r  0%|          | 0/20 [00:05<?, ?it/s]\n";
+        auto a = run(t + inner_run(0, 30, 30) + "\r  5%|5         | 1/20 [00:09<02:51, 9.00s/it]\n" +
+                     "\r  5%|5         | 1/20 [00:12<02:51, 9.00s/it]\n" + inner_run(0, 30, 30) +
+                     "\r 10%|#         | 2/20 [00:18<02:42, 9.00s/it]\n" + inner_run(0, 4, 30) + oom);
+        CHECK(a.last_logged_step == 2);
+    }
+    SUBCASE("an inner bar that ran once is not known to be nested") {
+        auto a = run(epoch(0) + epoch(1) + inner_run(0, 4, 30) + oom);
+        CHECK(a.last_logged_step != 4);
+    }
+}
+
+TEST_CASE("progress formats: the Time-Series-Library logger, not its evaluation loops' counters") {
+    // OpenLTM (round 41, au03): every 100 iterations within the epoch, then the evaluation loops' own `iters:`
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 4.43 GiB (GPU 0; 31.73 GiB total "
+                            "capacity; 16.58 GiB already allocated; 950.69 MiB free; 29.64 GiB reserved in total)\n";
+    const std::string train = "\titers: 1300, epoch: 1 | loss: 0.2389431\n\tspeed: 0.2350s/iter; left time: 6462.6209s\n"
+                              "\titers: 1400, epoch: 1 | loss: 0.2667516\n\tspeed: 0.2567s/iter; left time: 7032.7417s\n";
+    const std::string evals = "Epoch: 1 cost time: 338.98932337760925\n"
+                              "\titers: 100, speed: 0.2874s/iter, left time: 31.3243s\n"
+                              "\titers: 400, speed: 0.2757s/iter, left time: 7.7188s\n"
+                              "Epoch: 1, Steps: 1440 | Vali Loss: 0.4827343 Test Loss: 0.5687996\n";
+    auto a = run(train + evals + "Traceback (most recent call last):\n" + oom);
+    CHECK(a.last_logged_step == 1400);
+    CHECK_FALSE(a.step);  // every 100 iterations: the failing one is not known
+    CHECK(a.step_basis == "sparse_log");
+}
