@@ -507,6 +507,14 @@ estimate_input from_facts(const fact_store& facts) {
             in.ac = ac_kind::selective_op;
     } else
         in.ac = ac_kind::none;
+    // est42: torchtune without its config (no file read, no shipped config named by job.recipe_config): the recipes'
+    // code default is no checkpointing (cfg.get("enable_activation_checkpointing", False)), which the point keeps, but
+    // the shipped configs choose per model (knowledge/frameworks/torchtune.yaml shipped_files), so estimate() gives
+    // the other setting as the interval's other end
+    if (in.framework == train_framework::torchtune && !facts.has("job.config_file") && in.ac == ac_kind::none) {
+        const fact* acf = facts.get("activation_checkpoint.mode");
+        in.ac_unknown = !acf || acf->prov.from_default();
+    }
     in.activation_offload = r.boolean("activation_checkpoint.offload", false, nullptr);
     in.swap_attention = r.boolean("activation_checkpoint.swap_attention", false, nullptr);
 
@@ -1109,6 +1117,20 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "PEFT's prepare_model_for_kbit_training upcasts the norms, so the checkpointed layer inputs are fp32 "
                 "(point); a script that does not call it keeps them in bf16 (low end)");
+        // est42: torchtune's checkpointing is its config's choice; with the config unknown both settings are possible
+        if (in.ac_unknown) {
+            estimate_input w = in;
+            w.ac = ac_kind::full;
+            w.ac_unknown = false;
+            est::breakdown other;
+            r.low_bytes = std::min(r.low_bytes, to_i(est::compute(w, other)));
+            r.interval_reasons.push_back(
+                "torchtune config not known: the point keeps the recipe's own default, no activation checkpointing; the "
+                "configs torchtune ships choose per model (38 of 44 single-device LoRA / QLoRA / DoRA configs turn it on, "
+                "v0.1.1 to v0.6.1), so the low end has it on. Name the config (job.recipe_config) or set "
+                "activation_checkpoint.mode");
+        }
+
         // est25: varying step lengths through the caching-allocator model (varying_lengths.h)
         r.cache_high_bytes = r.high_bytes;
         r.fixed_high_bytes = r.high_bytes;
