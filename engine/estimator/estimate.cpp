@@ -765,6 +765,21 @@ estimate_input from_facts(const fact_store& facts) {
             "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
     }
 
+    // est42: axolotl calls the same function for an unsharded 8/4-bit LoRA. Since 1991946c5 (#504, 2023-09-01:
+    // needs_fa2_dtype = cfg.adapter or cfg.fsdp) it casts the norms back to the compute dtype for every adapter job;
+    // before it only flash_attention on a Llama model did (utils/models.py at dc71d8872), so xformers, sdpa and eager
+    // jobs kept fp32 norms. A build dated before it takes the fp32 residual stream as the point; the low end is the
+    // flash_attention case (the facts do not keep that key apart from xformers)
+    constexpr int axolotl_norms_cast_back = 20230901;
+    if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && job_fw == "axolotl" &&
+        in.zero_stage < 3 && in.framework_date > 0 && in.framework_date < axolotl_norms_cast_back) {
+        in.ft.fp32_residual = true;
+        in.assumptions.push_back(
+            "axolotl before 2023-09-01: after PEFT's prepare_model_for_kbit_training the norms stay fp32 unless "
+            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32 "
+            "(low end: flash_attention)");
+    }
+
     // est26: torch 1.x Module/Optimizer.zero_grad(set_to_none=False) zeroes the gradients in place
     // (torch 2.0 made set_to_none=True the default): HF Trainer of that era calls model.zero_grad(),
     // so the gradients stay allocated through the next forward. Megatron and DeepSpeed keep their own
