@@ -507,6 +507,14 @@ estimate_input from_facts(const fact_store& facts) {
             in.ac = ac_kind::selective_op;
     } else
         in.ac = ac_kind::none;
+    // est42: torchtune without its config (no file read, no shipped config named by job.recipe_config): the recipes'
+    // code default is no checkpointing (cfg.get("enable_activation_checkpointing", False)), which the point keeps, but
+    // the shipped configs choose per model (knowledge/frameworks/torchtune.yaml shipped_files), so estimate() gives
+    // the other setting as the interval's other end
+    if (in.framework == train_framework::torchtune && !facts.has("job.config_file") && in.ac == ac_kind::none) {
+        const fact* acf = facts.get("activation_checkpoint.mode");
+        in.ac_unknown = !acf || acf->prov.from_default();
+    }
     in.activation_offload = r.boolean("activation_checkpoint.offload", false, nullptr);
     in.swap_attention = r.boolean("activation_checkpoint.swap_attention", false, nullptr);
 
@@ -755,6 +763,21 @@ estimate_input from_facts(const fact_store& facts) {
         in.assumptions.push_back(
             "QLoRA under HF Trainer: PEFT's prepare_model_for_kbit_training (TRL SFTTrainer calls it) casts the norms to "
             "fp32, so the residual stream and every checkpointed layer input are fp32 (low end: not called)");
+    }
+
+    // est42: axolotl calls the same function for an unsharded 8/4-bit LoRA. Since 1991946c5 (#504, 2023-09-01:
+    // needs_fa2_dtype = cfg.adapter or cfg.fsdp) it casts the norms back to the compute dtype for every adapter job;
+    // before it only flash_attention on a Llama model did (utils/models.py at dc71d8872), so xformers, sdpa and eager
+    // jobs kept fp32 norms. A build dated before it takes the fp32 residual stream as the point; the low end is the
+    // flash_attention case (the facts do not keep that key apart from xformers)
+    constexpr int axolotl_norms_cast_back = 20230901;
+    if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && job_fw == "axolotl" &&
+        in.zero_stage < 3 && in.framework_date > 0 && in.framework_date < axolotl_norms_cast_back) {
+        in.ft.fp32_residual = true;
+        in.assumptions.push_back(
+            "axolotl before 2023-09-01: after PEFT's prepare_model_for_kbit_training the norms stay fp32 unless "
+            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32 "
+            "(low end: flash_attention)");
     }
 
     // est26: torch 1.x Module/Optimizer.zero_grad(set_to_none=False) zeroes the gradients in place
@@ -1109,6 +1132,20 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "PEFT's prepare_model_for_kbit_training upcasts the norms, so the checkpointed layer inputs are fp32 "
                 "(point); a script that does not call it keeps them in bf16 (low end)");
+        // est42: torchtune's checkpointing is its config's choice; with the config unknown both settings are possible
+        if (in.ac_unknown) {
+            estimate_input w = in;
+            w.ac = ac_kind::full;
+            w.ac_unknown = false;
+            est::breakdown other;
+            r.low_bytes = std::min(r.low_bytes, to_i(est::compute(w, other)));
+            r.interval_reasons.push_back(
+                "torchtune config not known: the point keeps the recipe's own default, no activation checkpointing; the "
+                "configs torchtune ships choose per model (38 of 44 single-device LoRA / QLoRA / DoRA configs turn it on, "
+                "v0.1.1 to v0.6.1), so the low end has it on. Name the config (job.recipe_config) or set "
+                "activation_checkpoint.mode");
+        }
+
         // est25: varying step lengths through the caching-allocator model (varying_lengths.h)
         r.cache_high_bytes = r.high_bytes;
         r.fixed_high_bytes = r.high_bytes;

@@ -135,6 +135,9 @@ struct estimate_input {
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none
     bool dynamic_budget = false;          // est40: the micro-batch is a token budget filled with whole sequences (verl use_dynamic_bsz)
+    // est42: torchtune without its config file and without a shipped config named: whether the recipe checkpoints
+    // its layers is the config's choice (enable_activation_checkpointing), not known here
+    bool ac_unknown = false;
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour
     int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
     // Added in round est11 (held-out fine-tuning rows).

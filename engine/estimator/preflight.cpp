@@ -25,7 +25,9 @@ void gather_facts(const preflight_request& req, fact_store& facts, override_synt
     if (req.config.empty() && !req.framework.empty() && !facts.has("job.framework")) {
         user.excerpt = "--framework " + req.framework;
         facts.emit("job.framework", value(req.framework), user);
-        // without a config file the framework's defaults fill what --set does not
+        // without a config file a shipped config named by job.recipe_config, then the framework's defaults, fill
+        // what --set does not
+        emit_named_config_settings(req.framework, facts);
         emit_framework_defaults(req.framework, facts, [](const std::string&, const value&) { return true; });
     }
     if (req.world_size > 0) {

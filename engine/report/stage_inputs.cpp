@@ -80,14 +80,20 @@ void derive_framework(pipeline_state& s) {
         // recomputes selectively, verl trains in bf16, so their jobs are not advised to turn on what
         // already runs. An unseen default never adds a lever (HF Trainer's "no checkpointing" or
         // "fp32"). They stay marked as defaults, so a setting the log prints replaces them.
-        if (s.req.config.empty()) emit_lever_withdrawing_defaults(s.req.framework, facts);
+        if (s.req.config.empty()) {
+            emit_named_config_settings(s.req.framework, facts);  // a shipped config the log or --set names
+            emit_lever_withdrawing_defaults(s.req.framework, facts);
+        }
     }
     if (!facts.has("job.framework") && log && log->framework != "unknown")
         if (auto name = framework_for_log(log->framework, log->device_kind)) {
             const fact* fw = facts.get("log.framework");
             facts.emit("job.framework", value(*name), fw ? fw->prov : oomdx_provenance());
             // The same for a framework the log names (its markers, not a guess from one key).
-            if (s.req.config.empty()) emit_lever_withdrawing_defaults(*name, facts);
+            if (s.req.config.empty()) {
+                emit_named_config_settings(*name, facts);
+                emit_lever_withdrawing_defaults(*name, facts);
+            }
         }
     if (const auto fw = facts.string("job.framework"))
         if (const framework_semantics* sem = find_semantics(*fw)) emit_facts(*sem, facts);

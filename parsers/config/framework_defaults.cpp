@@ -49,4 +49,38 @@ void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& f
     });
 }
 
+namespace {
+
+// "recipes/configs/llama3_1/8B_lora.yaml" and "llama3_1/8B_lora.yaml" name the config "llama3_1/8B_lora".
+std::string shipped_config_name(std::string n) {
+    if (const auto at = n.rfind("configs/"); at != std::string::npos) n = n.substr(at + 8);
+    if (n.ends_with(".yaml")) n.resize(n.size() - 5);
+    else if (n.ends_with(".yml")) n.resize(n.size() - 4);
+    return n;
+}
+
+}  // namespace
+
+bool emit_named_config_settings(const std::string& framework, fact_store& facts) {
+    const fact* named = facts.get("job.recipe_config");
+    if (!named || !named->val.is_string()) return false;
+    try {
+        const framework_adapter& ad = framework_adapter::get(framework);
+        const std::string name = shipped_config_name(named->val.as_string());
+        const auto* shipped = ad.shipped_file(name);
+        if (!shipped) return false;
+        provenance p = named->prov;  // a copy: emitting may move the store's facts
+        p.producer = "config." + ad.name() + ".shipped_config";
+        p.derived_from = {"job.recipe_config"};
+        p.excerpt = fmt::format("{}: the settings of the config {} ships under that name ({})", name, ad.name(), ad.file());
+        for (const auto& [key, v] : *shipped) {
+            if (const fact* cur = facts.get(key); cur && !cur->prov.from_default()) continue;
+            facts.emit(key, v, p);
+        }
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 }  // namespace oomdx

@@ -6,11 +6,13 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/preflight.h"
 #include "tests/unit/estimator/test_util.h"
 
 using namespace oomdx;
@@ -1070,4 +1072,55 @@ TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before ac
     emit(f1, "framework.hf_model", true);
     emit(f1, "parallelism.zero_stage", std::int64_t(3));
     CHECK_FALSE(from_facts(f1).accelerate_fsdp2_mp);
+}
+
+TEST_CASE("torchtune without its config file: a named shipped config gives its settings, an unknown one an interval over checkpointing (est42)") {
+    auto run = [](std::vector<std::string> sets) {
+        preflight_request q;
+        q.framework = "torchtune";
+        q.model = "llama3-8b";
+        q.world_size = 1;
+        q.sets = std::move(sets);
+        return run_preflight(q);
+    };
+    const auto has_reason = [](const estimate_result& e) {
+        for (const auto& why : e.interval_reasons)
+            if (why.find("torchtune config not known") != std::string::npos) return true;
+        return false;
+    };
+    // `tune run lora_finetune_single_device --config llama3_1/8B_qlora_single_device`: the config turns
+    // checkpointing on (every tag from v0.2.1), batch 2, QLoRA on every linear; a key the job sets itself wins
+    const preflight_result named = run({"job.recipe_config=llama3_1/8B_qlora_single_device", "training.seq_len=2048",
+                                        "training.local_batch_size=1"});
+    CHECK(named.input.ac == ac_kind::full);
+    CHECK(named.input.ft.base_bits == 4);
+    CHECK(named.input.micro_batch == 1);
+    const fact* ac = named.facts.get("activation_checkpoint.mode");
+    REQUIRE(ac != nullptr);
+    CHECK(ac->prov.producer == "config.torchtune.shipped_config");
+    CHECK_FALSE(named.input.ac_unknown);
+    CHECK_FALSE(has_reason(named.estimate));
+    // a path to the shipped file names the same config
+    const preflight_result by_path = run({"job.recipe_config=recipes/configs/llama3_1/8B_qlora_single_device.yaml",
+                                          "training.seq_len=2048", "training.local_batch_size=1"});
+    CHECK(by_path.estimate.device_peak_bytes == named.estimate.device_peak_bytes);
+    // the small models' configs leave it off
+    CHECK(run({"job.recipe_config=llama3_2/1B_lora_single_device", "training.seq_len=2048"}).input.ac == ac_kind::none);
+    // an unknown config: the point is the recipe's default (no checkpointing), the low end has it on
+    const std::vector<std::string> lora = {"training.finetuning_type=lora", "training.seq_len=4096", "training.local_batch_size=1"};
+    std::vector<std::string> unknown = lora;
+    unknown.push_back("job.recipe_config=my_configs/custom_lora");
+    const preflight_result u = run(unknown);
+    CHECK(u.input.ac == ac_kind::none);
+    CHECK(u.input.ac_unknown);
+    CHECK(has_reason(u.estimate));
+    std::vector<std::string> with_ac = lora;
+    with_ac.push_back("activation_checkpoint.mode=full");
+    const preflight_result on = run(with_ac);
+    CHECK_FALSE(on.input.ac_unknown);
+    CHECK(u.estimate.low_bytes == on.estimate.device_peak_bytes);
+    CHECK(u.estimate.low_bytes < u.estimate.device_peak_bytes);
+    // no config named at all: the same interval; a checkpointing setting given by the job removes it
+    CHECK(has_reason(run(lora).estimate));
+    CHECK_FALSE(has_reason(on.estimate));
 }

@@ -260,6 +260,10 @@ TEST_CASE("held-out rows, round est41 (Qwen v1 README of 2023-10: Qwen-1.8B LoRA
     check_heldout("heldout_est41.yaml", 11, "held-out rows (est41)");
 }
 
+TEST_CASE("held-out rows, round est42 (axolotl READMEs of 2023-08 / 2024-04: Llama-2-7B LoRA int8 and QLoRA packed 4k, Llama-3-70B QLoRA FSDP x 2 offload, Llama-3-8B full 8k; LitGPT 0_to_litgpt phi-2 LoRA; ms-swift scripts of 2024-12 / 2025-04: Qwen2-7B and Qwen2.5-3B full on one GPU)") {
+    check_heldout("heldout_est42.yaml", 7, "held-out rows (est42)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
