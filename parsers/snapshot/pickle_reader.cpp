@@ -123,6 +123,7 @@ public:
 
     std::size_t size() const { return m_size; }
     [[gnu::always_inline]] std::uint32_t raw(std::size_t i) const {
+        if (i < m_clean) return slot(i);
         const word& w = m_words[i >> 6];
         const std::uint64_t b = std::uint64_t(1) << (i & 63);
         if (w.gone & b) [[unlikely]] return gone_value(i);
@@ -131,6 +132,7 @@ public:
     // Raw slot of id i < size(), reading the first chunk (where a trace's keys and frame dicts
     // usually are) without the chunk table: one load instead of three dependent ones.
     [[gnu::always_inline]] std::uint32_t raw_near(std::size_t i) const {
+        if (i < m_clean) return i < k_chunk ? m_first[i] : slot(i);  // before any id went
         const word& w = m_words[i >> 6];
         const std::uint64_t b = std::uint64_t(1) << (i & 63);
         if (w.gone & b) [[unlikely]] return gone_value(i);
@@ -165,7 +167,7 @@ public:
         if ((m_size & 63) == 0) [[unlikely]] new_word();
         if (v.a <= k_payload && v.t == vt::consumed) {  // no slot: the id's bit
             m_words.back().gone |= std::uint64_t(1) << (m_size & 63);
-            ++m_gone;
+            if (m_gone++ == 0) m_clean = m_size;
             ++m_size;
             return true;
         }
@@ -266,6 +268,7 @@ private:
     std::size_t m_slots = 0;           // slots in use
     std::size_t m_size = 0;            // ids
     std::uint64_t m_gone = 0;          // ids consumed without a slot
+    std::size_t m_clean = ~std::size_t(0);  // ids below it have the slot of the same index
     std::vector<word> m_words;         // ids / 64, rounded up
     std::unordered_map<std::size_t, std::uint32_t> m_over;  // values of such ids stored again
     std::vector<val> m_boxed;
