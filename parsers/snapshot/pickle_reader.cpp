@@ -100,6 +100,13 @@ constexpr std::uint64_t bit(key_id k) { return std::uint64_t(1) << k; }
 // block_pool::array_block blocks, and zero reads as unset. A slot is a tag and a payload: a
 // string, frame or frame-list id, or the index of a value kept whole in a side array (a
 // container being built, a number, an id that does not fit in 28 bits).
+//
+// A consumed record appended at the end (a trace entry dict the fast path read: three of
+// four memo ids of a Python-written trace) takes no slot: one bit per id (`m_words`, 64 ids a
+// word, with the count of such ids before the word) says "consumed", and the other ids are
+// stored in order without gaps. A slot index is the id less the consumed ids before it. A
+// consumed id later stored again keeps its bit; its value is in `m_over` (rare: a BINPUT over
+// a trace entry's slot).
 class memo_table {
     static constexpr std::size_t k_shift = 19;
     static constexpr std::size_t k_chunk = std::size_t(1) << k_shift;
@@ -115,12 +122,25 @@ public:
     static constexpr std::uint32_t make(tag t, std::uint32_t x) { return (std::uint32_t(t) << k_tag_shift) | x; }
 
     std::size_t size() const { return m_size; }
-    std::uint32_t raw(std::size_t i) const { return slot(i); }
-    // Raw slot i < size(), reading the first chunk (where a trace's keys and frame dicts
+    [[gnu::always_inline]] std::uint32_t raw(std::size_t i) const {
+        if (i < m_clean) return slot(i);
+        const word& w = m_words[i >> 6];
+        const std::uint64_t b = std::uint64_t(1) << (i & 63);
+        if (w.gone & b) [[unlikely]] return gone_value(i);
+        return slot(i - w.before - ones(w.gone & (b - 1)));
+    }
+    // Raw slot of id i < size(), reading the first chunk (where a trace's keys and frame dicts
     // usually are) without the chunk table: one load instead of three dependent ones.
-    std::uint32_t raw_near(std::size_t i) const { return i < k_chunk ? m_first[i] : slot(i); }
+    [[gnu::always_inline]] std::uint32_t raw_near(std::size_t i) const {
+        if (i < m_clean) return i < k_chunk ? m_first[i] : slot(i);  // before any id went
+        const word& w = m_words[i >> 6];
+        const std::uint64_t b = std::uint64_t(1) << (i & 63);
+        if (w.gone & b) [[unlikely]] return gone_value(i);
+        const std::size_t k = i - w.before - ones(w.gone & (b - 1));
+        return k < k_chunk ? m_first[k] : slot(k);
+    }
     val get(std::size_t i) const {
-        const std::uint32_t r = slot(i);
+        const std::uint32_t r = raw(i);
         switch (tag_of(r)) {
         case t_unset: return val{};
         case t_consumed: return val{vt::consumed};
@@ -131,27 +151,43 @@ public:
         }
     }
     void set(std::size_t i, const val& v) {
-        std::uint32_t& s = slot(i);
+        const word& w = m_words[i >> 6];
+        const std::uint64_t b = std::uint64_t(1) << (i & 63);
+        if (w.gone & b) [[unlikely]] {
+            std::uint32_t& s = m_over[i];  // unset (0) when new: nothing to free
+            if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
+            s = encode(v);
+            return;
+        }
+        std::uint32_t& s = slot(i - w.before - ones(w.gone & (b - 1)));
         if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
         s = encode(v);
     }
     [[gnu::always_inline]] bool try_append(const val& v) {
-        if (m_size >= m_capacity) [[unlikely]] return false;
+        if ((m_size & 63) == 0) [[unlikely]] new_word();
+        if (v.a <= k_payload && v.t == vt::consumed) {  // no slot: the id's bit
+            m_words.back().gone |= std::uint64_t(1) << (m_size & 63);
+            if (m_gone++ == 0) m_clean = m_size;
+            ++m_size;
+            return true;
+        }
+        if (m_slots >= m_capacity) [[unlikely]] return false;
         std::uint32_t r;
-        if (v.a <= k_payload && v.t == vt::consumed) r = make(t_consumed, 0);
-        else if (v.a <= k_payload && v.t == vt::str) r = make(t_str, v.a);
+        if (v.a <= k_payload && v.t == vt::str) r = make(t_str, v.a);
         else if (v.a <= k_payload && v.t == vt::frames) r = make(t_frames, v.a);
         else r = encode(v);
-        slot(m_size++) = r;
+        slot(m_slots++) = r;
+        ++m_size;
         return true;
     }
-    // Slots below m_capacity have their pages: the first block (from the heap, not prepared
-    // ahead) is faulted in 64 KiB at a time with one call each (docs/snapshot.md, snap14);
-    // try_append stops at m_capacity.
+    // n ids (n > size()): the new ones unset, each with its slot. Slots below m_capacity have
+    // their pages: the first block (from the heap, not prepared ahead) is faulted in 64 KiB at
+    // a time with one call each (docs/snapshot.md, snap14); try_append stops at m_capacity.
     void resize(std::size_t n) {
-        while (m_chunks.size() * k_chunk < n) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
+        const std::size_t slots = m_slots + (n - m_size);
+        while (m_chunks.size() * k_chunk < slots) m_chunks.push_back(block_pool::array_block(m_chunks.empty()));
         m_first = static_cast<std::uint32_t*>(m_chunks.front().get());
-        const std::size_t to = std::min(m_chunks.size() * k_chunk, (n / k_step + 1) * k_step);
+        const std::size_t to = std::min(m_chunks.size() * k_chunk, (slots / k_step + 1) * k_step);
         while (m_capacity < to) {
             if (m_capacity >= k_chunk) {  // pool blocks: prepared ahead by its helper
                 m_capacity = m_chunks.size() * k_chunk;
@@ -160,12 +196,49 @@ public:
             populate_write(&slot(m_capacity), k_step * sizeof(std::uint32_t));
             m_capacity += k_step;
         }
-        if (n > m_size) m_size = n;
+        for (; m_size < n; ++m_size) {
+            if ((m_size & 63) == 0) new_word();
+        }
+        m_slots = slots;
     }
 
 private:
-    std::uint32_t& slot(std::size_t i) const {
-        return static_cast<std::uint32_t*>(m_chunks[i >> k_shift].get())[i & (k_chunk - 1)];
+    // Bits set in x: the POPCNT instruction where the CPU has it (the build targets baseline
+    // x86-64, where the builtin is a library call), else the same count in a few shifts.
+#if defined(__x86_64__)
+    static inline const bool k_popcnt = __builtin_cpu_supports("popcnt");
+#endif
+    [[gnu::always_inline]] static std::size_t ones(std::uint64_t x) {
+#if defined(__x86_64__)
+        if (k_popcnt) [[likely]] {
+            std::uint64_t r;
+            asm("popcnt %1, %0" : "=r"(r) : "r"(x) : "cc");
+            return static_cast<std::size_t>(r);
+        }
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+        return static_cast<std::size_t>((x * 0x0101010101010101ULL) >> 56);
+#else
+        return static_cast<std::size_t>(__builtin_popcountll(x));
+#endif
+    }
+    struct word {
+        std::uint64_t gone = 0;     // ids consumed without a slot
+        std::uint64_t before = 0;   // such ids before this word's first
+    };
+    [[gnu::noinline]] void new_word() {  // for id m_size, once
+        if ((m_words.size() << 6) <= m_size) m_words.push_back(word{0, m_gone});
+    }
+    [[gnu::noinline]] std::uint32_t gone_value(std::size_t i) const {
+        if (!m_over.empty()) {
+            auto it = m_over.find(i);
+            if (it != m_over.end()) return it->second;
+        }
+        return make(t_consumed, 0);
+    }
+    std::uint32_t& slot(std::size_t k) const {
+        return static_cast<std::uint32_t*>(m_chunks[k >> k_shift].get())[k & (k_chunk - 1)];
     }
     [[gnu::noinline]] std::uint32_t encode(const val& v) {
         if (v.a <= k_payload) {
@@ -192,7 +265,12 @@ private:
     std::vector<block_pool::block_ptr> m_chunks;
     std::uint32_t* m_first = nullptr;  // m_chunks[0]
     std::size_t m_capacity = 0;        // slots faulted in (in m_chunks)
-    std::size_t m_size = 0;
+    std::size_t m_slots = 0;           // slots in use
+    std::size_t m_size = 0;            // ids
+    std::uint64_t m_gone = 0;          // ids consumed without a slot
+    std::size_t m_clean = ~std::size_t(0);  // ids below it have the slot of the same index
+    std::vector<word> m_words;         // ids / 64, rounded up
+    std::unordered_map<std::size_t, std::uint32_t> m_over;  // values of such ids stored again
     std::vector<val> m_boxed;
     std::vector<std::uint32_t> m_box_free;
 };

@@ -217,6 +217,46 @@ TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo
     CHECK(t[3].size == 0x50);
 }
 
+// The memo ids of trace entry dicts the fast path consumed take no slot (docs/snapshot.md,
+// snap25): a BINGET of one is the consumed-record error, one stored again (BINPUT) reads back,
+// and the ids after them read their own values across many 64-id words.
+TEST_CASE("memo ids of consumed trace entries: no slot, stored again, and the ids after them") {
+    const auto s = memo_str;
+    const auto h = memo_get;
+    const std::string M = k_memoize;
+    std::string b = trace_preamble();
+    // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + "u";
+    auto entry = [&](int addr, const std::string& size_key) {  // fast path: one memo id, consumed
+        return "}" + M + "(" + h(7) + h(8) + h(9) + "K" + char(addr) + size_key + "K\x20" + "u";
+    };
+    for (int i = 0; i < 200; ++i) b += entry(0x30, h(10));  // ids 11..210
+    // id 211 a string between consumed ids; ids 212..245 entries again
+    b += s("size") + "0";
+    for (int i = 0; i < 34; ++i) b += entry(0x31, h(10));
+    // a string stored over consumed id 100 (BINPUT), then read as a key twice
+    b += std::string("\x8c\x04size") + "q\x64" + "0";
+    b += entry(0x40, h(100)) + entry(0x41, h(211)) + entry(0x42, h(100));
+    b += entry(0x43, h(10)) + entry(0x44, h(10));  // the fast path stops 16 bytes before the end
+    const std::string tail = std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b + tail), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 1 + 200 + 34 + 5);
+    CHECK(t[200].addr == 0x30);
+    CHECK(t[201].addr == 0x31);
+    for (std::size_t i = 235; i < 240; ++i) {
+        CAPTURE(i);
+        CHECK(t[i].addr == static_cast<std::int64_t>(0x40 + i - 235));
+        CHECK(t[i].size == 0x20);
+    }
+    // a consumed id read back: the same error as when it had a slot
+    CHECK(error_of(P(b + "h\x0b" + tail)).find("memo index 11 refers to a record that was already consumed") !=
+          std::string::npos);
+    CHECK(error_of(P(b + std::string("j\xf5\x00\x00\x00", 5) + tail)).find("memo index 245 refers to a record that was already consumed") !=
+          std::string::npos);
+}
+
 // finish_snapshot checks a trace in one pass over its chunks and runs the naming loop only when
 // something is out of range: the same errors, and the 4 EiB total checked every 4096 entries.
 TEST_CASE("trace sizes out of range and allocation totals past 4 EiB are named as before") {
