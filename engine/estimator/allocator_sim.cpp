@@ -24,13 +24,32 @@ int allocator_sim::new_block() {
     return int(m_blocks.size()) - 1;
 }
 
+namespace {
+bool key_less(const std::pair<std::pair<std::int64_t, std::int64_t>, int>& e, const std::pair<std::int64_t, std::int64_t>& k) {
+    return e.first < k;
+}
+}  // namespace
+
 int allocator_sim::find_free(std::int64_t size) {
     // get_free_block: the smallest cached block that fits (size order, then address)
-    auto it = m_free.lower_bound({size, 0});
+    const auto it = std::lower_bound(m_free.begin(), m_free.end(), free_key{size, 0}, key_less);
     if (it == m_free.end()) return -1;
     const int i = it->second;
     m_free.erase(it);
     return i;
+}
+
+void allocator_sim::add_free(std::int64_t size, std::int64_t addr, int block) {
+    const free_key k{size, addr};
+    const auto it = std::lower_bound(m_free.begin(), m_free.end(), k, key_less);
+    if (it != m_free.end() && it->first == k) return;  // a key is cached once (as the map kept it)
+    m_free.insert(it, {k, block});
+}
+
+void allocator_sim::remove_free(std::int64_t size, std::int64_t addr) {
+    const free_key k{size, addr};
+    const auto it = std::lower_bound(m_free.begin(), m_free.end(), k, key_less);
+    if (it != m_free.end() && it->first == k) m_free.erase(it);
 }
 
 bool allocator_sim::grow(std::int64_t size) {
@@ -41,7 +60,7 @@ bool allocator_sim::grow(std::int64_t size) {
     m_blocks[i].size = seg;
     m_blocks[i].live = true;
     m_next_addr += seg;
-    m_free.emplace(std::make_pair(seg, m_blocks[i].addr), i);
+    add_free(seg, m_blocks[i].addr, i);
     m_reserved += seg;
     m_peak_reserved = std::max(m_peak_reserved, m_reserved);
     ++m_segments;
@@ -49,18 +68,19 @@ bool allocator_sim::grow(std::int64_t size) {
 }
 
 void allocator_sim::release_cached() {
-    for (auto it = m_free.begin(); it != m_free.end();) {
-        block& b = m_blocks[it->second];
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < m_free.size(); ++j) {
+        block& b = m_blocks[m_free[j].second];
         if (b.prev < 0 && b.next < 0) {  // a whole segment: cudaFree
             m_reserved -= b.size;
             --m_segments;
             b.live = false;
-            m_spare.push_back(it->second);
-            it = m_free.erase(it);
+            m_spare.push_back(m_free[j].second);
         } else {
-            ++it;
+            m_free[kept++] = m_free[j];
         }
     }
+    m_free.resize(kept);
 }
 
 int allocator_sim::alloc(std::int64_t bytes) {
@@ -101,7 +121,7 @@ int allocator_sim::alloc(std::int64_t bytes) {
         if (b.next >= 0) m_blocks[b.next].prev = r;
         b.next = r;
         b.size = size;
-        m_free.emplace(std::make_pair(rest.size, rest.addr), r);
+        add_free(rest.size, rest.addr, r);
     }
     m_blocks[i].used = true;
     m_allocated += m_blocks[i].size;
@@ -125,7 +145,7 @@ void allocator_sim::free(int h) {
         const int n = side == 0 ? b->prev : b->next;
         if (n < 0 || m_blocks[n].used) continue;
         block& o = m_blocks[n];
-        m_free.erase({o.size, o.addr});
+        remove_free(o.size, o.addr);
         if (side == 0) {
             b->addr = o.addr;
             b->prev = o.prev;
@@ -139,7 +159,7 @@ void allocator_sim::free(int h) {
         m_spare.push_back(n);
         b = &m_blocks[h];
     }
-    m_free.emplace(std::make_pair(b->size, b->addr), h);
+    add_free(b->size, b->addr, h);
 }
 
 }  // namespace oomdx::est

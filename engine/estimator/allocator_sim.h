@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -35,14 +34,19 @@ private:
         int prev = -1, next = -1;   // neighbours in the same segment
         bool used = false, live = false;
     };
+    using free_key = std::pair<std::int64_t, std::int64_t>;  // (size, addr)
     int new_block();
     int find_free(std::int64_t size);
+    void add_free(std::int64_t size, std::int64_t addr, int block);
+    void remove_free(std::int64_t size, std::int64_t addr);
     bool grow(std::int64_t size);   // cudaMalloc one segment; false over the limit
     void release_cached();          // free every unsplit cached segment (the OOM retry, empty_cache)
 
     std::vector<block> m_blocks;
     std::vector<int> m_spare;                                   // reusable block indices
-    std::map<std::pair<std::int64_t, std::int64_t>, int> m_free;  // (size, addr) -> cached block, best fit first
+    // (size, addr) -> cached block, sorted: best fit first. A sorted vector, not a map: the cache holds
+    // tens of blocks, and a replay inserts and erases once per request (no allocation per entry).
+    std::vector<std::pair<free_key, int>> m_free;
     std::int64_t m_limit = 0, m_next_addr = 0;
     std::int64_t m_reserved = 0, m_peak_reserved = 0, m_allocated = 0, m_peak_allocated = 0;
     std::int64_t m_small = 0;       // <= 1 MiB requests: small pool, kept as a byte count
