@@ -1045,3 +1045,32 @@ TEST_CASE("progress formats: the Time-Series-Library logger, not its evaluation 
     CHECK_FALSE(a.step);  // every 100 iterations: the failing one is not known
     CHECK(a.step_basis == "sparse_log");
 }
+
+TEST_CASE("progress formats: a Time-Series-Library run that stopped early, then failed in its test phase") {
+    // OpenLTM (round 42, av01-av02): training ends by early stopping, `exp.test` runs, and the OOM is in the
+    // model's forward on a test batch: the training logger's newest value is the last step, no training step fails
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 9.75 GiB (GPU 0; 31.73 GiB total "
+                            "capacity; 20.93 GiB already allocated; 3.45 GiB free; 27.12 GiB reserved in total)\n";
+    const std::string train = "\titers: 2100, epoch: 8 | loss: 0.1596749\n\tspeed: 0.3796s/iter; left time: 1723.5201s\n"
+                              "\titers: 2200, epoch: 8 | loss: 0.1353280\n\tspeed: 0.3797s/iter; left time: 1685.9240s\n"
+                              "Epoch: 8 cost time: 852.4501352310181\n"
+                              "\titers: 100, speed: 0.2218s/iter, left time: 114.0183s\n"
+                              "\titers: 600, speed: 0.2127s/iter, left time: 2.9775s\n"
+                              "Epoch: 8, Steps: 2213 | Vali Loss: 0.1662299 Test Loss: 0.2062072\n";
+    SUBCASE("early stopping, then the test phase: eval, last step kept, no failing step") {
+        auto a = run(train + "EarlyStopping counter: 3 out of 3\nEarly stopping\n>>>>>>>testing : forecast_x<<<<<<<\n"
+                             "Traceback (most recent call last):\n  File \"run.py\", line 134, in <module>\n"
+                             "    exp.test(setting)\n  File \"/h/OpenLTM/exp/exp_forecast.py\", line 259, in test\n"
+                             "    outputs = self.model(batch_x, batch_x_mark, None, batch_y_mark)\n" + oom);
+        CHECK(a.last_logged_step == 2200);
+        CHECK_FALSE(a.step);
+        CHECK(a.phase == "eval");
+    }
+    SUBCASE("the next epoch's backward after the same lines: training, not eval") {
+        auto a = run(train + "Traceback (most recent call last):\n  File \"run.py\", line 130, in <module>\n"
+                             "    exp.train(setting)\n  File \"/h/OpenLTM/exp/exp_forecast.py\", line 180, in train\n"
+                             "    loss.backward()\n" + oom);
+        CHECK(a.last_logged_step == 2200);
+        CHECK(a.phase != "eval");
+    }
+}
