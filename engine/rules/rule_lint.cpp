@@ -62,10 +62,10 @@ lint_report lint_rules(const std::string& dir, const vocabulary& vocab, const st
             rep.diagnostics.push_back({rule_error_code::missing_test, {f, 1, 1},
                                        fmt::format("no rule tests: expected {}", fs::path(test).filename().string()), "", {}});
     }
-    // Every rule fires in at least one test case.
+    // Every rule is expected to fire in at least one test case (`rules test` runs them).
     if (lr.ok()) {
-        rule_test_report tr = run_rule_tests(dir, vocab, actions);
-        std::set<std::string> covered(tr.rules_covered.begin(), tr.rules_covered.end());
+        const std::vector<std::string> named = rules_named_in_tests(dir);
+        std::set<std::string> covered(named.begin(), named.end());
         for (const auto& r : lr.rules.rules)
             if (r->enabled && !covered.count(r->id))
                 rep.diagnostics.push_back({rule_error_code::missing_test, r->where,

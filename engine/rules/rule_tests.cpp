@@ -80,9 +80,10 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
-                                const std::vector<action_decl>& actions) {
-    rule_test_report rep;
+namespace {
+
+// The rule test files under `dir` (or `dir` itself, one test file), sorted.
+std::vector<std::string> test_files(const std::string& dir) {
     std::vector<std::string> tests;
     std::error_code ec;
     if (fs::is_directory(dir, ec)) {
@@ -92,6 +93,35 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
         tests.push_back(dir);
     }
     std::sort(tests.begin(), tests.end());
+    return tests;
+}
+
+}  // namespace
+
+std::vector<std::string> rules_named_in_tests(const std::string& dir) {
+    std::vector<std::string> ids;
+    for (const auto& tf : test_files(dir)) {
+        try {
+            const YAML::Node doc = load_yaml_text(read_text_file(tf, "rule tests (YAML)", /*allow_empty=*/true), tf);
+            if (!doc["cases"] || !doc["cases"].IsSequence()) continue;
+            for (const auto& c : doc["cases"])
+                if (c.IsMap() && c["expect_fired"] && c["expect_fired"].IsSequence())
+                    for (const auto& x : c["expect_fired"])
+                        if (x.IsScalar()) ids.push_back(x.Scalar());
+        } catch (const std::exception&) {
+            // an unreadable test file names nothing; `rules test` reports it
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+
+rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
+                                const std::vector<action_decl>& actions) {
+    rule_test_report rep;
+    const std::vector<std::string> tests = test_files(dir);
+    std::error_code ec;
     std::map<std::string, load_result> cache;
     auto rules_for = [&](const std::vector<std::string>& files) -> const load_result& {
         std::string key;

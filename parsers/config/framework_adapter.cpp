@@ -400,7 +400,45 @@ bool off_value(const value& v) {
 
 }  // namespace
 
-std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs) const {
+const key_mapping* framework_adapter::spelling_for(const std::string& canonical,
+                                                  const std::vector<std::string>& spelled) const {
+    if (spelled.empty()) return nullptr;
+    std::vector<const key_mapping*> cands;
+    for (const auto& k : m_keys)
+        if (k.canonical == canonical) cands.push_back(&k);
+    if (cands.size() < 2) return nullptr;
+    auto same = [](const std::string& a, const std::string& b) {
+        return a.rfind("--", 0) == 0 || b.rfind("--", 0) == 0 ? cli_key(a) == cli_key(b) : a == b;
+    };
+    for (const auto* k : cands)
+        for (const auto& w : spelled)
+            if (same(k->key, w)) return k;
+    // No alias written: the flag namespace the job writes ("--model." of --model.model_name_or_path).
+    // Only for flags: a TOML or YAML section is the file's structure, not a choice of alias.
+    auto section = [](const std::string& key) {
+        const auto dot = key.rfind('.');
+        return dot == std::string::npos || key.rfind("--", 0) != 0 ? std::string() : cli_key(key.substr(0, dot + 1));
+    };
+    auto uses = [&](const key_mapping* k) {
+        const std::string sec = section(k->key);
+        int n = 0;
+        if (!sec.empty())
+            for (const auto& w : spelled) n += cli_key(w).rfind(sec, 0) == 0;
+        return n;
+    };
+    const key_mapping* first = nullptr;
+    for (const auto* k : cands)
+        if (k->render) { first = k; break; }
+    if (first && uses(first) > 0) return nullptr;
+    const key_mapping* best = nullptr;
+    int most = 0;
+    for (const auto* k : cands)
+        if (const int n = uses(k); n > most) { most = n; best = k; }
+    return best;
+}
+
+std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs,
+                                                      const std::vector<std::string>& spelled) const {
     std::vector<render_item> out;
     auto put = [&](render_item it) {
         for (auto& o : out)
@@ -412,20 +450,24 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             put({ov.key, ov.val, ov.val.is_null()});
             continue;
         }
+        const key_mapping* own = spelling_for(ov.key, spelled);
         if (auto r = m_render.find(ov.key); r != m_render.end()) {
             auto v = r->second.find(value_key(ov.val));
             if (v == r->second.end()) v = r->second.find("*");
             if (v != r->second.end()) {
                 for (auto item : v->second) {
                     if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
+                    if (own)  // an item written under another alias of this key: the job's spelling
+                        for (const auto* k : find(item.key))
+                            if (k->canonical == ov.key) { item.key = own->key; break; }
                     put(std::move(item));
                 }
                 continue;
             }
         }
-        const key_mapping* m = nullptr;
+        const key_mapping* m = own;
         for (const auto& k : m_keys)
-            if (k.canonical == ov.key && k.render) { m = &k; break; }
+            if (!m && k.canonical == ov.key && k.render) { m = &k; break; }
         if (!m) {
             put({"#" + ov.key, ov.val, false});
             continue;
@@ -571,9 +613,10 @@ std::string yaml_scalar_text(const value& v) {
 }  // namespace
 
 std::vector<std::string> framework_adapter::render_lines_as(const std::vector<canonical_override>& ovs,
-                                                            const std::string& syntax) const {
+                                                            const std::string& syntax,
+                                                            const std::vector<std::string>& spelled) const {
     std::vector<std::string> lines;
-    std::vector<render_item> items = translate(ovs);
+    std::vector<render_item> items = translate(ovs, spelled);
     std::vector<render_item> fw;
     for (const auto& it : items) {
         if (it.key.rfind("env.", 0) == 0) {

@@ -47,7 +47,7 @@ struct key_mapping {
     // canonical key this config already set through a `join` mapping is appended with this separator
     // ("+" adds integers: verl's prompt and response lengths make one sequence length).
     std::string join;
-    bool render = true;                   // false: legacy alias, never rendered
+    bool render = true;                   // false: an alias written only for a job that spells it
     bool many = false;                    // nargs "+": a CLI flag takes every following word up to the next flag
     std::string note;                     // era / meaning
     std::string since;                    // YYYY-MM[-DD]: builds that read the key are this new or newer
@@ -93,14 +93,19 @@ public:
     // For CLI parsing: 0 = bare flag, 1 = takes a value, -1 = unknown key.
     int takes_value(const std::string& flag) const;
 
-    // Canonical -> framework items (multi-key translations expanded).
-    std::vector<render_item> translate(const std::vector<canonical_override>&) const;
+    // Canonical -> framework items (multi-key translations expanded). `spelled`: the raw keys the
+    // job's own config wrote; where several keys map to one canonical key, the one the job wrote,
+    // else the one in the section it writes (OpenRLHF's --model.* for SFT, --actor.* for PPO), is
+    // rendered instead of the adapter's first.
+    std::vector<render_item> translate(const std::vector<canonical_override>&,
+                                       const std::vector<std::string>& spelled = {}) const;
     // In the job's own syntax, a paste-able snippet.
     std::string render(const std::vector<canonical_override>&) const;
     std::vector<std::string> render_lines(const std::vector<canonical_override>&) const;
     // Same in another syntax this framework accepts (torchtitan: toml, cli, registry).
     std::vector<std::string> render_lines_as(const std::vector<canonical_override>&,
-                                             const std::string& syntax) const;
+                                             const std::string& syntax,
+                                             const std::vector<std::string>& spelled = {}) const;
 
 private:
     std::string m_name, m_syntax, m_file, m_extends, m_description;
@@ -116,6 +121,7 @@ private:
     std::map<std::string, std::map<std::string, std::vector<render_item>>> m_render;
     std::map<std::string, std::string> m_registry_classes;  // section -> dataclass (registry syntax)
     void inherit(const framework_adapter& base);
+    const key_mapping* spelling_for(const std::string& canonical, const std::vector<std::string>& spelled) const;
     static value typed_raw(const std::string& raw);
     friend struct adapter_loader;
 };

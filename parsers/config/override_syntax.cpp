@@ -92,7 +92,7 @@ bool framework_item(const render_item& it) {
 // returned call, or `config.section.field = value` statements before `return config`.
 std::vector<std::string> render_registry(const override_syntax& s, const framework_adapter& a,
                                          const std::vector<canonical_override>& ovs) {
-    const std::vector<render_item> items = a.translate(ovs);
+    const std::vector<render_item> items = a.translate(ovs, s.spelled);
     std::vector<std::string> lines = side_lines(a, items);
     const std::string var = s.return_var.empty() && s.function.empty() ? "config" : s.return_var;
     std::vector<std::string> order;
@@ -155,8 +155,9 @@ std::string shell_word(const std::string& w) {
 }
 
 // `key=value` operands: LLaMA-Factory's `llamafactory-cli train cfg.yaml key=value`, Hydra overrides (verl).
-std::vector<std::string> render_dotlist(const framework_adapter& a, const std::vector<canonical_override>& ovs) {
-    const std::vector<render_item> items = a.translate(ovs);
+std::vector<std::string> render_dotlist(const override_syntax& s, const framework_adapter& a,
+                                       const std::vector<canonical_override>& ovs) {
+    const std::vector<render_item> items = a.translate(ovs, s.spelled);
     std::vector<std::string> lines = side_lines(a, items);
     for (const auto& it : items) {
         if (!framework_item(it)) continue;
@@ -213,6 +214,8 @@ override_syntax detect_override_syntax(const job_config& job) {
         // HF --key value), LLaMA-Factory key=value operands.
         s.syntax = s.framework == "llama_factory" || framework_adapter::get(s.framework).syntax() == "dotlist" ? "dotlist" : "cli";
     }
+    for (const auto& e : job.entries)
+        if (!e.container) s.spelled.push_back(e.key);  // a value the job wrote (not a TOML table header)
     if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && s.framework != "deepspeed")
         s.deepspeed_file = ds->val.as_string();
     return s;
@@ -233,8 +236,8 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
     std::vector<std::string> lines;
     if (!own.empty()) {
         if (syn == "registry") lines = render_registry(s, a, own);
-        else if (syn == "dotlist") lines = render_dotlist(a, own);
-        else lines = a.render_lines_as(own, syn);
+        else if (syn == "dotlist") lines = render_dotlist(s, a, own);
+        else lines = a.render_lines_as(own, syn, s.spelled);
     }
     if (!ds.empty()) {
         lines.push_back(fmt::format("# {} (JSON merge patch):", s.deepspeed_file));
@@ -247,15 +250,16 @@ expressibility can_express(const override_syntax& s, const std::vector<canonical
     std::vector<canonical_override> own, ds;
     prepare(s, in, own, ds);
     expressibility r;
-    auto check = [&](const framework_adapter& a, const std::vector<canonical_override>& ovs) {
-        for (const auto& it : a.translate(ovs))
+    auto check = [&](const framework_adapter& a, const std::vector<canonical_override>& ovs,
+                     const std::vector<std::string>& spelled) {
+        for (const auto& it : a.translate(ovs, spelled))
             if (r.ok && it.key.rfind("#", 0) == 0) {
                 r.ok = false;
                 r.why = fmt::format("{} has no setting for {} = {}", a.name(), it.key.substr(1), value_key(it.val));
             }
     };
-    check(adapter_of(s), own);
-    check(framework_adapter::get("deepspeed"), ds);
+    check(adapter_of(s), own, s.spelled);
+    check(framework_adapter::get("deepspeed"), ds, {});
     if (r.ok && s.syntax == "registry" && s.classes.count("activation_checkpoint") &&
         is_ac_component(s.classes.at("activation_checkpoint")))
         for (const auto& o : own)
@@ -288,7 +292,7 @@ std::vector<canonical_override> canonical_closure(const override_syntax& s, cons
         }
     };
     const framework_adapter& a = adapter_of(s);
-    merge(read_back(a, a.translate(own)));
+    merge(read_back(a, a.translate(own, s.spelled)));
     // A registry written with AC components: SelectiveAC.Config() is per-op SAC.
     if (s.syntax == "registry" && s.classes.count("activation_checkpoint") && is_ac_component(s.classes.at("activation_checkpoint")))
         for (const auto& o : own)

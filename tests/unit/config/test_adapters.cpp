@@ -594,3 +594,39 @@ TEST_CASE("OpenRLHF v0.10.2+: the dotted flags are a separate spelling, written 
     CHECK(parse_job_config(write("openrlhf_flat.sh", "python3 -m openrlhf.cli.train_ppo_ray --micro_train_batch_size 2 --zero_stage 3\n"))
               .framework == "openrlhf");
 }
+
+TEST_CASE("aliases render in the job's own spelling: the key it wrote, else the flag namespace it writes") {
+    // OpenRLHF v0.10.2+: an SFT script writes --model.*, a PPO script --actor.*; checkpointing follows.
+    const std::string sft_cmd =
+        "python3 -m openrlhf.cli.train_sft --model.model_name_or_path meta-llama/Meta-Llama-3-8B "
+        "--train.micro_batch_size 4 --ds.zero_stage 2 --data.max_len 4096\n";
+    const job_config sft = parse_job_config(write("openrlhf_dotted_sft.sh", sft_cmd));
+    REQUIRE(sft.framework == "openrlhf_dotted");
+    const std::vector<canonical_override> ac{{"activation_checkpoint.mode", "full"}};
+    const auto sft_lines = render_overrides(detect_override_syntax(sft), ac);
+    REQUIRE(sft_lines.size() == 1);
+    CHECK(sft_lines[0] == "--model.gradient_checkpointing_enable");
+    const job_config sft_back = parse_job_config(write("openrlhf_dotted_sft_back.sh",
+                                                       sft_cmd.substr(0, sft_cmd.size() - 1) + " " + sft_lines[0] + "\n"));
+    check_read_back(sft_back, ac);
+    // the PPO script (--actor.*) keeps the actor's flag, and so does a job with no file to read
+    const job_config ppo = parse_job_config("tests/fixtures/configs/openrlhf/grpo_dotted_qwen3_8b.sh");
+    const auto ppo_lines = render_overrides(detect_override_syntax(ppo), {{"activation_checkpoint.mode", "none"}});
+    REQUIRE(ppo_lines.size() == 1);
+    CHECK(ppo_lines[0] == "# remove --actor.gradient_checkpointing_enable");
+    CHECK(render_overrides(override_syntax_for("openrlhf_dotted"), ac)[0] == "--actor.gradient_checkpointing_enable");
+
+    // ms-swift 4.x renamed --train_type to --tuner_type: a job that wrote the new name gets it back.
+    const job_config v4 = parse_job_config(write("swift4.sh", "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type lora "
+                                                              "--per_device_train_batch_size 2 --max_length 2048\n"));
+    REQUIRE(v4.framework == "ms_swift");
+    const std::vector<canonical_override> full{{"training.finetuning_type", "full"}};
+    CHECK(render_overrides(detect_override_syntax(v4), full) == std::vector<std::string>{"--tuner_type full"});
+    const job_config v3 = parse_job_config(write("swift3.sh", "swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora "
+                                                              "--per_device_train_batch_size 2 --max_length 2048\n"));
+    CHECK(render_overrides(detect_override_syntax(v3), full) == std::vector<std::string>{"--train_type full"});
+    // a TOML table header is not a spelling: torchtitan keeps its own key for the SAC option
+    const job_config tt = parse_job_config(write("tt_sections.toml", "[activation_checkpoint]\nmode = \"full\"\n[training]\nlocal_batch_size = 2\n"));
+    const auto tt_lines = render_overrides(detect_override_syntax(tt), {{"activation_checkpoint.selective_ac_option", "op"}});
+    CHECK(std::find(tt_lines.begin(), tt_lines.end(), "selective_ac_option = \"op\"") != tt_lines.end());
+}
