@@ -54,6 +54,9 @@ struct estimate_model {
                  moe_freq = 1;
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
     std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
+    // est43: attention and MLP both read the layer input x: 0 sequential block, 1 parallel with a norm
+    // each (GPT-NeoX, Falcon 40B/180B), 2 parallel with one shared norm (GPT-J, Phi-1/1.5/2, Falcon-7B)
+    int parallel_block = 0;
     double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
     bool qk_norm = false;              // est33: per-head RMSNorm of q and k before RoPE (Qwen3, OLMo 2/3, Gemma 3)
     bool seq_classifier = false;       // est26: a sequence-classification head (HF *ForSequenceClassification): no vocabulary logits

@@ -1124,3 +1124,43 @@ TEST_CASE("torchtune without its config file: a named shipped config gives its s
     CHECK(has_reason(run(lora).estimate));
     CHECK_FALSE(has_reason(on.estimate));
 }
+
+// est43: a parallel attention + MLP block reads the layer input x in both branches. GPT-NeoX normalises it
+// twice (two norms over the same tensor, kept once); GPT-J, Phi and Falcon-7B share one norm, whose output is
+// the QKV and the MLP input at once. A sequential block of the same shapes keeps both norm inputs and both
+// linear inputs; Falcon-RW (multi-head, sequential) and Llama-style families are not touched.
+TEST_CASE("parallel attention + MLP blocks keep the shared layer input and norm output once (est43)") {
+    const double h = 2560.0;
+    auto saved = [&](const char* family, std::int64_t kv, const char* ftype) {
+        fact_store f;
+        emit(f, "model.family", family);
+        emit(f, "model.hidden_size", std::int64_t(2560));
+        emit(f, "model.num_layers", std::int64_t(32));
+        emit(f, "model.num_attention_heads", std::int64_t(32));
+        emit(f, "model.num_kv_heads", kv);
+        emit(f, "model.intermediate_size", std::int64_t(10240));
+        emit(f, "model.vocab_size", std::int64_t(51200));
+        emit(f, "model.gated_mlp", false);
+        emit(f, "model.dropout", 0.0);
+        emit(f, "model.norm_upcast", false);
+        emit(f, "job.framework", "litgpt");
+        emit(f, "job.world_size", std::int64_t(1));
+        emit(f, "training.finetuning_type", ftype);
+        emit(f, "activation_checkpoint.mode", "none");
+        const estimate_input in = from_facts(f);
+        return std::make_pair(est::layer_activation(in, false).saved, in.model);
+    };
+    for (const char* ft : {"lora", "full"}) {
+        const double seq = saved("gpt2", 32, ft).first;
+        CHECK(saved("phi", 32, ft).first == doctest::Approx(seq - 4.0 * h));        // one norm input, one shared output
+        CHECK(saved("gptj", 32, ft).first == doctest::Approx(seq - 4.0 * h));
+        // Falcon-7B: multi-query, one norm; 40B / 180B: ln_attn and ln_mlp over the same x
+        CHECK(saved("falcon", 1, ft).first == doctest::Approx(saved("gpt2", 1, ft).first - 4.0 * h));
+        CHECK(saved("falcon", 8, ft).first == doctest::Approx(saved("gpt2", 8, ft).first - 2.0 * h));
+        CHECK(saved("gpt_neox", 32, ft).first == doctest::Approx(seq - 2.0 * h));   // two norms of the same x
+        CHECK(saved("falcon", 32, ft).first == doctest::Approx(seq));               // Falcon-RW: sequential
+    }
+    CHECK(saved("phi", 32, "full").second.norms_per_layer == 1);
+    CHECK(saved("gpt_neox", 32, "full").second.norms_per_layer == 2);
+    CHECK(saved("llama", 32, "full").second.parallel_block == 0);
+}
