@@ -786,10 +786,13 @@ estimate_input from_facts(const fact_store& facts) {
     if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && job_fw == "axolotl" &&
         in.zero_stage < 3 && in.framework_date > 0 && in.framework_date < axolotl_norms_cast_back) {
         in.ft.fp32_residual = true;
+        // est43: PEFT's preparation casts every non-quantized parameter to fp32, and at dc71d8872 only the
+        // flash_attention branch cast lm_head and embed_tokens back with the norms: they stay fp32 here too
+        in.ft.fp32_frozen_rest = true;
         in.assumptions.push_back(
             "axolotl before 2023-09-01: after PEFT's prepare_model_for_kbit_training the norms stay fp32 unless "
-            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32 "
-            "(low end: flash_attention)");
+            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32, "
+            "and the embedding and head weights are fp32 (low end: flash_attention)");
     }
 
     // est26: torch 1.x Module/Optimizer.zero_grad(set_to_none=False) zeroes the gradients in place

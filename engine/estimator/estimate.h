@@ -84,6 +84,9 @@ struct finetune_spec {
     // casts the norms to fp32, so the norm outputs, the bitsandbytes linears' outputs (returned in
     // their input's dtype) and from the first layer's MLP on the residual stream are fp32
     bool fp32_residual = false;
+    // est43: the same preparation left the embedding, head, norms and biases (every frozen parameter that is
+    // not a quantized linear) in fp32, and nothing cast them back (axolotl before 2023-09-01 without flash_attention)
+    bool fp32_frozen_rest = false;
 };
 
 // Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.

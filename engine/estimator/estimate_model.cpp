@@ -856,7 +856,8 @@ double compute(const estimate_input& in, breakdown& out) {
             const double store = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true)
                                      ? 4.0
                                      : double(ft.load_bytes);
-            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * store
+            const double rest_store = lora && fp32_frozen_rest(in) ? 4.0 : store;  // est43
+            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * rest_store
                                        : std::max(0.0, st.params_rank - train_layer_params) * store;
             // bitsandbytes keeps a 4-bit weight's quantization constants (absmax, nested absmax, code)
             // in a QuantState attribute of the Params4bit and of its Linear4bit (bitsandbytes 0.43

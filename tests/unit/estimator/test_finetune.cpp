@@ -1164,3 +1164,28 @@ TEST_CASE("parallel attention + MLP blocks keep the shared layer input and norm 
     CHECK(saved("gpt_neox", 32, "full").second.norms_per_layer == 2);
     CHECK(saved("llama", 32, "full").second.parallel_block == 0);
 }
+
+// est43: axolotl before 2023-09-01 (no flash_attention) leaves every parameter PEFT's kbit preparation cast to
+// fp32 there: norms (est42) and the embedding and head too. From that date, or for a full fine-tune, or in the
+// interval's low end (the flash_attention branch that cast them back), they keep the load dtype.
+TEST_CASE("axolotl before 2023-09-01: kbit preparation leaves the embedding and head fp32 (est43)") {
+    auto frozen_of = [](const char* ftype, const char* date, int variant) {
+        fact_store f = job8b("axolotl", ftype, 1);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.quantization_bit", std::int64_t(4));
+        emit(f, "training.quantization_method", "bitsandbytes");
+        emit(f, "job.framework_date", date);
+        estimate_input in = from_facts(f);
+        in.variant = variant;
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(b.stages[0].frozen, in.ft.fp32_frozen_rest);
+    };
+    // Llama 3 8B: embedding and head 2 x 128256 x 4096, norms 65 x 4096; 2 B more each
+    const double rest = 2.0 * 128256.0 * 4096.0 + 65.0 * 4096.0;
+    const auto before = frozen_of("lora", "2023-08-03", 0), after = frozen_of("lora", "2023-09-02", 0);
+    CHECK(before.second);
+    CHECK_FALSE(after.second);
+    CHECK(before.first - after.first == doctest::Approx(2.0 * rest).epsilon(1e-6));
+    CHECK(frozen_of("lora", "2023-08-03", -1).first == doctest::Approx(after.first));  // low end
+}
