@@ -310,6 +310,18 @@ estimate_input from_facts(const fact_store& facts) {
     // post_mlp_norm): four norms per layer. Gemma 2 soft-caps its attention logits at 50
     // (config.json attn_logit_softcapping)
     if (m.family == "gemma2" || m.family == "gemma3") m.norms_per_layer = 4;
+    // est43: parallel attention + MLP blocks (x + attn(ln_1(x)) + mlp(ln_2(x)), or one shared ln(x)).
+    // HF GPTNeoXLayer (use_parallel_residual, default true), GPTJBlock and PhiDecoderLayer (one ln),
+    // FalconDecoderLayer (parallel_attn: one input_layernorm for 7B's multi-query layout, ln_attn / ln_mlp
+    // under new_decoder_architecture for 40B / 180B; Falcon-RW, multi-head, is sequential); LitGPT
+    // Block with parallel_residual / shared_attention_norm for the same models (litgpt/config.py)
+    if (m.family == "gptj" || m.family == "phi")
+        m.parallel_block = 2;
+    else if (m.family == "gpt_neox")
+        m.parallel_block = 1;
+    else if (m.family == "falcon")
+        m.parallel_block = m.kv_heads == 1 ? 2 : (m.kv_heads > 0 && m.kv_heads < m.heads) ? 1 : 0;
+    if (m.parallel_block == 2) m.norms_per_layer = 1;
     if (m.family == "gemma2") m.attn_softcap = 50.0;
     // Qwen3 (and its MoE), OLMo 2/3 and Gemma 3 normalise q and k per head before RoPE (q_norm / k_norm in their
     // modeling code; Megatron-Core qk_layernorm in Megatron-Bridge's providers)
@@ -774,10 +786,13 @@ estimate_input from_facts(const fact_store& facts) {
     if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && job_fw == "axolotl" &&
         in.zero_stage < 3 && in.framework_date > 0 && in.framework_date < axolotl_norms_cast_back) {
         in.ft.fp32_residual = true;
+        // est43: PEFT's preparation casts every non-quantized parameter to fp32, and at dc71d8872 only the
+        // flash_attention branch cast lm_head and embed_tokens back with the norms: they stay fp32 here too
+        in.ft.fp32_frozen_rest = true;
         in.assumptions.push_back(
             "axolotl before 2023-09-01: after PEFT's prepare_model_for_kbit_training the norms stay fp32 unless "
-            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32 "
-            "(low end: flash_attention)");
+            "flash_attention is set on a Llama model, so the residual stream and every checkpointed layer input are fp32, "
+            "and the embedding and head weights are fp32 (low end: flash_attention)");
     }
 
     // est26: torch 1.x Module/Optimizer.zero_grad(set_to_none=False) zeroes the gradients in place

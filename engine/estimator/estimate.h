@@ -54,6 +54,9 @@ struct estimate_model {
                  moe_freq = 1;
     std::int64_t q_lora = 0, kv_lora = 0, qk_nope = 0, qk_rope = 0, v_head = 0, mtp_layers = 0;
     std::int64_t norms_per_layer = 2;  // Gemma 2: post-attention and post-MLP norms too (4)
+    // est43: attention and MLP both read the layer input x: 0 sequential block, 1 parallel with a norm
+    // each (GPT-NeoX, Falcon 40B/180B), 2 parallel with one shared norm (GPT-J, Phi-1/1.5/2, Falcon-7B)
+    int parallel_block = 0;
     double attn_softcap = 0;           // attention logit soft-capping (Gemma 2: 50), 0 = none
     bool qk_norm = false;              // est33: per-head RMSNorm of q and k before RoPE (Qwen3, OLMo 2/3, Gemma 3)
     bool seq_classifier = false;       // est26: a sequence-classification head (HF *ForSequenceClassification): no vocabulary logits
@@ -81,6 +84,9 @@ struct finetune_spec {
     // casts the norms to fp32, so the norm outputs, the bitsandbytes linears' outputs (returned in
     // their input's dtype) and from the first layer's MLP on the residual stream are fp32
     bool fp32_residual = false;
+    // est43: the same preparation left the embedding, head, norms and biases (every frozen parameter that is
+    // not a quantized linear) in fp32, and nothing cast them back (axolotl before 2023-09-01 without flash_attention)
+    bool fp32_frozen_rest = false;
 };
 
 // Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.

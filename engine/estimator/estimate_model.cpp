@@ -237,6 +237,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     // normalized input (2h); fused/compiled norms keep the input (2h)
     const double norm_each = upcast_norm ? (frozen ? 4.0 * h : (4.0 + 2.0 * x) * h) : 2.0 * x * h;
     rep += double(m.norms_per_layer) * norm_each;
+    // est43: in a parallel block with a norm each (GPT-NeoX) both norms read the same x, which autograd keeps once
+    if (m.parallel_block == 1) rep -= norm_each;
     if (upcast_norm) extra_transient += 2.0 * 4.0 * h;  // fp32 normalized product
     double q_dim = a * d, k_dim = g * d, v_dim = g * d, o_dim = a * d;
     if (is_mla(m)) {
@@ -255,7 +257,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const double lin_in = te_fp8 ? 1.0 : 2.0 * x;  // bytes per element of a saved linear input
     // input of the q/k/v projections (the first norm's output)
     const bool qkv_adapted = tg & (lora_target::q | lora_target::k | lora_target::v);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted)) rep += lin_in * h;
+    const bool qkv_in_kept = !frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted);
+    if (qkv_in_kept) rep += lin_in * h;
     shard += 2.0 * x * (q_dim + k_dim + v_dim + o_dim);  // post-RoPE q, k, v and the attention output
     if (te_fp8) shard += 1.0 * o_dim;                      // the output projection's FP8 input
     // est33: Megatron's q/k layernorm (qk_layernorm, a TE norm module of its own) keeps its input, the
@@ -286,7 +289,10 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     }
     if (drop) rep += 2.0 * h;  // two dropout masks (1 byte each)
     const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
-    if (!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) rep += (moe ? 2.0 * x : lin_in) * h;  // MLP / router input
+    // MLP / router input; est43: with one shared norm (GPT-J, Phi, Falcon-7B) it is the QKV input itself
+    const bool mlp_in_shared = m.parallel_block == 2 && qkv_in_kept && !moe;
+    if ((!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) && !mlp_in_shared)
+        rep += (moe ? 2.0 * x : lin_in) * h;
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
@@ -850,7 +856,8 @@ double compute(const estimate_input& in, breakdown& out) {
             const double store = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true)
                                      ? 4.0
                                      : double(ft.load_bytes);
-            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * store
+            const double rest_store = lora && fp32_frozen_rest(in) ? 4.0 : store;  // est43
+            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * rest_store
                                        : std::max(0.0, st.params_rank - train_layer_params) * store;
             // bitsandbytes keeps a 4-bit weight's quantization constants (absmax, nested absmax, code)
             // in a QuantState attribute of the Params4bit and of its Linear4bit (bitsandbytes 0.43

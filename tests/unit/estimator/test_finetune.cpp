@@ -1124,3 +1124,68 @@ TEST_CASE("torchtune without its config file: a named shipped config gives its s
     CHECK(has_reason(run(lora).estimate));
     CHECK_FALSE(has_reason(on.estimate));
 }
+
+// est43: a parallel attention + MLP block reads the layer input x in both branches. GPT-NeoX normalises it
+// twice (two norms over the same tensor, kept once); GPT-J, Phi and Falcon-7B share one norm, whose output is
+// the QKV and the MLP input at once. A sequential block of the same shapes keeps both norm inputs and both
+// linear inputs; Falcon-RW (multi-head, sequential) and Llama-style families are not touched.
+TEST_CASE("parallel attention + MLP blocks keep the shared layer input and norm output once (est43)") {
+    const double h = 2560.0;
+    auto saved = [&](const char* family, std::int64_t kv, const char* ftype) {
+        fact_store f;
+        emit(f, "model.family", family);
+        emit(f, "model.hidden_size", std::int64_t(2560));
+        emit(f, "model.num_layers", std::int64_t(32));
+        emit(f, "model.num_attention_heads", std::int64_t(32));
+        emit(f, "model.num_kv_heads", kv);
+        emit(f, "model.intermediate_size", std::int64_t(10240));
+        emit(f, "model.vocab_size", std::int64_t(51200));
+        emit(f, "model.gated_mlp", false);
+        emit(f, "model.dropout", 0.0);
+        emit(f, "model.norm_upcast", false);
+        emit(f, "job.framework", "litgpt");
+        emit(f, "job.world_size", std::int64_t(1));
+        emit(f, "training.finetuning_type", ftype);
+        emit(f, "activation_checkpoint.mode", "none");
+        const estimate_input in = from_facts(f);
+        return std::make_pair(est::layer_activation(in, false).saved, in.model);
+    };
+    for (const char* ft : {"lora", "full"}) {
+        const double seq = saved("gpt2", 32, ft).first;
+        CHECK(saved("phi", 32, ft).first == doctest::Approx(seq - 4.0 * h));        // one norm input, one shared output
+        CHECK(saved("gptj", 32, ft).first == doctest::Approx(seq - 4.0 * h));
+        // Falcon-7B: multi-query, one norm; 40B / 180B: ln_attn and ln_mlp over the same x
+        CHECK(saved("falcon", 1, ft).first == doctest::Approx(saved("gpt2", 1, ft).first - 4.0 * h));
+        CHECK(saved("falcon", 8, ft).first == doctest::Approx(saved("gpt2", 8, ft).first - 2.0 * h));
+        CHECK(saved("gpt_neox", 32, ft).first == doctest::Approx(seq - 2.0 * h));   // two norms of the same x
+        CHECK(saved("falcon", 32, ft).first == doctest::Approx(seq));               // Falcon-RW: sequential
+    }
+    CHECK(saved("phi", 32, "full").second.norms_per_layer == 1);
+    CHECK(saved("gpt_neox", 32, "full").second.norms_per_layer == 2);
+    CHECK(saved("llama", 32, "full").second.parallel_block == 0);
+}
+
+// est43: axolotl before 2023-09-01 (no flash_attention) leaves every parameter PEFT's kbit preparation cast to
+// fp32 there: norms (est42) and the embedding and head too. From that date, or for a full fine-tune, or in the
+// interval's low end (the flash_attention branch that cast them back), they keep the load dtype.
+TEST_CASE("axolotl before 2023-09-01: kbit preparation leaves the embedding and head fp32 (est43)") {
+    auto frozen_of = [](const char* ftype, const char* date, int variant) {
+        fact_store f = job8b("axolotl", ftype, 1);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.quantization_bit", std::int64_t(4));
+        emit(f, "training.quantization_method", "bitsandbytes");
+        emit(f, "job.framework_date", date);
+        estimate_input in = from_facts(f);
+        in.variant = variant;
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(b.stages[0].frozen, in.ft.fp32_frozen_rest);
+    };
+    // Llama 3 8B: embedding and head 2 x 128256 x 4096, norms 65 x 4096; 2 B more each
+    const double rest = 2.0 * 128256.0 * 4096.0 + 65.0 * 4096.0;
+    const auto before = frozen_of("lora", "2023-08-03", 0), after = frozen_of("lora", "2023-09-02", 0);
+    CHECK(before.second);
+    CHECK_FALSE(after.second);
+    CHECK(before.first - after.first == doctest::Approx(2.0 * rest).epsilon(1e-6));
+    CHECK(frozen_of("lora", "2023-08-03", -1).first == doctest::Approx(after.first));  // low end
+}
