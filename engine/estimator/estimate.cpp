@@ -708,6 +708,29 @@ estimate_input from_facts(const fact_store& facts) {
                                  "image tokens and the tower's activations not counted",
                                  double(*vp) / 1e9));
     }
+    // est44: preference training's frozen reference model. DPO and KTO keep one (LLaMA-Factory `stage: dpo` / `kto`,
+    // ms-swift `--rlhf_type dpo` / `kto`, TRL's DPOTrainer / KTOTrainer, the log naming such a trainer); ORPO, SimPO
+    // and CPO need none (LLaMA-Factory pref_loss orpo / simpo: hiyouga/LLaMA-Factory@ff6d4d12 hparams/finetuning_args.py
+    // use_ref_model), nor do precomputed reference log-probabilities (TRL precompute_ref_log_probs). With LoRA the
+    // reference is the base with the adapter disabled: no copy (huggingface/trl@f2cd5771 dpo_trainer.py, LLaMA-Factory
+    // trainer_utils.py create_ref_model, modelscope/ms-swift@3602360a arguments/rlhf_args.py: a copy only for full).
+    {
+        const std::string stage = lower(r.str_opt("training.stage").value_or(""));
+        const std::string pref_loss = lower(r.str_opt("training.pref_loss").value_or(""));
+        const bool stated = stage == "dpo" || stage == "kto";
+        const bool from_log = stage.empty() && r.boolean("log.reference_trainer_reported", false, nullptr);
+        const bool ref_free = pref_loss == "orpo" || pref_loss == "simpo" ||
+                              r.boolean("training.precompute_ref_log_probs", false, nullptr);
+        const bool ms_swift = job_fw == "ms_swift" || job_fw == "ms-swift";
+        const bool copy_kept = in.ft.kind == finetune_kind::full || (in.ft.kind == finetune_kind::freeze && !ms_swift);
+        if ((stated || from_log) && !ref_free && copy_kept) {
+            const auto load = r.str_opt("training.load_dtype");
+            in.reference_bytes = load ? (dtype_bytes(*load) >= 4 ? 4 : 2) : llama_factory ? 2 : in.param_bytes;
+            in.assumptions.push_back(fmt::format(
+                "preference training ({}) keeps a frozen reference copy of the model: {} B per weight{}", stated ? stage : "the log names DPO / KTO",
+                in.reference_bytes, load ? " (load dtype)" : llama_factory ? " (LLaMA-Factory loads it in bf16)" : " (the parameter dtype)"));
+        }
+    }
     // est30: a script that calls the model without labels and takes nn.CrossEntropyLoss on its logits
     // itself (training.loss_upcast false) runs the log-softmax in the logits' dtype when nothing autocasts:
     // HF causal LMs return un-upcast logits without labels (transformers 4.45+, #31292 / #33902), so with
@@ -989,6 +1012,20 @@ estimate_result estimate(const estimate_input& in) {
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
                     in.lowp != lowp_kind::none ? ", low-precision casts" : "",
                     in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : ""));
+    // est44: preference training's frozen reference model (DPO / KTO), a line of its own
+    if (in.reference_bytes > 0) {
+        const double ref = st.reference + (st.phase == 1 ? st.ref_logits : 0.0);
+        add("reference", "reference model (frozen)", ref,
+            fmt::format("{} params x {} B (load dtype, no gradients or optimizer states){}{}",
+                        prank, in.reference_bytes,
+                        in.zero_stage >= 3 ? (in.params_offload ? ", offloaded with ZeRO-3's parameters"
+                                                                : fmt::format(", sharded like the policy over {} ranks", shard_txt))
+                                           : ", whole on every rank (ZeRO-1/2 and DDP prepare it unsharded)",
+                        st.phase == 1 && st.ref_logits > 0
+                            ? fmt::format(" + its no-grad forward's logits {} (chosen + rejected: 2 x {} tokens x {} vocab x {} B)",
+                                          gib(st.ref_logits), num(b.tokens), num(V), in.reference_bytes)
+                            : std::string()));
+    }
     b.peak = st.peak;
     r.peak_bytes = to_i(st.peak);
     r.reserved_peak_bytes = to_i(b.reserved);
@@ -1255,6 +1292,7 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
     e("estimate.master_weights_bytes", r.component("master_weights"));
     e("estimate.activations_bytes", r.component("activations"));
     e("estimate.logits_bytes", r.component("logits"));
+    e("estimate.reference_bytes", r.component("reference"));
     e("estimate.temporaries_bytes", r.component("temporaries"));
     e("estimate.overhead_bytes", r.component("overhead"));
     e("estimate.activation_share", double(r.component("activations")) / peak);

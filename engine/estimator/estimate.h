@@ -159,6 +159,10 @@ struct estimate_input {
     // Added in round est26: torch 1.x zero_grad() zeroes gradients in place (set_to_none=False), so they
     // stay allocated through every forward (job.torch_version < 2 outside Megatron / DeepSpeed)
     bool zero_grad_keeps_grads = false;
+    // est44: preference training (DPO, KTO) keeps a frozen reference copy of the model beside the policy
+    // (full or freeze tuning; none with LoRA, whose reference is the base with the adapter disabled, nor with
+    // precomputed reference log-probabilities): bytes per reference weight (its load dtype), 0 = no copy
+    int reference_bytes = 0;
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

@@ -882,6 +882,19 @@ double compute(const estimate_input& in, breakdown& out) {
             st.frozen += st.vision;
             st.params += st.vision;
         }
+        // est44: DPO / KTO keep a frozen reference copy in its load dtype. TRL (huggingface/trl@f2cd5771
+        // trl/models/utils.py prepare_deepspeed) and LLaMA-Factory (hiyouga/LLaMA-Factory@ff6d4d12
+        // train/dpo/trainer.py) prepare it with the policy's engine: sharded under ZeRO-3 / FSDP (and
+        // offloaded with ZeRO-3's parameter offload), whole on every rank otherwise (ZeRO-1/2 set to stage 0)
+        st.reference = 0;
+        st.ref_logits = 0;
+        if (in.reference_bytes > 0) {
+            const double vis = s == 0 && m.vision_params > 0 && !(m.vision_trainable && !finetune) ? double(m.vision_params) : 0.0;
+            const double dense = std::max(0.0, st.params_rank - expert_rank) + vis;
+            const double rb = double(in.reference_bytes);
+            st.reference = in.zero_stage >= 3 ? (in.params_offload ? 0.0 : rb * (dense / shard_n + expert_rank / expert_shard_n))
+                                              : rb * (dense + expert_rank);
+        }
         out.trainable += st.trainable_rank * t;
         // bitsandbytes paged optimizers: the large states live in managed memory, which the caching
         // allocator does not count (allocated / reserved) and the driver evicts to the host when the
@@ -933,6 +946,10 @@ double compute(const estimate_input& in, breakdown& out) {
         // logits and loss (last stage)
         if (last) {
             st.logits = tokens * V_out / (vocab_parallel ? t : 1.0) * bpe;
+            // est44: the reference's no-grad forward runs after the policy's, before its backward, over the
+            // concatenated chosen + rejected batch (2 x the micro-batch of pairs): its logits in the load dtype
+            // (TRL _compute_loss, LLaMA-Factory get_batch_loss_metrics)
+            if (in.reference_bytes > 0) st.ref_logits = 2.0 * tokens * V_out / (vocab_parallel ? t : 1.0) * double(in.reference_bytes);
             st.logits += tokens * (fp32_resid ? 4.0 : 2.0 * fp32_compute_act_scale(in)) * h;  // final-norm output feeding the output projection
             if (liger) {
                 st.logits += liger_loss_bytes(tokens, V, h, pb);
@@ -1197,9 +1214,9 @@ double compute(const estimate_input& in, breakdown& out) {
             st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
             st.phase_load = st.params + st.temp_load;
         }
-        const double resident = st.params + st.master + st.optimizer;
+        const double resident = st.params + st.master + st.optimizer + st.reference;
         st.phase_forward = resident + grads_fwd + st.activations + fwd;
-        st.phase_loss = last ? resident + grads_fwd + st.activations + st.logits + loss : 0.0;
+        st.phase_loss = last ? resident + grads_fwd + st.activations + st.logits + st.ref_logits + loss : 0.0;
         st.phase_backward = resident + grads_fwd + st.activations + bwd;
         st.phase_step = resident + grads_end + st.temp_step;
         const double ph[5] = {st.phase_forward, st.phase_loss, st.phase_backward, st.phase_step, st.phase_load};

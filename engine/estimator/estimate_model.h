@@ -155,6 +155,8 @@ struct stage_figures {
     double trainable_rank = 0;                           // trainable params on this rank (before sharding)
     double frozen = 0;                                   // frozen weights (in `params`)
     double vision = 0;                                   // frozen vision-tower weights (in `params` and `frozen`)
+    double reference = 0;                                // est44: the frozen reference model's weights (DPO / KTO)
+    double ref_logits = 0;                               // est44: its no-grad forward's logits at the loss (last stage)
     double lowp_saved = 0;                               // float8/MX weight copies kept for backward (in activations)
     double stranded_loss = 0;                            // cached blocks the loss buffers cannot reuse
     double eob_segment = 0;                              // est37: a new segment for the root's end-of-backward buffer

@@ -1189,3 +1189,75 @@ TEST_CASE("axolotl before 2023-09-01: kbit preparation leaves the embedding and 
     CHECK(before.first - after.first == doctest::Approx(2.0 * rest).epsilon(1e-6));
     CHECK(frozen_of("lora", "2023-08-03", -1).first == doctest::Approx(after.first));  // low end
 }
+
+TEST_CASE("preference training's reference model (est44): full DPO adds a frozen copy, LoRA DPO and SFT do not") {
+    // Llama 3 8B (8,030,261,248 parameters), LLaMA-Factory full fine-tuning on one device: `stage: dpo` keeps
+    // a bf16 reference copy (16.06 GB) beside the policy, and its no-grad forward's logits over chosen + rejected
+    fact_store sft = job8b("llama_factory", "full", 1);
+    fact_store dpo = sft;
+    emit(dpo, "training.stage", "dpo");
+    const estimate_input sin = from_facts(sft), din = from_facts(dpo);
+    CHECK(sin.reference_bytes == 0);
+    CHECK(din.reference_bytes == 2);
+    bool said = false;
+    for (const auto& a : din.assumptions) said = said || a.find("reference copy") != std::string::npos;
+    CHECK(said);
+    est::breakdown sb, db;
+    est::compute(sin, sb);
+    est::compute(din, db);
+    const double n = double(estimate(sin).param_count);
+    CHECK(db.stages[0].reference == doctest::Approx(2.0 * n).epsilon(0.001));
+    CHECK(sb.stages[0].reference == 0.0);
+    // logits of the reference forward: 2 x micro-batch x seq tokens x vocab x 2 B, at the loss only
+    CHECK(db.stages[0].ref_logits == doctest::Approx(2.0 * db.tokens * double(din.model.vocab) * 2.0));
+    CHECK(db.stages[0].phase_loss - sb.stages[0].phase_loss ==
+          doctest::Approx(db.stages[0].reference + db.stages[0].ref_logits).epsilon(1e-6));
+    CHECK(db.stages[0].phase_step - sb.stages[0].phase_step == doctest::Approx(db.stages[0].reference).epsilon(1e-6));
+    const estimate_result sr = estimate(sin), dr = estimate(din);
+    CHECK(dr.component("reference") > 0);
+    CHECK(sr.component("reference") == 0);
+    CHECK(dr.component("optimizer") == sr.component("optimizer"));
+    CHECK(dr.component("grads") == sr.component("grads"));
+    CHECK(dr.peak_bytes > sr.peak_bytes + std::int64_t(2.0 * n * 0.999));
+    // KTO keeps one too; ORPO / SimPO (pref_loss) and precomputed log-probabilities do not
+    fact_store kto = sft;
+    emit(kto, "training.stage", "kto");
+    CHECK(from_facts(kto).reference_bytes == 2);
+    fact_store orpo = dpo;
+    emit(orpo, "training.pref_loss", "orpo");
+    CHECK(from_facts(orpo).reference_bytes == 0);
+    fact_store pre = dpo;
+    emit(pre, "training.precompute_ref_log_probs", true);
+    CHECK(from_facts(pre).reference_bytes == 0);
+    // LoRA DPO: the base with the adapter disabled is the reference, no copy and the same estimate as LoRA SFT
+    fact_store lora_sft = job8b("llama_factory", "lora", 1), lora_dpo = lora_sft;
+    emit(lora_dpo, "training.stage", "dpo");
+    CHECK(from_facts(lora_dpo).reference_bytes == 0);
+    CHECK(estimate(from_facts(lora_dpo)).peak_bytes == estimate(from_facts(lora_sft)).peak_bytes);
+    CHECK(estimate(from_facts(lora_dpo)).component("reference") == 0);
+    // LLaMA-Factory freeze tuning keeps a copy (create_ref_model drops it only for lora)
+    fact_store freeze = job8b("llama_factory", "freeze", 1);
+    emit(freeze, "training.stage", "dpo");
+    CHECK(from_facts(freeze).reference_bytes == 2);
+    // ZeRO-3 over 8 ranks: TRL's prepare_deepspeed keeps stage 3 for the reference, so it is sharded like the policy
+    fact_store z3 = job8b("hf_trainer", "full", 8);
+    emit(z3, "training.stage", "dpo");
+    emit(z3, "parallelism.zero_stage", std::int64_t(3));
+    emit(z3, "training.load_dtype", "bfloat16");
+    const estimate_input zin = from_facts(z3);
+    CHECK(zin.reference_bytes == 2);
+    est::breakdown zb;
+    est::compute(zin, zb);
+    CHECK(zb.stages[0].reference == doctest::Approx(2.0 * n / 8.0).epsilon(0.001));
+    // ZeRO-2: set to stage 0 for the reference, whole on every rank
+    emit(z3, "parallelism.zero_stage", std::int64_t(2));
+    est::breakdown z2;
+    est::compute(from_facts(z3), z2);
+    CHECK(z2.stages[0].reference == doctest::Approx(2.0 * n).epsilon(0.001));
+    // a log that names a DPO / KTO trainer stands in where no config states the stage
+    fact_store logged = job8b("hf_trainer", "full", 1);
+    emit(logged, "log.reference_trainer_reported", true);
+    CHECK(from_facts(logged).reference_bytes > 0);
+    emit(logged, "training.stage", "sft");
+    CHECK(from_facts(logged).reference_bytes == 0);
+}
