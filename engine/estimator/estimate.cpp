@@ -1015,7 +1015,7 @@ estimate_result estimate(const estimate_input& in) {
     // est44: preference training's frozen reference model (DPO / KTO), a line of its own
     if (in.reference_bytes > 0) {
         const double ref = st.reference + (st.phase == 1 ? st.ref_logits : 0.0);
-        add("reference", "reference model (frozen)", ref,
+        add("reference", "reference model", ref,
             fmt::format("{} params x {} B (load dtype, no gradients or optimizer states){}{}",
                         prank, in.reference_bytes,
                         in.zero_stage >= 3 ? (in.params_offload ? ", offloaded with ZeRO-3's parameters"
