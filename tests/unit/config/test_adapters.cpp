@@ -630,3 +630,31 @@ TEST_CASE("aliases render in the job's own spelling: the key it wrote, else the 
     const auto tt_lines = render_overrides(detect_override_syntax(tt), {{"activation_checkpoint.selective_ac_option", "op"}});
     CHECK(std::find(tt_lines.begin(), tt_lines.end(), "selective_ac_option = \"op\"") != tt_lines.end());
 }
+
+TEST_CASE("est44: the preference stage, its loss and precomputed reference log-probs become canonical facts") {
+    // LLaMA-Factory: stage and pref_loss (hparams/finetuning_args.py use_ref_model)
+    job_config lf = parse_job_config(write("lf_dpo.yaml", "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\n"
+                                                          "stage: dpo\ndo_train: true\nfinetuning_type: full\npref_loss: orpo\n"
+                                                          "template: llama3\ncutoff_len: 2048\n"));
+    CHECK(lf.framework == "llama_factory");
+    CHECK(lf.unknown_keys.empty());
+    fact_store s(&vocabulary::shipped());
+    emit_facts(lf, s);
+    CHECK(s.string("training.stage") == "dpo");
+    CHECK(s.string("training.pref_loss") == "orpo");
+    // ms-swift: swift rlhf --rlhf_type kto (full tuning keeps a reference copy)
+    job_config sw = parse_job_config(write("swift_kto.sh", "swift rlhf --rlhf_type kto --model Qwen/Qwen2.5-7B-Instruct "
+                                                           "--train_type full --precompute_ref_log_probs true\n"));
+    CHECK(sw.framework == "ms_swift");
+    fact_store s2(&vocabulary::shipped());
+    emit_facts(sw, s2);
+    CHECK(s2.string("training.stage") == "kto");
+    CHECK(s2.boolean("training.precompute_ref_log_probs") == true);
+    // axolotl: rl ipo is DPO with another loss
+    job_config ax = parse_job_config(write("axolotl_ipo.yaml", "base_model: meta-llama/Meta-Llama-3-8B\nrl: ipo\nmicro_batch_size: 1\n"
+                                                               "sequence_len: 2048\nsample_packing: false\n"));
+    CHECK(ax.framework == "axolotl");
+    fact_store s3(&vocabulary::shipped());
+    emit_facts(ax, s3);
+    CHECK(s3.string("training.stage") == "dpo");
+}
