@@ -172,7 +172,7 @@ struct estimate_input {
 };
 
 struct estimate_component {
-    std::string id;       // params, grads, optimizer, master_weights, activations, logits, temporaries, overhead
+    std::string id;       // params, grads, optimizer, master_weights, activations, logits, temporaries, overhead, reference (est44: DPO / KTO only)
     std::string label;
     std::int64_t bytes = 0;
     std::string formula;  // how the figure was computed, with the numbers
