@@ -24,15 +24,13 @@ int allocator_sim::new_block() {
     return int(m_blocks.size()) - 1;
 }
 
-namespace {
-bool key_less(const std::pair<std::pair<std::int64_t, std::int64_t>, int>& e, const std::pair<std::int64_t, std::int64_t>& k) {
-    return e.first < k;
+std::vector<std::pair<allocator_sim::free_key, int>>::iterator allocator_sim::free_slot(const free_key& k) {
+    return std::lower_bound(m_free.begin(), m_free.end(), k, [](const auto& e, const free_key& x) { return e.first < x; });
 }
-}  // namespace
 
 int allocator_sim::find_free(std::int64_t size) {
     // get_free_block: the smallest cached block that fits (size order, then address)
-    const auto it = std::lower_bound(m_free.begin(), m_free.end(), free_key{size, 0}, key_less);
+    const auto it = free_slot({size, 0});
     if (it == m_free.end()) return -1;
     const int i = it->second;
     m_free.erase(it);
@@ -41,14 +39,14 @@ int allocator_sim::find_free(std::int64_t size) {
 
 void allocator_sim::add_free(std::int64_t size, std::int64_t addr, int block) {
     const free_key k{size, addr};
-    const auto it = std::lower_bound(m_free.begin(), m_free.end(), k, key_less);
+    const auto it = free_slot(k);
     if (it != m_free.end() && it->first == k) return;  // a key is cached once (as the map kept it)
     m_free.insert(it, {k, block});
 }
 
 void allocator_sim::remove_free(std::int64_t size, std::int64_t addr) {
     const free_key k{size, addr};
-    const auto it = std::lower_bound(m_free.begin(), m_free.end(), k, key_less);
+    const auto it = free_slot(k);
     if (it != m_free.end() && it->first == k) m_free.erase(it);
 }
 

@@ -37,6 +37,7 @@ private:
     using free_key = std::pair<std::int64_t, std::int64_t>;  // (size, addr)
     int new_block();
     int find_free(std::int64_t size);
+    std::vector<std::pair<free_key, int>>::iterator free_slot(const free_key& k);  // first entry >= k
     void add_free(std::int64_t size, std::int64_t addr, int block);
     void remove_free(std::int64_t size, std::int64_t addr);
     bool grow(std::int64_t size);   // cudaMalloc one segment; false over the limit

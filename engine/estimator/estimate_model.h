@@ -80,12 +80,12 @@ inline bool torchtune_keeps_logits(const estimate_input& in) {
     return build_behaves(in, lora_dist ? date_torchtune_lora_dist_del_logits : date_torchtune_del_logits, true, true);
 }
 
-// PEFT's kbit preparation upcast the norms: the residual stream is fp32 (estimate.cpp, est11);
-// sharded QLoRA skips it, and so does the interval's low end
-// est43: the frozen non-linear weights (embedding, head, norms) stayed fp32 after that preparation
+// est43: the frozen non-linear weights (embedding, head, norms) stayed fp32 after PEFT's kbit preparation
 inline bool fp32_frozen_rest(const estimate_input& in) {
     return in.ft.fp32_frozen_rest && in.zero_stage < 3 && in.variant >= 0;
 }
+// PEFT's kbit preparation upcast the norms: the residual stream is fp32 (estimate.cpp, est11);
+// sharded QLoRA skips it, and so does the interval's low end
 inline bool fp32_residual_stream(const estimate_input& in) {
     return in.ft.fp32_residual && in.zero_stage < 3 && in.variant >= 0;
 }

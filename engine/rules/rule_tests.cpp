@@ -224,7 +224,6 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             for (const auto& f : res.firings) fired.push_back(f.rule_id);
             for (const auto& x : c["expect_fired"]) {
                 const std::string id = x.as<std::string>();
-                rep.rules_covered.push_back(id);
                 if (!lr.rules.rule(id)) fail("expect_fired", id, "no such rule");
                 else if (!res.fired(id)) {
                     fail("expect_fired", id, fmt::format("not fired: {}; fired: {}", why_not(id), join(fired)));
@@ -367,8 +366,6 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             }
         }
     }
-    std::sort(rep.rules_covered.begin(), rep.rules_covered.end());
-    rep.rules_covered.erase(std::unique(rep.rules_covered.begin(), rep.rules_covered.end()), rep.rules_covered.end());
     return rep;
 }
 

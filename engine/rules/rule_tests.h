@@ -39,7 +39,6 @@ struct rule_test_report {
     int todo = 0;
     std::vector<rule_test_failure> failures;
     std::vector<std::string> errors;  // load errors (rules or test files)
-    std::vector<std::string> rules_covered;  // rule ids named in expect_fired of some case
 
     bool ok() const { return failures.empty() && errors.empty(); }
 };

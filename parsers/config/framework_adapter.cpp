@@ -407,12 +407,9 @@ const key_mapping* framework_adapter::spelling_for(const std::string& canonical,
     for (const auto& k : m_keys)
         if (k.canonical == canonical) cands.push_back(&k);
     if (cands.size() < 2) return nullptr;
-    auto same = [](const std::string& a, const std::string& b) {
-        return a.rfind("--", 0) == 0 || b.rfind("--", 0) == 0 ? cli_key(a) == cli_key(b) : a == b;
-    };
-    for (const auto* k : cands)
-        for (const auto& w : spelled)
-            if (same(k->key, w)) return k;
+    for (const auto& w : spelled)  // a key the job wrote, matched as the parser matched it
+        for (const auto* k : find(w))
+            if (k->canonical == canonical) return k;
     // No alias written: the flag namespace the job writes ("--model." of --model.model_name_or_path).
     // Only for flags: a TOML or YAML section is the file's structure, not a choice of alias.
     auto section = [](const std::string& key) {
