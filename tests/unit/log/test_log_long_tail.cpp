@@ -1074,3 +1074,37 @@ TEST_CASE("progress formats: a Time-Series-Library run that stopped early, then 
         CHECK(a.phase != "eval");
     }
 }
+
+TEST_CASE("progress formats from the producers (logs47): look-alikes after the training lines keep the last step") {
+    const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB "
+                            "total capacity; 75.02 GiB already allocated; 1.20 GiB free; 76.10 GiB reserved in total)\n";
+    SUBCASE("BasicSR's validation line names its iteration but is no step (BasicSR#204)") {
+        auto a = run("19-08-09 08:25:25.996 - INFO: <epoch: 86, iter: 107,200, lr:2.500e-05> l_g_pix: 1.4819e-03\n"
+                     "19-08-09 08:27:24.709 - INFO: <epoch: 86, iter: 107,000> psnr: 1.3831e+01\n" + oom);
+        CHECK(a.last_logged_step == 107200);
+        CHECK_FALSE(a.step);  // every print_freq iterations
+    }
+    SUBCASE("BasicSR 1.x's logger (HAT#114)") {
+        auto a = run("[train..][epoch: 14, iter: 135,000, lr:(2.000e-04,)] [eta: 3 days, 16:37:09] l_pix: 1.3e-02\n"
+                     "[train..][epoch: 14, iter: 135,100, lr:(2.000e-04,)] [eta: 3 days, 16:35:37] l_pix: 1.2e-02\n" + oom);
+        CHECK(a.last_logged_step == 135100);
+        CHECK_FALSE(a.step);
+    }
+    SUBCASE("Keras 3's bar, epoch by epoch (keras-core#555)") {
+        auto a = run("Epoch 1/3\n32/32 ━━━━━━━━━━━━━━━━━━━━ 1s 4ms/step - loss: 0.2566\nEpoch 2/3\n"
+                     "32/32 ━━━━━━━━━━━━━━━━━━━━ 0s 4ms/step - loss: 0.2151\nEpoch 3/3\n" + oom);
+        CHECK(a.last_logged_step == 32);
+    }
+    SUBCASE("vLLM's generation bar after the training bar is no step (OpenRLHF#519, lmm-r1#16)") {
+        auto a = run("Train step of epoch 0:  84%|████████▍ | 54/64 [03:01<00:30,  3.10s/it, pg=0.00142]\n"
+                     "Train step of epoch 0:  86%|████████▌ | 55/64 [03:04<00:27,  3.10s/it, pg=0.00142]\n"
+                     "Processed prompts:   2%|▏         | 4/256 [00:02<01:51,  2.26it/s, est. speed input: 269.57 toks/s]\n"
+                     + oom);
+        CHECK(a.last_logged_step == 55);
+    }
+    SUBCASE("a YOLO validation bar alone is no step (yolov5#8401)") {
+        auto a = run("               Class     Images     Labels          P          R     mAP@.5 mAP@.5:.95: 100%|"
+                     "██████████| 25/25 [00:19<00:00,  1.29it/s]\n" + oom);
+        CHECK_FALSE(a.last_logged_step);
+    }
+}
