@@ -743,6 +743,25 @@ estimate_input from_facts(const fact_store& facts) {
                                        "16-bit log-softmax and gradients"
                                      : "training.loss_upcast false, but the head is fp32: the loss runs in fp32");
     }
+    // est47: HF's GPT2LMHeadModel never upcasts its logits, and before transformers 4.46 (whose ForCausalLMLoss
+    // calls logits.float()) its own loss was CrossEntropyLoss on the shifted model-dtype logits
+    // (huggingface/transformers@0010f602 models/gpt2/modeling_gpt2.py): with 16-bit weights and no autocast
+    // (a full fine-tune whose parameters are stored 16-bit: DeepSpeed fp16 / bf16, pure half; AMP's fp32
+    // weights autocast the loss to fp32) the log-softmax and its gradients are 16-bit, labels passed or not.
+    // Version unknown and no date: today's fp32 loss.
+    const bool weights_16bit = in.framework == train_framework::deepspeed || !in.master_weights;
+    if (!in.loss_in_model_dtype && in.hf_model && m.family == "gpt2" && in.ft.kind == finetune_kind::full &&
+        in.param_bytes == 2 && weights_16bit && !in.chunked_loss) {
+        const auto tv = version_fact(facts, "job.transformers_version");
+        const bool before = tv && tv->minor >= 0 ? (tv->major < 4 || (tv->major == 4 && tv->minor < 46))
+                                                 : in.framework_date > 0 && in.framework_date < 20241024;
+        if (before) {
+            in.loss_in_model_dtype = true;
+            in.assumptions.push_back(
+                "GPT-2 before transformers 4.46: the logits are not upcast and the cross-entropy runs on the 16-bit "
+                "logits (16-bit log-softmax and gradients)");
+        }
+    }
 
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the

@@ -671,6 +671,36 @@ TEST_CASE("the script's own loss on the model's 16-bit logits (training.loss_upc
     CHECK(bpe_of("lora", "float32", 0) == std::make_pair(false, 12.0));
 }
 
+TEST_CASE("GPT-2 before transformers 4.46: the loss runs on 16-bit logits when the weights are 16-bit (est47)") {
+    // framework, compute dtype, load dtype (AMP: fp32 weights), transformers version, date
+    auto bpe_of = [](const char* framework, const char* load, const char* tv, const char* date, const char* family) {
+        fact_store f = job8b(framework, "full", 4);
+        emit(f, "model.family", family);
+        emit(f, "framework.hf_model", true);
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "training.mixed_precision_param", "float16");
+        if (std::string(framework) == "deepspeed") emit(f, "parallelism.zero_stage", std::int64_t(3));
+        if (*load) emit(f, "training.load_dtype", load);
+        if (*tv) emit(f, "job.transformers_version", tv);
+        if (*date) emit(f, "job.framework_date", date);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.loss_in_model_dtype, b.logits_bpe);
+    };
+    // DeepSpeed fp16 (16-bit weights, no autocast), dated or versioned before 4.46: 16-bit log-softmax
+    CHECK(bpe_of("deepspeed", "", "", "2022-08-18", "gpt2") == std::make_pair(true, 6.0));
+    CHECK(bpe_of("deepspeed", "", "4.45.2", "", "gpt2") == std::make_pair(true, 6.0));
+    // pure fp16 weights under a plain loop (no master copy), before 4.46
+    CHECK(bpe_of("pytorch", "float16", "4.30.0", "", "gpt2").first);
+    // the other side: 4.46+ (ForCausalLMLoss upcasts), no version nor date, AMP's fp32 weights, another family
+    CHECK_FALSE(bpe_of("deepspeed", "", "4.46.0", "", "gpt2").first);
+    CHECK_FALSE(bpe_of("deepspeed", "", "", "", "gpt2").first);
+    CHECK_FALSE(bpe_of("deepspeed", "", "", "2024-10-24", "gpt2").first);
+    CHECK_FALSE(bpe_of("pytorch", "float32", "4.30.0", "", "gpt2").first);
+    CHECK_FALSE(bpe_of("deepspeed", "", "4.45.2", "", "llama").first);
+}
+
 TEST_CASE("QLoRA under HF Trainer: PEFT's kbit preparation makes the checkpointed layer inputs fp32") {
     auto acts_of = [](const char* framework, int zero, int bits) {
         fact_store f = job8b(framework, "lora", zero >= 3 ? 2 : 1);

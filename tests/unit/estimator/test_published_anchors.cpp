@@ -264,6 +264,10 @@ TEST_CASE("held-out rows, round est42 (axolotl READMEs of 2023-08 / 2024-04: Lla
     check_heldout("heldout_est42.yaml", 7, "held-out rows (est42)");
 }
 
+TEST_CASE("held-out rows, round est47 (ColossalAI-Pytorch-lightning GPT-2 benchmark of 2022-08: GPT2-XL DDP fp16 AMP x 4 and ZeRO-3 x 4, GPT-2-shaped 12B ZeRO-3 x 8 and 18B ZeRO-3 offload on one A100 40GB; lowmem_finetuning of 2025-07: Llama 3.2 1B fp32 Adam / Adafactor, bf16 Adafactor in backward, Llama 3.1 8B)") {
+    check_heldout("heldout_est47.yaml", 8, "held-out rows (est47)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
