@@ -527,6 +527,14 @@ estimate_input from_facts(const fact_store& facts) {
         const fact* acf = facts.get("activation_checkpoint.mode");
         in.ac_unknown = !acf || acf->prov.from_default();
     }
+    // est46: torchtune's dataset builders between #620 and #1284 truncate each sample at dataset.max_seq_len (512 by
+    // default; knowledge/frameworks/torchtune.yaml maps the key to training.seq_len). With the config not read, a longer
+    // stated length (a README's or a log's) may not be what the data reached: the interval's low end is at the cap
+    if (in.framework == train_framework::torchtune && !facts.has("job.config_file") &&
+        est::build_side(in, est::date_torchtune_dataset_cap_512) > 0 && est::build_side(in, est::date_torchtune_dataset_cap_none) < 0 &&
+        !r.boolean("training.packing", false, nullptr) && !r.boolean("training.fixed_length", false, nullptr) &&
+        in.seq_len > est::torchtune_dataset_cap_default)
+        in.tt_dataset_cap = est::torchtune_dataset_cap_default;
     in.activation_offload = r.boolean("activation_checkpoint.offload", false, nullptr);
     in.swap_attention = r.boolean("activation_checkpoint.swap_attention", false, nullptr);
 
@@ -1215,6 +1223,20 @@ estimate_result estimate(const estimate_input& in) {
                 "configs torchtune ships choose per model (38 of 44 single-device LoRA / QLoRA / DoRA configs turn it on, "
                 "v0.1.1 to v0.6.1), so the low end has it on. Name the config (job.recipe_config) or set "
                 "activation_checkpoint.mode");
+        }
+
+        // est46: the stated length against torchtune's dataset cap of that build (from_facts)
+        if (in.tt_dataset_cap > 0 && in.tt_dataset_cap < in.seq_len) {
+            estimate_input w = in;
+            w.seq_len = in.tt_dataset_cap;
+            w.tt_dataset_cap = 0;
+            est::breakdown capped;
+            r.low_bytes = std::min(r.low_bytes, to_i(est::compute(w, capped)));
+            r.interval_reasons.push_back(fmt::format(
+                "torchtune builds of 2024-03-30 .. 2024-08-15 cut every sample at the dataset builder's max_seq_len, {} "
+                "tokens unless the config sets dataset.max_seq_len; the config was not read, so the stated {} tokens may "
+                "not be what the data reached (low end at {}; set training.fixed_length when every input has the length)",
+                in.tt_dataset_cap, in.seq_len, in.tt_dataset_cap));
         }
 
         // est25: varying step lengths through the caching-allocator model (varying_lengths.h)

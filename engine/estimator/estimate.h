@@ -144,6 +144,9 @@ struct estimate_input {
     // est42: torchtune without its config file and without a shipped config named: whether the recipe checkpoints
     // its layers is the config's choice (enable_activation_checkpointing), not known here
     bool ac_unknown = false;
+    // est46: torchtune's dataset builders of 2024-03-30 .. 2024-08-15 cut every sample at dataset.max_seq_len,
+    // 512 unless the config sets it; a longer length stated without the config read: the low end at this cap
+    std::int64_t tt_dataset_cap = 0;
     int framework_date = 0;               // build date of the framework (yyyymmdd, 0 unknown): picks version-dependent behaviour
     int framework_date_min = 0;           // lower bound from the keys the config uses (yyyymmdd, 0 none)
     // Added in round est11 (held-out fine-tuning rows).

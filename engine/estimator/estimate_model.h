@@ -34,6 +34,11 @@ inline constexpr int date_torchtune_chunked_nf4 = 20240626;
 // fp32 logits stay referenced through loss.backward().
 inline constexpr int date_torchtune_lora_dist_del_logits = 20240604;
 inline constexpr int date_torchtune_del_logits = 20240728;
+// est46: torchtune 73647e26e (#620) gives InstructDataset a max_seq_len and the builders (alpaca_dataset and the
+// rest) the default 512; 8295cc350 (#1284, SFTDataset) drops it (the tokenizer's max_seq_len, unset by default, cuts)
+inline constexpr int date_torchtune_dataset_cap_512 = 20240330;
+inline constexpr int date_torchtune_dataset_cap_none = 20240815;
+inline constexpr std::int64_t torchtune_dataset_cap_default = 512;
 
 // est35: Megatron-LM 9ad1a56f82 makes Megatron Core the default model (--use-legacy-models to keep the old one);
 // before it megatron/model/transformer.py ParallelMLP runs SwiGLU unfused (fc1 (+ bias), chunk, silu, mul): autograd

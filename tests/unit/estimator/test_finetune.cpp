@@ -1155,6 +1155,51 @@ TEST_CASE("torchtune without its config file: a named shipped config gives its s
     CHECK_FALSE(has_reason(on.estimate));
 }
 
+TEST_CASE("torchtune builds of 2024-03-30 .. 2024-08-15 cut samples at the dataset's max_seq_len, 512 by default: a longer stated length without the config read gets a low end at 512 (est46)") {
+    auto run = [](std::vector<std::string> sets) {
+        preflight_request q;
+        q.framework = "torchtune";
+        q.model = "llama2-7b";
+        q.world_size = 1;
+        q.sets = std::move(sets);
+        return run_preflight(q);
+    };
+    const auto has_reason = [](const estimate_result& e) {
+        for (const auto& why : e.interval_reasons)
+            if (why.find("dataset builder's max_seq_len") != std::string::npos) return true;
+        return false;
+    };
+    const std::vector<std::string> job = {"training.finetuning_type=lora", "training.local_batch_size=4",
+                                          "activation_checkpoint.mode=full", "training.seq_len=2048"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> v = job;
+        v.insert(v.end(), extra.begin(), extra.end());
+        return run(v);
+    };
+    // inside the window: the point keeps the stated length, the low end is the same job at 512 tokens
+    const preflight_result in_window = with({"job.framework_date=2024-05-09"});
+    CHECK(in_window.input.seq_len == 2048);
+    CHECK(in_window.input.tt_dataset_cap == 512);
+    CHECK(has_reason(in_window.estimate));
+    const preflight_result at_cap = run({"training.finetuning_type=lora", "training.local_batch_size=4",
+                                         "activation_checkpoint.mode=full", "training.seq_len=512",
+                                         "job.framework_date=2024-05-09"});
+    CHECK_FALSE(has_reason(at_cap.estimate));
+    CHECK(in_window.estimate.low_bytes <= at_cap.estimate.device_peak_bytes);
+    CHECK(in_window.estimate.low_bytes < in_window.estimate.device_peak_bytes);
+    CHECK(in_window.estimate.device_peak_bytes > at_cap.estimate.device_peak_bytes);
+    // both sides of each date, undated, fixed-length inputs and packing: no cap
+    CHECK(has_reason(with({"job.framework_date=2024-03-30"}).estimate));
+    CHECK_FALSE(has_reason(with({"job.framework_date=2024-03-29"}).estimate));
+    CHECK(has_reason(with({"job.framework_date=2024-08-14"}).estimate));
+    CHECK_FALSE(has_reason(with({"job.framework_date=2024-08-15"}).estimate));
+    CHECK_FALSE(has_reason(run(job).estimate));
+    CHECK_FALSE(has_reason(with({"job.framework_date=2024-05-09", "training.fixed_length=true"}).estimate));
+    CHECK_FALSE(has_reason(with({"job.framework_date=2024-05-09", "training.packing=true"}).estimate));
+    // the point does not move (the day before the window: the same side of torchtune's other dated changes)
+    CHECK(in_window.estimate.device_peak_bytes == with({"job.framework_date=2024-03-29"}).estimate.device_peak_bytes);
+}
+
 // est43: a parallel attention + MLP block reads the layer input x in both branches. GPT-NeoX normalises it
 // twice (two norms over the same tensor, kept once); GPT-J, Phi and Falcon-7B share one norm, whose output is
 // the QKV and the MLP input at once. A sequential block of the same shapes keeps both norm inputs and both
