@@ -730,13 +730,38 @@ estimate_input from_facts(const fact_store& facts) {
         const bool ref_free = pref_loss == "orpo" || pref_loss == "simpo" ||
                               r.boolean("training.precompute_ref_log_probs", false, nullptr);
         const bool ms_swift = job_fw == "ms_swift" || job_fw == "ms-swift";
-        const bool copy_kept = in.ft.kind == finetune_kind::full || (in.ft.kind == finetune_kind::freeze && !ms_swift);
+        // est45: OpenRLHF's train_dpo builds the reference as a second Actor without LoRA, so LoRA jobs keep a copy
+        // too (OpenRLHF/OpenRLHF@3c3be623 openrlhf/cli/train_dpo.py; the same at 10a4cd45 and f9a1676b)
+        const bool openrlhf = job_fw.rfind("openrlhf", 0) == 0;
+        const bool copy_kept =
+            openrlhf || in.ft.kind == finetune_kind::full || (in.ft.kind == finetune_kind::freeze && !ms_swift);
         if ((stated || from_log) && !ref_free && copy_kept) {
             const auto load = r.str_opt("training.load_dtype");
             in.reference_bytes = load ? (dtype_bytes(*load) >= 4 ? 4 : 2) : llama_factory ? 2 : in.param_bytes;
             in.assumptions.push_back(fmt::format(
                 "preference training ({}) keeps a frozen reference copy of the model: {} B per weight{}", stated ? stage : "the log names DPO / KTO",
                 in.reference_bytes, load ? " (load dtype)" : llama_factory ? " (LLaMA-Factory loads it in bf16)" : " (the parameter dtype)"));
+            // est45: --ref_offload / --ref.offload gives the reference's eval engine offload_param cpu
+            // (openrlhf/utils/deepspeed/deepspeed_utils.py get_eval_ds_config); its stage is the policy's at ZeRO-3
+            // and 0 otherwise (deepspeed.py get_ds_eval_config), and DeepSpeed offloads parameters only at ZeRO-3
+            in.reference_offload = r.boolean("training.reference_offload", false, nullptr) && in.zero_stage >= 3;
+        }
+        // est45: the pairwise losses run the policy over each pair's chosen and rejected sequences concatenated into
+        // one batch of 2 x the micro-batch: huggingface/trl@f2cd5771 trl/trainer/dpo_trainer.py (the collator stacks
+        // prompt+chosen then prompt+rejected; _compute_loss chunks the logits in two), trl/experimental/{orpo,cpo}
+        // concatenated_forward (ORPO, CPO and SimPO, which axolotl and ms-swift run); hiyouga/LLaMA-Factory@ff6d4d12
+        // data/collator.py PairwiseDataCollatorWithPadding and train/dpo/trainer.py concatenated_forward (every
+        // pref_loss); modelscope/ms-swift@3602360a swift/rlhf_trainers/dpo_trainer.py concatenated_forward;
+        // OpenRLHF@3c3be623 openrlhf/trainer/dpo_trainer.py concatenated_inputs. The per-device batch counts pairs
+        // (per_device_train_batch_size, axolotl micro_batch_size, OpenRLHF --micro_train_batch_size). KTO does not
+        // concatenate: TRL, LLaMA-Factory and ms-swift run the policy with gradients over the micro-batch, and the
+        // mismatched KL batch in a separate no-grad forward (kto_trainer.py _compute_kl_logps / forward(prefix="kl_")).
+        if (stage == "dpo" || stage == "ipo" || stage == "orpo" || stage == "simpo" || stage == "cpo") {
+            in.policy_seqs_per_sample = 2;
+            in.assumptions.push_back(fmt::format(
+                "preference training ({}): the policy's forward runs over each pair's chosen and rejected sequences "
+                "concatenated (2 x the micro-batch of pairs): activations and logits sized for that batch",
+                stage));
         }
     }
     // est30: a script that calls the model without labels and takes nn.CrossEntropyLoss on its logits
@@ -1045,12 +1070,15 @@ estimate_result estimate(const estimate_input& in) {
         add("reference", "reference model", ref,
             fmt::format("{} params x {} B (load dtype, no gradients or optimizer states){}{}",
                         prank, in.reference_bytes,
-                        in.zero_stage >= 3 ? (in.params_offload ? ", offloaded with ZeRO-3's parameters"
-                                                                : fmt::format(", sharded like the policy over {} ranks", shard_txt))
+                        in.zero_stage >= 3 ? (in.params_offload       ? ", offloaded with ZeRO-3's parameters"
+                                              : in.reference_offload ? ", on the host (its own ZeRO-3 parameter offload)"
+                                                                     : fmt::format(", sharded like the policy over {} ranks", shard_txt))
                                            : ", whole on every rank (ZeRO-1/2 and DDP prepare it unsharded)",
+                        // est45: the pairwise losses' tokens already count chosen + rejected; KTO's are the
+                        // micro-batch and its KL batch (2 x)
                         st.phase == 1 && st.ref_logits > 0
-                            ? fmt::format(" + its no-grad forward's logits {} (chosen + rejected: 2 x {} tokens x {} vocab x {} B)",
-                                          gib(st.ref_logits), num(b.tokens), num(V), in.reference_bytes)
+                            ? fmt::format(" + its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", gib(st.ref_logits),
+                                          num((in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0) * b.tokens), num(V), in.reference_bytes)
                             : std::string()));
     }
     b.peak = st.peak;

@@ -166,6 +166,12 @@ struct estimate_input {
     // (full or freeze tuning; none with LoRA, whose reference is the base with the adapter disabled, nor with
     // precomputed reference log-probabilities): bytes per reference weight (its load dtype), 0 = no copy
     int reference_bytes = 0;
+    // est45: OpenRLHF's --ref_offload / --ref.offload: the reference's own DeepSpeed eval engine offloads its
+    // parameters to the host (offload_param applies at ZeRO-3 only; under ZeRO-1/2 the reference is stage 0)
+    bool reference_offload = false;
+    // est45: sequences the policy's forward runs per sample of the micro-batch: 2 for pairwise preference losses
+    // (DPO, IPO, ORPO, SimPO, CPO: chosen and rejected concatenated into one batch), 1 otherwise (KTO, SFT)
+    int policy_seqs_per_sample = 1;
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

@@ -704,7 +704,9 @@ double compute(const estimate_input& in, breakdown& out) {
         nmb = std::max<std::int64_t>(1, mbsz * nmb / in.pp_alt_micro_batch);
         mbsz = in.pp_alt_micro_batch;
     }
-    const double tokens = double(mbsz) * double(std::max<std::int64_t>(1, in.seq_len)) / c;
+    // est45: pairwise preference losses run the policy over chosen + rejected: 2 sequences per sample
+    const double tokens = double(mbsz) * double(std::max(1, in.policy_seqs_per_sample)) *
+                          double(std::max<std::int64_t>(1, in.seq_len)) / c;
     out.tokens = tokens;
     const double mb = double(nmb);
 
@@ -892,7 +894,8 @@ double compute(const estimate_input& in, breakdown& out) {
             const double vis = s == 0 && m.vision_params > 0 && !(m.vision_trainable && !finetune) ? double(m.vision_params) : 0.0;
             const double dense = std::max(0.0, st.params_rank - expert_rank) + vis;
             const double rb = double(in.reference_bytes);
-            st.reference = in.zero_stage >= 3 ? (in.params_offload ? 0.0 : rb * (dense / shard_n + expert_rank / expert_shard_n))
+            // est45: OpenRLHF's --ref_offload keeps the reference's ZeRO-3 partitions on the host
+            st.reference = in.zero_stage >= 3 ? (in.params_offload || in.reference_offload ? 0.0 : rb * (dense / shard_n + expert_rank / expert_shard_n))
                                               : rb * (dense + expert_rank);
         }
         out.trainable += st.trainable_rank * t;
@@ -947,9 +950,13 @@ double compute(const estimate_input& in, breakdown& out) {
         if (last) {
             st.logits = tokens * V_out / (vocab_parallel ? t : 1.0) * bpe;
             // est44: the reference's no-grad forward runs after the policy's, before its backward, over the
-            // concatenated chosen + rejected batch (2 x the micro-batch of pairs): its logits in the load dtype
-            // (TRL _compute_loss, LLaMA-Factory get_batch_loss_metrics)
-            if (in.reference_bytes > 0) st.ref_logits = 2.0 * tokens * V_out / (vocab_parallel ? t : 1.0) * double(in.reference_bytes);
+            // policy's batch: its logits in the load dtype (TRL _compute_loss, LLaMA-Factory get_batch_loss_metrics).
+            // est45: for the pairwise losses that batch is the policy's own (`tokens`, chosen + rejected). KTO's
+            // reference runs over the micro-batch and its mismatched KL batch: LLaMA-Factory keeps the first's logits
+            // through the second's forward (train/kto/trainer.py concatenated_forward), so 2 x the micro-batch as
+            // est44 counted it; TRL's KTOTrainer frees the KL logits first (1 x, counted high there)
+            const double ref_seqs = in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0;
+            if (in.reference_bytes > 0) st.ref_logits = ref_seqs * tokens * V_out / (vocab_parallel ? t : 1.0) * double(in.reference_bytes);
             st.logits += tokens * (fp32_resid ? 4.0 : 2.0 * fp32_compute_act_scale(in)) * h;  // final-norm output feeding the output projection
             if (liger) {
                 st.logits += liger_loss_bytes(tokens, V, h, pb);

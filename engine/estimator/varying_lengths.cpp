@@ -173,7 +173,7 @@ length_replay replay_job(const estimate_input& in, double logits_bpe) {
     // the largest buffer per token of the step: the fp32 loss buffer, else an MLP intermediate
     const double vocab_elem = logits_bpe >= 6.0 ? 4.0 * double(in.model.vocab) : 0.0;
     const double largest = std::max(vocab_elem, 2.0 * double(std::max(in.model.ffn, in.model.hidden))) *
-                           double(std::max<std::int64_t>(1, in.micro_batch));
+                           double(std::max<std::int64_t>(1, in.micro_batch)) * double(std::max(1, in.policy_seqs_per_sample));
     return replay_lengths(in, record_lengths(in.seq_len, largest, k_assumed_steps));
 }
 

@@ -35,8 +35,9 @@ std::string lower(std::string s) {
 
 // The Python script a launch line runs (`torchrun ... pretrain_gpt.py`, `python tools/x.py`,
 // `torchrun -m examples.inference.offline_inference`): the first literal word ending in .py, or
-// the module after -m that is not a launcher, as job.entry_script (basename; a module's last part
-// + ".py").
+// the module after -m / --module that is not a launcher (`deepspeed --module openrlhf.cli.train_dpo`),
+// as job.entry_script (basename; a module's last part + ".py"). TRL's console script runs
+// trl/scripts/<command>.py (trl/cli/commands/training.py): `trl dpo ...` -> dpo.py.
 void add_entry_script(std::vector<raw_entry>& entries, const shell_command& cmd, std::string_view text) {
     static const std::set<std::string> launchers = {"torch.distributed.run", "torch.distributed.launch",
                                                     "deepspeed.launcher.runner", "accelerate.commands.launch"};
@@ -45,7 +46,10 @@ void add_entry_script(std::vector<raw_entry>& entries, const shell_command& cmd,
         const shell_word& w = W[i];
         if (!w.literal) continue;
         std::string script;
-        if (w.text == "-m" && i + 1 < W.size() && W[i + 1].literal) {
+        if (std::filesystem::path(w.text).filename() == "trl" && i + 1 < W.size() && W[i + 1].literal &&
+            !W[i + 1].text.empty() && W[i + 1].text[0] != '-' && W[i + 1].text.find_first_of("./=") == std::string::npos) {
+            script = W[++i].text + ".py";
+        } else if ((w.text == "-m" || w.text == "--module") && i + 1 < W.size() && W[i + 1].literal) {
             const std::string& module = W[++i].text;
             if (launchers.count(module)) continue;
             script = module.substr(module.rfind('.') == std::string::npos ? 0 : module.rfind('.') + 1) + ".py";
@@ -369,6 +373,11 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
     for (const auto& e : job.entries) {
         if (e.key == "job.entry_script") {  // any framework's launch line
             add(e.key, e.val, e);
+            // est45: an adapter may read the script's name (OpenRLHF's train_dpo.py, TRL's dpo.py: training.stage)
+            for (const auto* m : a.find(e.key)) {
+                translated t = translate(e, *m);
+                if (t.status == translated::ok) add(m->canonical, std::move(t.val), e, m->join);
+            }
             continue;
         }
         // An environment variable the adapter maps (ms-swift's NPROC_PER_NODE) goes through its

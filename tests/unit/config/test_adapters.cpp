@@ -658,3 +658,46 @@ TEST_CASE("est44: the preference stage, its loss and precomputed reference log-p
     emit_facts(ax, s3);
     CHECK(s3.string("training.stage") == "dpo");
 }
+
+TEST_CASE("est45: the script a launch line runs names the preference stage (OpenRLHF train_dpo, TRL dpo.py / `trl dpo`)") {
+    // OpenRLHF flat spelling: deepspeed --module openrlhf.cli.train_dpo, with the reference offloaded
+    job_config o = parse_job_config(write("orlhf_dpo.sh", "deepspeed --module openrlhf.cli.train_dpo --pretrain meta-llama/Meta-Llama-3-8B "
+                                                          "--micro_train_batch_size 1 --train_batch_size 128 --zero_stage 3 "
+                                                          "--ref_offload --max_len 2048 --bf16 --flash_attn\n"));
+    CHECK(o.framework == "openrlhf");
+    fact_store s(&vocabulary::shipped());
+    emit_facts(o, s);
+    CHECK(s.string("job.entry_script") == "train_dpo.py");
+    CHECK(s.string("training.stage") == "dpo");
+    CHECK(s.boolean("training.reference_offload") == true);
+    // its SFT script names no preference stage, and no --ref_offload means no fact
+    job_config o2 = parse_job_config(write("orlhf_sft.sh", "deepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Meta-Llama-3-8B "
+                                                           "--micro_train_batch_size 1 --zero_stage 2 --max_len 2048 --bf16\n"));
+    CHECK(o2.framework == "openrlhf");
+    fact_store s2(&vocabulary::shipped());
+    emit_facts(o2, s2);
+    CHECK(s2.string("job.entry_script") == "train_sft.py");
+    CHECK_FALSE(s2.get("training.stage"));
+    CHECK_FALSE(s2.get("training.reference_offload"));
+    // the dotted spelling (v0.10.2+), launched with python -m
+    job_config d = parse_job_config(write("orlhf_dpo_dotted.sh", "python -m openrlhf.cli.train_dpo --model.model_name_or_path Qwen/Qwen2.5-7B "
+                                                                 "--train.micro_batch_size 2 --ds.zero_stage 3 --ref.offload\n"));
+    CHECK(d.framework == "openrlhf_dotted");
+    fact_store s3(&vocabulary::shipped());
+    emit_facts(d, s3);
+    CHECK(s3.string("training.stage") == "dpo");
+    CHECK(s3.boolean("training.reference_offload") == true);
+    // TRL's console script runs trl/scripts/dpo.py; its sft.py names no stage
+    job_config t = parse_job_config(write("trl_dpo.sh", "trl dpo --model_name_or_path Qwen/Qwen2.5-0.5B --per_device_train_batch_size 2 "
+                                                        "--gradient_checkpointing true --output_dir out\n"));
+    fact_store s4(&vocabulary::shipped());
+    emit_facts(t, s4);
+    CHECK(s4.string("job.entry_script") == "dpo.py");
+    CHECK(s4.string("training.stage") == "dpo");
+    job_config t2 = parse_job_config(write("trl_sft.sh", "accelerate launch trl/scripts/sft.py --model_name_or_path Qwen/Qwen2.5-0.5B "
+                                                         "--per_device_train_batch_size 2 --output_dir out\n"));
+    fact_store s5(&vocabulary::shipped());
+    emit_facts(t2, s5);
+    CHECK(s5.string("job.entry_script") == "sft.py");
+    CHECK_FALSE(s5.get("training.stage"));
+}

@@ -1283,10 +1283,20 @@ TEST_CASE("preference training's reference model (est44): full DPO adds a frozen
     const double n = double(estimate(sin).param_count);
     CHECK(db.stages[0].reference == doctest::Approx(2.0 * n).epsilon(0.001));
     CHECK(sb.stages[0].reference == 0.0);
-    // logits of the reference forward: 2 x micro-batch x seq tokens x vocab x 2 B, at the loss only
-    CHECK(db.stages[0].ref_logits == doctest::Approx(2.0 * db.tokens * double(din.model.vocab) * 2.0));
-    CHECK(db.stages[0].phase_loss - sb.stages[0].phase_loss ==
-          doctest::Approx(db.stages[0].reference + db.stages[0].ref_logits).epsilon(1e-6));
+    // logits of the reference forward: 2 x micro-batch x seq tokens x vocab x 2 B, at the loss only (est45: the
+    // policy's tokens count chosen + rejected already)
+    CHECK(db.tokens == doctest::Approx(2.0 * sb.tokens));
+    CHECK(db.stages[0].ref_logits == doctest::Approx(db.tokens * double(din.model.vocab) * 2.0));
+    {
+        // against SFT at twice the micro-batch (the same policy tokens), the loss phase differs by the reference
+        fact_store sft2 = sft;
+        emit(sft2, "training.local_batch_size", std::int64_t(2 * din.micro_batch));
+        est::breakdown s2b;
+        est::compute(from_facts(sft2), s2b);
+        CHECK(s2b.tokens == doctest::Approx(db.tokens));
+        CHECK(db.stages[0].phase_loss - s2b.stages[0].phase_loss ==
+              doctest::Approx(db.stages[0].reference + db.stages[0].ref_logits).epsilon(1e-6));
+    }
     CHECK(db.stages[0].phase_step - sb.stages[0].phase_step == doctest::Approx(db.stages[0].reference).epsilon(1e-6));
     const estimate_result sr = estimate(sin), dr = estimate(din);
     CHECK(dr.component("reference") > 0);
@@ -1305,8 +1315,11 @@ TEST_CASE("preference training's reference model (est44): full DPO adds a frozen
     emit(pre, "training.precompute_ref_log_probs", true);
     CHECK(from_facts(pre).reference_bytes == 0);
     // LoRA DPO: the base with the adapter disabled is the reference, no copy and the same estimate as LoRA SFT
+    // over the same policy tokens (est45: SFT at twice the micro-batch of pairs)
     fact_store lora_sft = job8b("llama_factory", "lora", 1), lora_dpo = lora_sft;
     emit(lora_dpo, "training.stage", "dpo");
+    emit(lora_dpo, "training.local_batch_size", std::int64_t(2));
+    emit(lora_sft, "training.local_batch_size", std::int64_t(4));
     CHECK(from_facts(lora_dpo).reference_bytes == 0);
     CHECK(estimate(from_facts(lora_dpo)).peak_bytes == estimate(from_facts(lora_sft)).peak_bytes);
     CHECK(estimate(from_facts(lora_dpo)).component("reference") == 0);
@@ -1335,4 +1348,79 @@ TEST_CASE("preference training's reference model (est44): full DPO adds a frozen
     CHECK(from_facts(logged).reference_bytes > 0);
     emit(logged, "training.stage", "sft");
     CHECK(from_facts(logged).reference_bytes == 0);
+}
+
+TEST_CASE("preference training's policy batch (est45): pairwise losses run the policy over chosen + rejected, KTO and SFT do not") {
+    // LLaMA-Factory LoRA on Llama 3 8B, 2 pairs per device: DPO (any pref_loss, ORPO included) concatenates chosen and
+    // rejected, 4 sequences through the policy; KTO runs its 2 examples (the KL batch without gradients)
+    fact_store sft = job8b("llama_factory", "lora", 1);
+    emit(sft, "training.local_batch_size", std::int64_t(2));
+    emit(sft, "training.seq_len", std::int64_t(1024));
+    const auto with = [&](const fact_store& base, const char* key, const char* v) {
+        fact_store f = base;
+        emit(f, key, v);
+        return f;
+    };
+    const fact_store dpo = with(sft, "training.stage", "dpo"), kto = with(sft, "training.stage", "kto"),
+                     orpo = with(dpo, "training.pref_loss", "orpo"), simpo = with(sft, "training.stage", "simpo"),
+                     rm = with(sft, "training.stage", "rm");
+    CHECK(from_facts(sft).policy_seqs_per_sample == 1);
+    CHECK(from_facts(dpo).policy_seqs_per_sample == 2);
+    CHECK(from_facts(orpo).policy_seqs_per_sample == 2);
+    CHECK(from_facts(simpo).policy_seqs_per_sample == 2);
+    CHECK(from_facts(kto).policy_seqs_per_sample == 1);
+    CHECK(from_facts(rm).policy_seqs_per_sample == 1);
+    bool said = false;
+    for (const auto& a : from_facts(dpo).assumptions) said = said || a.find("chosen and rejected sequences concatenated") != std::string::npos;
+    CHECK(said);
+    for (const auto& a : from_facts(kto).assumptions) CHECK(a.find("concatenated") == std::string::npos);
+    est::breakdown sb, db, kb;
+    est::compute(from_facts(sft), sb);
+    est::compute(from_facts(dpo), db);
+    est::compute(from_facts(kto), kb);
+    CHECK(sb.tokens == doctest::Approx(2.0 * 1024.0));
+    CHECK(db.tokens == doctest::Approx(4.0 * 1024.0));
+    CHECK(kb.tokens == doctest::Approx(sb.tokens));
+    // activations and logits scale with the policy's tokens
+    CHECK(db.stages[0].activations == doctest::Approx(2.0 * sb.stages[0].activations).epsilon(1e-9));
+    CHECK(db.stages[0].logits == doctest::Approx(2.0 * sb.stages[0].logits).epsilon(1e-9));
+    CHECK(kb.stages[0].activations == doctest::Approx(sb.stages[0].activations).epsilon(1e-9));
+    const estimate_result sr = estimate(from_facts(sft)), dr = estimate(from_facts(dpo)), kr = estimate(from_facts(kto));
+    CHECK(dr.peak_bytes > sr.peak_bytes);
+    CHECK(kr.peak_bytes == sr.peak_bytes);  // LoRA: no reference copy, the same batch
+    // the micro-batch of pairs stays what the config says (plans and limits count pairs)
+    CHECK(from_facts(dpo).micro_batch == 2);
+}
+
+TEST_CASE("OpenRLHF's DPO reference (est45): a copy with LoRA too, on the host with --ref_offload at ZeRO-3 only") {
+    fact_store f = job8b("openrlhf", "lora", 8);
+    emit(f, "training.stage", "dpo");
+    emit(f, "training.mixed_precision_param", "bfloat16");
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    const estimate_input in = from_facts(f);
+    CHECK(in.reference_bytes == 2);  // train_dpo.py builds the reference as a second Actor without LoRA
+    CHECK_FALSE(in.reference_offload);
+    est::breakdown b;
+    est::compute(in, b);
+    const double n = double(estimate(in).param_count);
+    CHECK(b.stages[0].reference == doctest::Approx(2.0 * n / 8.0).epsilon(0.001));
+    // --ref_offload at ZeRO-3: the reference's partitions on the host
+    emit(f, "training.reference_offload", true);
+    const estimate_input off = from_facts(f);
+    CHECK(off.reference_offload);
+    est::breakdown ob;
+    est::compute(off, ob);
+    CHECK(ob.stages[0].reference == 0.0);
+    CHECK(estimate(off).peak_bytes < estimate(in).peak_bytes);
+    // ZeRO-2: the reference is stage 0, where DeepSpeed offloads no parameters: whole on every rank
+    emit(f, "parallelism.zero_stage", std::int64_t(2));
+    const estimate_input z2 = from_facts(f);
+    CHECK_FALSE(z2.reference_offload);
+    est::breakdown zb;
+    est::compute(z2, zb);
+    CHECK(zb.stages[0].reference == doctest::Approx(2.0 * n).epsilon(0.001));
+    // the same LoRA job elsewhere (LLaMA-Factory) keeps none
+    fact_store lf = job8b("llama_factory", "lora", 8);
+    emit(lf, "training.stage", "dpo");
+    CHECK(from_facts(lf).reference_bytes == 0);
 }

@@ -268,6 +268,10 @@ TEST_CASE("held-out rows, round est47 (ColossalAI-Pytorch-lightning GPT-2 benchm
     check_heldout("heldout_est47.yaml", 8, "held-out rows (est47)");
 }
 
+TEST_CASE("held-out rows, round est45 (ms-swift rlhf scripts of 2025-01 / 2025-05: DPO LoRA Qwen2.5-7B on one GPU, SimPO full Qwen2.5-3B under ZeRO-2 x 2)") {
+    check_heldout("heldout_est45.yaml", 2, "held-out rows (est45)");
+}
+
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
