@@ -91,6 +91,24 @@ TEST_CASE("what a framework cannot express is said, and can be asked") {
           "[parallelism]\ndata_parallel_shard_degree = -1\ndata_parallel_replicate_degree = 1\n");
 }
 
+TEST_CASE("expressible: Megatron's selective recomputation is per submodule, so per-op selective AC needs no extra flag") {
+    // step4_enable_selective_ac sets mode = selective and selective_ac_option = op; Megatron (and MindSpeed, which
+    // extends it, and ms-swift's Megatron syntax) recompute core attention under --recompute-granularity selective.
+    const std::vector<canonical_override> sel{{"activation_checkpoint.mode", "selective"},
+                                              {"activation_checkpoint.selective_ac_option", "op"}};
+    for (const char* fw : {"megatron", "mindspeed", "ms_swift_megatron"}) {
+        CAPTURE(fw);
+        CHECK(can_express(override_syntax_for(fw), sel).ok);
+        // every N layers is torchtitan's other option: Megatron's selective granularity has no such setting
+        CHECK_FALSE(can_express(override_syntax_for(fw), "activation_checkpoint.selective_ac_option", value("2")).ok);
+    }
+    const std::string mg = join(render_overrides(override_syntax_for("megatron"), sel));
+    CHECK(mg.find("--recompute-granularity") != std::string::npos);
+    CHECK(mg.find("selective") != std::string::npos);
+    CHECK(mg.find("selective_ac_option") == std::string::npos);
+    CHECK_FALSE(can_express(override_syntax_for("deepspeed"), sel).ok);  // no selective setting there
+}
+
 TEST_CASE("closure: torchtitan's CPU offload moves parameters and optimizer together") {
     const auto c = canonical_closure(override_syntax_for("torchtitan"), {{"optimizer.offload", "cpu"}});
     bool params = false;
