@@ -35,6 +35,14 @@ std::size_t first_invalid_utf8(std::string_view s) {
     return std::string_view::npos;
 }
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
+    if (s.size() <= max_bytes) return s;
+    std::size_t n = max_bytes;
+    // s[n] is the first byte left out; while it continues a sequence, that sequence is cut.
+    for (int k = 0; k < 3 && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++k) --n;
+    return s.substr(0, n);
+}
+
 std::string to_valid_utf8(std::string_view s, bool drop_controls) {
     std::string out;
     out.reserve(s.size());

@@ -13,6 +13,9 @@ namespace oomdx {
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i, bool allow_surrogates = true);
 // Offset of the first byte that is not valid UTF-8, or npos.
 std::size_t first_invalid_utf8(std::string_view s);
+// The longest prefix of at most max_bytes that does not end inside a multi-byte character
+// (an excerpt cut for a report stays valid UTF-8).
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
 // Invalid bytes replaced by U+FFFD; `drop_controls` also replaces C0 controls other than tab.
 std::string to_valid_utf8(std::string_view s, bool drop_controls = false);
 

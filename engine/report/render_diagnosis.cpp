@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/utf8.h"
 #include "engine/report/render_diff.h"
 #include "engine/report/render_plan.h"
 #include "engine/report/report_phrases.h"
@@ -130,7 +131,7 @@ void render_oom(writer& w, const log_analysis& a) {
     int shown = 0;
     for (const auto& e : a.evidence) {
         if (++shown > 8) break;
-        std::string text = e.text.size() > 200 ? e.text.substr(0, 197) + "..." : e.text;
+        std::string text = e.text.size() > 200 ? std::string(utf8_prefix(e.text, 197)) + "..." : e.text;
         w.bullet(fmt::format("{}:{} [{}] {}", e.file, e.line, e.role, text), 2);
     }
 }

@@ -1,5 +1,6 @@
 #include "engine/report/report_evidence.h"
 
+#include "engine/core/utf8.h"
 #include "engine/core/vocabulary.h"
 
 namespace oomdx {
@@ -13,7 +14,7 @@ report_evidence evidence_of(const fact_store& facts, int fact_id) {
     const fact_decl* d = v ? v->find(f->name) : nullptr;
     e.value = f->val.is_string() ? f->val.as_string() : render_value(f->val, d);
     e.location = f->prov.location();
-    e.excerpt = f->prov.excerpt.size() > 240 ? f->prov.excerpt.substr(0, 237) + "..." : f->prov.excerpt;
+    e.excerpt = f->prov.excerpt.size() > 240 ? std::string(utf8_prefix(f->prov.excerpt, 237)) + "..." : f->prov.excerpt;
     return e;
 }
 

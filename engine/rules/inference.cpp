@@ -9,6 +9,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/translations.h"
+#include "engine/core/utf8.h"
 #include "engine/core/vocabulary.h"
 #include "engine/rules/text_template.h"
 
@@ -319,7 +320,7 @@ std::vector<std::string> explain_fact(const fact_store& facts, int fact_id, int 
     } else {
         std::string where = f->prov.location();
         std::string ex = f->prov.excerpt;
-        if (ex.size() > 160) ex = ex.substr(0, 157) + "...";
+        if (ex.size() > 160) ex = std::string(utf8_prefix(ex, 157)) + "...";
         out.push_back(fmt::format("{}{} = {}  <- {}{}", indent, f->name, shown, where.empty() ? f->prov.producer : where,
                                   ex.empty() ? "" : fmt::format(": \"{}\"", ex)));
         for (int id : f->prov.derived_ids) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
+#include "engine/core/utf8.h"
 #include "engine/core/message.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
@@ -102,7 +103,7 @@ std::string joined(std::vector<std::string> v) {
 std::string shorten(const std::string& s) {
     std::string one;
     for (char c : s) one += c == '\n' ? ' ' : c;
-    return one.size() > 120 ? one.substr(0, 117) + "..." : one;
+    return one.size() > 120 ? std::string(utf8_prefix(one, 117)) + "..." : one;
 }
 
 }  // namespace

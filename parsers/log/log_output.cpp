@@ -252,7 +252,7 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
     out += bold(headline) + "\n\n";
     if (!a.message.empty())
         out += li + fmt::format("message   {}:{}: {}\n", a.file, a.line,
-                                a.message.size() > 300 ? a.message.substr(0, 300) + "..." : a.message);
+                                a.message.size() > 300 ? std::string(utf8_prefix(a.message, 300)) + "..." : a.message);
     if (a.source != "none") {
         out += li + fmt::format("requested {}   capacity {}   free {}\n", size(a.requested_bytes),
                                 size(a.capacity_bytes), size(a.free_bytes));
@@ -315,7 +315,7 @@ std::string render_text(const log_analysis& a, bool markdown, bool color) {
         out += "\n" + h + "Evidence\n\n";
         for (const auto& e : a.evidence)
             out += li + fmt::format("{}:{} [{}] {}\n", e.file, e.line, e.role,
-                                    e.text.size() > 200 ? e.text.substr(0, 200) + "..." : e.text);
+                                    e.text.size() > 200 ? std::string(utf8_prefix(e.text, 200)) + "..." : e.text);
     }
     for (const auto& w : a.warnings) out += "\n" + li + "warning: " + w;
     if (!a.warnings.empty()) out += "\n";

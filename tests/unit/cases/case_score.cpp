@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/core/utf8.h"
 #include "engine/report/diagnosis.h"
+#include "engine/report/render_diagnosis.h"
 
 namespace fs = std::filesystem;
 
@@ -55,6 +57,16 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
             for (const auto& n : rep.not_offered)
                 if (rec.action == n.action)
                     r.defects.push_back("offered and not offered " + n.action + " (" + rec.rule_id + ", " + n.rule_id + ")");
+        }
+        // The rendered report is valid UTF-8 (excerpts cut on a character boundary).
+        for (const bool md : {false, true}) {
+            render_options o;
+            o.markdown = md;
+            o.explain = true;
+            o.lang = rep.lang;
+            const std::string text = render_diagnosis_text(rep, o);
+            if (const size_t at = first_invalid_utf8(text); at != std::string::npos)
+                r.defects.push_back(fmt::format("invalid UTF-8 in the {} report at byte {}", md ? "markdown" : "text", at));
         }
     } catch (const std::exception& e) {
         r.error = e.what();

@@ -76,6 +76,18 @@ TEST_CASE("UTF-8: first invalid byte, replacement") {
     CHECK(to_valid_utf8("a\tz", true) == "a\tz");
 }
 
+TEST_CASE("UTF-8: a prefix never ends inside a character") {
+    const std::string zh = "\xe6\x98\xbe\xe5\xad\x98";  // two 3-byte characters
+    CHECK(utf8_prefix(zh, 6) == zh);
+    CHECK(utf8_prefix(zh, 5) == zh.substr(0, 3));
+    CHECK(utf8_prefix(zh, 4) == zh.substr(0, 3));
+    CHECK(utf8_prefix(zh, 3) == zh.substr(0, 3));
+    CHECK(utf8_prefix(zh, 2).empty());
+    CHECK(utf8_prefix("ascii", 3) == "asc");
+    CHECK(utf8_prefix("ab\xf0\x9f\x98\x80", 5) == "ab");  // 4-byte emoji cut after 3 of its bytes
+    CHECK(utf8_prefix("\x80\x80\x80\x80\x80z", 4) == "\x80");  // invalid input: at most 3 steps back
+}
+
 TEST_CASE("text files: NUL, UTF-8, empty, size and item limits each name file and line") {
     limits_guard g;
     CHECK(read_text_file(write_temp("ok.toml", "a = 1\n"), "a config") == "a = 1\n");
