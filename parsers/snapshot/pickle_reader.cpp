@@ -756,21 +756,23 @@ private:
         case 'K': v = q[1]; q += 2; return true;
         case 'M': v = q[1] | (q[2] << 8); q += 3; return true;
         case 'J': v = static_cast<std::int32_t>(u32(q + 1)); q += 5; return true;
-        case 0x8a: {
-            const std::size_t n = q[1];
-            if (n == 0 || n > 8) return false;
-            std::uint64_t x;
-            std::memcpy(&x, q + 2, 8);
-            if (n < 8) {
-                x &= (std::uint64_t(1) << (8 * n)) - 1;
-                if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
-            }
-            v = static_cast<std::int64_t>(x);
-            q += 2 + n;
-            return true;
-        }
+        case 0x8a: return long1(q, v);
         default: return false;
         }
+    }
+    // LONG1 of 1-8 bytes at q (q before the slack).
+    [[gnu::always_inline]] static bool long1(const std::uint8_t*& q, std::int64_t& v) {
+        const std::size_t n = q[1];
+        if (n == 0 || n > 8) return false;
+        std::uint64_t x;
+        std::memcpy(&x, q + 2, 8);
+        if (n < 8) {
+            x &= (std::uint64_t(1) << (8 * n)) - 1;
+            if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
+        }
+        v = static_cast<std::int64_t>(x);
+        q += 2 + n;
+        return true;
     }
     // A new frame dict inline: EMPTY_DICT MEMOIZE MARK, name/filename/line keys (memoized
     // strings) with fresh or memoized strings and an int, SETITEMS. `q` points at EMPTY_DICT.
@@ -990,7 +992,7 @@ private:
     // "these bytes name this key", true until a memo slot is overwritten (forget_keys). The
     // masks of unused entries are 0 with bytes 1: they never match.
     static constexpr std::size_t k_max_keys = 64;
-    struct key_bytes {
+    struct alignas(32) key_bytes {  // 32 bytes: a count of entries is a shift, not a division by 24
         std::uint64_t mask = 0, bytes = 1;
         std::uint8_t len = 0;
         field f = field::ignored;
@@ -1009,7 +1011,18 @@ private:
     }
     void forget_keys() {
         for (key_bytes& t : m_keys) t = key_bytes{};
+        for (action_ref& c : m_action_refs) c = action_ref{};
     }
+    // The action values read as LONG_BINGETs, by memo id (direct-mapped): a trace names its few
+    // action strings by the same memo ids millions of times. Ids always below the memo's size
+    // and naming a string when stored; cleared with the keys when a memo slot is overwritten.
+    struct action_ref {
+        std::uint64_t idx = ~std::uint64_t(0);  // never equals a 32-bit id
+        std::uint32_t sid = 0;
+        action_kind kind = action_kind::other;
+    };
+    static constexpr std::size_t k_action_refs = 8;
+    action_ref m_action_refs[k_action_refs];
     key_bytes m_keys[k_max_keys + 1];  // [k_max_keys] never matches: the loop stops there
 
     // Out of line, as GCC placed it before snap21: the size_trace call in run() tipped it into
@@ -1036,15 +1049,16 @@ private:
         trace_event& e = m_records[slot];
         e = trace_event{};
         std::uint32_t cc = k_no_str, um = k_no_str;
-        std::size_t npend = 0, nframes = 0, nkeys = 0;
+        std::size_t npend = 0, nframes = 0;
         int lpend = -1;
+        const key_bytes* kt = m_keys;  // the key learned at this position (a pointer: no index math)
         for (;;) {
             if (q >= lim) return false;
             field f;
-            if (const key_bytes& t = m_keys[nkeys]; (load64(q) & t.mask) == t.bytes) [[likely]] {
+            if (const key_bytes& t = *kt; (load64(q) & t.mask) == t.bytes) [[likely]] {
                 f = t.f;  // the key the previous record had here, written the same way
                 q += t.len;
-                ++nkeys;
+                ++kt;
             } else {
                 const std::uint8_t* const k0 = q;
                 std::uint32_t key;
@@ -1062,19 +1076,23 @@ private:
                 } else {
                     return false;
                 }
-                if (key == k_not_key || (nkeys == 0 && key != k_action) || nkeys >= k_max_keys) return false;
+                const std::size_t at = static_cast<std::size_t>(kt - m_keys);
+                if (key == k_not_key || (at == 0 && key != k_action) || at >= k_max_keys) return false;
                 f = k_fields[key];
-                learn_key(nkeys++, k0, static_cast<std::size_t>(q - k0), f);
+                learn_key(at, k0, static_cast<std::size_t>(q - k0), f);
+                ++kt;
             }
+            // No bounds check here: q was before `lim` at the loop's top and a key takes at
+            // most 5 bytes (skip_frames stops before `lim`), so the value's opcode and its
+            // fixed-size argument (at most 9 bytes) lie before the end of the input.
             if (*q == 0x95 && !skip_frames(q)) return false;
-            if (q >= lim) return false;
             std::int64_t iv;
             switch (k_value_class[*q]) {  // dense: one jump table, no compare tree
             case vc::int1: iv = q[1]; q += 2; break;
             case vc::int2: iv = q[1] | (q[2] << 8); q += 3; break;
             case vc::int4: iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;
-            case vc::long1:
-                if (!small_int(q, iv)) return false;
+            case vc::long1:  // not small_int: GCC merged the int cases into its compare tree
+                if (!long1(q, iv)) return false;
                 break;
             case vc::object: {
                 if (f == field::frames) {
@@ -1082,10 +1100,24 @@ private:
                     continue;
                 }
                 std::uint32_t sid;
+                if (f == field::action && *q == 'j') {  // the action as a LONG_BINGET seen before
+                    const std::uint32_t idx = u32(q + 1);
+                    if (const action_ref& c = m_action_refs[idx & (k_action_refs - 1)]; c.idx == idx) [[likely]] {
+                        e.kind = c.kind;
+                        if (c.kind == action_kind::other) e.action = m_pool.view(c.sid);
+                        q += 5;
+                        continue;
+                    }
+                }
                 if (*q == 'h' || *q == 'j') {
+                    const bool long_get = *q == 'j';
                     const std::uint32_t r = memo_ref(q, memo_size);
                     if (!is(r, memo_table::t_str)) return false;
                     sid = memo_table::payload(r);
+                    if (f == field::action && long_get) {
+                        const std::uint32_t idx = u32(q - 4);
+                        m_action_refs[idx & (k_action_refs - 1)] = action_ref{idx, sid, action_of(sid)};
+                    }
                 } else if (*q == ']' || !fresh_str(q, npend, sid)) {
                     return false;
                 }
@@ -1105,7 +1137,8 @@ private:
                 if (f != field::ignored) return false;
                 ++q;  // a bool or None under a key the record does not read
                 continue;
-            default: return false;
+            case vc::other: return false;
+            default: __builtin_unreachable();  // the table holds vc values only: no range check
             }
             switch (f) {  // a number
             case field::addr: e.addr = iv; break;
@@ -1114,10 +1147,13 @@ private:
             case field::time_us: e.time_us = iv; break;
             case field::device_free: e.device_free = iv; break;
             case field::ignored: break;
-            default: return false;
+            case field::action: case field::frames: case field::compile_context: case field::user_metadata:
+                return false;  // a number where a string or a list belongs
+            default: __builtin_unreachable();  // every field is named above: no range check
             }
         }
         ++q;  // SETITEMS
+        const std::size_t nkeys = static_cast<std::size_t>(kt - m_keys);
         if (nkeys == 0) return false;
         {
             const std::uint8_t* r = q;  // another batch of items for the same dict

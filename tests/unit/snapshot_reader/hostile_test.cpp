@@ -217,6 +217,41 @@ TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo
     CHECK(t[3].size == 0x50);
 }
 
+// Action values read as LONG_BINGETs are remembered by memo id (snap27); a LONG_BINPUT over
+// that id must change the action of the entries after it.
+TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo slot") {
+    const auto s = memo_str;
+    const std::string M = k_memoize;
+    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
+        std::string r = "j";
+        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
+        return r;
+    };
+    std::string b = trace_preamble();
+    for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
+    // entry 306 (general path): keys 307 action, 308 alloc, 309 addr
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + "u";
+    auto entry = [&](int addr) {  // fast path: the action value as LONG_BINGET 308
+        return "}" + M + "(" + lg(307) + lg(308) + lg(309) + "K" + char(addr) + "u";
+    };
+    b += entry(0x30) + entry(0x40);  // the action's memo id is remembered
+    // id 308 is stored again (LONG_BINPUT over it): "free_completed"
+    b += std::string("\x8c\x0e") + "free_completed" + "r" + lg(308).substr(1) + "0";
+    b += entry(0x50);  // the same bytes, now a free_completed
+    b += entry(0x60) + entry(0x70) + entry(0x74);  // the fast path stops 16 bytes before the end
+    b += std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 7);
+    CHECK(t[0].kind == snap::action_kind::alloc);
+    CHECK(t[1].kind == snap::action_kind::alloc);
+    CHECK(t[2].kind == snap::action_kind::alloc);
+    CHECK(t[3].kind == snap::action_kind::free_completed);
+    CHECK(t[3].addr == 0x50);
+    CHECK(t[4].kind == snap::action_kind::free_completed);
+}
+
 // The memo ids of trace entry dicts the fast path consumed take no slot (docs/snapshot.md,
 // snap25): a BINGET of one is the consumed-record error, one stored again (BINPUT) reads back,
 // and the ids after them read their own values across many 64-id words.
