@@ -735,6 +735,18 @@ estimate_input from_facts(const fact_store& facts) {
         const bool openrlhf = job_fw.rfind("openrlhf", 0) == 0;
         const bool copy_kept =
             openrlhf || in.ft.kind == finetune_kind::full || (in.ft.kind == finetune_kind::freeze && !ms_swift);
+        if ((stated || from_log) && !ref_free && !copy_kept) {
+            // est48: no copy, but the reference log-probabilities are still computed every step by the policy's own
+            // model with the adapter disabled, under no_grad, over the same batch (huggingface/trl@f2cd5771
+            // dpo_trainer.py compute_ref_log_probs: null_ref_context + concatenated_forward; hiyouga/LLaMA-Factory@ff6d4d12
+            // train/dpo/trainer.py compute_reference_log_probs; ms-swift's and axolotl's DPO run TRL's): its logits
+            // exist beside the policy's at the loss, in the compute dtype
+            in.reference_logit_bytes = in.ft.load_bytes >= 4 ? 4 : 2;  // the frozen base's dtype
+            in.assumptions.push_back(fmt::format(
+                "preference training ({}) with adapters: the reference is the base model with the adapter disabled (no "
+                "copy); its no-grad forward's logits ({} B each) are counted at the loss",
+                stated ? stage : "the log names DPO / KTO", in.reference_logit_bytes));
+        }
         if ((stated || from_log) && !ref_free && copy_kept) {
             const auto load = r.str_opt("training.load_dtype");
             in.reference_bytes = load ? (dtype_bytes(*load) >= 4 ? 4 : 2) : llama_factory ? 2 : in.param_bytes;
@@ -1079,6 +1091,15 @@ estimate_result estimate(const estimate_input& in) {
                         st.phase == 1 && st.ref_logits > 0
                             ? fmt::format(" + its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", gib(st.ref_logits),
                                           num((in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0) * b.tokens), num(V), in.reference_bytes)
+                            : std::string()));
+    } else if (in.reference_logit_bytes > 0) {
+        // est48: no copy (LoRA): only the reference forward's logits, at the loss
+        add("reference", "reference model", st.phase == 1 ? st.ref_logits : 0.0,
+            fmt::format("no copy (the base with the adapter disabled){}",
+                        st.phase == 1 && st.ref_logits > 0
+                            ? fmt::format("; its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", gib(st.ref_logits),
+                                          num((in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0) * b.tokens), num(V),
+                                          in.reference_logit_bytes)
                             : std::string()));
     }
     b.peak = st.peak;

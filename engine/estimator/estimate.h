@@ -169,6 +169,9 @@ struct estimate_input {
     // est45: OpenRLHF's --ref_offload / --ref.offload: the reference's own DeepSpeed eval engine offloads its
     // parameters to the host (offload_param applies at ZeRO-3 only; under ZeRO-1/2 the reference is stage 0)
     bool reference_offload = false;
+    // est48: where no copy is kept (LoRA: the base with the adapter disabled) the reference's no-grad forward still
+    // runs over the policy's batch, and its logits live through the loss: bytes per logit (the compute dtype), 0 = none
+    int reference_logit_bytes = 0;
     // est45: sequences the policy's forward runs per sample of the micro-batch: 2 for pairwise preference losses
     // (DPO, IPO, ORPO, SimPO, CPO: chosen and rejected concatenated into one batch), 1 otherwise (KTO, SFT)
     int policy_seqs_per_sample = 1;

@@ -1314,15 +1314,35 @@ TEST_CASE("preference training's reference model (est44): full DPO adds a frozen
     fact_store pre = dpo;
     emit(pre, "training.precompute_ref_log_probs", true);
     CHECK(from_facts(pre).reference_bytes == 0);
-    // LoRA DPO: the base with the adapter disabled is the reference, no copy and the same estimate as LoRA SFT
-    // over the same policy tokens (est45: SFT at twice the micro-batch of pairs)
+    // LoRA DPO: the base with the adapter disabled is the reference, no copy; over the same policy tokens (est45:
+    // SFT at twice the micro-batch of pairs) the estimate is LoRA SFT's plus the reference forward's logits (est48),
+    // bf16 here, at the loss; none when the reference log-probabilities are precomputed
     fact_store lora_sft = job8b("llama_factory", "lora", 1), lora_dpo = lora_sft;
     emit(lora_dpo, "training.stage", "dpo");
     emit(lora_dpo, "training.local_batch_size", std::int64_t(2));
     emit(lora_sft, "training.local_batch_size", std::int64_t(4));
     CHECK(from_facts(lora_dpo).reference_bytes == 0);
-    CHECK(estimate(from_facts(lora_dpo)).peak_bytes == estimate(from_facts(lora_sft)).peak_bytes);
-    CHECK(estimate(from_facts(lora_dpo)).component("reference") == 0);
+    CHECK(from_facts(lora_dpo).reference_logit_bytes == 2);
+    CHECK(from_facts(lora_sft).reference_logit_bytes == 0);
+    {
+        est::breakdown lb;
+        est::compute(from_facts(lora_dpo), lb);
+        const double ref_logits = lb.stages[0].ref_logits;
+        CHECK(ref_logits == doctest::Approx(lb.tokens * 128256.0 * 2.0).epsilon(1e-9));  // the policy's tokens x vocab x 2 B
+        est::breakdown sftb;
+        est::compute(from_facts(lora_sft), sftb);
+        CHECK(lb.tokens == doctest::Approx(sftb.tokens));  // 2 pairs x 2 sequences = the SFT batch of 4
+        CHECK(estimate(from_facts(lora_dpo)).peak_bytes ==
+              doctest::Approx(double(estimate(from_facts(lora_sft)).peak_bytes) + ref_logits).epsilon(0.002));
+        CHECK(estimate(from_facts(lora_dpo)).component("reference") == doctest::Approx(ref_logits).epsilon(1e-6));
+    }
+    fact_store lora_pre = lora_dpo;
+    emit(lora_pre, "training.precompute_ref_log_probs", true);
+    CHECK(from_facts(lora_pre).reference_logit_bytes == 0);
+    CHECK(estimate(from_facts(lora_pre)).peak_bytes == estimate(from_facts(lora_sft)).peak_bytes);
+    fact_store lora_orpo = lora_dpo;
+    emit(lora_orpo, "training.pref_loss", "orpo");
+    CHECK(from_facts(lora_orpo).reference_logit_bytes == 0);
     // LLaMA-Factory freeze tuning keeps a copy (create_ref_model drops it only for lora)
     fact_store freeze = job8b("llama_factory", "freeze", 1);
     emit(freeze, "training.stage", "dpo");
@@ -1387,7 +1407,10 @@ TEST_CASE("preference training's policy batch (est45): pairwise losses run the p
     CHECK(kb.stages[0].activations == doctest::Approx(sb.stages[0].activations).epsilon(1e-9));
     const estimate_result sr = estimate(from_facts(sft)), dr = estimate(from_facts(dpo)), kr = estimate(from_facts(kto));
     CHECK(dr.peak_bytes > sr.peak_bytes);
-    CHECK(kr.peak_bytes == sr.peak_bytes);  // LoRA: no reference copy, the same batch
+    // LoRA KTO: no reference copy, the same policy batch; only the reference forward's logits (est48: the micro-batch
+    // and its KL batch, as est44 counts them for a copy) at the loss
+    CHECK(kr.peak_bytes > sr.peak_bytes);
+    CHECK(kr.component("reference") == doctest::Approx(double(kr.peak_bytes - sr.peak_bytes)).epsilon(0.01));
     // the micro-batch of pairs stays what the config says (plans and limits count pairs)
     CHECK(from_facts(dpo).micro_batch == 2);
 }
