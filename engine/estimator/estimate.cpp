@@ -1076,7 +1076,14 @@ estimate_result estimate(const estimate_input& in) {
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
                     in.lowp != lowp_kind::none ? ", low-precision casts" : "",
                     in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : ""));
-    // est44: preference training's frozen reference model (DPO / KTO), a line of its own
+    // est44: preference training's frozen reference model (DPO / KTO), a line of its own; est45: the pairwise losses'
+    // tokens already count chosen + rejected, KTO's are the micro-batch and its KL batch (2 x)
+    const auto ref_logits_text = [&](const char* sep) {
+        return st.phase == 1 && st.ref_logits > 0
+                   ? fmt::format("{}its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", sep, gib(st.ref_logits),
+                                 num(in.reference_forward_seqs() * b.tokens), num(V), in.reference_logit_width())
+                   : std::string();
+    };
     if (in.reference_bytes > 0) {
         const double ref = st.reference + (st.phase == 1 ? st.ref_logits : 0.0);
         add("reference", "reference model", ref,
@@ -1086,21 +1093,11 @@ estimate_result estimate(const estimate_input& in) {
                                               : in.reference_offload ? ", on the host (its own ZeRO-3 parameter offload)"
                                                                      : fmt::format(", sharded like the policy over {} ranks", shard_txt))
                                            : ", whole on every rank (ZeRO-1/2 and DDP prepare it unsharded)",
-                        // est45: the pairwise losses' tokens already count chosen + rejected; KTO's are the
-                        // micro-batch and its KL batch (2 x)
-                        st.phase == 1 && st.ref_logits > 0
-                            ? fmt::format(" + its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", gib(st.ref_logits),
-                                          num((in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0) * b.tokens), num(V), in.reference_bytes)
-                            : std::string()));
+                        ref_logits_text(" + ")));
     } else if (in.reference_logit_bytes > 0) {
         // est48: no copy (LoRA): only the reference forward's logits, at the loss
         add("reference", "reference model", st.phase == 1 ? st.ref_logits : 0.0,
-            fmt::format("no copy (the base with the adapter disabled){}",
-                        st.phase == 1 && st.ref_logits > 0
-                            ? fmt::format("; its no-grad forward's logits {} ({} tokens x {} vocab x {} B)", gib(st.ref_logits),
-                                          num((in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0) * b.tokens), num(V),
-                                          in.reference_logit_bytes)
-                            : std::string()));
+            "no copy (the base with the adapter disabled)" + ref_logits_text("; "));
     }
     b.peak = st.peak;
     r.peak_bytes = to_i(st.peak);

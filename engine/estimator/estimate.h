@@ -175,6 +175,11 @@ struct estimate_input {
     // est45: sequences the policy's forward runs per sample of the micro-batch: 2 for pairwise preference losses
     // (DPO, IPO, ORPO, SimPO, CPO: chosen and rejected concatenated into one batch), 1 otherwise (KTO, SFT)
     int policy_seqs_per_sample = 1;
+    // The reference's no-grad forward at the loss: its batch in policy tokens (the pairwise losses' own, chosen +
+    // rejected; KTO's micro-batch and its KL batch, 2 x) and its logits' bytes (the copy's load dtype, else the base's
+    // with the adapter disabled; 0 = no reference forward)
+    double reference_forward_seqs() const { return policy_seqs_per_sample >= 2 ? 1.0 : 2.0; }
+    int reference_logit_width() const { return reference_bytes > 0 ? reference_bytes : reference_logit_bytes; }
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;

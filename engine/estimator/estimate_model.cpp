@@ -955,10 +955,9 @@ double compute(const estimate_input& in, breakdown& out) {
             // reference runs over the micro-batch and its mismatched KL batch: LLaMA-Factory keeps the first's logits
             // through the second's forward (train/kto/trainer.py concatenated_forward), so 2 x the micro-batch as
             // est44 counted it; TRL's KTOTrainer frees the KL logits first (1 x, counted high there)
-            const double ref_seqs = in.policy_seqs_per_sample >= 2 ? 1.0 : 2.0;
             // est48: with no copy (LoRA) the same forward runs on the policy's model: reference_logit_bytes
-            const int ref_lb = in.reference_bytes > 0 ? in.reference_bytes : in.reference_logit_bytes;
-            if (ref_lb > 0) st.ref_logits = ref_seqs * tokens * V_out / (vocab_parallel ? t : 1.0) * double(ref_lb);
+            if (const int ref_lb = in.reference_logit_width(); ref_lb > 0)
+                st.ref_logits = in.reference_forward_seqs() * tokens * V_out / (vocab_parallel ? t : 1.0) * double(ref_lb);
             st.logits += tokens * (fp32_resid ? 4.0 : 2.0 * fp32_compute_act_scale(in)) * h;  // final-norm output feeding the output projection
             if (liger) {
                 st.logits += liger_loss_bytes(tokens, V, h, pb);
