@@ -1075,6 +1075,32 @@ TEST_CASE("progress formats: a Time-Series-Library run that stopped early, then 
     }
 }
 
+TEST_CASE("progress formats: an epoch-only loop (one summary line per epoch) gives no training step") {
+    // SiameseACP (round 43, aw01-aw02): `epoch: N, loss: ...` and a `train_acc ... test_acc ...` line after each
+    // epoch, then the OOM in backward; an epoch count is not a training step, so neither step is read
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 1; 23.70 GiB total "
+                            "capacity; 441.77 MiB already allocated; 5.81 MiB free; 464.00 MiB reserved in total)\n";
+    const std::string tb = "Traceback (most recent call last):\n  File \"train.py\", line 96, in <module>\n"
+                           "    loss.backward()\n";
+    SUBCASE("epoch lines only: no last step, no failing step") {
+        std::string text;
+        for (int e = 1143; e <= 1145; ++e)
+            text += "epoch: " + std::to_string(e) + ", loss: 7.9, loss1: 0.4, loss2_3: 7.5\n"
+                    "\ttrain_acc: 0.9964, test_acc: 0.75, time: 1.77\n";
+        auto a = run(text + tb + oom);
+        CHECK_FALSE(a.last_logged_step);
+        CHECK_FALSE(a.step);
+        CHECK(a.phase == "backward");
+    }
+    SUBCASE("the same loop printing its batch within the epoch: that counter is the step") {
+        std::string text;
+        for (int b = 10; b <= 40; b += 10)
+            text += "Epoch [4/10], Step [" + std::to_string(b) + "/97], Loss: 0.41\n";
+        auto a = run(text + tb + oom);
+        CHECK(a.last_logged_step == 40);
+    }
+}
+
 TEST_CASE("progress formats from the producers (logs47): look-alikes after the training lines keep the last step") {
     const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB "
                             "total capacity; 75.02 GiB already allocated; 1.20 GiB free; 76.10 GiB reserved in total)\n";
