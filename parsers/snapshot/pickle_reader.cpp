@@ -1062,6 +1062,18 @@ private:
         m_batch_on = true;
         m_batch_list = t.a;
         m_batch_n = 0;
+        if (m_batch_buf.capacity() < k_batch_items) [[unlikely]] {
+            // No record on the stack: the records' storage (a list's first batch takes the
+            // general path, its first entry naming the keys) becomes the buffer, so that a run
+            // does not touch both. Then Python's batch size at once, not a chain of doublings.
+            if (m_record_free.size() == m_records.size() && m_records.capacity() > m_batch_buf.capacity()) {
+                m_batch_buf.swap(m_records);
+                m_records.clear();
+                m_record_free.clear();
+                m_record_live.clear();
+            }
+            if (m_batch_buf.capacity() < k_batch_items) m_batch_buf.reserve(k_batch_items);
+        }
         return true;
     }
     enum class batch_step { more, full, not_entry };
@@ -1335,6 +1347,7 @@ private:
     std::uint32_t m_batch_list = 0;   // its list's node
     std::size_t m_batch_n = 0;        // entries in m_batch_buf
     std::vector<trace_event> m_batch_buf;
+    static constexpr std::size_t k_batch_items = 1024;  // pickle's _BATCHSIZE is 1000
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     // Frames of one entry; not zero-filled, so that only the pages a stack reaches are touched.
