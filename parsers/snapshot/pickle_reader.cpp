@@ -1029,6 +1029,118 @@ private:
     // inlining this into run() and moving intern_cached, count and build_top out, off the
     // hot-code list (cmake/oomdx_hot_symbols.txt). The same for fast_frames_list.
     [[gnu::noinline]] bool fast_entry(const std::uint8_t*& p) {
+        // The entry is decoded into the free record slot it will take on success (a copy of
+        // the 64 bytes at the end compiled to `rep movs`, a sixth of this function's time).
+        if (m_record_free.empty()) [[unlikely]] {
+            m_record_free.push_back(static_cast<std::uint32_t>(m_records.size()));
+            m_records.emplace_back();
+            m_record_live.push_back(0);
+        }
+        const std::uint32_t slot = m_record_free.back();
+        if (!decode_entry(p, m_records[slot])) return false;
+        m_record_free.pop_back();
+        m_record_live[slot] = 1;
+        push(val{vt::record, slot, 0});
+        return true;
+    }
+
+    // A batch of trace entries, MARK (EMPTY_DICT entry)+ APPENDS over a list, as Python's
+    // pickler writes a trace (1000 items a batch): the entries are decoded into m_batch_buf
+    // and appended to the list at APPENDS, without a record slot, a stack value, a pass of
+    // run()'s dispatch per entry and APPENDS's per-item checks. The batch starts at a MARK
+    // (an EMPTY_DICT right after a MARK) whose stack top is a list that APPENDS could extend.
+    // While it is on, the stack ends at that MARK (only entries and FRAMEs were read since),
+    // so at APPENDS the target is the same list and every check of the general path holds.
+    // Any other opcode first moves the buffered entries to the stack as records (unbatch):
+    // from there the general path sees exactly the stack it would have built.
+    [[gnu::noinline]] bool start_batch() {
+        if (m_marks.empty() || m_marks.back() != m_stack.size() || m_stack.size() == 0) return false;
+        const val& t = m_stack.back();
+        if (t.t != vt::node) return false;
+        const node& n = m_nodes[t.a];
+        if (n.kind != nk::list || n.resolved || n.consumed || n.gen != static_cast<std::uint32_t>(t.i)) return false;
+        m_batch_on = true;
+        m_batch_list = t.a;
+        m_batch_n = 0;
+        if (m_batch_buf.capacity() < k_batch_items) [[unlikely]] {
+            // No record on the stack: the records' storage (a list's first batch takes the
+            // general path, its first entry naming the keys) becomes the buffer, so that a run
+            // does not touch both. Then Python's batch size at once, not a chain of doublings.
+            if (m_record_free.size() == m_records.size() && m_records.capacity() > m_batch_buf.capacity()) {
+                m_batch_buf.swap(m_records);
+                m_records.clear();
+                m_record_free.clear();
+                m_record_live.clear();
+            }
+            if (m_batch_buf.capacity() < k_batch_items) m_batch_buf.reserve(k_batch_items);
+        }
+        return true;
+    }
+    enum class batch_step { more, full, not_entry };
+    // From an EMPTY_DICT (`p` after it) in a batch: entries into the buffer until the next
+    // opcode is not EMPTY_DICT, or the window's event point (run() refills or releases). `more`:
+    // at least one entry, `p` at the next opcode. Otherwise nothing read and `p` unchanged:
+    // `full` when the general path's next push would pass the stack limit (its error comes from
+    // there), `not_entry` when this dict is not a trace entry the fast path reads.
+    [[gnu::noinline]] batch_step batch_entries(const std::uint8_t*& p) {
+        const std::uint8_t* at = p - 1;  // the EMPTY_DICT
+        const std::size_t stack_limit = static_cast<std::size_t>(m_lim.max_stack);
+        const std::size_t first = m_batch_n;
+        for (;;) {
+            m_op = static_cast<std::size_t>(m_base + static_cast<std::uint64_t>(at - m_begin));  // errors' offset
+            if (m_stack.size() + m_batch_n >= stack_limit) [[unlikely]] break;
+            if (m_batch_n == m_batch_buf.size()) [[unlikely]] m_batch_buf.emplace_back();
+            const std::uint8_t* q = at + 1;
+            if (!decode_entry(q, m_batch_buf[m_batch_n])) break;
+            ++m_batch_n;
+            // decode_entry ends before `lim`: *q is in the input
+            if (*q == 0x95) {
+                const std::uint8_t* r = past_frames(q);
+                if (!r) [[unlikely]] {
+                    p = q;  // run() reads the FRAME (and reports it)
+                    return batch_step::more;
+                }
+                q = r;
+            }
+            at = q;
+            if (at >= m_event_at || *at != '}') break;
+        }
+        if (m_batch_n == first) return m_stack.size() + m_batch_n >= stack_limit ? batch_step::full : batch_step::not_entry;
+        p = at;
+        return batch_step::more;
+    }
+    // The buffered entries to the stack as records, in order: the stack the general path builds.
+    [[gnu::noinline]] void unbatch() {
+        m_batch_on = false;
+        for (std::size_t i = 0; i < m_batch_n; ++i) {
+            if (m_record_free.empty()) {
+                m_record_free.push_back(static_cast<std::uint32_t>(m_records.size()));
+                m_records.emplace_back();
+                m_record_live.push_back(0);
+            }
+            const std::uint32_t slot = m_record_free.back();
+            m_record_free.pop_back();
+            m_records[slot] = m_batch_buf[i];
+            m_record_live[slot] = 1;
+            push(val{vt::record, slot, 0});
+        }
+        m_batch_n = 0;
+    }
+    // APPENDS closing a batch: its MARK is the top one and the stack ends there (start_batch).
+    void finish_batch(const std::uint8_t* p) {
+        m_marks.pop_back();
+        node& l = m_nodes[m_batch_list];
+        for (std::size_t i = 0; i < m_batch_n; ++i) l.entries.push_back(m_batch_buf[i]);
+        m_batch_on = false;
+        m_batch_n = 0;
+        flush();
+        if (l.entries.size() >= k_probe_entries) [[unlikely]] size_trace(l, p);
+    }
+
+    // One trace entry dict after its EMPTY_DICT (`p`), decoded into `e` and committed (memo
+    // slots, object count); false, with no memo or stack change, when it is not the shape
+    // Python's pickler writes. Inlined into fast_entry and batch_entries.
+    [[gnu::always_inline]] bool decode_entry(const std::uint8_t*& p, trace_event& e) {
         const std::uint8_t* q = p;
         const std::uint8_t* const lim = m_end - k_slack;
         __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
@@ -1038,15 +1150,6 @@ private:
         if (*q != '(') return false;
         ++q;
         const std::size_t memo_size = m_memo.size();
-        // The entry is decoded into the free record slot it will take on success (a copy of
-        // the 64 bytes at the end compiled to `rep movs`, a sixth of this function's time).
-        if (m_record_free.empty()) [[unlikely]] {
-            m_record_free.push_back(static_cast<std::uint32_t>(m_records.size()));
-            m_records.emplace_back();
-            m_record_live.push_back(0);
-        }
-        const std::uint32_t slot = m_record_free.back();
-        trace_event& e = m_records[slot];
         e = trace_event{};
         std::uint32_t cc = k_no_str, um = k_no_str;
         std::size_t npend = 0, nframes = 0;
@@ -1174,9 +1277,6 @@ private:
         if (um != k_no_str) m_has_um = true;
         if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
         count(static_cast<std::int64_t>(nkeys * 2 + nframes + npend + 1));
-        m_record_free.pop_back();
-        m_record_live[slot] = 1;
-        push(val{vt::record, slot, 0});
         p = q;
         return true;
     }
@@ -1243,6 +1343,11 @@ private:
     std::int64_t m_memo_count = 0;
     std::vector<std::int8_t> m_action_cache;
     std::vector<trace_event> m_records;
+    bool m_batch_on = false;          // a batch of entries is being read (start_batch)
+    std::uint32_t m_batch_list = 0;   // its list's node
+    std::size_t m_batch_n = 0;        // entries in m_batch_buf
+    std::vector<trace_event> m_batch_buf;
+    static constexpr std::size_t k_batch_items = 1024;  // pickle's _BATCHSIZE is 1000
     std::vector<std::uint8_t> m_record_live;
     std::vector<std::uint32_t> m_record_free;
     // Frames of one entry; not zero-filled, so that only the pages a stack reaches are touched.
@@ -1636,6 +1741,9 @@ void reader::run() {
         m_op = static_cast<std::size_t>(m_base + static_cast<std::uint64_t>(p - m_begin));
         if (p >= m_end) fail("truncated: end of data before STOP");
         m_opcode = *p++;
+        if (m_batch_on) [[unlikely]] {
+            if (m_opcode != '}' && m_opcode != 'e' && m_opcode != 0x95) unbatch();
+        }
         switch (m_opcode) {
         case 0x80:  // PROTO
             need(p, 1);
@@ -1756,6 +1864,15 @@ void reader::run() {
             break;
         }
         case '}':
+            if (m_batch_on || start_batch()) {
+                const batch_step b = batch_entries(p);
+                if (b == batch_step::more) break;
+                unbatch();
+                if (b == batch_step::not_entry) {  // the same bytes fail fast_entry
+                    push(new_node(nk::dict));
+                    break;
+                }
+            }
             if (!fast_entry(p)) push(new_node(nk::dict));
             break;
         case ']':
@@ -1777,6 +1894,11 @@ void reader::run() {
             break;
         }
         case 'e':      // APPENDS
+            if (m_batch_on) {
+                finish_batch(p);
+                break;
+            }
+            [[fallthrough]];
         case 0x90: {   // ADDITEMS
             std::size_t k = pop_mark();
             if (k == 0) fail(std::string(opname()) + " has no list below its MARK");

@@ -217,6 +217,64 @@ TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo
     CHECK(t[3].size == 0x50);
 }
 
+// A MARK ... APPENDS batch of trace entries is decoded straight into the trace (snap28). Any
+// other opcode inside the batch first puts the entries read so far on the stack as records, so
+// it sees the stack the general path builds: the same entries, results and errors.
+TEST_CASE("a batch of trace entries: other opcodes inside it see the general path's stack") {
+    const auto s = memo_str;
+    const auto h = memo_get;
+    const std::string M = k_memoize;
+    // entry 6 (general path, first of the list's first batch): keys 7 action, 8 alloc, 9 addr, 10 size
+    const std::string head = trace_preamble() + "}" + M + "(" + s("action") + s("alloc") + s("addr") +
+                             "K\x10" + s("size") + "K\x20" + "u" + "e";
+    auto entry = [&](int addr) {  // the fast path's shape
+        return "}" + M + "(" + h(7) + h(8) + h(9) + "K" + char(addr) + h(10) + "K\x20" + "u";
+    };
+    const std::string tail = std::string("e") + "u" + ".";  // device_traces, the top dict
+    auto addrs = [&](const std::string& batch) {
+        const snap::snapshot snap = snap::load_snapshot_bytes(P(head + batch + tail), "t.pickle");
+        REQUIRE(snap.device_traces.size() == 1);
+        std::vector<int> a;
+        for (const auto& e : snap.device_traces[0]) a.push_back(static_cast<int>(e.addr));
+        return a;
+    };
+    const std::string e1 = entry(0x31), e2 = entry(0x32), e3 = entry(0x33);
+    CHECK(addrs("(" + e1 + e2 + e3 + "e") == std::vector<int>{0x10, 0x31, 0x32, 0x33});
+    CHECK(addrs("(" + e1 + e2 + "0" + e3 + "e") == std::vector<int>{0x10, 0x31, 0x33});  // POP
+    CHECK(addrs("(" + e1 + e2 + "1" + "(" + e3 + "e") == std::vector<int>{0x10, 0x33});  // POP_MARK
+    CHECK(addrs("(" + e1 + e2 + "\x90") == std::vector<int>{0x10, 0x31, 0x32});  // ADDITEMS
+    CHECK(addrs("(" + e1 + e2 + "e" + "(" + e3 + "e") == std::vector<int>{0x10, 0x31, 0x32, 0x33});
+    // a FRAME between entries, and one that announces more than is left
+    const std::string frame5 = std::string("\x95\x05\0\0\0\0\0\0\0", 9);
+    CHECK(addrs("(" + e1 + frame5 + e2 + e3 + "e") == std::vector<int>{0x10, 0x31, 0x32, 0x33});
+    const std::string huge = std::string("\x95\0\0\0\0\0\x01\0\0", 9);
+    CHECK(error_of(P(head + "(" + e1 + huge + e2 + e3 + "e" + tail)).find("truncated: FRAME announces") !=
+          std::string::npos);
+    // a record used twice (DUP), put in a tuple, left open at STOP
+    CHECK(error_of(P(head + "(" + e1 + e2 + "2" + "e" + tail)).find("record that was already consumed") != std::string::npos);
+    CHECK(error_of(P(head + "(" + e1 + e2 + "t" + tail)).find("outside a list of trace entries") != std::string::npos);
+    CHECK(error_of(P(head + "(" + e1 + e2 + ".")).find("STOP with an open MARK") != std::string::npos);
+    // a dict that is not an entry ends the batch; the general path reads it, and the list's
+    // check names it
+    CHECK(error_of(P(head + "(" + e1 + "}" + "(" + s("addr") + "K\x01" + "u" + e2 + "e" + tail))
+              .find("byte 128: 'device_traces' item holds something other than trace entry dicts") != std::string::npos);
+    // the stack limit: 6 values below the batch, so the 11th entry of a batch is the 17th value
+    snap::load_limits lim;
+    lim.max_stack = 16;
+    std::string batch = "(";
+    std::size_t eleventh = 0;
+    for (int i = 0; i < 12; ++i) {
+        if (i == 10) eleventh = 2 + head.size() + batch.size();  // P's 2 bytes
+        batch += entry(0x40 + i);
+    }
+    const std::string msg = error_of(P(head + batch + "e" + tail), lim);
+    CHECK(msg.find("byte " + std::to_string(eleventh) + ": limit exceeded") != std::string::npos);
+    CHECK(msg.find("values on the stack") != std::string::npos);
+    lim.max_stack = 17;
+    CHECK(error_of(P(head + batch + "e" + tail), lim).find("byte " + std::to_string(eleventh + entry(0).size())) !=
+          std::string::npos);
+}
+
 // Action values read as LONG_BINGETs are remembered by memo id (snap27); a LONG_BINPUT over
 // that id must change the action of the entries after it.
 TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo slot") {
