@@ -410,6 +410,19 @@ estimate_input from_facts(const fact_store& facts) {
     // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
     in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
+    // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
+    // reduce_bucket_size elements per gradient dtype on the device when its optimizer is built, with or without
+    // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
+    // __ipg_bucket_flat_buffer). A stated size wins; unset, DeepSpeed's default is 5e8 elements; the HF Trainer
+    // stacks' ZeRO-3 templates say "auto", which transformers' integration fills with hidden x hidden
+    if (in.framework == train_framework::deepspeed && in.zero_stage >= 3) {
+        if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b >= 0)
+            in.ds_ipg_bucket_elements = double(*b);
+        else if (in.hf_model && job_fw != "deepspeed")
+            in.ds_ipg_bucket_elements = double(m.hidden) * double(m.hidden);
+        else
+            in.ds_ipg_bucket_elements = 5.0e8;
+    }
     // est36: torch DDP's Reducer with gradient_as_bucket_view false (torch's default; accelerate's
     // DistributedDataParallelKwargs and Lightning Fabric's DDPStrategy leave it) allocates flat buckets for
     // every gradient at construction and copies them back into .grad after each all-reduce: a second copy
@@ -1071,11 +1084,12 @@ estimate_result estimate(const estimate_input& in) {
                                     "(torchao 0.1 quantizes a whole weight at once)", num(st.temp_load / std::max(1.0, k.nf4_unchunked_quant_bytes)),
                                     k.nf4_unchunked_quant_bytes)
                       :
-        fmt::format("{}workspaces{}{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
+        fmt::format("{}workspaces{}{}{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
                     st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : "",
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
                     in.lowp != lowp_kind::none ? ", low-precision casts" : "",
-                    in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : ""));
+                    in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : "",
+                    in.ds_ipg_bucket_elements > 0 ? ", DeepSpeed ZeRO-3's reduce bucket" : ""));
     // est44: preference training's frozen reference model (DPO / KTO), a line of its own; est45: the pairwise losses'
     // tokens already count chosen + rejected, KTO's are the micro-batch and its KL batch (2 x)
     const auto ref_logits_text = [&](const char* sep) {

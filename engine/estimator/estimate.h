@@ -137,6 +137,8 @@ struct estimate_input {
     // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
     // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included
     bool accelerate_fsdp2_mp = false;
+    // est49: DeepSpeed ZeRO-3's contiguous reduce (IPG) bucket, elements; 0 = none (not ZeRO-3 DeepSpeed)
+    double ds_ipg_bucket_elements = 0;
     bool ddp_grad_copy = false;           // est36: torch DDP (gradient_as_bucket_view false) keeps a bucket copy of every gradient
     bool pp_microbatch_assumed = false;   // pipeline micro-batch size was a framework default
     std::int64_t pp_alt_micro_batch = 0;  // the older default's micro-batch (high end), 0 = none

@@ -1088,6 +1088,12 @@ double compute(const estimate_input& in, breakdown& out) {
             fwd += 4.0 * max_layer * gather_bytes;
             bwd += 4.0 * max_layer * gather_bytes;
             loss += 2.0 * output_rank * pb;
+            // est49: the contiguous reduce bucket, allocated at optimizer init and kept (gradient dtype)
+            const double ipg = in.ds_ipg_bucket_elements * pb;
+            fwd += ipg;
+            loss += ipg;
+            bwd += ipg;
+            step += ipg;
         } else if (in.framework == train_framework::deepspeed && in.zero_stage >= 1) {
             bwd += std::min(k.deepspeed_bucket_elements, st.trainable_rank) * pb;
         } else if (in.ddp_grad_copy) {

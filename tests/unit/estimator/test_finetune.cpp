@@ -1447,3 +1447,36 @@ TEST_CASE("OpenRLHF's DPO reference (est45): a copy with LoRA too, on the host w
     emit(lf, "training.stage", "dpo");
     CHECK(from_facts(lf).reference_bytes == 0);
 }
+
+// est49: DeepSpeed ZeRO-3 (contiguous_gradients, its default) keeps one reduce bucket of reduce_bucket_size
+// elements in the gradient dtype on the device for the run, offload or not: DeepSpeed's 5e8 when unset, hidden x
+// hidden under an HF Trainer stack ("auto"), a stated size wins; FSDP and ZeRO-1/2 take no such term.
+TEST_CASE("DeepSpeed ZeRO-3's reduce bucket: default, HF auto, stated, and not for FSDP") {
+    auto of = [](const char* fw, bool ds, int zero, std::int64_t stated, bool offload) {
+        fact_store f = job8b(fw, "full", 8);
+        emit(f, "framework.hf_model", true);
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "activation_checkpoint.mode", "full");
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        emit(f, "parallelism.zero_stage", std::int64_t(zero));
+        if (ds) emit(f, "job.runs_deepspeed", true);
+        if (stated >= 0) emit(f, "parallelism.reduce_bucket_size", stated);
+        if (offload) {
+            emit(f, "parallelism.offload_params", "cpu");
+            emit(f, "optimizer.offload", "cpu");
+        }
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.ds_ipg_bucket_elements, b.stages[0].temp_forward);
+    };
+    CHECK(of("deepspeed", true, 3, -1, false).first == doctest::Approx(5e8));
+    CHECK(of("hf_trainer", true, 3, -1, false).first == doctest::Approx(4096.0 * 4096.0));
+    CHECK(of("deepspeed", true, 3, 200000000, false).first == doctest::Approx(2e8));
+    CHECK(of("deepspeed", true, 3, -1, true).first == doctest::Approx(5e8));  // offload keeps it on the device
+    CHECK(of("hf_trainer", false, 3, -1, false).first == 0.0);               // FSDP
+    CHECK(of("deepspeed", true, 2, -1, false).first == 0.0);                 // ZeRO-2 has its own bucket term
+    // the bucket is live in forward, 2 B per element (bf16 gradients)
+    CHECK(of("deepspeed", true, 3, -1, false).second - of("deepspeed", true, 3, 0, false).second ==
+          doctest::Approx(5e8 * 2.0));
+}

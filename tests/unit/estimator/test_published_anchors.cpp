@@ -268,6 +268,10 @@ TEST_CASE("held-out rows, round est47 (ColossalAI-Pytorch-lightning GPT-2 benchm
     check_heldout("heldout_est47.yaml", 8, "held-out rows (est47)");
 }
 
+TEST_CASE("held-out rows, round est49 (parameter offload: torchtune README of 2024-09 Llama 3.1 70B full FT, FSDP2 CPUOffloadPolicy x 8; PEFT README of 2022-12 bloomz-7b1 LoRA, DeepSpeed ZeRO-3 param + optimizer offload; ms-swift fsdp_qlora of 2025-03 Qwen2.5-7B QLoRA, FSDP1 offload x 2)") {
+    check_heldout("heldout_est49.yaml", 3, "held-out rows (est49)");
+}
+
 TEST_CASE("held-out rows, round est45 (ms-swift rlhf scripts of 2025-01 / 2025-05: DPO LoRA Qwen2.5-7B on one GPU, SimPO full Qwen2.5-3B under ZeRO-2 x 2)") {
     check_heldout("heldout_est45.yaml", 2, "held-out rows (est45)");
 }
