@@ -226,6 +226,14 @@ void stage_report(pipeline_state& s) {
             --rank;
             continue;
         }
+        // The same action offered again, in the same lines or with none (a second rule's wording of a change
+        // already listed: "halve the sequence length" after "cap the input length" with the same key): listed once.
+        if (std::any_of(rep.recommendations.begin(), rep.recommendations.end(), [&](const report_recommendation& e) {
+                return e.action == rr.action && (rr.rendered.empty() || rr.rendered == e.rendered);
+            })) {
+            --rank;
+            continue;
+        }
         if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
             const double left = rr.expected_peak_bytes && rep.estimate->peak_bytes > 0
                                     ? static_cast<double>(*rr.expected_peak_bytes) / static_cast<double>(rep.estimate->peak_bytes)

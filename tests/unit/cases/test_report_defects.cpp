@@ -51,3 +51,20 @@ TEST_CASE("a change the estimate says raises the peak past the budget is not off
     for (const auto* j : {&fp32, &longer})
         for (const auto& n : (*j)["not_offered"]) CHECK_FALSE(offered(*j, n["action"].get<std::string>()));
 }
+
+TEST_CASE("an action is listed once: a second rule's recommendation of it in the same lines, or in none, is dropped") {
+    // The job of the test above in bf16: offload fits on its one device (the rules' offload and the plan's
+    // "or keep 1 device and offload", without lines of its own) and two devices fit without it.
+    const auto j = oomdx::test::diagnose_log_text(
+        k_log, "--device a100-80gb --world-size 1 --model llama3-8b --framework deepspeed --set parallelism.zero_stage=2 "
+               "--set training.local_batch_size=1 --set training.seq_len=128 --set training.finetuning_type=full");
+    int offload = 0;
+    for (const auto& r : j["recommendations"]) offload += r["action"] == "offload_or_swap_optimizer";
+    CHECK(offload == 1);
+    // ranks stay 1..N without gaps
+    int rank = 0;
+    for (const auto& r : j["recommendations"]) CHECK(r["rank"].get<int>() == ++rank);
+    // and the plan's "more devices" does not say that nothing fits at the job's size beside the offload that does
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == "more_devices") CHECK(r["rationale"].get<std::string>().find("nothing that keeps the states on the devices fits there") != std::string::npos);
+}
