@@ -68,3 +68,20 @@ TEST_CASE("an action is listed once: a second rule's recommendation of it in the
     for (const auto& r : j["recommendations"])
         if (r["action"] == "more_devices") CHECK(r["rationale"].get<std::string>().find("nothing that keeps the states on the devices fits there") != std::string::npos);
 }
+
+TEST_CASE("a change of a setting whose value the job does not give has no expected figure, not the job's own") {
+    // An estimate (model, device, sequence) but no micro-batch: "halve the micro-batch" has nothing to apply. The old
+    // report showed the unchanged estimate as the figure after the change, labelled a change in code or libraries.
+    const auto j = oomdx::test::diagnose_log_text(
+        "I am getting an OOM when trying larger context sizes with the default LoRA recipe on a single device.\n",
+        "--device rtx4090 --model llama3-8b --framework torchtune --world-size 1 --set training.finetuning_type=lora "
+        "--set training.seq_len=8192");
+    bool seen = false;
+    for (const auto& r : j["recommendations"]) {
+        if (r["action"] != "reduce_micro_batch") continue;
+        seen = true;
+        CHECK(r["expected_device_peak_bytes"].is_null());
+        CHECK(r["expected_note"].get<std::string>().find("training.local_batch_size is not given") != std::string::npos);
+    }
+    CHECK(seen);
+}
