@@ -85,3 +85,20 @@ TEST_CASE("a change of a setting whose value the job does not give has no expect
     }
     CHECK(seen);
 }
+
+TEST_CASE("markdown: a recommendation's figures, why and check are bullets of its item, its lines a fence inside it") {
+    // Plain lines under "1. ..." ran together into one paragraph when rendered ("expected after: ... why: ...").
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_md_" + std::to_string(::getpid()) + ".log");
+    std::ofstream(path) << k_log;
+    const auto r = oomdx::test::run_oomdx(
+        "diagnose --log " + path.string() + " --format markdown --device a100-80gb --world-size 1 --model llama3-8b "
+        "--framework deepspeed --set parallelism.zero_stage=2 --set training.local_batch_size=1 --set training.seq_len=128 "
+        "--set training.finetuning_type=full", oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    const std::string& md = r.out;
+    CHECK(md.find("\n   - expected after: ") != std::string::npos);
+    CHECK(md.find("\n   - why: ") != std::string::npos);
+    CHECK(md.find("\nexpected after: ") == std::string::npos);
+    CHECK(md.find("\nwhy: ") == std::string::npos);
+    CHECK(md.find("\n     ```\n") != std::string::npos);  // the override's lines, fenced inside the item
+}
