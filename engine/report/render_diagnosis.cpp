@@ -38,11 +38,17 @@ public:
         if (m_o.markdown) m_out += std::string(static_cast<size_t>(indent - 1) * 2, ' ') + "- " + s + "\n";
         else m_out += std::string(static_cast<size_t>(indent) * 2, ' ') + "- " + s + "\n";
     }
-    void code(const std::vector<std::string>& lines, int indent = 2) {
+    // A line under a numbered item (a recommendation's figures, why, check): in markdown a bullet nested in the
+    // item, so that it neither runs into the line before it nor ends the numbered list.
+    void detail(const std::string& s) {
+        if (m_o.markdown) m_out += "   - " + s + "\n";
+        else m_out += "    " + s + "\n";
+    }
+    void code(const std::vector<std::string>& lines, int indent = 2, const std::string& md_indent = "") {
         if (m_o.markdown) {
-            m_out += "```\n";
-            for (const auto& l : lines) m_out += l + "\n";
-            m_out += "```\n";
+            m_out += md_indent + "```\n";
+            for (const auto& l : lines) m_out += md_indent + l + "\n";
+            m_out += md_indent + "```\n";
         } else {
             for (const auto& l : lines) m_out += std::string(static_cast<size_t>(indent) * 2, ' ') + style(l, "36") + "\n";
         }
@@ -382,37 +388,34 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                            rec.text.empty() ? "" : " - " + rec.text));
         if (!rec.rendered.empty()) {
             const bool canon = rec.framework == "canonical";
-            w.line(w.t(canon ? (o.markdown ? "report.rec.syntax_canonical_md" : "report.rec.syntax_canonical")
-                             : (o.markdown ? "report.rec.syntax_md" : "report.rec.syntax"),
-                       {{"framework", rec.framework}}),
-                   o.markdown ? 1 : 2);
-            w.code(rec.rendered, 3);
+            w.detail(w.t(canon ? (o.markdown ? "report.rec.syntax_canonical_md" : "report.rec.syntax_canonical")
+                               : (o.markdown ? "report.rec.syntax_md" : "report.rec.syntax"),
+                         {{"framework", rec.framework}}));
+            w.code(rec.rendered, 3, "     ");
         }
         if (rec.expected_device_peak_bytes && !rec.expected_peak_bytes)
-            w.line(w.t("report.rec.expected_after_device",
+            w.detail(w.t("report.rec.expected_after_device",
                        {{"device", format_bytes(*rec.expected_device_peak_bytes)},
                         {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
-                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}),
-                   2);
+                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}));
         else if (rec.expected_device_peak_bytes)
-            w.line(w.t("report.rec.expected_after",
+            w.detail(w.t("report.rec.expected_after",
                        {{"live", format_bytes(*rec.expected_peak_bytes)},
                         {"device", format_bytes(*rec.expected_device_peak_bytes)},
                         {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
-                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}),
-                   2);
+                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}));
         else if (!rec.expected_note.empty())
-            w.line(w.t("report.rec.expected_note", {{"note", rec.expected_note}}), 2);
+            w.detail(w.t("report.rec.expected_note", {{"note", rec.expected_note}}));
         if (rec.anchored_device_peak_bytes && r.anchor)
-            w.line(w.t("report.rec.anchored",
+            w.detail(w.t("report.rec.anchored",
                        {{"source", r.anchor->source},
                         {"device", format_bytes(*rec.anchored_device_peak_bytes)},
                         {"verdict", w.t(rec.anchored_fits && *rec.anchored_fits ? "report.rec.fits" : "report.rec.over")},
-                        {"trust", r.anchor->used ? w.t("report.rec.trust") : ""}}),
-                   2);
-        if (!rec.rationale.empty()) w.line(w.t("report.rec.why", {{"rationale", rec.rationale}}), 2);
-        if (!rec.confirm.empty()) w.line(w.t("report.rec.confirm", {{"confirm", rec.confirm}}), 2);
+                        {"trust", r.anchor->used ? w.t("report.rec.trust") : ""}}));
+        if (!rec.rationale.empty()) w.detail(w.t("report.rec.why", {{"rationale", rec.rationale}}));
+        if (!rec.confirm.empty()) w.detail(w.t("report.rec.confirm", {{"confirm", rec.confirm}}));
     }
+    if (o.markdown && !r.not_offered.empty() && !r.recommendations.empty()) w.blank();  // not a continuation of the list
     for (const auto& n : r.not_offered)
         w.line(w.t("report.rec.not_offered", {{"action", n.action}, {"rule", n.rule_id}, {"why", n.why}}));
     if (r.plan) {

@@ -48,6 +48,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.headline.nothing", "No out-of-memory error was found and no rule applied."},
     {"report.note.no_estimate", "no estimate: give --model (and the config) to get the expected peak"},
     {"report.note.no_estimate_model_kind", "no estimate: the static estimator does not model this framework's networks (UNet, DiT)"},
+    {"report.note.value_unknown", "no figure: the job's {key} is not given, so the estimate cannot apply the change (give it with --set {key}=N or the config)"},
     {"report.note.no_peak_change", "does not change the tensor peak; it changes where the memory goes or why it fails"},
     {"report.note.code_change", "a change in code or libraries that the estimate does not apply: the figure is the job as it is"},
     {"report.note.plan_figure", "the device peak of the plan below, with all its overrides"},

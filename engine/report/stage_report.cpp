@@ -98,6 +98,14 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_fits = after.fits;
         return;
     }
+    // A setting the rule changes from the job's value, which is not given ("halve the micro-batch" with no batch
+    // stated): no figure, not the job's own figure as if the change left it there.
+    if (rep.estimate && config.empty())
+        for (const auto& o : r.overrides)
+            if (o.val.is_null() && o.key.rfind("code.", 0) != 0) {
+                rr.expected_note = phrase(rep.lang, "report.note.value_unknown", {{"key", o.key}});
+                return;
+            }
     if (rep.estimate) {
         rr.expected_peak_bytes = rep.estimate->peak_bytes;
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
@@ -223,6 +231,14 @@ void stage_report(pipeline_state& s) {
                                        phrase(rep.lang, "report.rec.raises_peak",
                                               {{"after", format_bytes(*rr.expected_device_peak_bytes)},
                                                {"now", format_bytes(rep.estimate->device_peak_bytes)}})});
+            --rank;
+            continue;
+        }
+        // The same action offered again, in the same lines or with none (a second rule's wording of a change
+        // already listed: "halve the sequence length" after "cap the input length" with the same key): listed once.
+        if (std::any_of(rep.recommendations.begin(), rep.recommendations.end(), [&](const report_recommendation& e) {
+                return e.action == rr.action && (rr.rendered.empty() || rr.rendered == e.rendered);
+            })) {
             --rank;
             continue;
         }

@@ -55,10 +55,10 @@ bool known_case_key(const std::string& key) {
     static const std::set<std::string> keys = {"name", "todo", "facts", "expect_fired", "expect_not_fired",
                                                "expect_finding", "expect_overrides", "expect_route", "expect_facts",
                                                "expect_actions", "expect_not_actions", "expect_confidence",
-                                               "expect_recommendation", "expect_device_peak"};
+                                               "expect_recommendation", "expect_device_peak", "expect_route_why"};
     if (keys.count(key)) return true;
     for (const auto& lang : report_languages())
-        if (key == "expect_finding_" + lang) return true;
+        if (key == "expect_finding_" + lang || key == "expect_route_why_" + lang) return true;
     return false;
 }
 
@@ -250,10 +250,25 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                     }
                 }
             };
+            // expect_route_why: the why of the route entries a rule added ({rule_id: text} or {contains: ...}).
+            auto check_route_why = [&](const YAML::Node& expect, const inference_result& got_res, const std::string& what) {
+                for (const auto& kv : expect) {
+                    const std::string id = kv.first.as<std::string>();
+                    std::string got = "(no route entry)";
+                    for (const auto& r : got_res.route)
+                        if (r.from_rule == id) got = r.why;
+                    const bool contains = kv.second.IsMap() && kv.second["contains"];
+                    const std::string want = contains ? kv.second["contains"].as<std::string>() : kv.second.as<std::string>();
+                    if (contains ? got.find(want) == std::string::npos : got != want)
+                        fail(what + " " + id, (contains ? "contains: " : "") + want, got);
+                }
+            };
             check_findings(c["expect_finding"], res, "expect_finding");
+            check_route_why(c["expect_route_why"], res, "expect_route_why");
             for (const auto& lang : report_languages()) {
                 const YAML::Node expect = c["expect_finding_" + lang];
-                if (!expect) continue;
+                const YAML::Node expect_why = c["expect_route_why_" + lang];
+                if (!expect && !expect_why) continue;
                 inference_options io;
                 io.lang = lang;
                 io.explain_misses = false;
@@ -264,6 +279,7 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                     fail("run", "a fixpoint", e.what());
                 }
                 check_findings(expect, res_lang, "expect_finding_" + lang);
+                check_route_why(expect_why, res_lang, "expect_route_why_" + lang);
             }
             for (const auto& kv : c["expect_overrides"]) {
                 const std::string id = kv.first.as<std::string>();
@@ -302,16 +318,18 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 std::vector<std::string> prefix(got.begin(), got.begin() + std::min(got.size(), want.size()));
                 if (want != prefix) fail("expect_actions", join(want), join(got));
             }
-            // {rule: {action: {contains: text}}}: the text of that rule's recommendation of that action.
+            // {rule: {action: {contains: text}}}: the text of that rule's recommendation of that action
+            // ({rationale_contains: text}: its rationale, the report's "why").
             for (const auto& kv : c["expect_recommendation"]) {
                 const std::string id = kv.first.as<std::string>();
                 for (const auto& a : kv.second) {
                     const std::string action = a.first.as<std::string>();
-                    const std::string want = a.second["contains"].as<std::string>("");
+                    const bool of_rationale = static_cast<bool>(a.second["rationale_contains"]);
+                    const std::string want = a.second[of_rationale ? "rationale_contains" : "contains"].as<std::string>("");
                     std::string got = "(no recommendation)";
                     for (const auto& r : res.recommendations)
                         if (r.rule_id == id && r.action == action) {
-                            got = r.text;
+                            got = of_rationale ? r.rationale : r.text;
                             break;
                         }
                     if (want.empty() || got.find(want) == std::string::npos)

@@ -10,6 +10,8 @@
 //       expect_finding_zh: {rule_id: {contains: "..."}}          # the same case rendered in Chinese
 //       expect_overrides: {rule_id: {training.torch_npu_memory_ratio: 0.9}}
 //       expect_route: [step0, step1, step2]                      # steps entered, in order
+//       expect_route_why: {rule_id: {contains: "..."}}          # the why of the route entries the rule added
+//       expect_route_why_zh: {rule_id: {contains: "..."}}       # the same in Chinese
 //       expect_facts: {diagnosis.primary: temporary_memory}
 //       expect_actions: [memory_fraction_watermark]               # ranked recommendation actions (prefix)
 //       todo: true                                                # known gap: reported, never fails

@@ -54,6 +54,9 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
                     r.defects.push_back("no-op " + rec.rule_id + " " + o.key + "=" + o.val.to_string());
             if (rep.estimate && rec.expected_device_peak_bytes && *rec.expected_device_peak_bytes > rep.estimate->device_peak_bytes)
                 r.defects.push_back("raises the peak " + rec.rule_id + " " + rec.action);
+            for (const auto& e : rep.recommendations)
+                if (&e != &rec && e.rank < rec.rank && e.action == rec.action && (rec.rendered.empty() || rec.rendered == e.rendered))
+                    r.defects.push_back("offered twice " + rec.action + " (" + e.rule_id + ", " + rec.rule_id + ")");
             for (const auto& n : rep.not_offered)
                 if (rec.action == n.action)
                     r.defects.push_back("offered and not offered " + n.action + " (" + rec.rule_id + ", " + n.rule_id + ")");

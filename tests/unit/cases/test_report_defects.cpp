@@ -51,3 +51,54 @@ TEST_CASE("a change the estimate says raises the peak past the budget is not off
     for (const auto* j : {&fp32, &longer})
         for (const auto& n : (*j)["not_offered"]) CHECK_FALSE(offered(*j, n["action"].get<std::string>()));
 }
+
+TEST_CASE("an action is listed once: a second rule's recommendation of it in the same lines, or in none, is dropped") {
+    // The job of the test above in bf16: offload fits on its one device (the rules' offload and the plan's
+    // "or keep 1 device and offload", without lines of its own) and two devices fit without it.
+    const auto j = oomdx::test::diagnose_log_text(
+        k_log, "--device a100-80gb --world-size 1 --model llama3-8b --framework deepspeed --set parallelism.zero_stage=2 "
+               "--set training.local_batch_size=1 --set training.seq_len=128 --set training.finetuning_type=full");
+    int offload = 0;
+    for (const auto& r : j["recommendations"]) offload += r["action"] == "offload_or_swap_optimizer";
+    CHECK(offload == 1);
+    // ranks stay 1..N without gaps
+    int rank = 0;
+    for (const auto& r : j["recommendations"]) CHECK(r["rank"].get<int>() == ++rank);
+    // and the plan's "more devices" does not say that nothing fits at the job's size beside the offload that does
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == "more_devices") CHECK(r["rationale"].get<std::string>().find("nothing that keeps the states on the devices fits there") != std::string::npos);
+}
+
+TEST_CASE("a change of a setting whose value the job does not give has no expected figure, not the job's own") {
+    // An estimate (model, device, sequence) but no micro-batch: "halve the micro-batch" has nothing to apply. The old
+    // report showed the unchanged estimate as the figure after the change, labelled a change in code or libraries.
+    const auto j = oomdx::test::diagnose_log_text(
+        "I am getting an OOM when trying larger context sizes with the default LoRA recipe on a single device.\n",
+        "--device rtx4090 --model llama3-8b --framework torchtune --world-size 1 --set training.finetuning_type=lora "
+        "--set training.seq_len=8192");
+    bool seen = false;
+    for (const auto& r : j["recommendations"]) {
+        if (r["action"] != "reduce_micro_batch") continue;
+        seen = true;
+        CHECK(r["expected_device_peak_bytes"].is_null());
+        CHECK(r["expected_note"].get<std::string>().find("training.local_batch_size is not given") != std::string::npos);
+    }
+    CHECK(seen);
+}
+
+TEST_CASE("markdown: a recommendation's figures, why and check are bullets of its item, its lines a fence inside it") {
+    // Plain lines under "1. ..." ran together into one paragraph when rendered ("expected after: ... why: ...").
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_md_" + std::to_string(::getpid()) + ".log");
+    std::ofstream(path) << k_log;
+    const auto r = oomdx::test::run_oomdx(
+        "diagnose --log " + path.string() + " --format markdown --device a100-80gb --world-size 1 --model llama3-8b "
+        "--framework deepspeed --set parallelism.zero_stage=2 --set training.local_batch_size=1 --set training.seq_len=128 "
+        "--set training.finetuning_type=full", oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    const std::string& md = r.out;
+    CHECK(md.find("\n   - expected after: ") != std::string::npos);
+    CHECK(md.find("\n   - why: ") != std::string::npos);
+    CHECK(md.find("\nexpected after: ") == std::string::npos);
+    CHECK(md.find("\nwhy: ") == std::string::npos);
+    CHECK(md.find("\n     ```\n") != std::string::npos);  // the override's lines, fenced inside the item
+}
