@@ -10,21 +10,29 @@
 
 namespace oomdx::test {
 
+// A declaration with a name and a kind, the other fields at their defaults.
+inline fact_decl decl(const std::string& name, fact_kind kind) {
+    fact_decl d;
+    d.name = name;
+    d.kind = kind;
+    return d;
+}
+
 inline vocabulary small_vocab() {
     vocabulary v;
-    v.add({"a", fact_kind::integer});
-    v.add({"b", fact_kind::integer});
-    v.add({"x.n", fact_kind::number});
-    v.add({"mem.bytes", fact_kind::bytes});
-    v.add({"cap.bytes", fact_kind::bytes});
-    v.add({"flag", fact_kind::boolean});
-    fact_decl src{"src", fact_kind::string};
+    v.add(decl("a", fact_kind::integer));
+    v.add(decl("b", fact_kind::integer));
+    v.add(decl("x.n", fact_kind::number));
+    v.add(decl("mem.bytes", fact_kind::bytes));
+    v.add(decl("cap.bytes", fact_kind::bytes));
+    v.add(decl("flag", fact_kind::boolean));
+    fact_decl src = decl("src", fact_kind::string);
     src.values = {"workspace", "hccl", "caching_allocator", "none"};
     v.add(src);
-    v.add({"name", fact_kind::string});
-    v.add({"out.level", fact_kind::integer});
-    v.add({"out.tag", fact_kind::string});
-    fact_decl key{"training.local_batch_size", fact_kind::integer};
+    v.add(decl("name", fact_kind::string));
+    v.add(decl("out.level", fact_kind::integer));
+    v.add(decl("out.tag", fact_kind::string));
+    fact_decl key = decl("training.local_batch_size", fact_kind::integer);
     key.is_override = true;
     v.add(key);
     return v;
