@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,23 @@ using namespace oomdx;
 namespace {
 
 using test_util::llama8b;
+
+// Whether one of the estimate's interval reasons contains `part`.
+bool says(const estimate_result& e, std::string_view part) {
+    for (const auto& why : e.interval_reasons)
+        if (why.find(part) != std::string::npos) return true;
+    return false;
+}
+
+// A torchtune preflight of `model` on one device with the job's --set lines.
+preflight_result torchtune_preflight(const char* model, std::vector<std::string> sets) {
+    preflight_request q;
+    q.framework = "torchtune";
+    q.model = model;
+    q.world_size = 1;
+    q.sets = std::move(sets);
+    return run_preflight(q);
+}
 
 estimate_input lora8b(std::int64_t rank, unsigned targets) {
     estimate_input in;
@@ -375,9 +393,7 @@ TEST_CASE("torchtune QLoRA model load: torchao 0.1 quantizes a whole weight, lat
     CHECK(r.peak_phase != "model_load");
     CHECK(double(r.peak_bytes) == doctest::Approx(trained));
     CHECK(r.high_bytes > r.device_peak_bytes);
-    bool said = false;
-    for (const auto& why : r.interval_reasons) said = said || why.find("torchao 0.1") != std::string::npos;
-    CHECK(said);
+    CHECK(says(r, "torchao 0.1"));
 
     in.framework_date = 20240415;  // bitsandbytes (HF, LLaMA-Factory) loads pre-quantized: no load phase
     in.framework = train_framework::generic;
@@ -942,9 +958,7 @@ TEST_CASE("LitGPT QLoRA quantizes the head too: NF4 weight, its dequantized copy
     est::breakdown bh;
     est::compute(high_bf16_head, bh);
     CHECK(bh.stages[0].temp_backward == doctest::Approx(b.stages[0].temp_backward));
-    bool said = false;
-    for (const auto& r : estimate(litgpt).interval_reasons) said = said || r.find("fp16 copy") != std::string::npos;
-    CHECK(said);
+    CHECK(says(estimate(litgpt), "fp16 copy"));
     // LoRA without quantization, other frameworks, GPTQ checkpoints: the head stays in the load dtype
     emit(f, "job.framework", "hf_trainer");
     CHECK_FALSE(from_facts(f).ft.quant_head);
@@ -1105,19 +1119,8 @@ TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before ac
 }
 
 TEST_CASE("torchtune without its config file: a named shipped config gives its settings, an unknown one an interval over checkpointing (est42)") {
-    auto run = [](std::vector<std::string> sets) {
-        preflight_request q;
-        q.framework = "torchtune";
-        q.model = "llama3-8b";
-        q.world_size = 1;
-        q.sets = std::move(sets);
-        return run_preflight(q);
-    };
-    const auto has_reason = [](const estimate_result& e) {
-        for (const auto& why : e.interval_reasons)
-            if (why.find("torchtune config not known") != std::string::npos) return true;
-        return false;
-    };
+    auto run = [](std::vector<std::string> sets) { return torchtune_preflight("llama3-8b", std::move(sets)); };
+    const auto has_reason = [](const estimate_result& e) { return says(e, "torchtune config not known"); };
     // `tune run lora_finetune_single_device --config llama3_1/8B_qlora_single_device`: the config turns
     // checkpointing on (every tag from v0.2.1), batch 2, QLoRA on every linear; a key the job sets itself wins
     const preflight_result named = run({"job.recipe_config=llama3_1/8B_qlora_single_device", "training.seq_len=2048",
@@ -1156,19 +1159,8 @@ TEST_CASE("torchtune without its config file: a named shipped config gives its s
 }
 
 TEST_CASE("torchtune builds of 2024-03-30 .. 2024-08-15 cut samples at the dataset's max_seq_len, 512 by default: a longer stated length without the config read gets a low end at 512 (est46)") {
-    auto run = [](std::vector<std::string> sets) {
-        preflight_request q;
-        q.framework = "torchtune";
-        q.model = "llama2-7b";
-        q.world_size = 1;
-        q.sets = std::move(sets);
-        return run_preflight(q);
-    };
-    const auto has_reason = [](const estimate_result& e) {
-        for (const auto& why : e.interval_reasons)
-            if (why.find("dataset builder's max_seq_len") != std::string::npos) return true;
-        return false;
-    };
+    auto run = [](std::vector<std::string> sets) { return torchtune_preflight("llama2-7b", std::move(sets)); };
+    const auto has_reason = [](const estimate_result& e) { return says(e, "dataset builder's max_seq_len"); };
     const std::vector<std::string> job = {"training.finetuning_type=lora", "training.local_batch_size=4",
                                           "activation_checkpoint.mode=full", "training.seq_len=2048"};
     auto with = [&](std::vector<std::string> extra) {
