@@ -34,6 +34,13 @@ std::string write(const std::string& name, const std::string& text) {
     return p.string();
 }
 
+// The canonical facts a parsed config emits, in a store over the shipped vocabulary.
+fact_store shipped_facts(const job_config& c) {
+    fact_store store(&vocabulary::shipped());
+    emit_facts(c, store);
+    return store;
+}
+
 // The one-line error of loading an adapter file with this text ("" and a failure when it loads).
 std::string load_error(const std::string& name, const std::string& text) {
     try {
@@ -79,8 +86,7 @@ std::string as_file(const framework_adapter& a, const std::vector<std::string>& 
 
 // Every override comes back from the parsed config with its value.
 fact_store check_read_back(const job_config& j, const std::vector<canonical_override>& ovs) {
-    fact_store store(&vocabulary::shipped());
-    emit_facts(j, store);
+    fact_store store = shipped_facts(j);
     for (const auto& o : ovs) {
         CAPTURE(o.key);
         const fact* f = store.get(o.key);
@@ -296,8 +302,7 @@ keys:
     const framework_adapter a = framework_adapter::load(adapter);
     auto facts_of = [&](const std::string& name, const std::string& text) {
         job_config j = parse_job_config(write(name, text), a);
-        fact_store store(&vocabulary::shipped());
-        emit_facts(j, store);
+        fact_store store = shipped_facts(j);
         return std::make_pair(std::move(j), std::move(store));
     };
     {
@@ -340,8 +345,7 @@ TEST_CASE("a sixth framework needs only a YAML file") {
     CHECK(nemo.name() == "nemo");
     job_config j = parse_job_config(fixtures + "sixth/megatron_gpt_config.yaml", nemo);
     CHECK(j.framework == "nemo");
-    fact_store store(&vocabulary::shipped());
-    emit_facts(j, store);
+    fact_store store = shipped_facts(j);
     CHECK(store.integer("training.local_batch_size") == 4);
     CHECK(store.integer("parallelism.tensor_parallel_degree") == 2);
     CHECK(store.string("activation_checkpoint.mode") == "selective");
@@ -365,8 +369,7 @@ TEST_CASE("MindSpeed-LLM LoRA: --lora-target-modules takes every following word 
                                  "--tensor-model-parallel-size 4 $TUNE_ARGS --qlora --seq-length 4096\n");
     job_config j = parse_job_config(sh, framework_adapter::get("mindspeed"));
     CHECK(j.unknown_keys.empty());
-    fact_store store(&vocabulary::shipped());
-    emit_facts(j, store);
+    fact_store store = shipped_facts(j);
     CHECK(store.string("training.finetuning_type") == "lora");
     CHECK(store.string("training.lora_target") == "linear_qkv,linear_proj,linear_fc1,linear_fc2");
     CHECK(store.integer("training.lora_rank") == 16);
@@ -438,8 +441,7 @@ TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + respo
     // one of the two lengths alone gives that one
     job_config one = parse_job_config(write("verl_one.sh", "python3 -m verl.trainer.main_ppo data.max_response_length=2048 "
                                                            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n"));
-    fact_store s1(&vocabulary::shipped());
-    emit_facts(one, s1);
+    fact_store s1 = shipped_facts(one);
     CHECK(s1.integer("training.seq_len") == 2048);
 }
 
@@ -448,8 +450,7 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
                              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=40 ";
     auto micro = [&](const std::string& name, const std::string& extra) {
         const job_config j = parse_job_config(write(name, base + extra + "\n"));
-        fact_store s(&vocabulary::shipped());
-        emit_facts(j, s);
+        fact_store s = shipped_facts(j);
         return s.integer("training.local_batch_size");
     };
     // off (verl's default): the sample micro-batch, whatever the token key says
@@ -467,8 +468,7 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     CHECK(std::find(lines.begin(), lines.end(), "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000") != lines.end());
     // the scoring passes' micro-batch is read from the rollout's key and written to both scoring workers
     const job_config sc = parse_job_config(write("verl_scoring.sh", base + "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16\n"));
-    fact_store ss(&vocabulary::shipped());
-    emit_facts(sc, ss);
+    fact_store ss = shipped_facts(sc);
     CHECK(ss.integer("training.scoring_batch_size") == 16);
     CHECK(ss.integer("training.local_batch_size") == 40);
     const auto sl = render_overrides(override_syntax_for("verl"), {{"training.scoring_batch_size", 8}});
@@ -478,8 +478,7 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     CHECK(ss.number("training.rollout_memory_fraction") == doctest::Approx(0.5));
     const job_config sh = parse_job_config(write("verl_share.sh", base + "actor_rollout_ref.rollout.gpu_memory_utilization=0.85 "
                                                                         "actor_rollout_ref.rollout.max_model_len=9000\n"));
-    fact_store hs(&vocabulary::shipped());
-    emit_facts(sh, hs);
+    fact_store hs = shipped_facts(sh);
     CHECK(hs.number("training.rollout_memory_fraction") == doctest::Approx(0.85));
     CHECK(hs.integer("training.rollout_max_model_len") == 9000);
     const auto rl = render_overrides(override_syntax_for("verl"), {{"training.rollout_memory_fraction", 0.4}});
@@ -487,8 +486,7 @@ TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets 
     // the scoring passes batched by tokens: their own budget read, and written back with the switch for both workers
     const job_config st = parse_job_config(write("verl_scoring_tokens.sh", base + "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True "
                                                                            "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=20000\n"));
-    fact_store ts(&vocabulary::shipped());
-    emit_facts(st, ts);
+    fact_store ts = shipped_facts(st);
     CHECK(ts.boolean("training.scoring_dynamic_batch") == true);
     CHECK(ts.integer("training.scoring_max_tokens_per_device") == 20000);
     const auto tl = render_overrides(override_syntax_for("verl"), {{"training.scoring_max_tokens_per_device", 10000}});
@@ -501,8 +499,7 @@ TEST_CASE("TRL GRPO: a GRPOConfig is TRL's, one update sequence is prompt plus c
     const job_config j = parse_job_config("tests/fixtures/configs/trl/grpo_colocate.yaml");
     CHECK(j.framework == "trl");
     CHECK(j.unknown_keys.empty());
-    fact_store s(&vocabulary::shipped());
-    emit_facts(j, s);
+    fact_store s = shipped_facts(j);
     CHECK(s.integer("training.seq_len") == 2560);
     CHECK(s.boolean("training.rollout_colocated") == true);
     CHECK(s.number("training.rollout_memory_fraction") == doctest::Approx(0.7));
@@ -514,8 +511,7 @@ TEST_CASE("TRL GRPO: a GRPOConfig is TRL's, one update sequence is prompt plus c
     // without vLLM there is no engine pool on the device
     const job_config n = parse_job_config(write("trl_no_vllm.yaml", "num_generations: 8\nmax_completion_length: 1024\nuse_vllm: false\n"
                                                                      "per_device_train_batch_size: 4\n"));
-    fact_store ns(&vocabulary::shipped());
-    emit_facts(n, ns);
+    fact_store ns = shipped_facts(n);
     CHECK(n.framework == "trl");
     CHECK(ns.boolean("training.rollout_colocated") == false);
 }
@@ -524,8 +520,7 @@ TEST_CASE("OpenRLHF: its launch scripts are its own, PPO's sequence is prompt pl
     const job_config sft = parse_job_config("tests/fixtures/configs/openrlhf/sft_llama3_8b.sh");
     CHECK(sft.framework == "openrlhf");  // --flash_attn and --bf16 alone would sign it LLaMA-Factory's
     CHECK(sft.unknown_keys.empty());
-    fact_store s(&vocabulary::shipped());
-    emit_facts(sft, s);
+    fact_store s = shipped_facts(sft);
     CHECK(s.integer("training.local_batch_size") == 4);
     CHECK(s.integer("training.seq_len") == 4096);
     CHECK(s.integer("parallelism.zero_stage") == 2);
@@ -536,8 +531,7 @@ TEST_CASE("OpenRLHF: its launch scripts are its own, PPO's sequence is prompt pl
     const job_config ppo = parse_job_config("tests/fixtures/configs/openrlhf/ppo_colocate_qwen7b.sh");
     CHECK(ppo.framework == "openrlhf");
     CHECK(ppo.unknown_keys.empty());  // the `ray job submit` options before its `--` too
-    fact_store p(&vocabulary::shipped());
-    emit_facts(ppo, p);
+    fact_store p = shipped_facts(ppo);
     CHECK(p.integer("training.seq_len") == 4096);  // --prompt_max_len 1024 + --generate_max_len 3072
     CHECK(p.integer("training.scoring_batch_size") == 8);
     CHECK(p.integer("job.world_size") == 8);
@@ -570,8 +564,7 @@ TEST_CASE("OpenRLHF v0.10.2+: the dotted flags are a separate spelling, written 
     const job_config j = parse_job_config("tests/fixtures/configs/openrlhf/grpo_dotted_qwen3_8b.sh");
     CHECK(j.framework == "openrlhf_dotted");
     CHECK(j.unknown_keys.empty());
-    fact_store s(&vocabulary::shipped());
-    emit_facts(j, s);
+    fact_store s = shipped_facts(j);
     CHECK(s.integer("training.seq_len") == 8192);
     CHECK(s.integer("training.local_batch_size") == 1);
     CHECK(s.integer("parallelism.zero_stage") == 3);
@@ -638,24 +631,21 @@ TEST_CASE("est44: the preference stage, its loss and precomputed reference log-p
                                                           "template: llama3\ncutoff_len: 2048\n"));
     CHECK(lf.framework == "llama_factory");
     CHECK(lf.unknown_keys.empty());
-    fact_store s(&vocabulary::shipped());
-    emit_facts(lf, s);
+    fact_store s = shipped_facts(lf);
     CHECK(s.string("training.stage") == "dpo");
     CHECK(s.string("training.pref_loss") == "orpo");
     // ms-swift: swift rlhf --rlhf_type kto (full tuning keeps a reference copy)
     job_config sw = parse_job_config(write("swift_kto.sh", "swift rlhf --rlhf_type kto --model Qwen/Qwen2.5-7B-Instruct "
                                                            "--train_type full --precompute_ref_log_probs true\n"));
     CHECK(sw.framework == "ms_swift");
-    fact_store s2(&vocabulary::shipped());
-    emit_facts(sw, s2);
+    fact_store s2 = shipped_facts(sw);
     CHECK(s2.string("training.stage") == "kto");
     CHECK(s2.boolean("training.precompute_ref_log_probs") == true);
     // axolotl: rl ipo is DPO with another loss
     job_config ax = parse_job_config(write("axolotl_ipo.yaml", "base_model: meta-llama/Meta-Llama-3-8B\nrl: ipo\nmicro_batch_size: 1\n"
                                                                "sequence_len: 2048\nsample_packing: false\n"));
     CHECK(ax.framework == "axolotl");
-    fact_store s3(&vocabulary::shipped());
-    emit_facts(ax, s3);
+    fact_store s3 = shipped_facts(ax);
     CHECK(s3.string("training.stage") == "dpo");
 }
 
@@ -665,8 +655,7 @@ TEST_CASE("est45: the script a launch line runs names the preference stage (Open
                                                           "--micro_train_batch_size 1 --train_batch_size 128 --zero_stage 3 "
                                                           "--ref_offload --max_len 2048 --bf16 --flash_attn\n"));
     CHECK(o.framework == "openrlhf");
-    fact_store s(&vocabulary::shipped());
-    emit_facts(o, s);
+    fact_store s = shipped_facts(o);
     CHECK(s.string("job.entry_script") == "train_dpo.py");
     CHECK(s.string("training.stage") == "dpo");
     CHECK(s.boolean("training.reference_offload") == true);
@@ -674,8 +663,7 @@ TEST_CASE("est45: the script a launch line runs names the preference stage (Open
     job_config o2 = parse_job_config(write("orlhf_sft.sh", "deepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Meta-Llama-3-8B "
                                                            "--micro_train_batch_size 1 --zero_stage 2 --max_len 2048 --bf16\n"));
     CHECK(o2.framework == "openrlhf");
-    fact_store s2(&vocabulary::shipped());
-    emit_facts(o2, s2);
+    fact_store s2 = shipped_facts(o2);
     CHECK(s2.string("job.entry_script") == "train_sft.py");
     CHECK_FALSE(s2.get("training.stage"));
     CHECK_FALSE(s2.get("training.reference_offload"));
@@ -683,21 +671,18 @@ TEST_CASE("est45: the script a launch line runs names the preference stage (Open
     job_config d = parse_job_config(write("orlhf_dpo_dotted.sh", "python -m openrlhf.cli.train_dpo --model.model_name_or_path Qwen/Qwen2.5-7B "
                                                                  "--train.micro_batch_size 2 --ds.zero_stage 3 --ref.offload\n"));
     CHECK(d.framework == "openrlhf_dotted");
-    fact_store s3(&vocabulary::shipped());
-    emit_facts(d, s3);
+    fact_store s3 = shipped_facts(d);
     CHECK(s3.string("training.stage") == "dpo");
     CHECK(s3.boolean("training.reference_offload") == true);
     // TRL's console script runs trl/scripts/dpo.py; its sft.py names no stage
     job_config t = parse_job_config(write("trl_dpo.sh", "trl dpo --model_name_or_path Qwen/Qwen2.5-0.5B --per_device_train_batch_size 2 "
                                                         "--gradient_checkpointing true --output_dir out\n"));
-    fact_store s4(&vocabulary::shipped());
-    emit_facts(t, s4);
+    fact_store s4 = shipped_facts(t);
     CHECK(s4.string("job.entry_script") == "dpo.py");
     CHECK(s4.string("training.stage") == "dpo");
     job_config t2 = parse_job_config(write("trl_sft.sh", "accelerate launch trl/scripts/sft.py --model_name_or_path Qwen/Qwen2.5-0.5B "
                                                          "--per_device_train_batch_size 2 --output_dir out\n"));
-    fact_store s5(&vocabulary::shipped());
-    emit_facts(t2, s5);
+    fact_store s5 = shipped_facts(t2);
     CHECK(s5.string("job.entry_script") == "sft.py");
     CHECK_FALSE(s5.get("training.stage"));
 }
