@@ -383,10 +383,8 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.candidates = std::move(ws.choices);
         // Where offload fits at the job's size (the alternative shown below the plan), "nothing fits" would contradict it.
         a.notes.insert(a.notes.begin(),
-                       a.at_current_size.fits
-                           ? fmt::format("nothing fits at world size {} without moving states to the host; the smallest world size searched that fits is {}",
-                                         base.world, w)
-                           : fmt::format("nothing fits at world size {}; the smallest world size searched that fits is {}", base.world, w));
+                       fmt::format("nothing fits at world size {}{}; the smallest world size searched that fits is {}", base.world,
+                                   a.at_current_size.fits ? " without moving states to the host" : "", w));
         fit_rollout_phase(facts, syntax, a);
         return finish();
     }
