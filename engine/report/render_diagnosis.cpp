@@ -393,18 +393,16 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                          {{"framework", rec.framework}}));
             w.code(rec.rendered, 3, "     ");
         }
-        if (rec.expected_device_peak_bytes && !rec.expected_peak_bytes)
-            w.detail(w.t("report.rec.expected_after_device",
-                       {{"device", format_bytes(*rec.expected_device_peak_bytes)},
-                        {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
-                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}));
-        else if (rec.expected_device_peak_bytes)
-            w.detail(w.t("report.rec.expected_after",
-                       {{"live", format_bytes(*rec.expected_peak_bytes)},
-                        {"device", format_bytes(*rec.expected_device_peak_bytes)},
-                        {"verdict", w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over")},
-                        {"note", rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}})}}));
-        else if (!rec.expected_note.empty())
+        if (rec.expected_device_peak_bytes) {
+            const std::string verdict = w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over");
+            const std::string note = rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}});
+            const std::string device = format_bytes(*rec.expected_device_peak_bytes);
+            if (!rec.expected_peak_bytes)
+                w.detail(w.t("report.rec.expected_after_device", {{"device", device}, {"verdict", verdict}, {"note", note}}));
+            else
+                w.detail(w.t("report.rec.expected_after", {{"live", format_bytes(*rec.expected_peak_bytes)},
+                                                           {"device", device}, {"verdict", verdict}, {"note", note}}));
+        } else if (!rec.expected_note.empty())
             w.detail(w.t("report.rec.expected_note", {{"note", rec.expected_note}}));
         if (rec.anchored_device_peak_bytes && r.anchor)
             w.detail(w.t("report.rec.anchored",
