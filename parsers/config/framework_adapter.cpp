@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -95,7 +96,7 @@ struct adapter_loader {
         // A misspelt field would be silently ignored: refuse what the schema does not have.
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "shipped_files",
-                                               "semantics", "detect_required", "detect_shared"};
+                                               "semantics", "detect_required", "detect_shared", "launchers"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -119,6 +120,15 @@ struct adapter_loader {
             for (const auto& f : root["detect_shared"]) a.m_detect_shared.push_back(norm(f.as<std::string>()));
         if (root["known"])
             for (const auto& f : root["known"]) a.m_known.push_back(norm(f.as<std::string>()));
+        if (root["launchers"])
+            for (const auto& f : root["launchers"]) {
+                std::vector<std::string> words;
+                std::istringstream in(f.as<std::string>());
+                for (std::string w; in >> w;) words.push_back(w);
+                if (words.empty())
+                    throw input_error::at_line(path, f.Mark().line + 1, "a launcher needs at least one word");
+                a.m_launchers.push_back(std::move(words));
+            }
         if (root["registry_classes"])
             for (auto it = root["registry_classes"].begin(); it != root["registry_classes"].end(); ++it)
                 a.m_registry_classes[it->first.as<std::string>()] = it->second.as<std::string>();
@@ -234,6 +244,7 @@ void framework_adapter::inherit(const framework_adapter& base) {
     for (const auto& k : base.m_known) m_known.push_back(k);
     for (const auto& k : base.m_detect) m_detect.push_back(k);
     for (const auto& k : base.m_detect_shared) m_detect_shared.push_back(k);
+    for (const auto& k : base.m_launchers) m_launchers.push_back(k);
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
     for (const auto& [k, v] : base.m_shipped_files) m_shipped_files.emplace(k, v);
     for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
@@ -365,8 +376,27 @@ bool framework_adapter::reads(const std::string& format) const {
     return m_formats.empty() || std::find(m_formats.begin(), m_formats.end(), format) != m_formats.end();
 }
 
-int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format) const {
+bool framework_adapter::launched_by(const std::vector<std::string>& launch) const {
+    // The launcher's words at the start of the command, the first one by its file name
+    // (`/usr/local/bin/swift` is `swift`).
+    for (const auto& l : m_launchers) {
+        if (launch.size() < l.size()) continue;
+        bool same = true;
+        for (std::size_t i = 0; i < l.size() && same; ++i) {
+            std::string w = launch[i];
+            if (i == 0)
+                if (const auto slash = w.rfind('/'); slash != std::string::npos) w = w.substr(slash + 1);
+            same = w == l[i];
+        }
+        if (same) return true;
+    }
+    return false;
+}
+
+int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format,
+                                    const std::vector<std::string>& launch) const {
     if (!reads(format)) return -1;
+    if (launched_by(launch)) return 1 << 20;
     int score = 0;
     bool signed_ = false;
     for (const auto& e : entries) {

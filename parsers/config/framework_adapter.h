@@ -85,7 +85,12 @@ public:
     const std::map<std::string, value>* shipped_file(const std::string& file_name) const;
     // Registry syntax: the dataclass a section is built with when the function does not name one.
     const std::map<std::string, std::string>& registry_classes() const { return m_registry_classes; }
-    int detect_score(const std::vector<raw_entry>& entries, const std::string& format) const;
+    // `launch`: the words of the launch command; one of the adapter's `launchers` in them decides.
+    int detect_score(const std::vector<raw_entry>& entries, const std::string& format,
+                     const std::vector<std::string>& launch = {}) const;
+    // Whether the launch command's leading words are one of this framework's own launchers
+    // (`swift rlhf`, `megatron sft`): a stronger sign than any key.
+    bool launched_by(const std::vector<std::string>& launch) const;
 
     // Mappings whose key matches a raw key (CLI keys compare without dashes, '-' == '_').
     std::vector<const key_mapping*> find(const std::string& raw_key) const;
@@ -113,6 +118,7 @@ private:
     std::vector<std::string> m_detect;           // signature keys
     std::vector<std::string> m_detect_shared;    // keys it shares with other launchers: they score, never sign
     bool m_detect_required = false;              // chosen only when a signature key is present
+    std::vector<std::vector<std::string>> m_launchers;  // command words that only this framework's jobs start with
     std::vector<key_mapping> m_keys;
     std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)
     std::map<std::string, value> m_defaults;     // canonical -> framework default

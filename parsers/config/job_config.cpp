@@ -135,13 +135,14 @@ std::string fallback_framework(const std::string& format) {
 }
 
 const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, const std::string& format,
-                                        const std::string& hint, bool* guessed = nullptr) {
+                                        const std::string& hint, bool* guessed = nullptr,
+                                        const std::vector<std::string>& launch = {}) {
     if (!hint.empty()) return framework_adapter::named(hint);
     const auto& all = framework_adapter::shipped();
     const framework_adapter* best = nullptr;
     int best_score = 0;
     for (const auto& a : all) {
-        const int s = a.detect_score(entries, format);
+        const int s = a.detect_score(entries, format, launch);
         if (s > best_score) {
             best = &a;
             best_score = s;
@@ -605,8 +606,9 @@ namespace {
 job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth,
                                   const framework_adapter* forced) {
     namespace fs = std::filesystem;
-    auto choose = [&](const std::vector<raw_entry>& entries, const std::string& format) -> const framework_adapter& {
-        return forced ? *forced : choose_adapter(entries, format, framework_hint);
+    auto choose = [&](const std::vector<raw_entry>& entries, const std::string& format,
+                      const std::vector<std::string>& launch = {}) -> const framework_adapter& {
+        return forced ? *forced : choose_adapter(entries, format, framework_hint, nullptr, launch);
     };
     auto with_base = [&](const std::string& ref, const job_config& over, const std::string& fw) -> job_config {
         if (depth > 0) return over;
@@ -656,13 +658,18 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         std::vector<shell_word> operands;
         if (cmd) job.entries = split_args(cmd->words, text, nullptr, &operands);
         add_dotlist(job.entries, operands, text);
-        const framework_adapter& a0 = choose(job.entries, "shell");
+        std::vector<std::string> launch;
+        if (cmd)
+            for (const auto& w : cmd->words) launch.push_back(w.text);
+        const framework_adapter& a0 = choose(job.entries, "shell", launch);
         job.entries.clear();
         operands.clear();
         if (cmd) job.entries = split_args(cmd->words, text, &a0, &operands);
         add_dotlist(job.entries, operands, text);
         if (cmd) add_entry_script(job.entries, *cmd, text);
         for (const auto& e : sh.env) job.entries.push_back(e);
+        if (cmd)  // a prefix of another command (`NPROC_PER_NODE=1 swift export`) is not the job's
+            for (const auto& e : cmd->env) job.entries.push_back(e);
         finish(job, a0);
         // A config file named on the launch line is the base; the line's flags override it.
         for (const auto& w : operands) {
@@ -733,7 +740,7 @@ job_config parse_cli_args(const std::vector<std::string>& args, const std::strin
     std::vector<shell_word> operands;
     job.entries = split_args(words, text, nullptr, &operands);
     add_dotlist(job.entries, operands, text);
-    const framework_adapter& a = choose_adapter(job.entries, "cli", framework_hint, &job.framework_guessed);
+    const framework_adapter& a = choose_adapter(job.entries, "cli", framework_hint, &job.framework_guessed, args);
     operands.clear();
     job.entries = split_args(words, text, &a, &operands);
     add_dotlist(job.entries, operands, text);

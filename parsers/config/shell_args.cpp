@@ -727,7 +727,8 @@ private:
                    words[i].parts[0].text.rfind("-", 0) == 0)
                 ++i;
         }
-        // Leading NAME=value assignments.
+        // Leading NAME=value assignments: the script's own, or a prefix of the command after them.
+        std::vector<raw_entry> env;
         std::size_t assigned = 0;
         for (; i < words.size(); ++i) {
             const raw_word& w = words[i];
@@ -739,7 +740,7 @@ private:
                 if (exported && valid_name(t0) && w.parts.size() == 1) {
                     // `export NAME` of an already defined variable.
                     if (auto it = m_vars.find(t0); it != m_vars.end() && !it->second.elems.empty())
-                        add_env(out, t0, it->second.elems[0], w.line);
+                        add_env(env, t0, it->second.elems[0], w.line);
                     ++assigned;
                     continue;
                 }
@@ -778,12 +779,17 @@ private:
             } else {
                 m_vars[name] = v;
             }
-            if (exported || is_env_name(name)) add_env(out, name, v.elems.empty() ? lined{} : v.elems[0], w.line);
+            if (exported || is_env_name(name)) add_env(env, name, v.elems.empty() ? lined{} : v.elems[0], w.line);
             ++assigned;
         }
-        if (i >= words.size()) return;
+        if (i >= words.size() || exported) {
+            for (auto& e : env) out.env.push_back(std::move(e));
+            env.clear();
+            if (i >= words.size()) return;
+        }
         shell_command cmd;
         cmd.line = cmd_line;
+        cmd.env = std::move(env);
         for (; i < words.size(); ++i) {
             for (auto& x : expand(words[i])) {
                 shell_word sw;
@@ -802,7 +808,7 @@ private:
                n == "NPROC_PER_NODE" || n == "NNODES";  // launchers that read them (swift, LLaMA-Factory's torchrun)
     }
 
-    void add_env(shell_script& out, const std::string& name, const lined& v, std::int64_t line) {
+    void add_env(std::vector<raw_entry>& out, const std::string& name, const lined& v, std::int64_t line) {
         raw_entry e;
         e.key = "env." + name;
         e.val = v.literal ? value(v.s) : value();
@@ -810,7 +816,7 @@ private:
         e.text = v.s.substr(0, 200);
         e.line = line;
         e.excerpt = line_excerpt(m_t, line);
-        out.env.push_back(std::move(e));
+        out.push_back(std::move(e));
     }
 
     std::string_view m_t;
@@ -834,7 +840,8 @@ shell_script parse_shell(std::string_view text, const std::string& file) {
 }
 
 const shell_command* launch_command(const shell_script& s) {
-    // The command with the most --flags (key=value operands count too, for LLaMA-Factory).
+    // The command with the most --flags (key=value operands count too, for LLaMA-Factory; so do a launcher,
+    // a script and a YAML config operand).
     const shell_command* best = nullptr;
     std::size_t best_n = 0;
     for (const auto& c : s.commands) {
@@ -843,7 +850,8 @@ const shell_command* launch_command(const shell_script& s) {
             if (w.text.rfind("--", 0) == 0) n += 2;
             else if (w.text.find('=') != std::string::npos && w.text.front() != '-') n += 1;
             else if (w.text.find("torchrun") != std::string::npos || w.text.find("llamafactory-cli") != std::string::npos ||
-                     w.text.find("deepspeed") != std::string::npos || w.text.ends_with(".py"))
+                     w.text.find("deepspeed") != std::string::npos || w.text.ends_with(".py") ||
+                     w.text.ends_with(".yaml") || w.text.ends_with(".yml"))  // `megatron sft cfg.yaml`
                 n += 1;
         }
         if (n > 0 && n >= best_n) {

@@ -23,11 +23,12 @@ struct shell_word {
 struct shell_command {
     std::vector<shell_word> words;
     std::int64_t line = 0;
+    std::vector<raw_entry> env;  // `NAME=value cmd ...`: variables set for this command only, as "env.NAME"
 };
 
 struct shell_script {
     std::vector<shell_command> commands;  // commands with arguments, in order
-    std::vector<raw_entry> env;           // exported / prefix-assigned variables as "env.NAME"
+    std::vector<raw_entry> env;           // exported / assigned variables as "env.NAME" (not a command's prefix)
 };
 
 // Throws input_error (file:line) on unterminated quotes or nesting beyond bounds.

@@ -686,3 +686,51 @@ TEST_CASE("est45: the script a launch line runs names the preference stage (Open
     CHECK(s5.string("job.entry_script") == "sft.py");
     CHECK_FALSE(s5.get("training.stage"));
 }
+
+TEST_CASE("a NAME=value prefix belongs to its own command, not to the job's launch line") {
+    // ms-swift's examples train with `NPROC_PER_NODE=2 megatron sft ...` and then export with
+    // `NPROC_PER_NODE=1 megatron export ...`: the export's prefix is not the job's world size.
+    const job_config j = parse_job_config(write("swift_train_then_export.sh",
+        "NPROC_PER_NODE=2 \\\nCUDA_VISIBLE_DEVICES=0,1 \\\nswift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora \\\n"
+        "    --per_device_train_batch_size 2 --max_length 2048\n\n"
+        "CUDA_VISIBLE_DEVICES=0 \\\nNPROC_PER_NODE=1 \\\nswift export --adapters output/checkpoint-100 --merge_lora true\n"));
+    REQUIRE(j.framework == "ms_swift");
+    const fact_store s = shipped_facts(j);
+    CHECK(s.integer("job.world_size") == 2);
+    // an exported variable stays the script's, whichever command follows
+    const job_config e = parse_job_config(write("swift_exported.sh",
+        "export NPROC_PER_NODE=4\nswift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora --max_length 2048\n"
+        "NPROC_PER_NODE=1 swift infer --adapters output/checkpoint-100\n"));
+    CHECK(shipped_facts(e).integer("job.world_size") == 4);
+}
+
+TEST_CASE("a framework's own launcher decides over the keys its line shares with another framework") {
+    // `swift rlhf --rlhf_type grpo` takes TRL's GRPO field names (num_generations, use_vllm, vllm_mode, ...):
+    // by keys alone TRL's adapter scored higher and read neither --model nor --tuner_type nor NPROC_PER_NODE.
+    const job_config g = parse_job_config(write("swift_grpo.sh",
+        "NPROC_PER_NODE=4 \\\nswift rlhf \\\n    --rlhf_type grpo \\\n    --model Qwen/Qwen2.5-3B-Instruct \\\n"
+        "    --tuner_type lora --quant_method bnb --quant_bits 4 \\\n    --use_vllm true --vllm_mode colocate \\\n"
+        "    --vllm_gpu_memory_utilization 0.4 --sleep_level 1 \\\n    --max_length 2048 --max_completion_length 1024 \\\n"
+        "    --num_generations 8 --epsilon_high 0.28 --scale_rewards none --per_device_train_batch_size 4 \\\n"
+        "    --deepspeed zero2\n"));
+    REQUIRE(g.framework == "ms_swift");
+    const fact_store s = shipped_facts(g);
+    CHECK(s.string("job.model_name") == "Qwen/Qwen2.5-3B-Instruct");
+    CHECK(s.string("training.finetuning_type") == "lora");
+    CHECK(s.integer("training.quantization_bit") == 4);
+    CHECK(s.integer("job.world_size") == 4);
+    CHECK(s.integer("parallelism.zero_stage") == 2);
+    CHECK(s.boolean("training.rollout_colocated") == true);
+    CHECK(s.boolean("training.rollout_sleeps") == true);
+    CHECK(s.integer("training.seq_len") == 3072);  // the prompt plus the completion
+    // the same keys behind TRL's own launcher stay TRL's
+    const job_config t = parse_job_config(write("trl_grpo.sh",
+        "accelerate launch train_grpo.py --model_name_or_path Qwen/Qwen2.5-3B-Instruct --num_generations 8 "
+        "--use_vllm true --vllm_mode colocate --max_completion_length 1024\n"));
+    CHECK(t.framework == "trl");
+    // Megatron-SWIFT from its launcher, also when the line holds only a YAML config
+    const job_config m = parse_job_config(write("megatron_swift_yaml.sh",
+        "NPROC_PER_NODE=2 \\\nmegatron sft \\\n    nonexistent_sft.yaml\n"));
+    CHECK(m.framework == "ms_swift_megatron");
+    CHECK(shipped_facts(m).integer("job.world_size") == 2);
+}
