@@ -1101,6 +1101,59 @@ TEST_CASE("progress formats: an epoch-only loop (one summary line per epoch) giv
     }
 }
 
+TEST_CASE("progress formats: llm_trainer's file and batch counters (logs50)") {
+    // qibin0506/llm_trainer logs after each optimizer step `epoch: E, file: i/n, batch: j/m -> loss: ...`; the
+    // batch counts within the data file and starts again at 1 with the next file
+    const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                            "total capacity of 23.65 GiB of which 1.00 GiB is free.\n";
+    const std::string tb = "Traceback (most recent call last):\n  File \"train.py\", line 18, in <module>\n"
+                           "    trainer.train()\n";
+    SUBCASE("within one file: the batch is the step") {
+        std::string text;
+        for (int b = 447; b <= 449; ++b)
+            text += "epoch: 0, file: 1/10, batch: " + std::to_string(b) + "/78125 -> loss: 2.31, moe_aux_loss: 0.0\n";
+        auto a = run(text + tb + oom);
+        CHECK(a.last_logged_step == 449);
+        CHECK(a.step == 450);
+    }
+    SUBCASE("across a file boundary: the counter of the new file") {
+        std::string text = "epoch: 0, file: 1/10, batch: 78124/78125 -> loss: 2.2\n"
+                           "epoch: 0, file: 1/10, batch: 78125/78125 -> loss: 2.2\n";
+        for (int b = 1; b <= 3; ++b)
+            text += "epoch: 0, file: 2/10, batch: " + std::to_string(b) + "/77990 -> loss: 2.4\n";
+        auto a = run(text + tb + oom);
+        CHECK(a.last_logged_step == 3);
+        CHECK(a.step == 4);
+    }
+    SUBCASE("its exception logger's line is no step") {
+        auto a = run("epoch: 0, batch: 449 -> CUDA out of memory at trainer.py line 606\n" + tb + oom);
+        CHECK_FALSE(a.last_logged_step);
+    }
+}
+
+TEST_CASE("phases: a 3D Gaussian Splatting test-iteration report is the evaluation after its step (logs50)") {
+    const std::string bar = "Training progress:  23%|##        | 7000/30000 [05:10<17:00, 22.5it/s, Loss=0.0405]";
+    const std::string frames = "Traceback (most recent call last):\n"
+                               "  File \"train.py\", line 230, in <module>\n    training(lp.extract(args))\n"
+                               "  File \"train.py\", line 137, in training\n    training_report(tb_writer, iteration)\n";
+    const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a "
+                            "total capacity of 23.65 GiB of which 512.00 MiB is free.\n";
+    SUBCASE("inside training_report: eval, after step 7000") {
+        auto a = run(bar + frames + "  File \"train.py\", line 196, in training_report\n"
+                     "    images = torch.cat((images, image.unsqueeze(0)), dim=0)\n" + oom);
+        CHECK(a.phase == "eval");
+        CHECK(a.last_logged_step == 7000);
+        CHECK(a.step == 7000);
+    }
+    SUBCASE("in the step's own render: training, the next step") {
+        auto a = run(bar + "Traceback (most recent call last):\n  File \"train.py\", line 230, in <module>\n"
+                     "    training(lp.extract(args))\n  File \"train.py\", line 90, in training\n"
+                     "    loss.backward()\n" + oom);
+        CHECK(a.phase != "eval");
+        CHECK(a.step == 7001);
+    }
+}
+
 TEST_CASE("progress formats from the producers (logs47): look-alikes after the training lines keep the last step") {
     const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB "
                             "total capacity; 75.02 GiB already allocated; 1.20 GiB free; 76.10 GiB reserved in total)\n";
