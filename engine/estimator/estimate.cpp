@@ -408,6 +408,13 @@ estimate_input from_facts(const fact_store& facts) {
     if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
     // HF Trainer / LLaMA-Factory shard through accelerate's FSDP1 (FullyShardedDataParallel) unless
     // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
+    // est50: torch FSDP without resharding after forward (FSDP1 SHARD_GRAD_OP, FSDP2 reshard_after_forward False)
+    // keeps each unit's unsharded parameters from its forward through its backward while the sharded storage the
+    // optimizer steps stays allocated (torch/distributed/fsdp/_flat_param.py: _local_shard beside
+    // _full_param_padded; _composable/fsdp/_fsdp_param.py: _sharded_param_data beside the unsharded params).
+    // Only where an FSDP API is named: an unnamed ZeRO-2 may be DeepSpeed's, which keeps no 16-bit shard
+    in.fsdp_zero2_shards = in.zero_stage == 2 && !deepspeed && in.framework != train_framework::megatron &&
+                           r.int_opt("parallelism.fsdp_version").has_value();
     in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
     // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
@@ -800,6 +807,10 @@ estimate_input from_facts(const fact_store& facts) {
                                      ? "the script's own cross-entropy runs on the model's 16-bit logits (training.loss_upcast false): "
                                        "16-bit log-softmax and gradients"
                                      : "training.loss_upcast false, but the head is fp32: the loss runs in fp32");
+        // est50: LitGPT's loops (litgpt/pretrain.py at 29a33cbd, lightning-thunder's benchmark_litgpt.py) bind
+        // the model output to `logits` and call backward with it in scope: unchunked, the 16-bit logits stay
+        // beside the log-softmax and its two gradients (knowledge/estimator.yaml logits_bytes_model_dtype_ce_held)
+        in.caller_keeps_logits = in.loss_in_model_dtype && job_fw == "litgpt" && !in.chunked_loss;
     }
     // est47: HF's GPT2LMHeadModel never upcasts its logits, and before transformers 4.46 (whose ForCausalLMLoss
     // calls logits.float()) its own loss was CrossEntropyLoss on the shifted model-dtype logits

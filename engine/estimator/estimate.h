@@ -131,8 +131,10 @@ struct estimate_input {
     bool hf_kv_cache = false;
     // est30: the script takes the cross-entropy itself on the model's 16-bit logits, not upcast, no autocast
     bool loss_in_model_dtype = false;
+    bool caller_keeps_logits = false;  // the loop's own `logits` variable holds them through backward (est50)
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
+    bool fsdp_zero2_shards = false;       // torch FSDP ZeRO-2: the sharded parameters persist beside the unsharded ones (est50)
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
     // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
     // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included

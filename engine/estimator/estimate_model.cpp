@@ -504,6 +504,7 @@ state_rates resolve_rates(const estimate_input& in) {
                     r.o_shard = S;
                 } else if (in.zero_stage == 2) {
                     r.p_full = p;
+                    if (in.fsdp_zero2_shards) r.p_shard = p;  // est50: the shard the optimizer steps stays too
                     r.g_shard = p;
                     r.o_shard = S;
                 } else if (in.zero_stage == 1) {
@@ -548,6 +549,7 @@ state_rates trainable_rates(const estimate_input& in) {
     const double S = optimizer_moment_bytes(in, tb, ds_master);
     const bool shard_p = in.zero_stage >= 3, shard_g = in.zero_stage >= 2, shard_o = in.zero_stage >= 1;
     (shard_p ? r.p_shard : r.p_full) = tb;
+    if (in.fsdp_zero2_shards) r.p_shard = tb;  // est50: torch FSDP ZeRO-2 keeps the shard beside the unsharded copy
     (shard_g ? r.g_shard : r.g_full) = tb;
     (shard_o ? r.o_shard : r.o_full) = S;
     if (ds_master) (shard_o ? r.m_shard : r.m_full) = double(in.master_bytes);
@@ -753,7 +755,7 @@ double compute(const estimate_input& in, breakdown& out) {
         if (in.loss_in_model_dtype && !vocab_parallel) {
             // the script's own CE on the model's bf16 logits (est30): logits, the shifted reshape copy and the
             // bf16 log-softmax in forward; its gradient and the slice's padded gradient in backward
-            bpe = k.logits_bytes_model_dtype_ce;
+            bpe = in.caller_keeps_logits ? k.logits_bytes_model_dtype_ce_held : k.logits_bytes_model_dtype_ce;
             strand_bpe = 0.0;
         } else if (in.hf_model && !vocab_parallel && (in.hf_loss_keeps_logits > 0 || (in.hf_loss_keeps_logits < 0 && in.variant > 0))) {
             bpe = k.logits_bytes_hf_loss_fn;

@@ -279,3 +279,7 @@ TEST_CASE("held-out rows, round est45 (ms-swift rlhf scripts of 2025-01 / 2025-0
 TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.17, peft 0.21: full and LoRA, allocated and reserved)") {
     check_heldout("measured_h200.yaml", 16, "measured rows (H200)");
 }
+
+TEST_CASE("held-out rows, round est50 (lightning-thunder benchmark_litgpt of 2024-06..10, PyTorch paths: Llama 2 7B / 13B-20-layer, Llama 3 8B, Mistral 7B, CodeLlama 34B, 16k Llama 2 variants; FSDP1 / FSDP2, ZeRO-2 / 3, AC, eager and torch.compile, 4096..32768 on H100)") {
+    check_heldout("heldout_est50.yaml", 11, "held-out rows (est50)");
+}
