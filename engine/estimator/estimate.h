@@ -20,6 +20,7 @@ class fact_store;
 #if __has_include("parsers/config/framework_adapter.h")
 }  // namespace oomdx
 #include "parsers/config/framework_adapter.h"
+#include "engine/estimator/memory_efficient.h"
 namespace oomdx {
 using estimate_override = canonical_override;
 #else
@@ -131,6 +132,8 @@ struct estimate_input {
     bool hf_kv_cache = false;
     // est30: the script takes the cross-entropy itself on the model's 16-bit logits, not upcast, no autocast
     bool loss_in_model_dtype = false;
+    // est52: BAdam / GaLore / APOLLO / LISA full-parameter training (engine/estimator/memory_efficient.h)
+    memory_efficient_spec me;
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
