@@ -718,6 +718,66 @@ estimate_input from_facts(const fact_store& facts) {
             in.param_bytes = 2;
         }
     }
+    // est52: memory-efficient full-parameter training (engine/estimator/memory_efficient.cpp). LLaMA-Factory's
+    // use_badam / use_galore / use_apollo (hparams/finetuning_args.py defaults: galore_rank 16, galore_target all,
+    // apollo_rank 16, badam_mode layer, badam_update_ratio 0.05), HF Trainer's optim names (galore_adamw[_8bit]
+    // [_layerwise], apollo_adamw[_layerwise]; rank 128 unless optim_args says), ms-swift's LISA
+    if (in.ft.kind == finetune_kind::full) {
+        memory_efficient_spec& me = in.me;
+        const std::string oname = lower(r.str_opt("optimizer.name").value_or(""));
+        const bool badam = r.boolean("training.badam", false, nullptr);
+        const bool galore = r.boolean("optimizer.galore", false, nullptr) || oname.find("galore") != std::string::npos;
+        const bool apollo = r.boolean("optimizer.apollo", false, nullptr) || oname.find("apollo") != std::string::npos;
+        const auto lisa = r.int_opt("training.lisa_layers");
+        const std::int64_t def_rank = llama_factory ? 16 : 128;
+        const char* rank_why = llama_factory ? "LLaMA-Factory default" : "HF Trainer / ms-swift default";
+        if (badam) {
+            me.kind = me_kind::badam;
+            me.badam_ratio = lower(r.str("training.badam_mode", "layer", "LLaMA-Factory default: one decoder layer per block")) == "ratio";
+            if (me.badam_ratio) {
+                if (const fact* x = facts.get("training.badam_update_ratio"); x && x->val.is_numeric())
+                    me.badam_update_ratio = std::clamp(x->val.as_number(), 0.0, 1.0);
+            }
+            // LLaMA-Factory leaves trainable weights in half precision under BAdam (model/adapter.py): BlockOptimizer
+            // keeps the fp32 copy of the active block itself
+            in.master_weights = false;
+            in.param_bytes = std::min(in.param_bytes, 2);
+        } else if (galore || apollo) {
+            me.kind = galore ? me_kind::galore : me_kind::apollo;
+            const char* p = galore ? "optimizer.galore_" : "optimizer.apollo_";
+            me.rank = std::clamp<std::int64_t>(r.integer(std::string(p) + "rank", def_rank, rank_why), 1, 1 << 20);
+            std::vector<std::string> unknown;
+            std::string tg = lower(r.str_opt(std::string(p) + "target").value_or("all"));
+            for (const char* alias : {"self_attn", "attention"})
+                for (std::size_t i; (i = tg.find(alias)) != std::string::npos;) tg.replace(i, std::string(alias).size(), "attn");
+            me.targets = lora_targets(tg, unknown);
+            for (const auto& u : unknown) in.assumptions.push_back(fmt::format("{} target '{}' not recognised: ignored", me_name(me.kind), u));
+            if (me.targets == 0) me.targets = lora_target::all;
+            me.layerwise = r.boolean(std::string(p) + "layerwise", false, nullptr) || oname.find("layerwise") != std::string::npos ||
+                           oname.find("per_layer") != std::string::npos;
+            if (me.layerwise) in.optimizer_in_backward = true;
+        } else if (lisa && *lisa > 0) {
+            me.kind = me_kind::lisa;
+            me.lisa_layers = *lisa;
+        }
+        if (me.kind == me_kind::badam)
+            in.assumptions.push_back(
+                me.badam_ratio ? fmt::format("BAdam (ratio mode, update ratio {:g}): every layer's linear gradients are masked to that share; the "
+                                             "masked entries keep fp32 values, an fp32 copy and the moments",
+                                             me.badam_update_ratio)
+                               : "BAdam: one decoder layer trains at a time (its gradients in fp32 at the step, an fp32 copy and the moments); "
+                                 "every other weight stays frozen in 16 bits; activations as full training (the first layer's block runs "
+                                 "the whole backward)");
+        else if (me.kind == me_kind::galore || me.kind == me_kind::apollo)
+            in.assumptions.push_back(fmt::format("{} rank {}: moments on rank-{} projections of the targeted linear weights plus the "
+                                                 "projection matrices; other parameters keep full states{}",
+                                                 me_name(me.kind), me.rank, me.rank,
+                                                 me.layerwise ? "; layer-wise: each gradient is stepped and freed in backward" : ""));
+        else if (me.kind == me_kind::lisa)
+            in.assumptions.push_back(fmt::format("LISA: {} sampled decoder layer(s), the embedding and the head train; the other layers are "
+                                                 "frozen (no gradients or states)",
+                                                 me.lisa_layers));
+    }
     // A vision-language model's vision tower (model.vision_params, from the preset): LLaMA-Factory
     // freezes it by default (freeze_vision_tower: true, hparams/finetuning_args.py) and trains it only
     // in full fine-tuning with freeze_vision_tower: false; frozen, it stays in the load dtype. Image

@@ -20,6 +20,7 @@ class fact_store;
 #if __has_include("parsers/config/framework_adapter.h")
 }  // namespace oomdx
 #include "parsers/config/framework_adapter.h"
+#include "engine/estimator/memory_efficient.h"
 namespace oomdx {
 using estimate_override = canonical_override;
 #else
@@ -132,6 +133,8 @@ struct estimate_input {
     // est30: the script takes the cross-entropy itself on the model's 16-bit logits, not upcast, no autocast
     bool loss_in_model_dtype = false;
     bool caller_keeps_logits = false;  // the loop's own `logits` variable holds them through backward (est50)
+    // est52: BAdam / GaLore / APOLLO / LISA full-parameter training (engine/estimator/memory_efficient.h)
+    memory_efficient_spec me;
     // Added in round est9 (held-out fine-tuning rows).
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp_zero2_shards = false;       // torch FSDP ZeRO-2: the sharded parameters persist beside the unsharded ones (est50)

@@ -853,6 +853,25 @@ double compute(const estimate_input& in, breakdown& out) {
             st.expert_state = expert_bytes(rates.p_full + rates.g_full + rates.m_full + rates.o_full,
                                            rates.p_shard + rates.g_shard + rates.m_shard + rates.o_shard);
             st.trainable_rank = st.params_rank;
+            // est52: BAdam / GaLore / APOLLO / LISA change who keeps gradients and states, and their size
+            if (in.me.kind != me_kind::none) {
+                me_stage ms;
+                ms.layers = double(n);
+                ms.layer_params = dl.tp_sharded / t + dl.replicated;
+                ms.layer_linear = linear_params(m, false) / t;
+                ms.params_rank = st.params_rank;
+                ms.embed_head = embed_rank + output_rank;
+                ms.largest_linear = largest_linear(m, false) / t;
+                ms.g_rate = rates.g_full + rates.g_shard / shard_n;
+                ms.m_rate = rates.m_full + rates.m_shard / shard_n;
+                ms.o_rate = rates.o_full + rates.o_shard / shard_n;
+                ms.o_rate_fp32 = in.optimizer_offload ? 0.0 : optimizer_moment_bytes(in, 4.0, true);
+                const me_states ms_out = memory_efficient_states(in, ms);
+                st.grads = ms_out.grads;
+                st.master = ms_out.master;
+                st.optimizer = ms_out.optimizer;
+                st.trainable_rank = ms_out.trainable;
+            }
         } else {
             // frozen weights: linear weights at the base precision, the rest in the load dtype
             const double trainable = lora ? adapters : train_layer_params;

@@ -272,6 +272,10 @@ TEST_CASE("held-out rows, round est49 (parameter offload: torchtune README of 20
     check_heldout("heldout_est49.yaml", 3, "held-out rows (est49)");
 }
 
+TEST_CASE("held-out rows, round est52 (memory-efficient full-parameter training: BAdam README of 2024-04 Llama 3 8B / Llama 2 7B on one RTX 3090; GaLore and Q-GaLore single-GPU scripts of 2024-03..07, LLaMA-7B 8-bit layer-wise GaLore, INT8-weight Q-GaLore)") {
+    check_heldout("heldout_est52.yaml", 7, "held-out rows (est52)");
+}
+
 TEST_CASE("held-out rows, round est45 (ms-swift rlhf scripts of 2025-01 / 2025-05: DPO LoRA Qwen2.5-7B on one GPU, SimPO full Qwen2.5-3B under ZeRO-2 x 2)") {
     check_heldout("heldout_est45.yaml", 2, "held-out rows (est45)");
 }
