@@ -113,6 +113,14 @@ public:
     }
     // The first chunk, while it is the only one and still the heap's, moved to a block faulted
     // in whole (one huge page): for a list its owner expects to fill that chunk.
+    // The slots at the end that have their pages, contiguous in one chunk (at least one:
+    // grows first when there are none); commit(k) then takes the first k of them as written.
+    T* room(std::size_t& n) {
+        if (m_size == m_ready) [[unlikely]] grow();
+        n = m_ready - m_size;  // m_ready never passes the end of m_size's chunk (grow, first_chunk_whole)
+        return chunk(m_size >> k_shift) + (m_size & k_mask);
+    }
+    void commit(std::size_t k) { m_size += k; }
     void first_chunk_whole() {
         if (m_chunks.size() != 1 || m_chunks[0].get_deleter().pooled) return;
         block_pool::block_ptr b = block_pool::whole_block();

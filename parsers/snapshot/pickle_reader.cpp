@@ -763,14 +763,12 @@ private:
     // LONG1 of 1-8 bytes at q (q before the slack).
     [[gnu::always_inline]] static bool long1(const std::uint8_t*& q, std::int64_t& v) {
         const std::size_t n = q[1];
-        if (n == 0 || n > 8) return false;
+        if (n - 1 > 7) return false;  // n is 1-8 (n = 0 wraps around)
         std::uint64_t x;
         std::memcpy(&x, q + 2, 8);
-        if (n < 8) {
-            x &= (std::uint64_t(1) << (8 * n)) - 1;
-            if (q[1 + n] & 0x80) x |= ~std::uint64_t(0) << (8 * n);
-        }
-        v = static_cast<std::int64_t>(x);
+        // The low n bytes, sign-extended from the top one: two shifts (0 when n is 8).
+        const unsigned s = static_cast<unsigned>(64 - 8 * n);
+        v = static_cast<std::int64_t>(x << s) >> s;
         q += 2 + n;
         return true;
     }
@@ -876,8 +874,8 @@ private:
         const std::uint8_t* t = q;
         std::uint32_t items = 0;
         while (t < lim) {
-            if (*t == 'h') t += 2;
-            else if (*t == 'j') t += 5;
+            if (*t == 'j') t += 5;  // LONG_BINGET first: a trace's frame dicts are memoized past id 255
+            else if (*t == 'h') t += 2;
             else break;
             ++items;
         }
@@ -991,11 +989,17 @@ private:
     // comparing its 2 or 5 bytes with the ones at its position last time. An entry stands for
     // "these bytes name this key", true until a memo slot is overwritten (forget_keys). The
     // masks of unused entries are 0 with bytes 1: they never match.
+    // The value's opcode is learned too (learn_value): a wide entry's mask and bytes cover the
+    // key and the opcode byte after it, and `cls` is that opcode's class, so a match needs no
+    // FRAME test and no class look-up. A frames key keeps its key bytes only (its value is a
+    // BINGET or a fresh list, in turn) with cls = object: frames_value reads the opcode itself.
     static constexpr std::size_t k_max_keys = 64;
     struct alignas(32) key_bytes {  // 32 bytes: a count of entries is a shift, not a division by 24
         std::uint64_t mask = 0, bytes = 1;
         std::uint8_t len = 0;
         field f = field::ignored;
+        vc cls = vc::other;  // other: the value's opcode is looked up (and then learned)
+        bool wide = false;   // mask and bytes cover the opcode byte after the key
     };
     static std::uint64_t load64(const std::uint8_t* q) {
         std::uint64_t x;
@@ -1008,6 +1012,20 @@ private:
         t.bytes = load64(k) & t.mask;
         t.len = static_cast<std::uint8_t>(len);
         t.f = f;
+        t.cls = vc::other;
+        t.wide = false;
+    }
+    // The opcode `op` (class c) right after the key of `t`, which is not wide.
+    static void learn_value(key_bytes& t, std::uint8_t op, vc c) {
+        if (t.f == field::frames) {
+            if (c == vc::object) t.cls = vc::object;
+            return;
+        }
+        if (c == vc::other) return;  // the entry fails at this value
+        t.mask = (t.mask << 8) | 0xff;  // a key takes at most 5 bytes: 6 with the opcode
+        t.bytes |= std::uint64_t(op) << (8 * t.len);
+        t.cls = c;
+        t.wide = true;
     }
     void forget_keys() {
         for (key_bytes& t : m_keys) t = key_bytes{};
@@ -1130,7 +1148,7 @@ private:
     void finish_batch(const std::uint8_t* p) {
         m_marks.pop_back();
         node& l = m_nodes[m_batch_list];
-        for (std::size_t i = 0; i < m_batch_n; ++i) l.entries.push_back(m_batch_buf[i]);
+        l.entries.append(m_batch_buf.data(), m_batch_n);
         m_batch_on = false;
         m_batch_n = 0;
         flush();
@@ -1154,12 +1172,26 @@ private:
         std::uint32_t cc = k_no_str, um = k_no_str;
         std::size_t npend = 0, nframes = 0;
         int lpend = -1;
-        const key_bytes* kt = m_keys;  // the key learned at this position (a pointer: no index math)
+        key_bytes* kt = m_keys;  // the key learned at this position (a pointer: no index math)
         for (;;) {
             if (q >= lim) return false;
             field f;
-            if (const key_bytes& t = *kt; (load64(q) & t.mask) == t.bytes) [[likely]] {
+            vc cls;
+            key_bytes& t = *kt;
+            const std::uint64_t x = load64(q);
+            if ((x & t.mask) == t.bytes) [[likely]] {
                 f = t.f;  // the key the previous record had here, written the same way
+                cls = t.cls;  // and its value's opcode when wide
+                q += t.len;
+                ++kt;
+            } else if (t.wide && ((x ^ t.bytes) & (t.mask >> 8)) == 0) {
+                // The same key, another opcode (a number of another width): the key alone again.
+                t.mask >>= 8;
+                t.bytes &= t.mask;
+                t.cls = vc::other;
+                t.wide = false;
+                f = t.f;
+                cls = vc::other;
                 q += t.len;
                 ++kt;
             } else {
@@ -1183,14 +1215,21 @@ private:
                 if (key == k_not_key || (at == 0 && key != k_action) || at >= k_max_keys) return false;
                 f = k_fields[key];
                 learn_key(at, k0, static_cast<std::size_t>(q - k0), f);
+                cls = vc::other;
                 ++kt;
             }
             // No bounds check here: q was before `lim` at the loop's top and a key takes at
             // most 5 bytes (skip_frames stops before `lim`), so the value's opcode and its
-            // fixed-size argument (at most 9 bytes) lie before the end of the input.
-            if (*q == 0x95 && !skip_frames(q)) return false;
+            // fixed-size argument (at most 9 bytes) lie before the end of the input. A wide
+            // match has read the opcode: it is not a FRAME, and `cls` is its class.
+            if (cls == vc::other) [[unlikely]] {
+                const std::uint8_t* const v0 = q;
+                if (*q == 0x95 && !skip_frames(q)) return false;
+                cls = k_value_class[*q];
+                if (q == v0) learn_value(kt[-1], *q, cls);  // not after a FRAME: learned
+            }
             std::int64_t iv;
-            switch (k_value_class[*q]) {  // dense: one jump table, no compare tree
+            switch (cls) {  // dense: one jump table, no compare tree
             case vc::int1: iv = q[1]; q += 2; break;
             case vc::int2: iv = q[1] | (q[2] << 8); q += 3; break;
             case vc::int4: iv = static_cast<std::int32_t>(u32(q + 1)); q += 5; break;

@@ -135,6 +135,28 @@ public:
         }
         push_back_extras(e);
     }
+    // push_back of e[0, n) in order, writing runs of plain entries straight into the chunks.
+    void append(const trace_event* e, std::size_t n) {
+        while (n > 0) {
+            std::size_t room;
+            trace_entry* out = m_entries.room(room);
+            const std::size_t lim = room < n ? room : n;
+            std::size_t k = 0;
+            for (; k < lim; ++k) {
+                const trace_event& x = e[k];
+                if (x.stream != m_stream || x.device_free != -1 || !x.action.empty() || x.kind == action_kind::other)
+                    [[unlikely]] break;
+                out[k] = x;
+            }
+            m_entries.commit(k);
+            e += k;
+            n -= k;
+            if (k < lim) {
+                push_back_extras(*e++);
+                --n;
+            }
+        }
+    }
     void clear() { *this = trace_list(); }
     // See chunked_list::first_chunk_whole: for a list expected to outgrow its first chunk.
     void first_chunk_whole() { m_entries.first_chunk_whole(); }

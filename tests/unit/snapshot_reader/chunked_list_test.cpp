@@ -1,8 +1,10 @@
-// chunked_list / trace_list: the first chunk moved to a block faulted in whole keeps its entries.
+// chunked_list / trace_list: the first chunk moved to a block faulted in whole keeps its entries; append matches push_back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "parsers/snapshot/chunked_list.h"
 #include "parsers/snapshot/snapshot_model.h"
@@ -55,4 +57,37 @@ TEST_CASE("chunked_list: a full first chunk moved whole, then grown") {
     CHECK(c[0] == 0);
     CHECK(c[n - 1] == (n - 1) * 3);
     CHECK(c[n] == 7);
+}
+
+TEST_CASE("trace_list: append gives what push_back of each entry gives, extras and chunk ends included") {
+    constexpr std::size_t chunk = trace_list::first_chunk_size();
+    std::vector<trace_event> es;
+    for (std::size_t i = 0; i < chunk + 3000; ++i) {
+        trace_event e = entry(i);
+        if (i % 997 == 5) e.stream = static_cast<std::int64_t>(i % 3);  // stream runs
+        if (i % 1301 == 7) e.device_free = static_cast<std::int64_t>(i);
+        if (i % 1703 == 9) {
+            e.kind = oomdx::snap::action_kind::other;
+            e.action = "snapshot";
+        }
+        es.push_back(e);
+    }
+    es[chunk - 1].device_free = 42;  // an entry with extras as a chunk's last
+    es[chunk].stream = 9;            // and as the next chunk's first
+    trace_list one, bulk, odd;
+    for (const trace_event& e : es) one.push_back(e);
+    bulk.append(es.data(), 1000);  // batches of Python's size, and one across the chunk end
+    for (std::size_t i = 1000; i < es.size(); i += 1000) bulk.append(es.data() + i, std::min<std::size_t>(1000, es.size() - i));
+    for (std::size_t i = 0; i < es.size(); i += 7) odd.append(es.data() + i, std::min<std::size_t>(7, es.size() - i));
+    for (const trace_list* l : {&bulk, &odd}) {
+        REQUIRE(l->size() == one.size());
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < one.size(); ++i) {
+            const trace_event a = one.event(i), b = l->event(i);
+            if (a.addr != b.addr || a.size != b.size || a.time_us != b.time_us || a.kind != b.kind ||
+                a.stream != b.stream || a.device_free != b.device_free || a.action != b.action)
+                ++bad;
+        }
+        CHECK(bad == 0);
+    }
 }
