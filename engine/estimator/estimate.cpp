@@ -669,9 +669,17 @@ estimate_input from_facts(const fact_store& facts) {
             in.assumptions.push_back(fmt::format("training.finetuning_type '{}' treated as full fine-tuning", ftype));
         }
         if (ft.kind == finetune_kind::lora) {
-            ft.lora_rank = std::clamp<std::int64_t>(r.integer("training.lora_rank", 8, "PEFT / LLaMA-Factory default rank"), 1, 1 << 20);
+            // the default cited is the job's framework's own (rev23: torchtune jobs were told "LLaMA-Factory default")
+            const bool torchtune = job_fw == "torchtune";
+            const char* why_rank = llama_factory ? "PEFT / LLaMA-Factory default rank"
+                                   : torchtune   ? "torchtune LoRA builders' default lora_rank"
+                                                 : "PEFT LoraConfig default rank";
+            const char* why_target = llama_factory ? "adapters on every linear module (LLaMA-Factory default)"
+                                     : torchtune   ? "adapters on every linear module (assumed: the config names no lora_attn_modules)"
+                                                   : "adapters on every linear module (assumed: no target given)";
+            ft.lora_rank = std::clamp<std::int64_t>(r.integer("training.lora_rank", 8, why_rank), 1, 1 << 20);
             std::vector<std::string> unknown;
-            const std::string tspec = r.str("training.lora_target", "all", "adapters on every linear module (LLaMA-Factory default)");
+            const std::string tspec = r.str("training.lora_target", "all", why_target);
             ft.targets = lora_targets(tspec, unknown);
             for (const auto& u : unknown) in.assumptions.push_back(fmt::format("LoRA target '{}' not recognised: ignored", u));
             if (ft.targets == 0) ft.targets = lora_target::q | lora_target::v;

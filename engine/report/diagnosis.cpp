@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -34,6 +35,20 @@ diagnosis_report run_diagnosis(const diagnosis_request& req) {
             {st.name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
     }
     return rep;
+}
+
+std::vector<route_group> grouped_route(const std::vector<report_step>& route) {
+    std::vector<route_group> out;
+    for (const auto& s : route) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const route_group& g) { return g.step == s.step; });
+        if (it == out.end()) {
+            out.push_back({s.step, s.title.empty() ? s.step : s.title, {}});
+            it = std::prev(out.end());
+        }
+        if (std::find(it->whys.begin(), it->whys.end(), s.why) == it->whys.end()) it->whys.push_back(s.why);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const route_group& a, const route_group& b) { return a.step < b.step; });
+    return out;
 }
 
 }  // namespace oomdx

@@ -162,4 +162,13 @@ struct diagnosis_report {
 
 diagnosis_report run_diagnosis(const diagnosis_request& req);
 
+// The route as a reader sees it: one entry per step, in the method's order (step ids sort as the steps do), with
+// the reasons of every rule that routed there (rev23: "Step 4" was listed once per rule). JSON keeps each entry.
+struct route_group {
+    std::string step;
+    std::string title;
+    std::vector<std::string> whys;
+};
+std::vector<route_group> grouped_route(const std::vector<report_step>& route);
+
 }  // namespace oomdx

@@ -133,12 +133,25 @@ void render_oom(writer& w, const log_analysis& a) {
                                    : ""},
                     {"leak", a.leak_signal ? w.t("report.oom.leak_signal") : ""}}));
     }
-    w.line(w.t("report.evidence"));
-    int shown = 0;
+    // One bullet per log line, its roles together ("[oom, report]"): the same line read twice was listed twice
+    // (rev23); no "evidence:" heading over nothing.
+    struct shown_line {
+        const log_evidence* e;
+        std::string roles;
+    };
+    std::vector<shown_line> lines;
     for (const auto& e : a.evidence) {
-        if (++shown > 8) break;
-        std::string text = e.text.size() > 200 ? std::string(utf8_prefix(e.text, 197)) + "..." : e.text;
-        w.bullet(fmt::format("{}:{} [{}] {}", e.file, e.line, e.role, text), 2);
+        auto same = std::find_if(lines.begin(), lines.end(),
+                                 [&](const shown_line& l) { return l.e->file == e.file && l.e->line == e.line; });
+        if (same != lines.end()) same->roles += ", " + e.role;
+        else if (lines.size() < 8) lines.push_back({&e, e.role});
+    }
+    if (lines.empty()) return;
+    w.line(w.t("report.evidence"));
+    for (const auto& l : lines) {
+        const std::string& t = l.e->text;
+        std::string text = t.size() > 200 ? std::string(utf8_prefix(t, 197)) + "..." : t;
+        w.bullet(fmt::format("{}:{} [{}] {}", l.e->file, l.e->line, l.roles, text), 2);
     }
 }
 
@@ -335,8 +348,10 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     }
     if (r.log) render_oom(w, *r.log);
     w.heading("report.heading.route");
-    for (const auto& s : r.route)
-        w.bullet(w.t("report.route.item", {{"step", s.title.empty() ? s.step : s.title}, {"why", s.why}}));
+    for (const auto& g : grouped_route(r.route)) {
+        w.bullet(w.t("report.route.item", {{"step", g.title}, {"why", g.whys.front()}}));
+        for (size_t i = 1; i < g.whys.size(); ++i) w.bullet(g.whys[i], 2);  // another rule's reason for the same step
+    }
     if (r.estimate) render_estimate(w, *r.estimate, r);
     if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0) {
         const fit_limits& l = *r.limits;

@@ -1112,8 +1112,15 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
     d.h(2, d.t("html.heading.route"));
     if (r.route.empty()) d.p(d.t("html.route.none"));
     d.raw("<ol>\n");
-    for (const auto& s : r.route)
-        d.raw(fmt::format("<li><b>{}</b>{}{}</li>\n", esc(s.title.empty() ? s.step : s.title), esc(d.t("html.route.sep")), esc(s.why)));
+    for (const auto& g : grouped_route(r.route)) {
+        d.raw(fmt::format("<li><b>{}</b>{}{}", esc(g.title), esc(d.t("html.route.sep")), esc(g.whys.front())));
+        if (g.whys.size() > 1) {
+            d.raw("<ul>");
+            for (size_t i = 1; i < g.whys.size(); ++i) d.raw(fmt::format("<li>{}</li>", esc(g.whys[i])));
+            d.raw("</ul>");
+        }
+        d.raw("</li>\n");
+    }
     d.raw("</ol>\n");
     d.close_section();
 

@@ -229,7 +229,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
             rec.text = render(text(tkey + "text", d.text));
             rec.rationale = d.rationale.empty() ? text("rule." + r.id + ".rationale", r.rationale)
-                                                : text(tkey + "rationale", d.rationale);
+                                                : render(text(tkey + "rationale", d.rationale));
             if (opts.lang != "en") rec.rationale = trimmed(rec.rationale);
             rec.confirm = render(text(tkey + "confirm", d.confirm));
             if (d.expect_device_peak.expr || !d.expect_device_peak.literal.is_null())

@@ -650,7 +650,10 @@ private:
                     d.text = without_final_newline(x["text"].as<std::string>(""));
                     check_text(it.file, x["text"], item, iw);
                 }
-                if (x["rationale"]) d.rationale = without_final_newline(x["rationale"].as<std::string>(""));
+                if (x["rationale"]) {  // a template too (rev23: offload's bytes per parameter follow the job's sharding)
+                    d.rationale = without_final_newline(x["rationale"].as<std::string>(""));
+                    check_text(it.file, x["rationale"], item, iw);
+                }
                 if (x["confirm"]) {
                     d.confirm = without_final_newline(x["confirm"].as<std::string>(""));
                     check_text(it.file, x["confirm"], item, iw);

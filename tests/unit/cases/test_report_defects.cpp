@@ -102,3 +102,35 @@ TEST_CASE("markdown: a recommendation's figures, why and check are bullets of it
     CHECK(md.find("\nwhy: ") == std::string::npos);
     CHECK(md.find("\n     ```\n") != std::string::npos);  // the override's lines, fenced inside the item
 }
+
+TEST_CASE("the route lists each step once, the other rules' reasons under it; a log line read twice is one evidence line") {
+    // rev23: "Step 4: optimization matrix" stood once per rule that routed there, and a line read as both [oom] and
+    // [report] was listed twice; the JSON keeps every route entry.
+    const char* const log = "Out of Memory Issue When Training Llama 2 7B Model with Sequence Length of 4096\n"
+                            "I am encountering out-of-memory errors when setting max_seq_length to 4096.\n";
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_route_" + std::to_string(::getpid()) + ".log");
+    std::ofstream(path) << log;
+    const std::string job = " --device a100-80gb --world-size 2 --model llama2-7b --framework trl --set training.local_batch_size=1 "
+                            "--set activation_checkpoint.mode=full --set training.seq_len=4096 --set training.mixed_precision_param=bfloat16 "
+                            "--set parallelism.zero_stage=2";
+    const auto text = oomdx::test::run_oomdx("diagnose --log " + path.string() + job, oomdx::test::stderr_to::discard);
+    const auto json = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --format json" + job,
+                                             oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    auto count = [](const std::string& s, const std::string& part) {
+        size_t n = 0;
+        for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+        return n;
+    };
+    CHECK(count(text.out, "- Step 4: optimization matrix") == 1);
+    CHECK(count(text.out, "- Step 3: snapshot analysis") == 1);
+    CHECK(count(text.out, ".log:1 [") == 1);  // one line, its roles together
+    const auto j = nlohmann::json::parse(json.out);
+    size_t step3 = 0, step4 = 0;
+    for (const auto& r : j["route"]) {
+        step3 += r["step"] == "step3";
+        step4 += r["step"] == "step4";
+    }
+    CHECK(step3 >= 2);  // the JSON keeps each rule's entry (near the limit: Step 0 and Step 1 both route to Step 3)
+    CHECK(step4 >= 2);
+}

@@ -734,3 +734,30 @@ TEST_CASE("a framework's own launcher decides over the keys its line shares with
     CHECK(m.framework == "ms_swift_megatron");
     CHECK(shipped_facts(m).integer("job.world_size") == 2);
 }
+
+TEST_CASE("8-bit AdamW in each framework's own setting; where a framework has none it cannot be expressed (rev23)") {
+    // knowledge/sources/optimizer_8bit_syntax.md: the recommendation used to carry no setting at all
+    const std::vector<canonical_override> opt8{{"optimizer.name", "adamw8bit"}};
+    CHECK(framework_adapter::get("hf_trainer").render(opt8) == "optim: adamw_bnb_8bit\n");
+    CHECK(framework_adapter::get("llama_factory").render(opt8) == "optim: adamw_bnb_8bit\n");
+    CHECK(framework_adapter::get("trl").render(opt8) == "optim: adamw_bnb_8bit\n");
+    CHECK(framework_adapter::get("axolotl").render(opt8) == "optimizer: adamw_bnb_8bit\n");
+    CHECK(framework_adapter::get("torchtune").render(opt8) == "optimizer:\n  _component_: bitsandbytes.optim.PagedAdamW8bit\n");
+    CHECK(join(framework_adapter::get("ms_swift").render_lines(opt8)).find("--optim adamw_bnb_8bit") != std::string::npos);
+    CHECK(join(framework_adapter::get("kohya_sd_scripts").render_lines(opt8)).find("--optimizer_type AdamW8bit") != std::string::npos);
+    CHECK(join(framework_adapter::get("diffusers").render_lines(opt8)).find("--use_8bit_adam") != std::string::npos);
+    for (const char* fw : {"deepspeed", "megatron", "torchtitan"}) {
+        CAPTURE(fw);
+        CHECK_FALSE(can_express(override_syntax_for(fw), "optimizer.name", value("adamw8bit")).ok);
+    }
+}
+
+TEST_CASE("Megatron's optimizer CPU offload renders with the flags its argument checks require (rev23)") {
+    // arguments.py asserts --use-precision-aware-optimizer with --optimizer-cpu-offload, and the precision-aware
+    // optimizer raises without the distributed optimizer (knowledge/sources/megatron_optimizer_offload.md)
+    const std::string m = framework_adapter::get("megatron").render({{"optimizer.offload", "cpu"}});
+    CHECK(m.find("--optimizer-cpu-offload") != std::string::npos);
+    CHECK(m.find("--optimizer-offload-fraction 1") != std::string::npos);
+    CHECK(m.find("--use-precision-aware-optimizer") != std::string::npos);
+    CHECK(m.find("--use-distributed-optimizer") != std::string::npos);
+}

@@ -1472,3 +1472,17 @@ TEST_CASE("DeepSpeed ZeRO-3's reduce bucket: default, HF auto, stated, and not f
     CHECK(of("deepspeed", true, 3, -1, false).second - of("deepspeed", true, 3, 0, false).second ==
           doctest::Approx(5e8 * 2.0));
 }
+
+TEST_CASE("an unstated LoRA rank and target cite the job's own framework's default, not LLaMA-Factory's (rev23)") {
+    auto cites = [](const preflight_result& r, std::string_view part) {
+        for (const auto& a : r.input.assumptions)
+            if (a.find(part) != std::string::npos) return true;
+        return false;
+    };
+    const preflight_result tt = torchtune_preflight("llama3-8b", {"training.finetuning_type=lora", "training.seq_len=2048",
+                                                                  "training.local_batch_size=1"});
+    CHECK(tt.input.ft.lora_rank == 8);
+    CHECK(cites(tt, "torchtune LoRA builders' default lora_rank"));
+    CHECK(cites(tt, "lora_attn_modules"));
+    CHECK_FALSE(cites(tt, "LLaMA-Factory"));
+}
