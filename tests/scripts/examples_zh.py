@@ -65,8 +65,8 @@ def text_lines(text, markdown):
             code_indent = indent
             out.append(body)
             continue
-        # Evidence lines quoted as logged: "- file:line [role] <log text>".
-        m = re.match(r"^- (\S+:\d+ \[[a-z_]+\]) ", body)
+        # Evidence lines quoted as logged: "- file:line [role] <log text>" or "[role, role]" (one line read twice).
+        m = re.match(r"^- (\S+:\d+ \[[a-z_]+(?:, [a-z_]+)*\]) ", body)
         if m:
             continue
         # Fact evidence: "- fact = value  <- location: "excerpt"".
