@@ -1383,7 +1383,7 @@ estimate_result estimate(const estimate_input& in) {
         r.fixed_high_bytes = r.high_bytes;
         // a job over the budget at fixed length is judged by that already: no replay
         const bool over = in.capacity_bytes > 0 && double(r.device_peak_bytes) > double(in.capacity_bytes) * k.budget_fraction;
-        if (const est::length_replay lr = over ? est::length_replay{} : est::replay_job(in, b.logits_bpe); lr.applied) {
+        if (const est::length_replay lr = over ? est::length_replay{} : est::replay_job(in, b.logits_bpe, r.device_peak_bytes); lr.applied) {
             const auto& lens = lr.lengths;
             r.varying_lengths = lens;
             r.varying_growth_bytes = lr.growth;

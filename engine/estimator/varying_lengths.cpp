@@ -144,7 +144,8 @@ std::vector<std::int64_t> record_lengths(std::int64_t seq_len, double largest_bu
     return out;
 }
 
-length_replay replay_lengths(const estimate_input& in, const std::vector<std::int64_t>& lengths, bool with_need) {
+length_replay replay_lengths(const estimate_input& in, const std::vector<std::int64_t>& lengths, bool with_need,
+                             std::int64_t device_peak) {
     length_replay r;
     r.lengths = lengths;
     if (lengths.empty()) return r;
@@ -159,22 +160,32 @@ length_replay replay_lengths(const estimate_input& in, const std::vector<std::in
     fixed.push_back(full);
     replay_all(fixed, 0, &r.fixed_reserved);
     replay_all(varying, 0, &r.varying_reserved);
-    r.growth = std::max<std::int64_t>(0, r.varying_reserved - r.fixed_reserved);
     if (with_need) {
         r.fixed_need = need_of(fixed, r.fixed_reserved + (std::int64_t(64) << 20));
         r.varying_need = need_of(varying, r.varying_reserved + (std::int64_t(64) << 20));
     }
+    // Unlimited, the cache of every earlier size adds up past any device (226 GiB on an 80 GB card): on a device
+    // the allocator reserves at most what the rest of the job leaves, releasing cached segments before it grows.
+    if (device_peak > 0 && in.capacity_bytes > 0) {
+        const std::int64_t outside = std::max<std::int64_t>(0, device_peak - r.fixed_reserved);
+        const std::int64_t limit = std::max<std::int64_t>(r.fixed_reserved, in.capacity_bytes - outside);
+        if (r.varying_reserved > limit) {
+            std::int64_t capped = 0;
+            r.varying_reserved = replay_all(varying, limit, &capped) ? capped : limit;
+        }
+    }
+    r.growth = std::max<std::int64_t>(0, r.varying_reserved - r.fixed_reserved);
     r.applied = true;
     return r;
 }
 
-length_replay replay_job(const estimate_input& in, double logits_bpe) {
+length_replay replay_job(const estimate_input& in, double logits_bpe, std::int64_t device_peak) {
     if (!lengths_vary(in)) return {};
     // the largest buffer per token of the step: the fp32 loss buffer, else an MLP intermediate
     const double vocab_elem = logits_bpe >= 6.0 ? 4.0 * double(in.model.vocab) : 0.0;
     const double largest = std::max(vocab_elem, 2.0 * double(std::max(in.model.ffn, in.model.hidden))) *
                            double(std::max<std::int64_t>(1, in.micro_batch)) * double(std::max(1, in.policy_seqs_per_sample));
-    return replay_lengths(in, record_lengths(in.seq_len, largest, k_assumed_steps));
+    return replay_lengths(in, record_lengths(in.seq_len, largest, k_assumed_steps), true, device_peak);
 }
 
 }  // namespace oomdx::est

@@ -16,7 +16,7 @@ struct length_replay {
     bool applied = false;
     std::vector<std::int64_t> lengths;       // step lengths replayed (tokens per sample)
     std::int64_t fixed_reserved = 0;         // simulated reserved high water, every step at full length
-    std::int64_t varying_reserved = 0;       // the same with the varying lengths, no device limit
+    std::int64_t varying_reserved = 0;       // the same with the varying lengths (under the device limit, when given)
     std::int64_t growth = 0;                 // varying - fixed: segments of earlier sizes kept in the cache
     std::int64_t fixed_need = 0;             // smallest allocator limit each sequence completes under
     std::int64_t varying_need = 0;           //   (the OOM retry releases cached whole segments first)
@@ -37,11 +37,15 @@ inline constexpr std::int64_t k_assumed_steps = 1000;
 std::vector<std::int64_t> record_lengths(std::int64_t seq_len, double largest_buffer_per_token, std::int64_t steps);
 
 // Replays `lengths` then the full length; `need` (the bisection on the allocator limit) only when
-// `with_need`.
-length_replay replay_lengths(const estimate_input& in, const std::vector<std::int64_t>& lengths, bool with_need = true);
+// `with_need`. `device_peak` > 0 with a known capacity: the job's device peak at fixed length, whose part
+// outside these buffers (device_peak - fixed_reserved) the allocator cannot reserve; the varying replay's
+// reserved high water is then taken under the limit left (over it the allocator releases its cache and
+// retries), so the growth is one a device of that capacity can show (rev24).
+length_replay replay_lengths(const estimate_input& in, const std::vector<std::int64_t>& lengths, bool with_need = true,
+                             std::int64_t device_peak = 0);
 
 // The job's replay under the stated assumption (record_lengths with k_assumed_steps); `applied` false
 // when its lengths do not vary. `logits_bpe`: the estimate's loss bytes per token x vocab element.
-length_replay replay_job(const estimate_input& in, double logits_bpe);
+length_replay replay_job(const estimate_input& in, double logits_bpe, std::int64_t device_peak = 0);
 
 }  // namespace oomdx::est

@@ -251,6 +251,17 @@ void stage_report(pipeline_state& s) {
         }
         rep.recommendations.push_back(std::move(rr));
     }
+    // Without an estimate the request for one ("no estimate: give --model ...") is said once, under the first
+    // recommendation it concerns, not repeated under every one (rev24).
+    for (const char* key : {"report.note.no_estimate", "report.note.no_estimate_model_kind"}) {
+        const std::string note = phrase(rep.lang, key);
+        bool said = false;
+        for (auto& rr : rep.recommendations)
+            if (rr.expected_note == note) {
+                if (said) rr.expected_note.clear();
+                said = true;
+            }
+    }
     // An action another rule offers in a form the job can take is offered: listing it as not offered too
     // would contradict the report's own list.
     std::erase_if(rep.not_offered, [&](const report_not_offered& n) {

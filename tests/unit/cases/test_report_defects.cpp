@@ -134,3 +134,17 @@ TEST_CASE("the route lists each step once, the other rules' reasons under it; a 
     CHECK(step3 >= 2);  // the JSON keeps each rule's entry (near the limit: Step 0 and Step 1 both route to Step 3)
     CHECK(step4 >= 2);
 }
+
+TEST_CASE("without an estimate the request for one is said once, not under every recommendation (rev24)") {
+    // No model: nothing sizes the job, and several recommendations change a setting the estimate would read.
+    const auto j = oomdx::test::diagnose_log_text(
+        k_log, "--device a100-80gb --world-size 8 --framework deepspeed --set parallelism.zero_stage=1 "
+               "--set training.local_batch_size=4 --set training.seq_len=4096");
+    int with_lines = 0, said = 0;
+    for (const auto& r : j["recommendations"]) {
+        with_lines += !r["rendered"].empty();
+        if (r["expected_note"].is_string() && r["expected_note"].get<std::string>().find("no estimate") == 0) ++said;
+    }
+    REQUIRE(with_lines >= 2);
+    CHECK(said == 1);
+}
