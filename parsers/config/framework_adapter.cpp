@@ -96,7 +96,8 @@ struct adapter_loader {
         // A misspelt field would be silently ignored: refuse what the schema does not have.
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "shipped_files",
-                                               "semantics", "detect_required", "detect_shared", "launchers"};
+                                               "semantics", "detect_required", "detect_shared", "launchers",
+                                               "detect_spelling"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -114,6 +115,13 @@ struct adapter_loader {
         if (root["formats"])
             for (const auto& f : root["formats"]) a.m_formats.push_back(f.as<std::string>());
         if (root["detect_required"]) a.m_detect_required = root["detect_required"].as<bool>();
+        if (root["detect_spelling"]) {
+            const std::string sp = root["detect_spelling"].as<std::string>();
+            if (sp != "exact" && sp != "either")
+                throw input_error::at_line(path, root["detect_spelling"].Mark().line + 1,
+                                           "detect_spelling must be exact or either");
+            a.m_detect_exact = sp == "exact";
+        }
         if (root["detect"])
             for (const auto& f : root["detect"]) a.m_detect.push_back(norm(f.as<std::string>()));
         if (root["detect_shared"])
@@ -400,7 +408,10 @@ int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const
     int score = 0;
     bool signed_ = false;
     for (const auto& e : entries) {
-        const std::string c = cli_key(e.key);
+        // detect_spelling exact: '-' and '_' differ, so `--tensor-model-parallel-size` (Megatron-LM)
+        // does not sign an adapter whose jobs write `--tensor_model_parallel_size` (Megatron-SWIFT)
+        const std::string c = m_detect_exact ? e.key.substr(std::min<std::size_t>(e.key.find_first_not_of('-'), e.key.size()))
+                                             : cli_key(e.key);
         for (const auto& d : m_detect)
             if (d == e.key || d == c) {
                 score += 10;

@@ -116,6 +116,7 @@ private:
     std::string m_name, m_syntax, m_file, m_extends, m_description;
     std::vector<std::string> m_formats;          // input formats: toml, registry, cli, shell, json, yaml
     std::vector<std::string> m_detect;           // signature keys
+    bool m_detect_exact = false;                 // detect_spelling: exact ('-' and '_' differ when signing)
     std::vector<std::string> m_detect_shared;    // keys it shares with other launchers: they score, never sign
     bool m_detect_required = false;              // chosen only when a signature key is present
     std::vector<std::vector<std::string>> m_launchers;  // command words that only this framework's jobs start with

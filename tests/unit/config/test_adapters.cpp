@@ -761,3 +761,33 @@ TEST_CASE("Megatron's optimizer CPU offload renders with the flags its argument 
     CHECK(m.find("--use-precision-aware-optimizer") != std::string::npos);
     CHECK(m.find("--use-distributed-optimizer") != std::string::npos);
 }
+
+TEST_CASE("sweep24: detect_spelling exact, shared HF keys sign nothing, verl's SFT trainer is its own") {
+    // Megatron-LM writes its parallel sizes with hyphens, Megatron-SWIFT with underscores: a Megatron-LM line
+    // carrying MoE and context-parallel sizes (which only Megatron-SWIFT's detect list named) stays Megatron-LM
+    const job_config lm = parse_cli_args({"--tensor-model-parallel-size", "2", "--expert-model-parallel-size", "4",
+                                          "--expert-tensor-parallel-size", "1", "--context-parallel-size", "2",
+                                          "--pipeline-model-parallel-size", "1"}, "", "cmd", 1);
+    CHECK(lm.framework == "megatron");
+    const job_config sw = parse_cli_args({"--tensor_model_parallel_size", "2", "--expert_model_parallel_size", "4",
+                                          "--micro_batch_size", "1"}, "", "cmd", 1);
+    CHECK(sw.framework == "ms_swift_megatron");
+    // an HF TrainingArguments key alone (output_dir) does not make a custom DeepSpeed script an ms-swift LoRA job
+    const job_config ds = parse_cli_args({"--model_name", "x", "--batch_size", "1", "--max_length", "4096", "--output_dir", "o"},
+                                         "", "cmd", 1);
+    CHECK(ds.framework != "ms_swift");
+    // verl's SFT trainer: model.partial_pretrain, a per-GPU micro-batch, LoRA from lora_rank
+    const job_config v = parse_job_config(write("verl_sft.sh",
+        "torchrun --standalone --nnodes=1 --nproc_per_node=4 -m verl.trainer.fsdp_sft_trainer \\\n"
+        "    data.prompt_key=question data.micro_batch_size_per_gpu=2 data.max_length=2048 \\\n"
+        "    model.partial_pretrain=Qwen/Qwen2.5-0.5B-Instruct model.lora_rank=32 ulysses_sequence_parallel_size=2\n"));
+    REQUIRE(v.framework == "verl_sft");
+    const fact_store s = shipped_facts(v);
+    CHECK(s.string("job.model_name") == "Qwen/Qwen2.5-0.5B-Instruct");
+    CHECK(s.integer("training.local_batch_size") == 2);
+    CHECK(s.integer("training.seq_len") == 2048);
+    CHECK(s.string("training.finetuning_type") == "lora");
+    CHECK(s.integer("parallelism.context_parallel_degree") == 2);
+    CHECK(s.integer("parallelism.zero_stage") == 3);
+    CHECK(s.string("activation_checkpoint.mode") == "full");
+}
