@@ -57,9 +57,10 @@ double fp32_compute_act_scale(const estimate_input& in) {
     return in.param_bytes >= 4 && in.ft.kind == finetune_kind::full ? 2.0 : 1.0;
 }
 
-// Output width of each adapter target of a dense layer (in, out).
-struct mod { unsigned bit; double in, out; };
-int dense_modules(const estimate_model& m, mod* out) {
+
+}  // namespace
+
+int dense_modules(const estimate_model& m, dense_module* out) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim),
                  f = double(m.ffn);
     int n = 0;
@@ -72,8 +73,6 @@ int dense_modules(const estimate_model& m, mod* out) {
     out[n++] = {lora_target::down, f, h};
     return n;
 }
-
-}  // namespace
 
 // est29: torchtitan builds from 3b85aa31f (2025-05-14) to b39377f9f (2025-12-01) on compute capability >= 10.0
 // (B200, GB200, RTX 5090 in the device catalog) run SDPA through cuDNN attention, whose op is not in the op-SAC
@@ -151,7 +150,7 @@ double adapter_params(const estimate_input& in, bool moe) {
     if (ft.kind != finetune_kind::lora) return 0.0;
     const estimate_model& m = in.model;
     const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
-    mod mods[8];
+    dense_module mods[8];
     const int n = dense_modules(m, mods);
     double p = 0;
     const double h = double(m.hidden), fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn);
@@ -177,7 +176,7 @@ static double largest_adapter_matrix(const estimate_input& in) {
     const finetune_spec& ft = in.ft;
     if (ft.kind != finetune_kind::lora) return 0.0;
     const double r = double(std::max<std::int64_t>(1, ft.lora_rank));
-    mod mods[8];
+    dense_module mods[8];
     const int n = dense_modules(in.model, mods);
     double big = 0;
     for (int i = 0; i < n; ++i)
@@ -324,13 +323,13 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     if (keeps_input) {
         // bitsandbytes: each quantized linear holds an input-sized buffer of its own until
         // backward (LitGPT's QLoRA rows measure about one per quantized linear over LoRA)
-        mod mods[8];
+        dense_module mods[8];
         const int n = dense_modules(m, mods);
         for (int i = 0; i < n; ++i)
             if (!moe || !(mods[i].bit & (lora_target::gate | lora_target::up | lora_target::down))) adapters += 2.0 * mods[i].in;
     }
     if (lora) {
-        mod mods[8];
+        dense_module mods[8];
         const int n = dense_modules(m, mods);
         for (int i = 0; i < n; ++i) {
             if (!(tg & mods[i].bit)) continue;
@@ -635,7 +634,7 @@ double paged_state_share(const estimate_input& in, double params_rank, double sm
     if (!in.optimizer_paged) return 0.0;
     if (in.ft.kind != finetune_kind::lora) return params_rank > 0 ? std::clamp(1.0 - small_params / params_rank, 0.0, 1.0) : 0.0;
     const double r = double(std::max<std::int64_t>(1, in.ft.lora_rank));
-    mod mods[8];
+    dense_module mods[8];
     const int n = dense_modules(in.model, mods);
     double all = 0, big = 0;
     for (int i = 0; i < n; ++i) {

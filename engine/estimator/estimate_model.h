@@ -105,6 +105,10 @@ struct layer_params {
 layer_params dense_layer_params(const estimate_model& m);
 layer_params moe_layer_params(const estimate_model& m);
 bool is_moe_layer(const estimate_model& m, std::int64_t i);
+// The linear weights of a dense layer that adapters can target (in, out) with their lora_target bit;
+// returns how many (at most 7) were written to `out`.
+struct dense_module { unsigned bit; double in, out; };
+int dense_modules(const estimate_model& m, dense_module* out);
 // Whether the float8 all-gather the job asks for applies: torchtitan turns it on only with
 // data_parallel_shard_degree > 1 (its float8 handler ANDs the option with dp_shard_enabled), so
 // FSDP over CP alone all-gathers bf16 weights.

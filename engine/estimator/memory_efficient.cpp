@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/estimator/estimate.h"
+#include "engine/estimator/estimate_model.h"
 
 namespace oomdx {
 
@@ -19,25 +20,6 @@ const char* me_name(me_kind k) {
 }
 
 namespace est {
-namespace {
-
-// A layer's linear weights (in, out) and their lora_target bit; one TP rank holds 1/t of each.
-struct lin { unsigned bit; double in, out; };
-int layer_linears(const estimate_model& m, lin* out) {
-    const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(std::max<std::int64_t>(1, m.head_dim)),
-                 f = double(m.ffn);
-    int n = 0;
-    out[n++] = {lora_target::q, h, a * d};
-    out[n++] = {lora_target::k, h, g * d};
-    out[n++] = {lora_target::v, h, g * d};
-    out[n++] = {lora_target::o, a * d, h};
-    if (m.gated) out[n++] = {lora_target::gate, h, f};
-    out[n++] = {lora_target::up, h, f};
-    out[n++] = {lora_target::down, f, h};
-    return n;
-}
-
-}  // namespace
 
 me_states memory_efficient_states(const estimate_input& in, const me_stage& s) {
     const memory_efficient_spec& me = in.me;
@@ -71,8 +53,8 @@ me_states memory_efficient_states(const estimate_input& in, const me_stage& s) {
             // shorter side: the moments hold r x (longer side); the projection matrix r x (shorter side) stays in
             // the gradient's dtype. Other trainable parameters (embedding, head, norms, untargeted linears) keep
             // the optimizer's ordinary states. Gradients are unchanged (layer-wise: freed in backward).
-            lin l[8];
-            const int n = layer_linears(in.model, l);
+            dense_module l[8];  // one TP rank holds 1/t of each
+            const int n = dense_modules(in.model, l);
             double targeted = 0, projected = 0, projector = 0;
             for (int i = 0; i < n; ++i) {
                 if (!(me.targets & l[i].bit)) continue;
