@@ -97,7 +97,7 @@ struct adapter_loader {
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "shipped_files",
                                                "semantics", "detect_required", "detect_shared", "launchers",
-                                               "detect_spelling"};
+                                               "detect_spelling", "console_script"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -137,6 +137,14 @@ struct adapter_loader {
                     throw input_error::at_line(path, f.Mark().line + 1, "a launcher needs at least one word");
                 a.m_launchers.push_back(std::move(words));
             }
+        if (const YAML::Node cs = root["console_script"]) {
+            if (!cs.IsMap() || !cs["command"] || !cs["script"] || cs.size() != 2 ||
+                cs["script"].as<std::string>().find("{sub}") == std::string::npos)
+                throw input_error::at_line(path, cs.Mark().line + 1,
+                                           "console_script needs exactly 'command' and 'script' (a path with {sub})");
+            a.m_console_command = cs["command"].as<std::string>();
+            a.m_console_script = cs["script"].as<std::string>();
+        }
         if (root["registry_classes"])
             for (auto it = root["registry_classes"].begin(); it != root["registry_classes"].end(); ++it)
                 a.m_registry_classes[it->first.as<std::string>()] = it->second.as<std::string>();
@@ -399,6 +407,17 @@ bool framework_adapter::launched_by(const std::vector<std::string>& launch) cons
         if (same) return true;
     }
     return false;
+}
+
+std::string framework_adapter::console_script_for(const std::string& command, const std::string& sub) const {
+    if (m_console_command.empty() || command != m_console_command) return "";
+    // A subcommand is a plain word (`vllm-serve`, `merge-lora`); its module is spelt with '_'.
+    if (sub.empty() || sub[0] == '-' || sub.find_first_of("./=$") != std::string::npos) return "";
+    std::string module = sub;
+    std::replace(module.begin(), module.end(), '-', '_');
+    std::string script = m_console_script;
+    script.replace(script.find("{sub}"), 5, module);
+    return std::filesystem::path(script).filename().string();
 }
 
 int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format,

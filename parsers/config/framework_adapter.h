@@ -91,6 +91,10 @@ public:
     // Whether the launch command's leading words are one of this framework's own launchers
     // (`swift rlhf`, `megatron sft`): a stronger sign than any key.
     bool launched_by(const std::vector<std::string>& launch) const;
+    // `console_script`: a command whose first argument names the script it runs (`trl dpo` runs
+    // trl/scripts/dpo.py, `swift infer` swift/cli/infer.py): the script's basename for `sub`, or "" when
+    // `command` (a word's file name) is not this adapter's console command.
+    std::string console_script_for(const std::string& command, const std::string& sub) const;
 
     // Mappings whose key matches a raw key (CLI keys compare without dashes, '-' == '_').
     std::vector<const key_mapping*> find(const std::string& raw_key) const;
@@ -120,6 +124,7 @@ private:
     std::vector<std::string> m_detect_shared;    // keys it shares with other launchers: they score, never sign
     bool m_detect_required = false;              // chosen only when a signature key is present
     std::vector<std::vector<std::string>> m_launchers;  // command words that only this framework's jobs start with
+    std::string m_console_command, m_console_script;     // console_script: {command, script with {sub}}
     std::vector<key_mapping> m_keys;
     std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)
     std::map<std::string, value> m_defaults;     // canonical -> framework default

@@ -36,8 +36,16 @@ std::string lower(std::string s) {
 // The Python script a launch line runs (`torchrun ... pretrain_gpt.py`, `python tools/x.py`,
 // `torchrun -m examples.inference.offline_inference`): the first literal word ending in .py, or
 // the module after -m / --module that is not a launcher (`deepspeed --module openrlhf.cli.train_dpo`),
-// as job.entry_script (basename; a module's last part + ".py"). TRL's console script runs
-// trl/scripts/<command>.py (trl/cli/commands/training.py): `trl dpo ...` -> dpo.py.
+// as job.entry_script (basename; a module's last part + ".py"). A framework's console script whose
+// subcommand names the script it runs (an adapter's `console_script`: `trl dpo` -> dpo.py,
+// `swift infer` -> infer.py) gives that script.
+std::string console_script(const std::string& word, const std::string& sub) {
+    const std::string command = std::filesystem::path(word).filename().string();
+    for (const auto& a : framework_adapter::shipped())
+        if (std::string s = a.console_script_for(command, sub); !s.empty()) return s;
+    return "";
+}
+
 void add_entry_script(std::vector<raw_entry>& entries, const shell_command& cmd, std::string_view text) {
     static const std::set<std::string> launchers = {"torch.distributed.run", "torch.distributed.launch",
                                                     "deepspeed.launcher.runner", "accelerate.commands.launch"};
@@ -46,9 +54,8 @@ void add_entry_script(std::vector<raw_entry>& entries, const shell_command& cmd,
         const shell_word& w = W[i];
         if (!w.literal) continue;
         std::string script;
-        if (std::filesystem::path(w.text).filename() == "trl" && i + 1 < W.size() && W[i + 1].literal &&
-            !W[i + 1].text.empty() && W[i + 1].text[0] != '-' && W[i + 1].text.find_first_of("./=") == std::string::npos) {
-            script = W[++i].text + ".py";
+        if (i + 1 < W.size() && W[i + 1].literal && !(script = console_script(w.text, W[i + 1].text)).empty()) {
+            ++i;
         } else if ((w.text == "-m" || w.text == "--module") && i + 1 < W.size() && W[i + 1].literal) {
             const std::string& module = W[++i].text;
             if (launchers.count(module)) continue;

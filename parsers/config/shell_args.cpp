@@ -258,7 +258,15 @@ private:
                 while (m_p < m_t.size() && m_t[m_p] != '"') {
                     if (m_t[m_p] == '\\' && m_p + 1 < m_t.size()) {
                         if (m_t[m_p + 1] == '\n') { m_p += 2; ++m_line; continue; }
-                        if (std::string_view("\"\\$`").find(m_t[m_p + 1]) != std::string_view::npos) ++m_p;
+                        if (m_t[m_p + 1] == '$' || m_t[m_p + 1] == '`') {
+                            // `\$X`: a literal '$' the expansion must not read (a quoted piece of its own)
+                            w.parts.push_back(std::move(p));
+                            w.parts.push_back({part::single, std::string(1, m_t[m_p + 1]), {m_line}});
+                            p = part{part::dbl, {}, {}};
+                            m_p += 2;
+                            continue;
+                        }
+                        if (std::string_view("\"\\").find(m_t[m_p + 1]) != std::string_view::npos) ++m_p;
                     }
                     if (m_t[m_p] == '\n') ++m_line;
                     p.text += m_t[m_p++];
@@ -473,7 +481,13 @@ private:
             if (name.empty()) { out.add('$', l, false); ++i; continue; }
             auto it = m_vars.find(name);
             const bool defined = it != m_vars.end();
-            auto emit_var = [&](const lined& v) { out.append(v, !quoted); };
+            // "$VAR" is one word (bash splits only unquoted expansions): `bash -c "$LAUNCHER $CMD"`
+            auto emit_var = [&](const lined& v) {
+                if (!quoted) return out.append(v, true);
+                lined whole = v;
+                std::fill(whole.split.begin(), whole.split.end(), char(0));
+                out.append(whole, false);
+            };
             auto default_value = [&](std::size_t skip) {
                 std::string d;
                 for (char ch : op.substr(skip))
@@ -790,6 +804,7 @@ private:
         shell_command cmd;
         cmd.line = cmd_line;
         cmd.env = std::move(env);
+        std::vector<lined> expanded;  // beside cmd.words: the lines of each character, for a `-c` string
         for (; i < words.size(); ++i) {
             for (auto& x : expand(words[i])) {
                 shell_word sw;
@@ -797,9 +812,65 @@ private:
                 sw.literal = x.literal;
                 sw.line = x.ln.empty() ? words[i].line : x.ln.front();
                 cmd.words.push_back(std::move(sw));
+                expanded.push_back(std::move(x));
             }
         }
-        if (!cmd.words.empty()) out.commands.push_back(std::move(cmd));
+        if (cmd.words.empty()) return;
+        const std::size_t c = shell_c_operand(cmd.words);
+        out.commands.push_back(std::move(cmd));
+        if (c != 0) read_nested(expanded[c], cmd_line, out);
+    }
+
+    // `bash -c "torchrun ... train.py --flags"` (SLURM's `srun bash -x -c "$LAUNCHER ..."`): the index of
+    // the string a shell runs (after its options, one of them holding `c`: -c, -lc, -x -c), already
+    // expanded as the outer shell would (what it could not expand, `${UNSET}` or `$(cmd)`, is still in the
+    // text, and the inner read finds it again); 0 when the command runs none.
+    static std::size_t shell_c_operand(const std::vector<shell_word>& w) {
+        for (std::size_t j = 0; j < w.size(); ++j) {
+            std::string name = w[j].text;
+            if (const auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+            if (name != "bash" && name != "sh" && name != "zsh" && name != "dash") continue;
+            bool c = false;
+            std::size_t k = j + 1;
+            for (; k < w.size() && w[k].text.size() > 1 && w[k].text[0] == '-'; ++k)
+                c = c || (w[k].text[1] != '-' && w[k].text.find('c') != std::string::npos);
+            if (!c || k >= w.size()) continue;
+            return k;
+        }
+        return 0;
+    }
+
+    // The commands of a `-c` string, read with the variables set so far. Each word takes the line its
+    // text was written on in this file (found in order in the string; else the running command's line).
+    // A string the reader cannot take (an unterminated quote inside) adds nothing.
+    void read_nested(const lined& src, std::int64_t cmd_line, shell_script& out) {
+        if (m_depth >= 3) return;
+        shell_reader inner(src.s, m_file);
+        inner.m_vars = m_vars;
+        inner.m_depth = m_depth + 1;
+        shell_script got;
+        try {
+            got = inner.run();
+        } catch (const input_error&) {
+            return;
+        } catch (const expansion_too_large&) {
+            return;
+        }
+        std::size_t cursor = 0;
+        auto line_of = [&](const std::string& text) {
+            const std::size_t at = text.empty() ? std::string::npos : src.s.find(text, cursor);
+            if (at == std::string::npos || at >= src.ln.size()) return cmd_line;
+            cursor = at + text.size();
+            return src.ln[at];
+        };
+        for (auto& e : got.env) e.line = cmd_line;
+        for (auto& c : got.commands) {
+            for (auto& e : c.env) e.line = line_of(e.key.substr(4) + "=");
+            for (auto& w : c.words) w.line = line_of(w.text);
+            c.line = c.words.front().line;
+            out.commands.push_back(std::move(c));
+        }
+        for (auto& e : got.env) out.env.push_back(std::move(e));
     }
 
     static bool is_env_name(const std::string& n) {
@@ -826,6 +897,7 @@ private:
     bool m_closed_paren = true;
     std::map<std::string, variable> m_vars;
     std::vector<branch> m_branches;
+    int m_depth = 0;  // `bash -c` strings inside `bash -c` strings
 };
 
 }  // namespace

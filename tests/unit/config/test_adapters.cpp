@@ -791,3 +791,26 @@ TEST_CASE("sweep24: detect_spelling exact, shared HF keys sign nothing, verl's S
     CHECK(s.integer("parallelism.zero_stage") == 3);
     CHECK(s.string("activation_checkpoint.mode") == "full");
 }
+
+TEST_CASE("a launch line inside `bash -c \"...\"` (SLURM's srun) is read as the job's launch line") {
+    // SLURM scripts build the launcher and the arguments in variables and run them on every node through
+    // `srun bash -c "$LAUNCHER --node_rank \$SLURM_PROCID $CMD"`: the outer shell expands the variables,
+    // the inner one runs the line.
+    const job_config j = parse_job_config(write("slurm_bash_c.sh",
+        "#!/bin/bash\n#SBATCH --nodes=2\nGPUS_PER_NODE=8\n"
+        "LAUNCHER=\"torchrun --nproc_per_node $GPUS_PER_NODE --nnodes 2\"\n"
+        "CMD=\"pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 2 --num-layers 32 --hidden-size 4096 \\\n"
+        "  --num-attention-heads 32 --seq-length 4096 --bf16\"\n"
+        "srun --jobid $SLURM_JOB_ID bash -c \"$LAUNCHER --node_rank \\$SLURM_PROCID $CMD\"\n"));
+    REQUIRE(j.framework == "megatron");
+    const fact_store s = shipped_facts(j);
+    CHECK(s.integer("parallelism.tensor_parallel_degree") == 2);
+    CHECK(s.integer("training.local_batch_size") == 2);
+    CHECK(s.string("job.entry_script") == "pretrain_gpt.py");
+    CHECK(s.integer("job.world_size") == 16);
+    // single quotes: the inner shell expands; `bash -lc`; a string with an unterminated quote adds nothing
+    const job_config q = parse_job_config(write("bash_lc.sh",
+        "MBS=4\nbash -lc 'torchrun --nproc_per_node 4 pretrain_gpt.py --micro-batch-size $MBS --num-layers 2'\n"));
+    CHECK(shipped_facts(q).integer("training.local_batch_size") == 4);
+    CHECK_NOTHROW(parse_job_config(write("bash_c_broken.sh", "bash -c 'echo \"unterminated'\n")));
+}

@@ -222,3 +222,67 @@ TEST_CASE("LLaMA-Factory inference and export configs (no stage, data or schedul
     CHECK(o.trains_fact);
     CHECK_FALSE(o.has_estimate);
 }
+
+namespace {
+
+// preflight of a shell script `text`: (framework, job.entry_script, job.trains present, estimate made)
+std::tuple<std::string, std::string, bool, bool> script_preflight(const std::string& text) {
+    static int calls = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("oomdx_console_script_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".sh");
+    std::ofstream(path) << text;
+    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device a100-80gb --format json --explain",
+                                          oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    REQUIRE(r.rc <= 1);
+    const auto j = nlohmann::json::parse(r.out);
+    std::string framework, script;
+    bool trains_fact = false;
+    for (const auto& f : j["explain"]["facts"]) {
+        if (f["name"] == "job.framework") framework = f["value"].get<std::string>();
+        if (f["name"] == "job.entry_script") script = f["value"].get<std::string>();
+        if (f["name"] == "job.trains") trains_fact = true;
+    }
+    return {framework, script, trains_fact, j.contains("estimate") && !j["estimate"].is_null()};
+}
+
+}  // namespace
+
+TEST_CASE("a framework's console command that serves, infers or exports gets no training estimate") {
+    if (!std::filesystem::exists(OOMDX_BINARY)) {
+        MESSAGE("skipped: oomdx binary not built");
+        return;
+    }
+    // `swift infer` was read as a Megatron-LM line (no adapter's launcher), naming no model.
+    auto [fw, script, trains_fact, estimate] = script_preflight(
+        "CUDA_VISIBLE_DEVICES=0 swift infer \\\n  --model Qwen/Qwen2.5-7B-Instruct \\\n  --stream true --max_new_tokens 2048\n");
+    CHECK(fw == "ms_swift");
+    CHECK(script == "infer.py");
+    CHECK(trains_fact);
+    CHECK_FALSE(estimate);
+    std::tie(fw, script, trains_fact, estimate) =
+        script_preflight("swift merge-lora --model Qwen/Qwen2.5-7B-Instruct --adapters output/checkpoint-100\n");
+    CHECK(fw == "ms_swift");
+    CHECK(script == "merge_lora.py");  // '-' is '_' in the module's name
+    CHECK(trains_fact);
+    std::tie(fw, script, trains_fact, estimate) =
+        script_preflight("NPROC_PER_NODE=2 megatron export --model Qwen/Qwen2.5-7B-Instruct --to_mcore true\n");
+    CHECK(fw == "ms_swift_megatron");
+    CHECK(script == "export.py");
+    CHECK(trains_fact);
+    // the training subcommands keep their estimate
+    std::tie(fw, script, trains_fact, estimate) = script_preflight(
+        "swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora --max_length 2048 --per_device_train_batch_size 1\n");
+    CHECK(fw == "ms_swift");
+    CHECK(script == "sft.py");
+    CHECK_FALSE(trains_fact);
+    CHECK(estimate);
+    // TRL: `trl dpo` is still its DPO script; `trl vllm-serve` is GRPO's generation server
+    std::tie(fw, script, trains_fact, estimate) =
+        script_preflight("trl vllm-serve --model Qwen/Qwen2.5-7B-Instruct --tensor_parallel_size 1\n");
+    CHECK(script == "vllm_serve.py");
+    std::tie(fw, script, trains_fact, estimate) = script_preflight(
+        "trl dpo --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct --dataset_name x --per_device_train_batch_size 2\n");
+    CHECK(script == "dpo.py");
+    CHECK_FALSE(trains_fact);
+}
