@@ -72,9 +72,10 @@ TEST_CASE("the predicted span is found before the reader knows where the span en
 TEST_CASE("a span of 16 bytes or more is found by its first 16 bytes without its end") {
     list_span_cache c;
     std::uint64_t h = 0;
-    const std::string a = "j\x01\x02\x00\x00j\x03\x04\x00\x00j\x05\x06\x00\x00h\x07";  // 17 bytes
+    const std::string a("j\x01\x02\x00\x00j\x03\x04\x00\x00j\x05\x06\x00\x00h\x07", 17);
     const std::string b = a.substr(0, 16) + "h\x09";  // the same first 16 bytes
     const std::string pad(32, 'x');
+    REQUIRE(a.size() == 17);
     CHECK(c.find_head(bytes(a + "e" + pad), a.size() + 1 + pad.size(), 'e').id == -1);  // empty
     c.add(bytes(a), a.size(), 4, 0, 7);
     const std::string in = a + "e" + pad;
