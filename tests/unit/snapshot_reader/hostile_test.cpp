@@ -346,13 +346,14 @@ TEST_CASE("trace entry templates: other widths take the key loop, an overwritten
     b += entry(l1(0xffffffffff80, 6), i4(0x600));  // the template; a negative LONG1
     // ids 309 and 310 stored again (LONG_BINPUT): "size" and "addr" swap
     b += std::string("\x8c\x04size") + "r" + lg(309).substr(1) + "0" + "\x8c\x04" + "addr" + "r" + lg(310).substr(1) + "0";
-    b += entry(l1(0x70, 6), i4(0x7f000070));  // the same skeleton, now size first
+    b += entry(l1(0x70, 6), "K\x07");  // the key loop: a template with BININT1 is learned
+    b += entry(l1(0x71, 6), i4(0x7f000071));  // the skeleton of the dropped template: size first now
     for (int i = 0; i < 4; ++i) b += entry(l1(0x80 + i, 6), i4(0x7f000080));  // the template's range ends 80 bytes early
     b += std::string("e") + "e" + "u" + ".";
     const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
     REQUIRE(snap.device_traces.size() == 1);
     const auto& t = snap.device_traces[0];
-    REQUIRE(t.size() == 11);
+    REQUIRE(t.size() == 12);
     CHECK(t[0].addr == 0x10);
     CHECK(t[1].addr == 0x7f0000000020);
     CHECK(t[2].addr == 0x7f0000000030);
@@ -364,9 +365,11 @@ TEST_CASE("trace entry templates: other widths take the key loop, an overwritten
     CHECK(t[5].addr == -0x80);
     CHECK(t[5].size == 0x600);
     CHECK(t[6].size == 0x70);
-    CHECK(t[6].addr == 0x7f000070);
-    for (std::size_t i = 7; i < 11; ++i) {
-        CHECK(t[i].size == static_cast<std::int64_t>(0x80 + i - 7));
+    CHECK(t[6].addr == 7);
+    CHECK(t[7].size == 0x71);  // a template kept across the overwrite would read addr 0x71 here
+    CHECK(t[7].addr == 0x7f000071);
+    for (std::size_t i = 8; i < 12; ++i) {
+        CHECK(t[i].size == static_cast<std::int64_t>(0x80 + i - 8));
         CHECK(t[i].addr == 0x7f000080);
     }
 }
