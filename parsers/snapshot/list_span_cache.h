@@ -49,6 +49,20 @@ public:
         return take(c);
     }
 
+    // The span of 16 bytes or more last added or found by find() whose first 16 bytes are
+    // those at p (16 bytes at p must be readable: the reader's slack), when the `room` bytes at p begin with its bytes
+    // followed by `end` (snap30). Like find_predicted, no scan of the items for the span's end
+    // and no hash of its bytes: one look-up by the first two words. A miss changes nothing.
+    hit find_head(const std::uint8_t* p, std::size_t room, std::uint8_t end) {
+        if (m_heads.empty()) return {};
+        const std::int32_t c = m_heads[head_of(p)];
+        if (c < 0) return {};
+        const entry& e = m_entries[static_cast<std::size_t>(c)];
+        if (e.len >= room || p[e.len] != end || std::memcmp(e.data, p, e.len) != 0) return {};
+        count_look();
+        return take(c);
+    }
+
     // Looks up the n bytes at p; `h` receives their hash when it had to be computed (0 if not).
     // `predicted`: find_predicted was tried for these bytes already.
     hit find(const std::uint8_t* p, std::size_t n, std::uint64_t& h, bool predicted = false) {
@@ -63,7 +77,10 @@ public:
         const std::size_t mask = m_table.size() - 1;
         for (std::size_t i = h & mask; m_table[i].entry >= 0; i = (i + 1) & mask) {
             const slot& s = m_table[i];
-            if (s.hash == h && same(m_entries[static_cast<std::size_t>(s.entry)], p, n)) return take(s.entry);
+            if (s.hash == h && same(m_entries[static_cast<std::size_t>(s.entry)], p, n)) {
+                if (n >= 16) m_heads[head_of(p)] = s.entry;
+                return take(s.entry);
+            }
         }
         if (m_full) ++m_missed;
         return {};
@@ -84,6 +101,10 @@ public:
         const auto e = static_cast<std::int32_t>(m_entries.size());
         m_table[i] = slot{h, e};
         m_entries.push_back(entry{store(p, n), static_cast<std::uint32_t>(n), items, id, -1});
+        if (n >= 16) {  // a shorter span's first 16 bytes are not all its own
+            if (m_heads.empty()) m_heads.assign(k_heads, -1);
+            m_heads[head_of(p)] = e;
+        }
         follow(e);
     }
 
@@ -92,6 +113,7 @@ public:
 
     void clear() {
         m_table.clear();
+        m_heads.clear();
         m_entries.clear();
         m_chunks.clear();
         m_used = k_chunk;
@@ -103,6 +125,13 @@ public:
 
 private:
     static constexpr std::size_t k_chunk = std::size_t(1) << 20;
+    static constexpr std::size_t k_heads = 4096;  // direct-mapped, the latest span wins
+    static std::size_t head_of(const std::uint8_t* p) {
+        std::uint64_t x, y;
+        std::memcpy(&x, p, 8);
+        std::memcpy(&y, p + 8, 8);
+        return static_cast<std::size_t>(((x * 0x9E3779B97F4A7C15ULL) ^ (y * 0xC2B2AE3D27D4EB4FULL)) >> 52) & (k_heads - 1);
+    }
     struct entry {
         const std::uint8_t* data;
         std::uint32_t len, items;
@@ -151,6 +180,7 @@ private:
         grow_open_table(m_table, 256, [](const slot& s) { return s.entry >= 0; });
     }
     std::vector<slot> m_table;
+    std::vector<std::int32_t> m_heads;  // entry by head_of of its first bytes; empty until an add
     std::vector<entry> m_entries;
     std::vector<std::unique_ptr<std::uint8_t[]>> m_chunks;
     std::size_t m_used = k_chunk;  // bytes used in the last chunk

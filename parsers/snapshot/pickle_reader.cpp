@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -871,6 +874,13 @@ private:
             q += c.len;
             return true;
         }
+        // a span seen before, found by its first 16 bytes: no scan of its items, no hash
+        if (const auto c = m_spans.find_head(q, static_cast<std::size_t>(lim - q), 'e'); c.id >= 0) {
+            m_span.hit = c.id;
+            n = c.items;
+            q += c.len;
+            return true;
+        }
         const std::uint8_t* t = q;
         std::uint32_t items = 0;
         while (t < lim) {
@@ -1030,6 +1040,7 @@ private:
     void forget_keys() {
         for (key_bytes& t : m_keys) t = key_bytes{};
         for (action_ref& c : m_action_refs) c = action_ref{};
+        m_tpl_n = m_tpl_last = m_tpl_next = 0;  // templates name keys by their bytes too
     }
     // The action values read as LONG_BINGETs, by memo id (direct-mapped): a trace names its few
     // action strings by the same memo ids millions of times. Ids always below the memo's size
@@ -1042,6 +1053,184 @@ private:
     static constexpr std::size_t k_action_refs = 8;
     action_ref m_action_refs[k_action_refs];
     key_bytes m_keys[k_max_keys + 1];  // [k_max_keys] never matches: the loop stops there
+
+    // (snap30) Whole entries against a template of their bytes. Python's pickler writes every
+    // entry of a trace with the same keys in the same order as the same BINGETs, the same value
+    // opcodes (and LONG1 lengths) most of the time, so up to its frames value an entry is a
+    // fixed skeleton with a few slots of fixed width at fixed places: the action's LONG_BINGET
+    // id and the numbers. A template is learned from an entry the key loop decoded (learn_template)
+    // and says "bytes matching this skeleton decode to these fields": it holds as long as the
+    // key bytes do, so forget_keys drops it too. A match is a masked compare of up to 64 bytes
+    // and fixed-width reads; any mismatch (another opcode or length, a FRAME inside, an action
+    // id not in m_action_refs) decodes the entry with the key loop, as before.
+    struct entry_template {
+        std::uint64_t bytes[8] = {}, mask[8] = {};
+        std::uint8_t nw = 0;      // 8-byte words compared
+        std::uint8_t len = 0;     // bytes from the MEMOIZE after EMPTY_DICT: through the frames
+                                  // key, or through SETITEMS when the entry has no frames key
+        std::uint8_t kpos = 0;    // keys in that head
+        std::uint8_t nslots = 0;
+        bool frames = false;      // the head ends at the frames key (its value follows)
+        std::uint8_t action = 0xff;  // the action's LONG_BINGET id, from the head's start; 0xff: none
+        struct slot {  // a number: the 8 bytes at `off`, the low ones sign-extended, then masked
+            std::uint8_t off;
+            std::uint8_t shift;  // 64 - 8 * width
+            std::uint64_t keep;  // all ones, or the low bytes of an unsigned BININT1 / BININT2
+            std::int64_t trace_event::*dst;
+        } slots[12];
+    };
+    static constexpr std::size_t k_templates = 4;
+    static constexpr std::size_t k_template_bytes = 64;
+    entry_template m_tpl[k_templates];
+    std::uint32_t m_tpl_n = 0, m_tpl_last = 0, m_tpl_next = 0;
+    std::uint64_t m_tpl_tries = 0, m_tpl_hits = 0;
+    // Learning costs a second pass over the entry: it stops when templates do not pay (a trace
+    // whose entries vary too much), counted against the entries they decoded.
+    bool template_learning() const { return m_tpl_tries < 64 + m_tpl_hits / 8; }
+
+    // The entry at p (its MEMOIZE) that the key loop just decoded, with `nkeys` keys as
+    // m_keys[0, nkeys) describe them: a template when its head fits one.
+    [[gnu::noinline]] void learn_template(const std::uint8_t* p, std::size_t nkeys) {
+        ++m_tpl_tries;
+        entry_template t;
+        std::uint8_t raw[k_template_bytes + 16] = {};
+        bool fixed[k_template_bytes + 16] = {};
+        const std::uint8_t* q = p;
+        if (static_cast<std::size_t>(m_end - q) < k_template_bytes + k_slack || q[0] != 0x94 || q[1] != '(') return;
+        auto keep = [&](std::size_t n, bool fix) {  // the next n bytes of the head
+            const std::size_t at = static_cast<std::size_t>(q - p);
+            if (at + n > k_template_bytes - 1) return false;  // keeps the head before `lim`
+            for (std::size_t i = 0; i < n; ++i) raw[at + i] = q[i], fixed[at + i] = fix;
+            q += n;
+            return true;
+        };
+        keep(2, true);
+        std::size_t i = 0;
+        for (; i < nkeys; ++i) {
+            const key_bytes& k = m_keys[i];
+            const std::uint64_t km = (std::uint64_t(1) << (8 * k.len)) - 1;  // the key alone
+            if (k.len == 0 || (load64(q) & km) != (k.bytes & km) || !keep(k.len, true)) return;
+            if (k.f == field::frames) {
+                t.frames = true;
+                ++i;
+                break;
+            }
+            const std::uint8_t op = *q;
+            entry_template::slot s{0, 0, ~std::uint64_t(0), nullptr};
+            std::size_t head = 1, width;
+            bool action = false;
+            switch (op) {
+            case 'K': width = 1; s.keep = 0xff; break;
+            case 'M': width = 2; s.keep = 0xffff; break;
+            case 'J': width = 4; break;
+            case 0x8a:
+                if (q[1] - 1u > 7u) return;
+                head = 2;
+                width = q[1];
+                break;
+            case 'j':
+                if (k.f != field::action || t.action != 0xff) return;
+                action = true;
+                width = 4;
+                break;
+            case 0x88: case 0x89: case 'N':  // a flag under a key the record does not read
+                if (k.f != field::ignored) return;
+                width = 0;
+                break;
+            default: return;  // a string, a BINGET, a list: not of fixed width
+            }
+            s.shift = static_cast<std::uint8_t>(64 - 8 * width);
+            if (width && !action) {
+                switch (k.f) {  // the fields the key loop stores a number in
+                case field::addr: s.dst = &trace_event::addr; break;
+                case field::size: s.dst = &trace_event::size; break;
+                case field::stream: s.dst = &trace_event::stream; break;
+                case field::time_us: s.dst = &trace_event::time_us; break;
+                case field::device_free: s.dst = &trace_event::device_free; break;
+                case field::ignored: break;
+                default: return;
+                }
+            }
+            if (!keep(head, true)) return;
+            const std::uint8_t off = static_cast<std::uint8_t>(q - p);
+            if (!keep(width, false)) return;
+            if (action) {
+                t.action = off;
+            } else if (s.dst) {
+                if (t.nslots == std::size(t.slots)) return;
+                s.off = off;
+                t.slots[t.nslots++] = s;
+            }
+        }
+        if (!t.frames) {
+            if (i != nkeys || *q != 'u' || !keep(1, true)) return;
+        }
+        t.kpos = static_cast<std::uint8_t>(i);
+        t.len = static_cast<std::uint8_t>(q - p);
+        t.nw = static_cast<std::uint8_t>((t.len + 7) / 8);
+        for (std::size_t w = 0; w < t.nw; ++w) {
+            for (std::size_t b = 0; b < 8; ++b) {
+                if (!fixed[8 * w + b]) continue;
+                t.bytes[w] |= std::uint64_t(raw[8 * w + b]) << (8 * b);
+                t.mask[w] |= std::uint64_t(0xff) << (8 * b);
+            }
+        }
+        m_tpl_last = m_tpl_next;
+        m_tpl[m_tpl_next] = t;
+        m_tpl_next = (m_tpl_next + 1) % k_templates;
+        if (m_tpl_n < k_templates) ++m_tpl_n;
+    }
+    // The fixed bytes of template t at q: all 64 bytes compared at once (unused ones masked).
+    static bool same_fixed(const std::uint8_t* q, const entry_template& t) {
+#if defined(__SSE2__)
+        __m128i d = _mm_setzero_si128();
+        for (int w = 0; w < 4; ++w) {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * w));
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.bytes + 2 * w));
+            const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.mask + 2 * w));
+            d = _mm_or_si128(d, _mm_and_si128(_mm_xor_si128(x, b), m));
+        }
+        return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+#else
+        std::uint64_t d = 0;
+        for (std::size_t w = 0; w < 8; ++w) d |= (load64(q + 8 * w) ^ t.bytes[w]) & t.mask[w];
+        return d == 0;
+#endif
+    }
+    // The entry at q (its MEMOIZE) decoded into `e` by a template: the head's end, or null.
+    // Bounds: the caller checked that k_template_bytes + k_slack bytes are left, so every word
+    // read here (at most 8 bytes at an offset below 64) lies in the input, and the head ends
+    // before `lim` (a head takes at most 63 bytes), where frames_value may read.
+    [[gnu::always_inline]] const std::uint8_t* match_template(const std::uint8_t* q, trace_event& e,
+                                                              const entry_template*& used) {
+        // the latest match first; slots [0, m_tpl_n) hold templates (an unset one matches anything)
+        for (std::uint32_t k = 0, j = m_tpl_last; k < m_tpl_n; ++k, j = j + 1 == m_tpl_n ? 0 : j + 1) {
+            const entry_template& t = m_tpl[j];
+            if ((load64(q) ^ t.bytes[0]) & t.mask[0]) continue;
+            if (!same_fixed(q, t)) continue;
+            const action_ref* c = nullptr;
+            if (t.action != 0xff) {
+                const std::uint32_t idx = u32(q + t.action);
+                c = &m_action_refs[idx & (k_action_refs - 1)];
+                if (c->idx != idx) return nullptr;  // the key loop reads it (and remembers it)
+            }
+            e = trace_event{};
+            if (c) {
+                e.kind = c->kind;
+                if (c->kind == action_kind::other) e.action = m_pool.view(c->sid);
+            }
+            for (std::size_t s = 0; s < t.nslots; ++s) {
+                const entry_template::slot& sl = t.slots[s];
+                const std::uint64_t x = load64(q + sl.off) << sl.shift;
+                e.*sl.dst = (static_cast<std::int64_t>(x) >> sl.shift) & static_cast<std::int64_t>(sl.keep);
+            }
+            m_tpl_last = j;
+            ++m_tpl_hits;
+            used = &t;
+            return q + t.len;
+        }
+        return nullptr;
+    }
 
     // Out of line, as GCC placed it before snap21: the size_trace call in run() tipped it into
     // inlining this into run() and moving intern_cached, count and build_top out, off the
@@ -1162,17 +1351,28 @@ private:
         const std::uint8_t* q = p;
         const std::uint8_t* const lim = m_end - k_slack;
         __builtin_prefetch(q + 1024);  // hardware prefetch stops at page boundaries
-        if (q >= lim || q[0] != 0x94) return false;
-        ++q;
-        if (*q == 0x95 && !skip_frames(q)) return false;
-        if (*q != '(') return false;
-        ++q;
         const std::size_t memo_size = m_memo.size();
-        e = trace_event{};
         std::uint32_t cc = k_no_str, um = k_no_str;
         std::size_t npend = 0, nframes = 0;
         int lpend = -1;
         key_bytes* kt = m_keys;  // the key learned at this position (a pointer: no index math)
+        const entry_template* tpl = nullptr;
+        if (m_tpl_n && lim - q >= static_cast<std::ptrdiff_t>(k_template_bytes)) {
+            if (const std::uint8_t* r = match_template(q, e, tpl)) {
+                q = r;
+                kt = m_keys + tpl->kpos;
+                if (!tpl->frames) goto entry_end;  // SETITEMS read
+                if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
+            }
+        }
+        if (!tpl) {
+            if (q >= lim || q[0] != 0x94) return false;
+            ++q;
+            if (*q == 0x95 && !skip_frames(q)) return false;
+            if (*q != '(') return false;
+            ++q;
+            e = trace_event{};
+        }
         for (;;) {
             if (q >= lim) return false;
             field f;
@@ -1295,6 +1495,7 @@ private:
             }
         }
         ++q;  // SETITEMS
+    entry_end:
         const std::size_t nkeys = static_cast<std::size_t>(kt - m_keys);
         if (nkeys == 0) return false;
         {
@@ -1302,6 +1503,7 @@ private:
             if (*r == 0x95 && !skip_frames(r)) return false;
             if (r < m_end && (*r == '(' || *r == 's')) return false;
         }
+        if (!tpl && template_learning()) learn_template(p, nkeys);
 
         // Commit: the dict's memo slot, then its fresh values' slots in file order.
         memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});

@@ -310,6 +310,70 @@ TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo 
     CHECK(t[4].kind == snap::action_kind::free_completed);
 }
 
+// Whole trace entries are matched against a template of their bytes (snap30): learned from an
+// entry the key loop read, it maps fixed places to fields as long as the key bytes do. An entry
+// whose opcodes or lengths differ takes the key loop, and a memo slot stored again (here the
+// keys "addr" and "size" swapped by LONG_BINPUTs) drops the template with the keys.
+TEST_CASE("trace entry templates: other widths take the key loop, an overwritten key slot drops them") {
+    const auto s = memo_str;
+    const std::string M = k_memoize;
+    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
+        std::string r = "j";
+        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
+        return r;
+    };
+    auto i4 = [](std::uint32_t v) {  // BININT
+        std::string r = "J";
+        for (int i = 0; i < 4; ++i) r += char((v >> (8 * i)) & 0xff);
+        return r;
+    };
+    auto l1 = [](std::uint64_t v, int n) {  // LONG1 of n bytes
+        std::string r = std::string("\x8a") + char(n);
+        for (int i = 0; i < n; ++i) r += char((v >> (8 * i)) & 0xff);
+        return r;
+    };
+    std::string b = trace_preamble();
+    for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
+    // entry 306 (general path): keys 307 action, 308 alloc, 309 addr, 310 size
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + l1(0x10, 6) + s("size") + i4(0x100) + "u";
+    auto entry = [&](const std::string& addr, const std::string& size) {
+        return "}" + M + "(" + lg(307) + lg(308) + lg(309) + addr + lg(310) + size + "u";
+    };
+    b += entry(l1(0x7f0000000020, 6), i4(0x200));  // the key loop; the template is learned
+    b += entry(l1(0x7f0000000030, 6), i4(0x300));  // the template
+    b += entry(l1(0x7f0000000040, 6), "K\x05");    // another opcode: the key loop
+    b += entry(l1(0x40, 1), i4(0x500));            // another LONG1 length: the key loop
+    b += entry(l1(0xffffffffff80, 6), i4(0x600));  // the template; a negative LONG1
+    // ids 309 and 310 stored again (LONG_BINPUT): "size" and "addr" swap
+    b += std::string("\x8c\x04size") + "r" + lg(309).substr(1) + "0" + "\x8c\x04" + "addr" + "r" + lg(310).substr(1) + "0";
+    b += entry(l1(0x70, 6), "K\x07");  // the key loop: a template with BININT1 is learned
+    b += entry(l1(0x71, 6), i4(0x7f000071));  // the skeleton of the dropped template: size first now
+    for (int i = 0; i < 4; ++i) b += entry(l1(0x80 + i, 6), i4(0x7f000080));  // the template's range ends 80 bytes early
+    b += std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 12);
+    CHECK(t[0].addr == 0x10);
+    CHECK(t[1].addr == 0x7f0000000020);
+    CHECK(t[2].addr == 0x7f0000000030);
+    CHECK(t[2].size == 0x300);
+    CHECK(t[2].kind == snap::action_kind::alloc);
+    CHECK(t[3].size == 5);
+    CHECK(t[4].addr == 0x40);
+    CHECK(t[4].size == 0x500);
+    CHECK(t[5].addr == -0x80);
+    CHECK(t[5].size == 0x600);
+    CHECK(t[6].size == 0x70);
+    CHECK(t[6].addr == 7);
+    CHECK(t[7].size == 0x71);  // a template kept across the overwrite would read addr 0x71 here
+    CHECK(t[7].addr == 0x7f000071);
+    for (std::size_t i = 8; i < 12; ++i) {
+        CHECK(t[i].size == static_cast<std::int64_t>(0x80 + i - 8));
+        CHECK(t[i].addr == 0x7f000080);
+    }
+}
+
 // The memo ids of trace entry dicts the fast path consumed take no slot (docs/snapshot.md,
 // snap25): a BINGET of one is the consumed-record error, one stored again (BINPUT) reads back,
 // and the ids after them read their own values across many 64-id words.

@@ -68,3 +68,32 @@ TEST_CASE("the predicted span is found before the reader knows where the span en
     CHECK(hit.len == b.size());
     CHECK(c.find_predicted(bytes(next), next.size(), 'e').id == -1);  // nothing followed b yet
 }
+
+TEST_CASE("a span of 16 bytes or more is found by its first 16 bytes without its end") {
+    list_span_cache c;
+    std::uint64_t h = 0;
+    const std::string a("j\x01\x02\x00\x00j\x03\x04\x00\x00j\x05\x06\x00\x00h\x07", 17);
+    const std::string b = a.substr(0, 16) + "h\x09";  // the same first 16 bytes
+    const std::string pad(32, 'x');
+    REQUIRE(a.size() == 17);
+    CHECK(c.find_head(bytes(a + "e" + pad), a.size() + 1 + pad.size(), 'e').id == -1);  // empty
+    c.add(bytes(a), a.size(), 4, 0, 7);
+    const std::string in = a + "e" + pad;
+    const auto hit = c.find_head(bytes(in), in.size(), 'e');
+    CHECK(hit.id == 7);
+    CHECK(hit.items == 4);
+    CHECK(hit.len == a.size());
+    CHECK(c.find_head(bytes(in), a.size(), 'e').id == -1);           // no room for `end`
+    CHECK(c.find_head(bytes(a + "u" + pad), in.size(), 'e').id == -1);  // not followed by `end`
+    CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == -1);  // same head, other bytes
+    c.add(bytes(b), b.size(), 4, 0, 9);  // the latest span with that head wins
+    CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == 9);
+    CHECK(c.find_head(bytes(in), in.size(), 'e').id == -1);
+    CHECK(c.find(bytes(a), a.size(), h).id == 7);  // found by hash: its head again
+    CHECK(c.find_head(bytes(in), in.size(), 'e').id == 7);
+    const std::string s = "h\x01h\x02";  // shorter than 16 bytes: no head
+    c.add(bytes(s), s.size(), 2, 0, 11);
+    CHECK(c.find_head(bytes(s + "e" + pad), s.size() + 1 + pad.size(), 'e').id != 11);
+    c.clear();
+    CHECK(c.find_head(bytes(in), in.size(), 'e').id == -1);
+}
