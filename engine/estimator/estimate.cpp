@@ -692,6 +692,22 @@ estimate_input from_facts(const fact_store& facts) {
             // LitGPT: Lightning's BitsandbytesPrecision replaces every nn.Linear and LitGPT passes no
             // ignore_modules (litgpt/finetune/lora.py), so the head is a 4/8-bit linear too
             ft.quant_head = job_fw == "litgpt" && ft.base_bits < 16 && ft.quant_keeps_input && !ft.group_quant;
+            // est53: bitsandbytes 0.43.2 (9e753741, #1270, released 2024-07-23) stopped MatMul4Bit keeping its input
+            // (knowledge/sources/quantized_and_multigpu_lora.md): the stated version decides, else the build date
+            if (ft.quant_keeps_input && ft.base_bits == 4) {
+                constexpr int bnb_0432_release = 20240723;
+                if (const auto bv = version_fact(facts, "job.bitsandbytes_version"); bv && bv->minor >= 0) {
+                    int patch = 0;
+                    if (const auto dot = bv->text.find('.', bv->text.find('.') + 1); dot != std::string::npos)
+                        patch = std::atoi(bv->text.c_str() + dot + 1);
+                    const bool after = bv->major > 0 || bv->minor > 43 || (bv->minor == 43 && patch >= 2);
+                    ft.bnb4_keeps_input_side = after ? -1 : 1;
+                } else if (in.framework_date > 0) {
+                    ft.bnb4_keeps_input_side = in.framework_date >= bnb_0432_release ? -1 : 1;
+                } else if (in.framework_date_min >= bnb_0432_release) {
+                    ft.bnb4_keeps_input_side = -1;
+                }
+            }
         }
         if (ft.kind != finetune_kind::full) {
             const bool pure_bf16 = r.boolean("training.pure_bf16", false, nullptr) || !in.master_weights;
@@ -764,6 +780,15 @@ estimate_input from_facts(const fact_store& facts) {
             me.layerwise = r.boolean(std::string(p) + "layerwise", false, nullptr) || oname.find("layerwise") != std::string::npos ||
                            oname.find("per_layer") != std::string::npos;
             if (me.layerwise) in.optimizer_in_backward = true;
+            // est53: Q-GaLore's --weight_quant (weight_bits 8, its only width) keeps the targeted linears in INT8
+            if (galore) {
+                if (const auto wb = r.int_opt("training.weight_bits"); wb && *wb == 8) {
+                    me.weight_bits = 8;
+                    in.assumptions.push_back(
+                        "Q-GaLore weight quantization: the projected linear weights are stored as uint8 with an fp32 scale "
+                        "and zero per group of 256 (about 1.03 B per element)");
+                }
+            }
         } else if (lisa && *lisa > 0) {
             me.kind = me_kind::lisa;
             me.lisa_layers = *lisa;
@@ -1308,10 +1333,17 @@ estimate_result estimate(const estimate_input& in) {
                 "accelerate's FSDP2 with mixed precision: builds before 1.13 (2025-11-26) upcast the whole model to fp32 "
                 "before sharding, so the frozen 16-bit weights are stored as fp32 shards (high end); 1.13 upcasts only "
                 "trainable parameters (point; set job.framework_date)");
-        if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && in.ac != ac_kind::none)
+        if (in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 && in.ft.quant_keeps_input && in.ac != ac_kind::none &&
+            (in.ft.base_bits != 4 || in.ft.bnb4_keeps_input_side >= 0))
             r.interval_reasons.push_back(
                 "bitsandbytes keeps each quantized linear's input outside saved-tensor hooks: with non-reentrant "
                 "gradient checkpointing those inputs stay for every layer (high end)");
+        if (in.ft.kind == finetune_kind::lora && in.ft.base_bits == 4 && in.ft.quant_keeps_input && in.ac == ac_kind::none &&
+            in.ft.bnb4_keeps_input_side == 0)
+            r.interval_reasons.push_back(
+                "bitsandbytes before 0.43.2 (2024-07-23) keeps each 4-bit linear's input for backward, later releases the "
+                "packed weight only: the point and high end keep them, the low end does not (set job.bitsandbytes_version "
+                "or job.framework_date)");
         if (in.ft.kind == finetune_kind::lora && in.ft.quant_head && in.ft.base_bits == 4)
             r.interval_reasons.push_back(
                 "Lightning's bitsandbytes plugin stores the 4-bit weights' dtype as fp16, so each dequantization makes "

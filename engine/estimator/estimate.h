@@ -76,6 +76,9 @@ struct finetune_spec {
     int base_bits = 16;                   // frozen linear weights: 16 (load dtype), 8 (LLM.int8), 4 (NF4/FP4)
     bool double_quant = true;             // 4-bit: quantized absmax constants (bitsandbytes, torchao NF4)
     bool quant_keeps_input = true;        // bitsandbytes MatMul4Bit keeps its input for backward
+    // est53: which side of bitsandbytes 0.43.2 (PR #1270, 2024-07-16; released 2024-07-23) the job's build is on:
+    // +1 before it (MatMul4Bit keeps its input), -1 on or after it (the packed weight only), 0 not known
+    int bnb4_keeps_input_side = 0;
     bool quant_head = false;              // the output head is a quantized linear too (LitGPT QLoRA)
     bool group_quant = false;             // GPTQ / AWQ checkpoint: packed weights + a scale and zero per group of 128
     int load_bytes = 2;                   // dtype of the frozen weights

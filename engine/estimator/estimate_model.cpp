@@ -171,6 +171,31 @@ double adapter_params(const estimate_input& in, bool moe) {
 // The caching allocator serves requests of at most 1 MiB from its small-block pool (kSmallSize).
 constexpr double kSmallBlock = 1048576.0;
 
+// est53: what of the gradients zero_grad(set_to_none) freed before the forward stays stranded in the cache. Each
+// parameter's gradient is one cached block; the caching allocator serves a request from the smallest cached block at
+// least as large and splits the remainder off while more than 1 MiB is left (c10/cuda/CUDACachingAllocator.cpp
+// get_free_block, should_split), so the forward's hidden-state-sized tensors (tokens x hidden in the compute dtype)
+// reuse every gradient block at least that large, up to what the forward allocates. Smaller blocks (k/v projections
+// at long sequences, norms) stay stranded. Dense unsharded full training on one TP / PP rank only.
+static double stranded_freed_grads(const estimate_input& in, double freed, double tokens, double params, double activations) {
+    const estimate_model& m = in.model;
+    if (freed <= 0 || params <= 0 || in.ft.kind != finetune_kind::full || in.me.kind != me_kind::none || m.experts > 0 ||
+        in.tp > 1 || in.pp > 1 || in.zero_stage > 0 || in.framework == train_framework::megatron)
+        return freed;
+    const double h = double(m.hidden), V = double(m.vocab);
+    const double gb = freed / params;  // gradient bytes per element
+    const double a = tokens * h * 2.0 * fp32_compute_act_scale(in);
+    dense_module mods[8];
+    const int n = dense_modules(m, mods);
+    double fits = 0;
+    for (int i = 0; i < n; ++i)
+        if (mods[i].in * mods[i].out * gb >= a) fits += mods[i].in * mods[i].out;
+    fits *= double(m.layers);
+    if (V * h * gb >= a) fits += (m.tied ? 1.0 : 2.0) * V * h;
+    const double reusable = std::min({fits * gb, freed, activations});
+    return freed - reusable;
+}
+
 // Elements of the largest LoRA matrix (A is r x in, B is out x r) over the targeted dense modules.
 static double largest_adapter_matrix(const estimate_input& in) {
     const finetune_spec& ft = in.ft;
@@ -217,8 +242,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const bool frozen = lora || (ft.kind == finetune_kind::freeze && !trainable);
     const unsigned tg = lora ? ft.targets : 0u;
     const bool quant = lora && ft.base_bits < 16;
-    // bitsandbytes MatMul4Bit/8bitLt keep their input in ctx (not through saved-tensor hooks)
-    const bool keeps_input = quant && ft.quant_keeps_input && (in.ac == ac_kind::none || in.variant > 0);
+    // bitsandbytes MatMul4Bit (before 0.43.2) / MatMul8bitLt keep their input in ctx (not through saved-tensor hooks)
+    const bool keeps_input = quant && bnb_keeps_input(in) && (in.ac == ac_kind::none || in.variant > 0);
     // Eager frozen linears: the published LitGPT LoRA measurements need the inputs of the frozen
     // projections kept (about 10 h per token and layer more than a frozen matmul needs); a
     // compiled graph keeps only what backward reads. Low end of the interval: not kept.
@@ -870,6 +895,7 @@ double compute(const estimate_input& in, breakdown& out) {
                 st.master = ms_out.master;
                 st.optimizer = ms_out.optimizer;
                 st.trainable_rank = ms_out.trainable;
+                st.params -= ms_out.params_saved;
             }
         } else {
             // frozen weights: linear weights at the base precision, the rest in the load dtype
@@ -1265,8 +1291,9 @@ double compute(const estimate_input& in, breakdown& out) {
             st.reserved = st.peak * k.reserved_factor_megatron;
         } else {
             // gradients freed by zero_grad(set_to_none) before the forward stay cached as per-parameter
-            // blocks too small for the activations and the loss buffers of the next step
-            const double freed_grads = grads_fwd > 0 || in.optimizer_in_backward ? 0.0 : st.grads;
+            // blocks; the loss buffers cannot use them, the forward's activations reuse the large ones (est53)
+            const double freed_all = grads_fwd > 0 || in.optimizer_in_backward ? 0.0 : st.grads;
+            const double freed_grads = stranded_freed_grads(in, freed_all, tokens, st.params_rank, st.activations);
             const double round = 1.0 + k.allocator_rounding;
             // FSDP2 views the sharded gradients into its reduce-scatter output, allocated on the
             // reduce-scatter stream, so the blocks zero_grad frees return to that stream's pool; with PP

@@ -69,6 +69,16 @@ inline bool build_behaves(const estimate_input& in, int day, bool before, bool b
     return before == before_is_costlier ? in.variant > 0 : in.variant < 0;
 }
 
+// est53: bitsandbytes' 4-bit MatMul4Bit kept its input for backward until 0.43.2 (9e753741, #1270: ctx.tensors =
+// (None, B)); LLM.int8's MatMul8bitLt keeps (CAt, subA, A) in every release. Unknown build: the point and the high end
+// keep it (the measurements the term was fitted on are of the older releases), the low end does not
+inline bool bnb_keeps_input(const estimate_input& in) {
+    if (!in.ft.quant_keeps_input) return false;
+    if (in.ft.base_bits != 4) return true;
+    if (in.ft.bnb4_keeps_input_side != 0) return in.ft.bnb4_keeps_input_side > 0;
+    return in.variant >= 0;
+}
+
 // Megatron's legacy GPTModel: stated, or a build dated before Core became the default. Unknown date: Core
 // (Megatron-Bridge, Megatron-SWIFT and MindSpeed build Core models only), no interval
 inline bool megatron_unfused_swiglu(const estimate_input& in) {

@@ -71,6 +71,8 @@ me_states memory_efficient_states(const estimate_input& in, const me_stage& s) {
             r.grads = s.g_rate * s.params_rank;
             r.master = s.m_rate * s.params_rank;
             r.optimizer = s.o_rate * (std::max(0.0, s.params_rank - targeted) + projected) + pb * projector;
+            // Q-GaLore's INT8 weights (QGaLoreLinear): 1 B per element plus 2 x 4 B per group of 256
+            if (me.weight_bits == 8 && pb > 1.0) r.params_saved = (pb - (1.0 + 8.0 / 256.0)) * targeted;
             break;
         }
         case me_kind::lisa: {

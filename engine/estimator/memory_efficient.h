@@ -20,6 +20,9 @@ struct memory_efficient_spec {
     std::int64_t rank = 16;
     unsigned targets = 127;
     bool layerwise = false;  // one optimizer per parameter, stepped in a post-accumulate-grad hook
+    // est53: Q-GaLore --weight_quant stores each targeted linear weight as uint8 with an fp32 scale and zero per group
+    // of 256 (q_galore_torch/utils/quantization.py); 0: the weights keep the parameter dtype
+    int weight_bits = 0;
     // LISA: decoder layers sampled to train at a time (the embedding and the head always train)
     std::int64_t lisa_layers = 2;
 };
@@ -42,6 +45,7 @@ struct me_stage {
 struct me_states {
     double grads = 0, master = 0, optimizer = 0;
     double trainable = 0;        // parameters holding gradients / states
+    double params_saved = 0;     // weight bytes the method's storage saves against the parameter dtype
 };
 // Gradients, master copy and optimizer states of the stage under the method; `in.me.kind` != none.
 me_states memory_efficient_states(const estimate_input& in, const me_stage& s);

@@ -2,6 +2,7 @@
 // and without double quantization, LLM.int8), trainable-only gradients and optimizer states, the
 // activations a frozen base keeps, freeze tuning, framework defaults. Numbers worked out inline.
 #include <doctest/doctest.h>
+#include <algorithm>
 #include <tuple>
 
 #include <string>
@@ -1485,4 +1486,62 @@ TEST_CASE("an unstated LoRA rank and target cite the job's own framework's defau
     CHECK(cites(tt, "torchtune LoRA builders' default lora_rank"));
     CHECK(cites(tt, "lora_attn_modules"));
     CHECK_FALSE(cites(tt, "LLaMA-Factory"));
+}
+
+TEST_CASE("bitsandbytes 0.43.2 stopped the 4-bit linear keeping its input: the version, else the date, else an interval (est53)") {
+    auto qlora = [](const char* version, const char* date) {
+        fact_store f = job8b("llama_factory", "qlora", 1);
+        emit(f, "activation_checkpoint.mode", "none");
+        emit(f, "training.seq_len", std::int64_t(1024));
+        emit(f, "training.local_batch_size", std::int64_t(1));
+        if (version) emit(f, "job.bitsandbytes_version", version);
+        if (date) emit(f, "job.framework_date", date);
+        return from_facts(f);
+    };
+    const estimate_input before = qlora("0.43.1", nullptr), after = qlora("0.43.2", nullptr), later = qlora("0.45.0", nullptr);
+    CHECK(before.ft.bnb4_keeps_input_side == 1);
+    CHECK(after.ft.bnb4_keeps_input_side == -1);
+    CHECK(later.ft.bnb4_keeps_input_side == -1);
+    CHECK(qlora(nullptr, "2024-05-01").ft.bnb4_keeps_input_side == 1);
+    CHECK(qlora(nullptr, "2024-08-01").ft.bnb4_keeps_input_side == -1);
+    CHECK(qlora("0.43.1", "2024-08-01").ft.bnb4_keeps_input_side == 1);  // the stated version wins
+    const estimate_input unknown = qlora(nullptr, nullptr);
+    CHECK(unknown.ft.bnb4_keeps_input_side == 0);
+    est::breakdown bb, ba;
+    est::compute(before, bb);
+    est::compute(after, ba);
+    CHECK(bb.stages[0].activations > ba.stages[0].activations);
+    // unknown: the point keeps the inputs as the older releases do, the low end does not
+    const estimate_result r = estimate(unknown), ra = estimate(after);
+    CHECK(r.peak_bytes == estimate(before).peak_bytes);
+    CHECK(says(r, "bitsandbytes before 0.43.2"));
+    CHECK(r.low_bytes < r.device_peak_bytes);
+    CHECK(!says(ra, "bitsandbytes before 0.43.2"));
+    // LLM.int8 keeps its input in every release
+    fact_store i8 = job8b("llama_factory", "lora", 1);
+    emit(i8, "training.quantization_bit", std::int64_t(8));
+    emit(i8, "job.bitsandbytes_version", "0.45.0");
+    CHECK(est::bnb_keeps_input(from_facts(i8)));
+}
+
+TEST_CASE("freed gradient blocks the next forward's hidden-state tensors fit in are reused, smaller ones stay cached (est53)") {
+    // Llama 3 8B full bf16 training without AC: at 1 x 1024 tokens a hidden-state tensor (8 MiB) fits every weight's
+    // gradient block, at 16 x 4096 (512 MiB) none but the embedding's and the head's
+    auto job = [](std::int64_t mb, std::int64_t seq) {
+        fact_store f = job8b("pytorch", "full", 1);
+        emit(f, "framework.hf_model", true);
+        emit(f, "activation_checkpoint.mode", "none");
+        emit(f, "training.pure_bf16", true);
+        emit(f, "training.local_batch_size", mb);
+        emit(f, "training.seq_len", seq);
+        emit(f, "training.fixed_length", true);
+        est::breakdown b;
+        est::compute(from_facts(f), b);
+        return b.stages[0];
+    };
+    const auto short_ = job(1, 1024), long_ = job(16, 4096);
+    // stranded_loss holds the freed gradients left stranded plus the logits' blocks
+    // (the forward reuses at most what it allocates: its activations)
+    CHECK(short_.stranded_loss < short_.grads - 0.9 * std::min(short_.activations, short_.grads) + 1024.0 * 128256 * 2 * 1.01);
+    CHECK(long_.stranded_loss > 0.5 * long_.grads);
 }

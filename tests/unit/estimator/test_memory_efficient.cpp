@@ -169,3 +169,25 @@ TEST_CASE("LISA (ms-swift lisa_activated_layers): embedding, head and the sample
     emit(off, "training.lisa_layers", std::int64_t(0));
     CHECK(from_facts(off).me.kind == me_kind::none);
 }
+
+TEST_CASE("Q-GaLore (--weight_quant, weight_bits 8): the projected linears are stored at about 1 B per element") {
+    fact_store g = lf_full(true, "pytorch");
+    emit(g, "optimizer.name", "galore_adamw_8bit_layerwise");
+    emit(g, "optimizer.galore_rank", std::int64_t(1024));
+    fact_store q = g;
+    emit(q, "training.weight_bits", std::int64_t(8));
+    const estimate_input gin = from_facts(g), qin = from_facts(q);
+    CHECK(gin.me.weight_bits == 0);
+    REQUIRE(qin.me.weight_bits == 8);
+    est::breakdown gb, qb;
+    const auto& gs = stage0(gin, gb);
+    const auto& qs = stage0(qin, qb);
+    const double lin = est::linear_params(llama8b(), false) * double(llama8b().layers);
+    // bf16 (2 B) -> uint8 + an fp32 scale and zero per 256 elements
+    CHECK(gs.params - qs.params == doctest::Approx(lin * (1.0 - 8.0 / 256.0)).epsilon(0.001));
+    CHECK(qs.optimizer == doctest::Approx(gs.optimizer));
+    // without GaLore the key changes nothing (Q-GaLore asserts its own optimizer)
+    fact_store plain = lf_full(true, "pytorch");
+    emit(plain, "training.weight_bits", std::int64_t(8));
+    CHECK(from_facts(plain).me.weight_bits == 0);
+}

@@ -287,3 +287,7 @@ TEST_CASE("own measurements on one H200 (HF Trainer, torch 2.11, transformers 5.
 TEST_CASE("held-out rows, round est50 (lightning-thunder benchmark_litgpt of 2024-06..10, PyTorch paths: Llama 2 7B / 13B-20-layer, Llama 3 8B, Mistral 7B, CodeLlama 34B, 16k Llama 2 variants; FSDP1 / FSDP2, ZeRO-2 / 3, AC, eager and torch.compile, 4096..32768 on H100)") {
     check_heldout("heldout_est50.yaml", 11, "held-out rows (est50)");
 }
+
+TEST_CASE("held-out rows, round est53 (PEFT method comparison on MetaMathQA, Llama-3.2-3B on one L40S, no AC, 4 x up to 768: LoRA r32 / r64 q,v, LoRA r10 MLP, DoRA r32, pure-bf16 full fine-tuning; builds of 2025-06, 2026-01, 2026-07)") {
+    check_heldout("heldout_est53.yaml", 10, "held-out rows (est53)");
+}
