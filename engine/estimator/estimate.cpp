@@ -242,7 +242,8 @@ estimate_input from_facts(const fact_store& facts) {
     // job.deepspeed_preset) runs the same engine as one named by its JSON file.
     // A log that shows the engine (job.runs_deepspeed) says the same where no config was given.
     const bool deepspeed = facts.has("job.deepspeed_config") || facts.has("job.deepspeed_preset") ||
-                           facts.boolean("job.runs_deepspeed").value_or(false);
+                           facts.boolean("job.runs_deepspeed").value_or(false) ||
+                           facts.boolean("job.deepspeed_via_accelerate").value_or(false);  // rev25
     if (in.framework == train_framework::generic && in.hf_model && deepspeed)
         in.framework = train_framework::deepspeed;
 
@@ -1427,7 +1428,39 @@ estimate_result estimate(const estimate_input& in) {
             r.cache_high_bytes = std::max(r.high_bytes, cache);
             std::string steps;
             for (std::size_t i = 0; i < lens.size(); ++i) steps += (i ? ", " : "") + std::to_string(lens[i]);
-            if (lr.growth > 0)
+            // rev25: the growth printed and the need the verdict counts come from one replay where they differ,
+            // and a sentence says which is which: unlimited (the need within the growth), under the limit the
+            // rest of the job leaves (both figures, and the unlimited growth), or past that limit (the need,
+            // larger than what the card leaves: the verdict's figure, no "only")
+            const std::string head = fmt::format(
+                "varying sequence lengths: the caching allocator keeps segments of earlier sizes (no packing: each "
+                "batch is padded to its longest sample). Replaying the steps' activation and loss buffers through the "
+                "allocator's rules with new maxima at {} tokens (assumed: the maxima {} steps in random order are "
+                "expected to set)",
+                steps, est::k_assumed_steps);
+            const char* tail = ". Packing or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids the growth";
+            if (lr.capped && !lr.completes)
+                r.interval_reasons.push_back(head + fmt::format(
+                    " shows that they do not complete under the {} the rest of the job leaves of the card: they need {} "
+                    "beyond fixed-length steps (the figure the fit verdict counts), more than the {} of cache the card "
+                    "has room for, so the device figure reaches the capacity{}",
+                    gib(double(lr.limit)), gib(double(r.varying_need_bytes)), gib(double(lr.growth)), tail));
+            else if (lr.capped)
+                r.interval_reasons.push_back(head + fmt::format(
+                    " with no device limit would leave max_memory_reserved {} above fixed-length steps; under the {} the "
+                    "rest of the job leaves of the card the allocator frees cached whole segments and retries before it "
+                    "raises OOM, so max_memory_reserved stays {} above fixed-length steps and the device figure can read "
+                    "up to {}. The fit verdict counts the {} those steps need beyond fixed-length ones (the smallest "
+                    "allocator limit they complete under){}",
+                    gib(double(lr.unlimited_growth)), gib(double(lr.limit)), gib(double(lr.growth)), gib(double(cache)),
+                    gib(double(r.varying_need_bytes)), tail));
+            else if (lr.growth > 0 && r.varying_need_bytes > lr.growth)
+                r.interval_reasons.push_back(head + fmt::format(
+                    " leaves max_memory_reserved {} above fixed-length steps, so the device figure can read up to {} "
+                    "(capped at the capacity). The fit verdict counts the {} those steps need beyond fixed-length ones "
+                    "(the smallest allocator limit they complete under){}",
+                    gib(double(lr.growth)), gib(double(cache)), gib(double(r.varying_need_bytes)), tail));
+            else if (lr.growth > 0)
                 r.interval_reasons.push_back(fmt::format(
                     "varying sequence lengths: the caching allocator keeps segments of earlier sizes (no packing: each "
                     "batch is padded to its longest sample). Replaying the steps' activation and loss buffers through the "

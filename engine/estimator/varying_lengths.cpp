@@ -166,12 +166,15 @@ length_replay replay_lengths(const estimate_input& in, const std::vector<std::in
     }
     // Unlimited, the cache of every earlier size adds up past any device (226 GiB on an 80 GB card): on a device
     // the allocator reserves at most what the rest of the job leaves, releasing cached segments before it grows.
+    r.unlimited_growth = std::max<std::int64_t>(0, r.varying_reserved - r.fixed_reserved);
     if (device_peak > 0 && in.capacity_bytes > 0) {
         const std::int64_t outside = std::max<std::int64_t>(0, device_peak - r.fixed_reserved);
-        const std::int64_t limit = std::max<std::int64_t>(r.fixed_reserved, in.capacity_bytes - outside);
-        if (r.varying_reserved > limit) {
+        r.limit = std::max<std::int64_t>(r.fixed_reserved, in.capacity_bytes - outside);
+        if (r.varying_reserved > r.limit) {
             std::int64_t capped = 0;
-            r.varying_reserved = replay_all(varying, limit, &capped) ? capped : limit;
+            r.capped = true;
+            r.completes = replay_all(varying, r.limit, &capped);
+            r.varying_reserved = r.completes ? capped : r.limit;
         }
     }
     r.growth = std::max<std::int64_t>(0, r.varying_reserved - r.fixed_reserved);

@@ -18,6 +18,11 @@ struct length_replay {
     std::int64_t fixed_reserved = 0;         // simulated reserved high water, every step at full length
     std::int64_t varying_reserved = 0;       // the same with the varying lengths (under the device limit, when given)
     std::int64_t growth = 0;                 // varying - fixed: segments of earlier sizes kept in the cache
+    // rev25: the replay under the device limit (device_peak given) and what it changed
+    bool capped = false;                     // the unlimited high water passed the limit: replayed under it
+    bool completes = true;                   // the varying steps complete under that limit
+    std::int64_t limit = 0;                  // the limit the rest of the job leaves (0: none applied)
+    std::int64_t unlimited_growth = 0;       // growth with no device limit (= growth when not capped)
     std::int64_t fixed_need = 0;             // smallest allocator limit each sequence completes under
     std::int64_t varying_need = 0;           //   (the OOM retry releases cached whole segments first)
 };

@@ -78,7 +78,10 @@ std::string pct(double x) { return fmt::format("{:.1f}%", x * 100.0); }
 
 void render_oom(writer& w, const log_analysis& a) {
     w.heading("report.heading.oom");
-    std::string head = w.t("report.oom.source", {{"source", w.v("source", a.source)}});
+    // rev25: an OOM named only in the reporter's words (log.oom_reported_in_words) has no source the parser read;
+    // the line says it is reported in words, as the summary and the uncertainty line do
+    const bool in_words = a.source == "none" && a.reports.count("log.oom_reported_in_words");
+    std::string head = in_words ? w.t("report.oom.source_in_words") : w.t("report.oom.source", {{"source", w.v("source", a.source)}});
     if (!a.device_kind.empty() && a.device_kind != "unknown") head += fmt::format(" ({})", a.device_kind);
     if (a.step) head += w.t("report.oom.failing_step", {{"step", std::to_string(*a.step)}});
     else if (a.last_logged_step) head += w.t("report.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}});

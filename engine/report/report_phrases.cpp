@@ -60,6 +60,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.anchor.agrees", "the measured {statistic} ({measured}) agrees with the estimate ({ratio}x), so the estimate's figures stand"},
     // OOM type and timing.
     {"report.oom.source", "source: {source}"},
+    {"report.oom.source_in_words", "source: none (the OOM is reported in words only, with no allocator message)"},
     {"report.oom.failing_step", ", failing step {step}"},
     {"report.oom.last_logged_step", ", last logged step {step}"},
     {"report.oom.step_stride", " (the bar moves {stride} at a time: the failing step is one of the next {stride})"},

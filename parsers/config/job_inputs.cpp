@@ -170,6 +170,14 @@ void finish_job_inputs(job_inputs& in, fact_store& facts) {
     if (in.syntax.deepspeed_file.empty() && in.syntax.framework != "deepspeed" &&
         facts.boolean("job.runs_deepspeed").value_or(false))
         in.syntax.deepspeed_file = "the job's DeepSpeed config";
+    // DeepSpeed run through accelerate's plugin (accelerate config `distributed_type: DEEPSPEED`, its
+    // deepspeed_config section, as the log or the config shows) with no DeepSpeed JSON named: ZeRO settings
+    // go to that section of the accelerate config (rev25)
+    if (in.syntax.deepspeed_file.empty() && in.syntax.framework != "deepspeed" &&
+        facts.boolean("job.deepspeed_via_accelerate").value_or(false)) {
+        in.syntax.deepspeed_file = "the job's accelerate config";
+        in.syntax.deepspeed_adapter = "accelerate_deepspeed";
+    }
 }
 
 }  // namespace oomdx

@@ -240,8 +240,9 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
         else lines = a.render_lines_as(own, syn, s.spelled);
     }
     if (!ds.empty()) {
-        lines.push_back(fmt::format("# {} (JSON merge patch):", s.deepspeed_file));
-        for (auto& l : framework_adapter::get("deepspeed").render_lines_as(ds, "json")) lines.push_back(std::move(l));
+        const framework_adapter& d = framework_adapter::get(s.deepspeed_adapter);
+        lines.push_back(fmt::format("# {} ({}):", s.deepspeed_file, d.syntax() == "json" ? "JSON merge patch" : "YAML"));
+        for (auto& l : d.render_lines_as(ds, d.syntax())) lines.push_back(std::move(l));
     }
     return lines;
 }
@@ -259,7 +260,7 @@ expressibility can_express(const override_syntax& s, const std::vector<canonical
             }
     };
     check(adapter_of(s), own, s.spelled);
-    check(framework_adapter::get("deepspeed"), ds, {});
+    check(framework_adapter::get(s.deepspeed_adapter), ds, {});
     if (r.ok && s.syntax == "registry" && s.classes.count("activation_checkpoint") &&
         is_ac_component(s.classes.at("activation_checkpoint")))
         for (const auto& o : own)
@@ -298,7 +299,7 @@ std::vector<canonical_override> canonical_closure(const override_syntax& s, cons
         for (const auto& o : own)
             if (o.key == "activation_checkpoint.mode" && value_key(o.val) == "selective")
                 merge({{"activation_checkpoint.selective_ac_option", value("op")}});
-    const framework_adapter& d = framework_adapter::get("deepspeed");
+    const framework_adapter& d = framework_adapter::get(s.deepspeed_adapter);
     merge(read_back(d, d.translate(ds)));
     return out;
 }

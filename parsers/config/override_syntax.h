@@ -26,6 +26,9 @@ struct override_syntax {
     std::string return_var;                 // "config" for `return config`; "" when it returns a call
     std::map<std::string, std::string> classes;  // "optimizer" -> "OptimizerConfig", "activation_checkpoint" -> "FullAC.Config"
     std::string deepspeed_file;             // HF / LLaMA-Factory job whose ZeRO settings live in this JSON
+    // the adapter that writes those settings: the DeepSpeed JSON, or accelerate's config file (its
+    // deepspeed_config section) for a job that runs DeepSpeed through accelerate (rev25)
+    std::string deepspeed_adapter = "deepspeed";
     std::vector<std::string> spelled;       // the keys the job's config wrote: aliases render in its spelling
     // allocator variable
     std::string device_kind;                // cuda | npu | "" (unknown: CUDA spelling)

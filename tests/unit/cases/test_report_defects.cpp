@@ -148,3 +148,46 @@ TEST_CASE("without an estimate the request for one is said once, not under every
     REQUIRE(with_lines >= 2);
     CHECK(said == 1);
 }
+
+TEST_CASE("rev25: DeepSpeed run through accelerate is ZeRO: stage 3 in accelerate's config syntax, not FSDP full shard") {
+    // trl-sft-llama2-7b-2x-a100-zero2-seq-4096: the reporter lists accelerate's DeepSpeed answers. The old report told
+    // this ZeRO-2 job "FSDP full shard" and rendered `fsdp: full_shard auto_wrap`.
+    const char* const log = "I have been working on training various models using the `SFTTrainer`.\n"
+                            "2 x A100 80 GB\n"
+                            "Additionally, I am utilizing the DeepSpeed integration with the Accelerate library, configured as follows:\n"
+                            "Type of Machine: Multi-GPU\nDeepSpeed: Yes\nZeRO Optimization Stage: 2\n"
+                            "Optimizer State Offloading: None\nParameter Offloading: None\nNumber of GPUs: 2\nPrecision: BF16\n"
+                            "I am encountering out-of-memory errors when setting `max_seq_length` to 4096.\n";
+    const auto j = oomdx::test::diagnose_log_text(
+        log, "--device a100-80gb --world-size 2 --model llama2-7b --framework trl --set training.local_batch_size=1 "
+             "--set activation_checkpoint.mode=full --set training.seq_len=4096 --set training.mixed_precision_param=bfloat16");
+    bool shard = false;
+    for (const auto& r : j["recommendations"]) {
+        if (r["action"] != "shard_optimizer_fsdp_zero") continue;
+        shard = true;
+        const std::string text = r["text"].get<std::string>();
+        CHECK(text.find("FSDP") == std::string::npos);
+        CHECK(text.find("ZeRO stage 3") != std::string::npos);
+        std::string lines;
+        for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
+        CHECK(lines.find("deepspeed_config:\n  zero_stage: 3") != std::string::npos);
+        CHECK(lines.find("fsdp") == std::string::npos);
+    }
+    CHECK(shard);
+}
+
+TEST_CASE("rev25: an OOM reported in words says so on the source line and the uncertainty line, as in the summary") {
+    // DeepSpeedExamples#386 ("I got oom"): rev24 fixed the summary; the OOM section still said "source: none" and
+    // the uncertainty line "The log has no OOM message".
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_words_" + std::to_string(::getpid()) + ".log");
+    std::ofstream(path) << "When I drop gradient_checkpointing to use only_optimize_lora, I got oom.\n";
+    const auto en = oomdx::test::run_oomdx("diagnose --log " + path.string(), oomdx::test::stderr_to::discard);
+    const auto zh = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --lang zh", oomdx::test::stderr_to::discard);
+    std::filesystem::remove(path);
+    CHECK(en.out.find("reported in words only") != std::string::npos);
+    CHECK(en.out.find("source: none (the OOM is reported in words only, with no allocator message)") != std::string::npos);
+    CHECK(en.out.find("The OOM is reported in words only, with no allocator message: the source") != std::string::npos);
+    CHECK(en.out.find("The log has no OOM message") == std::string::npos);
+    CHECK(zh.out.find("OOM 只以文字报告") != std::string::npos);
+    CHECK(zh.out.find("日志中没有 OOM 报错") == std::string::npos);
+}

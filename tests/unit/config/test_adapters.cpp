@@ -813,4 +813,60 @@ TEST_CASE("a launch line inside `bash -c \"...\"` (SLURM's srun) is read as the 
         "MBS=4\nbash -lc 'torchrun --nproc_per_node 4 pretrain_gpt.py --micro-batch-size $MBS --num-layers 2'\n"));
     CHECK(shipped_facts(q).integer("training.local_batch_size") == 4);
     CHECK_NOTHROW(parse_job_config(write("bash_c_broken.sh", "bash -c 'echo \"unterminated'\n")));
+
+TEST_CASE("rev25: a job that runs DeepSpeed through accelerate gets its ZeRO settings in accelerate's config syntax") {
+    // accelerate's config file keeps them in its deepspeed_config section (accelerate commands/config/cluster.py);
+    // stage 3 also partitions the model as it is built and gathers 16-bit weights on save
+    override_syntax s = override_syntax_for("trl");
+    s.deepspeed_file = "the job's accelerate config";
+    s.deepspeed_adapter = "accelerate_deepspeed";
+    const std::string z3 = join(render_overrides(s, {{"parallelism.zero_stage", 3}}));
+    CHECK(z3.find("# the job's accelerate config (YAML):") != std::string::npos);
+    CHECK(z3.find("deepspeed_config:\n  zero_stage: 3\n") != std::string::npos);
+    CHECK(z3.find("  zero3_init_flag: true") != std::string::npos);
+    CHECK(z3.find("  zero3_save_16bit_model: true") != std::string::npos);
+    CHECK(z3.find("fsdp") == std::string::npos);             // not FSDP full shard
+    CHECK(z3.find("zero_optimization") == std::string::npos);  // not the DeepSpeed JSON
+    CHECK(join(render_overrides(s, {{"optimizer.offload", "cpu"}})).find("offload_optimizer_device: cpu") != std::string::npos);
+    CHECK(can_express(s, "parallelism.zero_stage", value(3)).ok);
+    // what the job runs with once applied: stage 3
+    bool z = false;
+    for (const auto& o : canonical_closure(s, {{"parallelism.zero_stage", 3}}))
+        z |= o.key == "parallelism.zero_stage" && o.val == value(3);
+    CHECK(z);
+    // an accelerate config read as HF's (distributed_type: DEEPSPEED, its deepspeed_config) says so
+    const job_config a = parse_job_config(write("accelerate_ds.yaml",
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n"
+        "  offload_optimizer_device: none\nnum_processes: 2\nper_device_train_batch_size: 1\n"), "hf_trainer");
+    CHECK(shipped_facts(a).boolean("job.deepspeed_via_accelerate").value_or(false));
+    CHECK(shipped_facts(a).integer("parallelism.zero_stage") == 2);
+}
+
+TEST_CASE("rev25: Megatron's bf16 Adam moments render with the precision-aware and distributed optimizer flags") {
+    // arguments.py --exp-avg-dtype / --exp-avg-sq-dtype; core/optimizer/__init__.py refuses the precision-aware
+    // optimizer without the distributed one (knowledge/sources/megatron_precision_aware_optimizer.md)
+    const std::string m = framework_adapter::get("megatron").render({{"optimizer.state_dtype", "bfloat16"}});
+    CHECK(m.find("--use-precision-aware-optimizer") != std::string::npos);
+    CHECK(m.find("--exp-avg-dtype bf16") != std::string::npos);
+    CHECK(m.find("--exp-avg-sq-dtype bf16") != std::string::npos);
+    CHECK(m.find("--use-distributed-optimizer") != std::string::npos);
+    // a store_true flag renders bare (argparse refuses `--use-precision-aware-optimizer true`), in the offload too
+    CHECK(m.find("--use-precision-aware-optimizer true") == std::string::npos);
+    CHECK(framework_adapter::get("megatron").render({{"optimizer.offload", "cpu"}}).find("--use-precision-aware-optimizer true") ==
+          std::string::npos);
+    // read back: the moments in bf16 on the distributed optimizer
+    const job_config j = parse_cli_args({"--use-distributed-optimizer", "--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16",
+                                         "--exp-avg-sq-dtype", "bf16", "--tensor-model-parallel-size", "2"}, "", "cmd", 1);
+    CHECK(j.framework == "megatron");
+    CHECK(shipped_facts(j).string("optimizer.state_dtype") == std::optional<std::string>("bfloat16"));
+}
+
+TEST_CASE("rev25: axolotl's eval_batch_size is its evaluation batch, rendered as the setting") {
+    // utils/schemas/training.py eval_batch_size (unset: micro_batch_size), passed as per_device_eval_batch_size
+    CHECK(framework_adapter::get("axolotl").render({{"training.eval_batch_size", 2}}) == "eval_batch_size: 2\n");
+    const job_config j = parse_job_config(write("axolotl_eval.yaml",
+        "base_model: mistralai/Mistral-7B-v0.1\nmicro_batch_size: 4\neval_batch_size: 8\nsequence_len: 2048\n"), "");
+    CHECK(j.framework == "axolotl");
+    CHECK(j.unknown_keys.empty());
+    CHECK(shipped_facts(j).integer("training.eval_batch_size") == 8);
 }

@@ -223,3 +223,31 @@ TEST_CASE("varying lengths: a job the point fits and the replayed steps do not -
     CHECK(lim.max_seq_len < in.seq_len);
     CHECK(max_fitting(in, false).max_seq_len >= in.seq_len);
 }
+
+TEST_CASE("rev25: a capped replay states the growth under the card, the unlimited growth and the need as separate figures") {
+    // rev24 capped the printed growth under the card but kept the verdict's need from the unlimited replay, and the
+    // sentence still read "counts only the <need>" beside a growth of another replay. Now a capped replay says both.
+    fact_store f = hf_lora_job();
+    test_util::emit(f, "device.capacity_bytes", std::int64_t(32) * 1000000000);
+    test_util::emit(f, "training.seq_len", std::int64_t(8192));
+    const estimate_result r = estimate(from_facts(f));
+    REQUIRE(!r.varying_lengths.empty());
+    const est::length_replay on_card = est::replay_job(from_facts(f), 6.0, r.device_peak_bytes);
+    REQUIRE(on_card.capped);
+    CHECK(on_card.completes);
+    CHECK(on_card.limit > 0);
+    CHECK(on_card.unlimited_growth > on_card.growth);  // the unlimited figure is kept, and said
+    CHECK(on_card.growth == r.varying_growth_bytes);
+    std::string why;
+    for (const auto& s : r.interval_reasons)
+        if (s.rfind("varying sequence lengths", 0) == 0) why = s;
+    REQUIRE(!why.empty());
+    CHECK(why.find("with no device limit would leave max_memory_reserved") != std::string::npos);
+    CHECK(why.find("the rest of the job leaves of the card") != std::string::npos);
+    CHECK(why.find("The fit verdict counts the ") != std::string::npos);
+    CHECK(why.find("counts only") == std::string::npos);  // no "only" beside a figure from another replay
+    // unlimited (no capacity): nothing capped, the old sentence
+    const est::length_replay free_run = est::replay_job(from_facts(f), 6.0);
+    CHECK_FALSE(free_run.capped);
+    CHECK(free_run.unlimited_growth == free_run.growth);
+}
