@@ -368,4 +368,10 @@ TEST_CASE("models round 3: the example configs' unknown ids") {
     // Qwen1.5-MoE's shared expert of 5632 written as 4 of the routed 1408: 14.3B total, 2.7B active
     CHECK(std::fabs(double(active_param_count(load_model("qwen1.5-moe-a2.7b"))) / 2.69e9 - 1.0) < 0.01);
     CHECK(std::fabs(double(active_param_count(load_model("dbrx-132b"))) / 36.0e9 - 1.0) < 0.015);  // "36B active"
+    // models25: R1-Distill-Qwen-1.5B unties the embeddings of Qwen2.5-Math-1.5B: its own preset, not an alias
+    const model_dims* r1 = find_model_preset("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B");
+    REQUIRE(r1 != nullptr);
+    CHECK(r1->name == "deepseek-r1-distill-qwen-1.5b");
+    CHECK(param_count(*r1) == 1777088000);  // the loaded checkpoint's count, to the parameter
+    CHECK(param_count(*r1) - param_count(load_model("qwen2.5-1.5b")) == 151936LL * 1536);  // one more vocab matrix
 }
