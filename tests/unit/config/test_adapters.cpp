@@ -813,6 +813,7 @@ TEST_CASE("a launch line inside `bash -c \"...\"` (SLURM's srun) is read as the 
         "MBS=4\nbash -lc 'torchrun --nproc_per_node 4 pretrain_gpt.py --micro-batch-size $MBS --num-layers 2'\n"));
     CHECK(shipped_facts(q).integer("training.local_batch_size") == 4);
     CHECK_NOTHROW(parse_job_config(write("bash_c_broken.sh", "bash -c 'echo \"unterminated'\n")));
+}
 
 TEST_CASE("rev25: a job that runs DeepSpeed through accelerate gets its ZeRO settings in accelerate's config syntax") {
     // accelerate's config file keeps them in its deepspeed_config section (accelerate commands/config/cluster.py);
