@@ -101,27 +101,38 @@ TEST_CASE("an HF Trainer config with do_predict keeps its estimate (the script, 
 
 namespace {
 
-// preflight of a Megatron launch script with `launch` as its command: (job.entry_script, job.trains present, estimate made)
-std::tuple<std::string, bool, bool> megatron_launch(const std::string& launch) {
+// preflight of a shell script `text`: (framework, job.entry_script, job.trains present, estimate made)
+std::tuple<std::string, std::string, bool, bool> script_preflight(const std::string& text,
+                                                                 const std::string& device = "a100-80gb") {
     static int calls = 0;
     const auto path = std::filesystem::temp_directory_path() /
-                      ("oomdx_megatron_launch_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".sh");
-    std::ofstream(path) << "#!/bin/bash\n" << launch
-                        << " --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32"
-                           " --seq-length 4096 --micro-batch-size 1 --tensor-model-parallel-size 1 --bf16 --swiglu"
-                           " --vocab-size 128256\n";
-    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device h100-80gb --format json --explain",
+                      ("oomdx_console_script_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".sh");
+    std::ofstream(path) << text;
+    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device " + device + " --format json --explain",
                                           oomdx::test::stderr_to::discard);
     std::filesystem::remove(path);
     REQUIRE(r.rc <= 1);
     const auto j = nlohmann::json::parse(r.out);
-    std::string script;
+    std::string framework, script;
     bool trains_fact = false;
     for (const auto& f : j["explain"]["facts"]) {
+        if (f["name"] == "job.framework") framework = f["value"].get<std::string>();
         if (f["name"] == "job.entry_script") script = f["value"].get<std::string>();
         if (f["name"] == "job.trains") trains_fact = true;
     }
-    return {script, trains_fact, j.contains("estimate") && !j["estimate"].is_null()};
+    return {framework, script, trains_fact, j.contains("estimate") && !j["estimate"].is_null()};
+}
+
+
+// preflight of a Megatron launch script with `launch` as its command: (job.entry_script, job.trains present, estimate made)
+std::tuple<std::string, bool, bool> megatron_launch(const std::string& launch) {
+    auto [framework, script, trains_fact, estimate] = script_preflight(
+        "#!/bin/bash\n" + launch +
+            " --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32"
+            " --seq-length 4096 --micro-batch-size 1 --tensor-model-parallel-size 1 --bf16 --swiglu"
+            " --vocab-size 128256\n",
+        "h100-80gb");
+    return {script, trains_fact, estimate};
 }
 
 }  // namespace
@@ -223,30 +234,6 @@ TEST_CASE("LLaMA-Factory inference and export configs (no stage, data or schedul
     CHECK_FALSE(o.has_estimate);
 }
 
-namespace {
-
-// preflight of a shell script `text`: (framework, job.entry_script, job.trains present, estimate made)
-std::tuple<std::string, std::string, bool, bool> script_preflight(const std::string& text) {
-    static int calls = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("oomdx_console_script_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".sh");
-    std::ofstream(path) << text;
-    const auto r = oomdx::test::run_oomdx("preflight --config " + path.string() + " --device a100-80gb --format json --explain",
-                                          oomdx::test::stderr_to::discard);
-    std::filesystem::remove(path);
-    REQUIRE(r.rc <= 1);
-    const auto j = nlohmann::json::parse(r.out);
-    std::string framework, script;
-    bool trains_fact = false;
-    for (const auto& f : j["explain"]["facts"]) {
-        if (f["name"] == "job.framework") framework = f["value"].get<std::string>();
-        if (f["name"] == "job.entry_script") script = f["value"].get<std::string>();
-        if (f["name"] == "job.trains") trains_fact = true;
-    }
-    return {framework, script, trains_fact, j.contains("estimate") && !j["estimate"].is_null()};
-}
-
-}  // namespace
 
 TEST_CASE("a framework's console command that serves, infers or exports gets no training estimate") {
     if (!std::filesystem::exists(OOMDX_BINARY)) {
