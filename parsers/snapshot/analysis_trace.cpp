@@ -176,31 +176,55 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     // Pass A: action counts, the cumulative delta of active bytes and of reserved bytes.
     // One loop: the counts, and the curve summed as if frees complete (free_completed), which
     // is summed again below in the rare trace that only requests frees.
-    std::array<std::int64_t, 13> kind_count{};
+    std::array<std::int64_t, 13> kind_count{};  // action_kind has 13 values
+    static_assert(static_cast<int>(action_kind::other) == 12);
     std::map<std::string_view, std::int64_t> other_actions;
     std::vector<std::string_view> first_seen;
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        const trace_entry& e = trace[i];
-        auto k = static_cast<std::size_t>(e.kind);
-        if (k < kind_count.size()) {
-            if (kind_count[k]++ == 0 && e.kind != action_kind::other) first_seen.push_back(action_name(e.kind));
+    bool has_time = false;
+    const std::size_t chunk = trace_list::first_chunk_size();
+    for (std::size_t base = 0; base < trace.size(); base += chunk) {
+        const trace_entry* run = &trace[base];
+        const std::size_t m = std::min(chunk, trace.size() - base);
+        for (std::size_t r = 0; r < m; ++r) {
+            const trace_entry& e = run[r];
+            const auto k = static_cast<std::size_t>(e.kind);
+            if (kind_count[k]++ == 0 && e.kind != action_kind::other) [[unlikely]]
+                first_seen.push_back(action_name(e.kind));
+            has_time |= e.time_us >= 0;
+            // Only the kinds that move a curve test its extremes (the others leave it as it was).
+            switch (e.kind) {
+                case action_kind::alloc:
+                case action_kind::free_completed:
+                    cum += e.kind == action_kind::alloc ? e.size : -e.size;
+                    if (cum > maxd) {
+                        maxd = cum;
+                        max_index = static_cast<std::int64_t>(base + r);
+                    } else if (cum < mind) {
+                        mind = cum;
+                    }
+                    break;
+                case action_kind::segment_alloc:
+                case action_kind::segment_map:
+                    seg_cum += e.size;
+                    seg_max = std::max(seg_max, seg_cum);
+                    break;
+                case action_kind::segment_free:
+                case action_kind::segment_unmap:
+                    seg_cum -= e.size;
+                    seg_max = std::max(seg_max, seg_cum);
+                    break;
+                case action_kind::other: {
+                    const std::string_view text = trace.action(base + r);
+                    if (other_actions[text]++ == 0) first_seen.push_back(text);
+                    break;
+                }
+                default:
+                    break;
+            }
         }
-        if (e.kind == action_kind::other) {
-            const std::string_view text = trace.action(i);
-            if (other_actions[text]++ == 0) first_seen.push_back(text);
-        }
-        if (e.time_us >= 0) d.has_time = true;
-        cum += active_delta(e, action_kind::free_completed);
-        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
-        else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
-        if (cum > maxd) {
-            maxd = cum;
-            max_index = static_cast<std::int64_t>(i);
-        }
-        mind = std::min(mind, cum);
-        seg_max = std::max(seg_max, seg_cum);
     }
+    if (has_time) d.has_time = true;
     for (auto name : first_seen) {
         action_kind k = parse_action(name);
         std::int64_t n = k == action_kind::other ? other_actions[name] : kind_count[static_cast<std::size_t>(k)];
