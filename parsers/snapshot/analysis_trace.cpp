@@ -34,7 +34,7 @@ inline void each_entry(const trace_list& trace, F&& f) {
     });
 }
 
-// Turning points of the cumulative-delta curve with hysteresis h. The curve is summed again
+// Turning points of the cumulative-delta curve with hysteresis h (> 0). The curve is summed again
 // from the trace (not kept: 8 bytes an entry).
 std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::int64_t h) {
     std::vector<pivot> pv;
@@ -44,7 +44,9 @@ std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::i
     pivot lo{-1, 0}, hi{-1, 0}, ext{-1, 0};
     std::int64_t v = 0;
     each_entry(trace, [&](std::size_t i, const trace_entry& e) {
-        v += active_delta(e, free_kind);
+        // An entry that leaves v as it was cannot turn the curve (h > 0): skipped.
+        if (e.kind != action_kind::alloc && e.kind != free_kind) return;
+        v += e.kind == action_kind::alloc ? e.size : -e.size;
         std::int64_t ii = static_cast<std::int64_t>(i);
         if (dir == 0) {
             if (v < lo.value) lo = {ii, v};
