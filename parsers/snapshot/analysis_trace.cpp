@@ -402,183 +402,188 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     };
 
     const std::int64_t peak_i = d.peak_index;  // a local: the loop writes through d
-    for (std::int64_t i = 0; i < n; ++i) {
-        const trace_entry& e = trace[i];
-        if (i > slice_end) [[unlikely]] {
-            if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
-            while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
-            ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
-            slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
-        }
-        cum_i += active_delta(e, free_kind);
-        switch (e.kind) {
-            case action_kind::alloc: {
-                if (run_frees) close_run();
-                unwinding = false;
-                const auto a = attr.all(e.frames);
-                const int c = a.category, st = a.site;
-                if (a.fsdp) x.fsdp_frames = true;
-                if (a.ddp) x.ddp_frames = true;
-                grow_sites(st);
-                auto [it, fresh] = live.try_emplace(e.addr);
-                if (!fresh && !it->second.preexisting) {  // a free we never saw
-                    site_live[it->second.site] -= it->second.size;
-                    --site_blocks[it->second.site];
-                    cat_live[it->second.cat] -= it->second.size;
-                    --cat_blocks[it->second.cat];
-                    recorded_live -= it->second.size;
-                    if (it->second.pending) pending_bytes -= it->second.size;
-                }
-                live_alloc& la = it->second;
-                la = live_alloc{};
-                la.size = e.size;
-                la.index = i;
-                la.site = st;
-                la.cat = static_cast<std::int16_t>(c);
-                la.epoch = epoch_of(i, ep_cursor);
-                site_live[st] += e.size;
-                ++site_blocks[st];
-                if (e.size > site_big[st]) {
-                    site_big[st] = e.size;
-                    site_cat[st] = c;
-                }
-                cat_live[c] += e.size;
-                ++cat_blocks[c];
-                recorded_live += e.size;
-                if (c == cat_gradient) ++x.gradient_allocs;
-                if (fwd_cat(c)) {
-                    fwd_live += e.size;
-                    x.forward_live_max = std::max(x.forward_live_max, fwd_live);
-                }
-                if (growing_at(i, grow_cursor)) {
-                    x.growth_alloc_by_cat[c] += e.size;
-                    x.growth_alloc_total += e.size;
-                }
-                if (c == cat_optimizer_state) {
-                    x.opt_alloc_bytes += e.size;
-                    ++x.opt_allocs;
-                    if (x.opt_first_index < 0) x.opt_first_index = i;
-                    x.opt_last_index = i;
-                    if (la.epoch != last_opt_epoch) {
-                        if (last_opt_epoch < 0) x.opt_first_epoch_bytes = 0;
-                        ++x.opt_epochs;
-                        last_opt_epoch = la.epoch;
-                    }
-                    if (x.opt_epochs == 1) x.opt_first_epoch_bytes += e.size;
-                }
-                if (ts) {
-                    ++ts->allocs;
-                    ts->alloc_bytes += e.size;
-                }
-                break;
+    const std::size_t step = trace_list::first_chunk_size();
+    for (std::int64_t base = 0; base < n; base += static_cast<std::int64_t>(step)) {
+        const trace_entry* run = &trace[static_cast<std::size_t>(base)];
+        const std::int64_t end = std::min(n, base + static_cast<std::int64_t>(step));
+        for (std::int64_t i = base; i < end; ++i) {
+            const trace_entry& e = run[i - base];
+            if (i > slice_end) [[unlikely]] {
+                if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
+                while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
+                ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
+                slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
             }
-            case action_kind::free_requested:
-            case action_kind::free_completed: {
-                bool completes = e.kind == free_kind;
-                auto it = live.find(e.addr);
-                if (e.kind == action_kind::free_requested) {
-                    if (it == live.end()) {
-                        live_alloc la;
-                        la.size = e.size;
-                        la.index = -1;
-                        la.preexisting = true;
-                        la.site = attr.site(e.frames);
-                        la.cat = static_cast<std::int16_t>(attr.category(e.frames));
-                        la.epoch = 0;
-                        it = live.emplace(e.addr, la).first;
-                        ++d.pending.unmatched_frees;
+            cum_i += active_delta(e, free_kind);
+            switch (e.kind) {
+                case action_kind::alloc: {
+                    if (run_frees) close_run();
+                    unwinding = false;
+                    const auto a = attr.all(e.frames);
+                    const int c = a.category, st = a.site;
+                    if (a.fsdp) x.fsdp_frames = true;
+                    if (a.ddp) x.ddp_frames = true;
+                    grow_sites(st);
+                    auto [it, fresh] = live.try_emplace(e.addr);
+                    if (!fresh && !it->second.preexisting) {  // a free we never saw
+                        site_live[it->second.site] -= it->second.size;
+                        --site_blocks[it->second.site];
+                        cat_live[it->second.cat] -= it->second.size;
+                        --cat_blocks[it->second.cat];
+                        recorded_live -= it->second.size;
+                        if (it->second.pending) pending_bytes -= it->second.size;
                     }
-                    if (!free_on_request && !it->second.pending) {
-                        it->second.pending = true;
-                        it->second.req_index = i;
-                        it->second.req_time = e.time_us;
-                        pending_bytes += it->second.size;
-                        if (pending_bytes > d.pending.max_pending_bytes) {
-                            d.pending.max_pending_bytes = pending_bytes;
-                            d.pending.max_pending_index = i;
+                    live_alloc& la = it->second;
+                    la = live_alloc{};
+                    la.size = e.size;
+                    la.index = i;
+                    la.site = st;
+                    la.cat = static_cast<std::int16_t>(c);
+                    la.epoch = epoch_of(i, ep_cursor);
+                    site_live[st] += e.size;
+                    ++site_blocks[st];
+                    if (e.size > site_big[st]) {
+                        site_big[st] = e.size;
+                        site_cat[st] = c;
+                    }
+                    cat_live[c] += e.size;
+                    ++cat_blocks[c];
+                    recorded_live += e.size;
+                    if (c == cat_gradient) ++x.gradient_allocs;
+                    if (fwd_cat(c)) {
+                        fwd_live += e.size;
+                        x.forward_live_max = std::max(x.forward_live_max, fwd_live);
+                    }
+                    if (growing_at(i, grow_cursor)) {
+                        x.growth_alloc_by_cat[c] += e.size;
+                        x.growth_alloc_total += e.size;
+                    }
+                    if (c == cat_optimizer_state) {
+                        x.opt_alloc_bytes += e.size;
+                        ++x.opt_allocs;
+                        if (x.opt_first_index < 0) x.opt_first_index = i;
+                        x.opt_last_index = i;
+                        if (la.epoch != last_opt_epoch) {
+                            if (last_opt_epoch < 0) x.opt_first_epoch_bytes = 0;
+                            ++x.opt_epochs;
+                            last_opt_epoch = la.epoch;
                         }
-                        if (ts) ts->max_pending_bytes = std::max(ts->max_pending_bytes, pending_bytes);
+                        if (x.opt_epochs == 1) x.opt_first_epoch_bytes += e.size;
                     }
-                }
-                if (!completes) break;
-                if (run_frees == 0) {
-                    run_start = i;
-                    run_unwinding = unwinding;
-                }
-                ++run_frees;
-                run_bytes += e.size;
-                run_last = i;
-                run_last_cum = cum_i;
-                if (ts) {
-                    ++ts->frees;
-                    ts->free_bytes += e.size;
-                }
-                if (it == live.end()) {
-                    // Freed without a recorded alloc: it was live since before the trace.
-                    ++d.pending.unmatched_frees;
-                    if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                    if (ts) {
+                        ++ts->allocs;
+                        ts->alloc_bytes += e.size;
+                    }
                     break;
                 }
-                live_alloc la = it->second;
-                live.erase(it);
-                if (la.pending) {
-                    pending_bytes -= la.size;
-                    std::int64_t delay = i - la.req_index;
-                    if (delay <= 1) ++d.pending.immediate;
-                    else ++d.pending.deferred;
-                    d.pending.max_delay_events = std::max(d.pending.max_delay_events, delay);
-                    if (la.req_time >= 0 && e.time_us >= 0)
-                        d.pending.max_delay_us = std::max(d.pending.max_delay_us, e.time_us - la.req_time);
-                } else if (free_on_request) {
-                    ++d.pending.immediate;
-                }
-                if (la.preexisting) {
-                    if (i > peak_i) add_pre(la.site, la.cat, la.size);
+                case action_kind::free_requested:
+                case action_kind::free_completed: {
+                    bool completes = e.kind == free_kind;
+                    auto it = live.find(e.addr);
+                    if (e.kind == action_kind::free_requested) {
+                        if (it == live.end()) {
+                            live_alloc la;
+                            la.size = e.size;
+                            la.index = -1;
+                            la.preexisting = true;
+                            la.site = attr.site(e.frames);
+                            la.cat = static_cast<std::int16_t>(attr.category(e.frames));
+                            la.epoch = 0;
+                            it = live.emplace(e.addr, la).first;
+                            ++d.pending.unmatched_frees;
+                        }
+                        if (!free_on_request && !it->second.pending) {
+                            it->second.pending = true;
+                            it->second.req_index = i;
+                            it->second.req_time = e.time_us;
+                            pending_bytes += it->second.size;
+                            if (pending_bytes > d.pending.max_pending_bytes) {
+                                d.pending.max_pending_bytes = pending_bytes;
+                                d.pending.max_pending_index = i;
+                            }
+                            if (ts) ts->max_pending_bytes = std::max(ts->max_pending_bytes, pending_bytes);
+                        }
+                    }
+                    if (!completes) break;
+                    if (run_frees == 0) {
+                        run_start = i;
+                        run_unwinding = unwinding;
+                    }
+                    ++run_frees;
+                    run_bytes += e.size;
+                    run_last = i;
+                    run_last_cum = cum_i;
+                    if (ts) {
+                        ++ts->frees;
+                        ts->free_bytes += e.size;
+                    }
+                    if (it == live.end()) {
+                        // Freed without a recorded alloc: it was live since before the trace.
+                        ++d.pending.unmatched_frees;
+                        if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                        break;
+                    }
+                    live_alloc la = it->second;
+                    live.erase(it);
+                    if (la.pending) {
+                        pending_bytes -= la.size;
+                        std::int64_t delay = i - la.req_index;
+                        if (delay <= 1) ++d.pending.immediate;
+                        else ++d.pending.deferred;
+                        d.pending.max_delay_events = std::max(d.pending.max_delay_events, delay);
+                        if (la.req_time >= 0 && e.time_us >= 0)
+                            d.pending.max_delay_us = std::max(d.pending.max_delay_us, e.time_us - la.req_time);
+                    } else if (free_on_request) {
+                        ++d.pending.immediate;
+                    }
+                    if (la.preexisting) {
+                        if (i > peak_i) add_pre(la.site, la.cat, la.size);
+                        break;
+                    }
+                    site_live[la.site] -= la.size;
+                    --site_blocks[la.site];
+                    cat_live[la.cat] -= la.size;
+                    --cat_blocks[la.cat];
+                    recorded_live -= la.size;
+                    if (fwd_cat(la.cat)) fwd_live -= la.size;
+                    run_min_epoch = std::min(run_min_epoch, la.epoch);
+                    run_max_epoch = std::max(run_max_epoch, la.epoch);
                     break;
                 }
-                site_live[la.site] -= la.size;
-                --site_blocks[la.site];
-                cat_live[la.cat] -= la.size;
-                --cat_blocks[la.cat];
-                recorded_live -= la.size;
-                if (fwd_cat(la.cat)) fwd_live -= la.size;
-                run_min_epoch = std::min(run_min_epoch, la.epoch);
-                run_max_epoch = std::max(run_max_epoch, la.epoch);
-                break;
+                case action_kind::segment_alloc:
+                case action_kind::segment_map:
+                    reserved += e.size;
+                    break;
+                case action_kind::segment_free:
+                case action_kind::segment_unmap:
+                    reserved -= e.size;
+                    break;
+                case action_kind::oom: {
+                    unwinding = true;
+                    if (static_cast<std::int64_t>(d.ooms.size()) >= opt.max_detailed_ooms) break;
+                    oom_event o;
+                    o.trace_index = i;
+                    o.requested_bytes = e.size;
+                    o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
+                    o.time_us = e.time_us;
+                    o.live_bytes = l0 + cum_i;
+                    o.reserved_bytes = std::max<std::int64_t>(reserved, 0);
+                    int st = attr.site(e.frames);
+                    o.site = e.frames ? attr.describe_site(st).site : std::string();
+                    o.category = attr.rules().names()[attr.category(e.frames)];
+                    o.holders = holders_now(o.live_bytes);
+                    d.ooms.push_back(std::move(o));
+                    break;
+                }
+                default:
+                    break;
             }
-            case action_kind::segment_alloc:
-            case action_kind::segment_map:
-                reserved += e.size;
-                break;
-            case action_kind::segment_free:
-            case action_kind::segment_unmap:
-                reserved -= e.size;
-                break;
-            case action_kind::oom: {
-                unwinding = true;
-                if (static_cast<std::int64_t>(d.ooms.size()) >= opt.max_detailed_ooms) break;
-                oom_event o;
-                o.trace_index = i;
-                o.requested_bytes = e.size;
-                o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
-                o.time_us = e.time_us;
-                o.live_bytes = l0 + cum_i;
-                o.reserved_bytes = std::max<std::int64_t>(reserved, 0);
-                int st = attr.site(e.frames);
-                o.site = e.frames ? attr.describe_site(st).site : std::string();
-                o.category = attr.rules().names()[attr.category(e.frames)];
-                o.holders = holders_now(o.live_bytes);
-                d.ooms.push_back(std::move(o));
-                break;
+            if (i == peak_i) {
+                peak_site_bytes = site_live;
+                peak_site_blocks = site_blocks;
+                peak_cat_bytes = cat_live;
+                peak_cat_blocks = cat_blocks;
             }
-            default:
-                break;
-        }
-        if (i == peak_i) {
-            peak_site_bytes = site_live;
-            peak_site_blocks = site_blocks;
-            peak_cat_bytes = cat_live;
-            peak_cat_blocks = cat_blocks;
         }
     }
     if (ts && n > 0) ts->live_end_bytes = l0 + cum_i;
