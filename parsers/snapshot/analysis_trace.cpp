@@ -114,19 +114,19 @@ public:
             if (m_tab[i].first == addr) return &m_tab[i];
         }
     }
-    std::pair<slot*, bool> try_emplace(std::int64_t addr) {
+    // The slot of addr; a fresh one (second = true) holds stale bytes: the caller writes it whole.
+    std::pair<slot*, bool> insert_raw(std::int64_t addr) {
         if ((m_size + 1) * 2 > m_tab.size()) grow();
         std::size_t i = home(addr);
         for (; m_tab[i].used; i = (i + 1) & mask())
             if (m_tab[i].first == addr) return {&m_tab[i], false};
         m_tab[i].used = true;
         m_tab[i].first = addr;
-        m_tab[i].second = live_alloc{};
         ++m_size;
         return {&m_tab[i], true};
     }
     std::pair<slot*, bool> emplace(std::int64_t addr, const live_alloc& la) {
-        auto r = try_emplace(addr);
+        auto r = insert_raw(addr);
         if (r.second) r.first->second = la;
         return r;
     }
@@ -402,6 +402,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     };
 
     const std::int64_t peak_i = d.peak_index;  // a local: the loop writes through d
+    live_map::slot* req_slot = nullptr;  // the slot the last free request found, while the map is unchanged
+    std::int64_t req_addr = 0;
     const std::size_t step = trace_list::first_chunk_size();
     for (std::int64_t base = 0; base < n; base += static_cast<std::int64_t>(step)) {
         const trace_entry* run = &trace[static_cast<std::size_t>(base)];
@@ -424,7 +426,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     if (a.fsdp) x.fsdp_frames = true;
                     if (a.ddp) x.ddp_frames = true;
                     grow_sites(st);
-                    auto [it, fresh] = live.try_emplace(e.addr);
+                    auto [it, fresh] = live.insert_raw(e.addr);
+                    req_slot = nullptr;  // the map changes
                     if (!fresh && !it->second.preexisting) {  // a free we never saw
                         site_live[it->second.site] -= it->second.size;
                         --site_blocks[it->second.site];
@@ -434,12 +437,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                         if (it->second.pending) pending_bytes -= it->second.size;
                     }
                     live_alloc& la = it->second;
-                    la = live_alloc{};
-                    la.size = e.size;
-                    la.index = i;
-                    la.site = st;
-                    la.cat = static_cast<std::int16_t>(c);
-                    la.epoch = epoch_of(i, ep_cursor);
+                    la = live_alloc{e.size, i, -1, -1, st, static_cast<std::int16_t>(c), epoch_of(i, ep_cursor),
+                                    false, false};
                     site_live[st] += e.size;
                     ++site_blocks[st];
                     if (e.size > site_big[st]) {
@@ -479,7 +478,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                 case action_kind::free_requested:
                 case action_kind::free_completed: {
                     bool completes = e.kind == free_kind;
-                    auto it = live.find(e.addr);
+                    // A completion right after its request (no change to the map between) reuses its slot.
+                    auto it = req_slot && e.addr == req_addr ? req_slot : live.find(e.addr);
                     if (e.kind == action_kind::free_requested) {
                         if (it == live.end()) {
                             live_alloc la;
@@ -492,6 +492,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                             it = live.emplace(e.addr, la).first;
                             ++d.pending.unmatched_frees;
                         }
+                        req_slot = it;
+                        req_addr = e.addr;
                         if (!free_on_request && !it->second.pending) {
                             it->second.pending = true;
                             it->second.req_index = i;
@@ -523,8 +525,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                         if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
                         break;
                     }
-                    live_alloc la = it->second;
-                    live.erase(it);
+                    const live_alloc& la = it->second;  // erased at the end (erase moves slots)
                     if (la.pending) {
                         pending_bytes -= la.size;
                         std::int64_t delay = i - la.req_index;
@@ -538,6 +539,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     }
                     if (la.preexisting) {
                         if (i > peak_i) add_pre(la.site, la.cat, la.size);
+                        live.erase(it);
+                        req_slot = nullptr;
                         break;
                     }
                     site_live[la.site] -= la.size;
@@ -548,6 +551,8 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     if (fwd_cat(la.cat)) fwd_live -= la.size;
                     run_min_epoch = std::min(run_min_epoch, la.epoch);
                     run_max_epoch = std::max(run_max_epoch, la.epoch);
+                    live.erase(it);
+                    req_slot = nullptr;
                     break;
                 }
                 case action_kind::segment_alloc:
