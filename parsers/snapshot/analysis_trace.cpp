@@ -34,7 +34,7 @@ inline void each_entry(const trace_list& trace, F&& f) {
     });
 }
 
-// Turning points of the cumulative-delta curve with hysteresis h. The curve is summed again
+// Turning points of the cumulative-delta curve with hysteresis h (> 0). The curve is summed again
 // from the trace (not kept: 8 bytes an entry).
 std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::int64_t h) {
     std::vector<pivot> pv;
@@ -44,7 +44,9 @@ std::vector<pivot> zigzag(const trace_list& trace, action_kind free_kind, std::i
     pivot lo{-1, 0}, hi{-1, 0}, ext{-1, 0};
     std::int64_t v = 0;
     each_entry(trace, [&](std::size_t i, const trace_entry& e) {
-        v += active_delta(e, free_kind);
+        // An entry that leaves v as it was cannot turn the curve (h > 0): skipped.
+        if (e.kind != action_kind::alloc && e.kind != free_kind) return;
+        v += e.kind == action_kind::alloc ? e.size : -e.size;
         std::int64_t ii = static_cast<std::int64_t>(i);
         if (dir == 0) {
             if (v < lo.value) lo = {ii, v};
@@ -112,19 +114,19 @@ public:
             if (m_tab[i].first == addr) return &m_tab[i];
         }
     }
-    std::pair<slot*, bool> try_emplace(std::int64_t addr) {
+    // The slot of addr; a fresh one (second = true) holds stale bytes: the caller writes it whole.
+    std::pair<slot*, bool> insert_raw(std::int64_t addr) {
         if ((m_size + 1) * 2 > m_tab.size()) grow();
         std::size_t i = home(addr);
         for (; m_tab[i].used; i = (i + 1) & mask())
             if (m_tab[i].first == addr) return {&m_tab[i], false};
         m_tab[i].used = true;
         m_tab[i].first = addr;
-        m_tab[i].second = live_alloc{};
         ++m_size;
         return {&m_tab[i], true};
     }
     std::pair<slot*, bool> emplace(std::int64_t addr, const live_alloc& la) {
-        auto r = try_emplace(addr);
+        auto r = insert_raw(addr);
         if (r.second) r.first->second = la;
         return r;
     }
@@ -176,31 +178,55 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     // Pass A: action counts, the cumulative delta of active bytes and of reserved bytes.
     // One loop: the counts, and the curve summed as if frees complete (free_completed), which
     // is summed again below in the rare trace that only requests frees.
-    std::array<std::int64_t, 13> kind_count{};
+    std::array<std::int64_t, 13> kind_count{};  // action_kind has 13 values
+    static_assert(static_cast<int>(action_kind::other) == 12);
     std::map<std::string_view, std::int64_t> other_actions;
     std::vector<std::string_view> first_seen;
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
-    for (std::size_t i = 0; i < trace.size(); ++i) {
-        const trace_entry& e = trace[i];
-        auto k = static_cast<std::size_t>(e.kind);
-        if (k < kind_count.size()) {
-            if (kind_count[k]++ == 0 && e.kind != action_kind::other) first_seen.push_back(action_name(e.kind));
+    bool has_time = false;
+    const std::size_t chunk = trace_list::first_chunk_size();
+    for (std::size_t base = 0; base < trace.size(); base += chunk) {
+        const trace_entry* run = &trace[base];
+        const std::size_t m = std::min(chunk, trace.size() - base);
+        for (std::size_t r = 0; r < m; ++r) {
+            const trace_entry& e = run[r];
+            const auto k = static_cast<std::size_t>(e.kind);
+            if (kind_count[k]++ == 0 && e.kind != action_kind::other) [[unlikely]]
+                first_seen.push_back(action_name(e.kind));
+            has_time |= e.time_us >= 0;
+            // Only the kinds that move a curve test its extremes (the others leave it as it was).
+            switch (e.kind) {
+                case action_kind::alloc:
+                case action_kind::free_completed:
+                    cum += e.kind == action_kind::alloc ? e.size : -e.size;
+                    if (cum > maxd) {
+                        maxd = cum;
+                        max_index = static_cast<std::int64_t>(base + r);
+                    } else if (cum < mind) {
+                        mind = cum;
+                    }
+                    break;
+                case action_kind::segment_alloc:
+                case action_kind::segment_map:
+                    seg_cum += e.size;
+                    seg_max = std::max(seg_max, seg_cum);
+                    break;
+                case action_kind::segment_free:
+                case action_kind::segment_unmap:
+                    seg_cum -= e.size;
+                    seg_max = std::max(seg_max, seg_cum);
+                    break;
+                case action_kind::other: {
+                    const std::string_view text = trace.action(base + r);
+                    if (other_actions[text]++ == 0) first_seen.push_back(text);
+                    break;
+                }
+                default:
+                    break;
+            }
         }
-        if (e.kind == action_kind::other) {
-            const std::string_view text = trace.action(i);
-            if (other_actions[text]++ == 0) first_seen.push_back(text);
-        }
-        if (e.time_us >= 0) d.has_time = true;
-        cum += active_delta(e, action_kind::free_completed);
-        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) seg_cum += e.size;
-        else if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) seg_cum -= e.size;
-        if (cum > maxd) {
-            maxd = cum;
-            max_index = static_cast<std::int64_t>(i);
-        }
-        mind = std::min(mind, cum);
-        seg_max = std::max(seg_max, seg_cum);
     }
+    if (has_time) d.has_time = true;
     for (auto name : first_seen) {
         action_kind k = parse_action(name);
         std::int64_t n = k == action_kind::other ? other_actions[name] : kind_count[static_cast<std::size_t>(k)];
@@ -376,183 +402,193 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     };
 
     const std::int64_t peak_i = d.peak_index;  // a local: the loop writes through d
-    for (std::int64_t i = 0; i < n; ++i) {
-        const trace_entry& e = trace[i];
-        if (i > slice_end) [[unlikely]] {
-            if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
-            while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
-            ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
-            slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
-        }
-        cum_i += active_delta(e, free_kind);
-        switch (e.kind) {
-            case action_kind::alloc: {
-                if (run_frees) close_run();
-                unwinding = false;
-                const auto a = attr.all(e.frames);
-                const int c = a.category, st = a.site;
-                if (a.fsdp) x.fsdp_frames = true;
-                if (a.ddp) x.ddp_frames = true;
-                grow_sites(st);
-                auto [it, fresh] = live.try_emplace(e.addr);
-                if (!fresh && !it->second.preexisting) {  // a free we never saw
-                    site_live[it->second.site] -= it->second.size;
-                    --site_blocks[it->second.site];
-                    cat_live[it->second.cat] -= it->second.size;
-                    --cat_blocks[it->second.cat];
-                    recorded_live -= it->second.size;
-                    if (it->second.pending) pending_bytes -= it->second.size;
-                }
-                live_alloc& la = it->second;
-                la = live_alloc{};
-                la.size = e.size;
-                la.index = i;
-                la.site = st;
-                la.cat = static_cast<std::int16_t>(c);
-                la.epoch = epoch_of(i, ep_cursor);
-                site_live[st] += e.size;
-                ++site_blocks[st];
-                if (e.size > site_big[st]) {
-                    site_big[st] = e.size;
-                    site_cat[st] = c;
-                }
-                cat_live[c] += e.size;
-                ++cat_blocks[c];
-                recorded_live += e.size;
-                if (c == cat_gradient) ++x.gradient_allocs;
-                if (fwd_cat(c)) {
-                    fwd_live += e.size;
-                    x.forward_live_max = std::max(x.forward_live_max, fwd_live);
-                }
-                if (growing_at(i, grow_cursor)) {
-                    x.growth_alloc_by_cat[c] += e.size;
-                    x.growth_alloc_total += e.size;
-                }
-                if (c == cat_optimizer_state) {
-                    x.opt_alloc_bytes += e.size;
-                    ++x.opt_allocs;
-                    if (x.opt_first_index < 0) x.opt_first_index = i;
-                    x.opt_last_index = i;
-                    if (la.epoch != last_opt_epoch) {
-                        if (last_opt_epoch < 0) x.opt_first_epoch_bytes = 0;
-                        ++x.opt_epochs;
-                        last_opt_epoch = la.epoch;
-                    }
-                    if (x.opt_epochs == 1) x.opt_first_epoch_bytes += e.size;
-                }
-                if (ts) {
-                    ++ts->allocs;
-                    ts->alloc_bytes += e.size;
-                }
-                break;
+    live_map::slot* req_slot = nullptr;  // the slot the last free request found, while the map is unchanged
+    std::int64_t req_addr = 0;
+    const std::size_t step = trace_list::first_chunk_size();
+    for (std::int64_t base = 0; base < n; base += static_cast<std::int64_t>(step)) {
+        const trace_entry* run = &trace[static_cast<std::size_t>(base)];
+        const std::int64_t end = std::min(n, base + static_cast<std::int64_t>(step));
+        for (std::int64_t i = base; i < end; ++i) {
+            const trace_entry& e = run[i - base];
+            if (i > slice_end) [[unlikely]] {
+                if (ts) ts->live_end_bytes = l0 + cum_i;  // after the slice's last entry (i - 1)
+                while (slice + 1 < d.timeline.size() && i > d.timeline[slice].end_index) ++slice;
+                ts = d.timeline.empty() ? nullptr : &d.timeline[slice];
+                slice_end = slice + 1 < d.timeline.size() ? d.timeline[slice].end_index : n;
             }
-            case action_kind::free_requested:
-            case action_kind::free_completed: {
-                bool completes = e.kind == free_kind;
-                auto it = live.find(e.addr);
-                if (e.kind == action_kind::free_requested) {
-                    if (it == live.end()) {
-                        live_alloc la;
-                        la.size = e.size;
-                        la.index = -1;
-                        la.preexisting = true;
-                        la.site = attr.site(e.frames);
-                        la.cat = static_cast<std::int16_t>(attr.category(e.frames));
-                        la.epoch = 0;
-                        it = live.emplace(e.addr, la).first;
-                        ++d.pending.unmatched_frees;
+            cum_i += active_delta(e, free_kind);
+            switch (e.kind) {
+                case action_kind::alloc: {
+                    if (run_frees) close_run();
+                    unwinding = false;
+                    const auto a = attr.all(e.frames);
+                    const int c = a.category, st = a.site;
+                    if (a.fsdp) x.fsdp_frames = true;
+                    if (a.ddp) x.ddp_frames = true;
+                    grow_sites(st);
+                    auto [it, fresh] = live.insert_raw(e.addr);
+                    req_slot = nullptr;  // the map changes
+                    if (!fresh && !it->second.preexisting) {  // a free we never saw
+                        site_live[it->second.site] -= it->second.size;
+                        --site_blocks[it->second.site];
+                        cat_live[it->second.cat] -= it->second.size;
+                        --cat_blocks[it->second.cat];
+                        recorded_live -= it->second.size;
+                        if (it->second.pending) pending_bytes -= it->second.size;
                     }
-                    if (!free_on_request && !it->second.pending) {
-                        it->second.pending = true;
-                        it->second.req_index = i;
-                        it->second.req_time = e.time_us;
-                        pending_bytes += it->second.size;
-                        if (pending_bytes > d.pending.max_pending_bytes) {
-                            d.pending.max_pending_bytes = pending_bytes;
-                            d.pending.max_pending_index = i;
+                    live_alloc& la = it->second;
+                    la = live_alloc{e.size, i, -1, -1, st, static_cast<std::int16_t>(c), epoch_of(i, ep_cursor),
+                                    false, false};
+                    site_live[st] += e.size;
+                    ++site_blocks[st];
+                    if (e.size > site_big[st]) {
+                        site_big[st] = e.size;
+                        site_cat[st] = c;
+                    }
+                    cat_live[c] += e.size;
+                    ++cat_blocks[c];
+                    recorded_live += e.size;
+                    if (c == cat_gradient) ++x.gradient_allocs;
+                    if (fwd_cat(c)) {
+                        fwd_live += e.size;
+                        x.forward_live_max = std::max(x.forward_live_max, fwd_live);
+                    }
+                    if (growing_at(i, grow_cursor)) {
+                        x.growth_alloc_by_cat[c] += e.size;
+                        x.growth_alloc_total += e.size;
+                    }
+                    if (c == cat_optimizer_state) {
+                        x.opt_alloc_bytes += e.size;
+                        ++x.opt_allocs;
+                        if (x.opt_first_index < 0) x.opt_first_index = i;
+                        x.opt_last_index = i;
+                        if (la.epoch != last_opt_epoch) {
+                            if (last_opt_epoch < 0) x.opt_first_epoch_bytes = 0;
+                            ++x.opt_epochs;
+                            last_opt_epoch = la.epoch;
                         }
-                        if (ts) ts->max_pending_bytes = std::max(ts->max_pending_bytes, pending_bytes);
+                        if (x.opt_epochs == 1) x.opt_first_epoch_bytes += e.size;
                     }
-                }
-                if (!completes) break;
-                if (run_frees == 0) {
-                    run_start = i;
-                    run_unwinding = unwinding;
-                }
-                ++run_frees;
-                run_bytes += e.size;
-                run_last = i;
-                run_last_cum = cum_i;
-                if (ts) {
-                    ++ts->frees;
-                    ts->free_bytes += e.size;
-                }
-                if (it == live.end()) {
-                    // Freed without a recorded alloc: it was live since before the trace.
-                    ++d.pending.unmatched_frees;
-                    if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                    if (ts) {
+                        ++ts->allocs;
+                        ts->alloc_bytes += e.size;
+                    }
                     break;
                 }
-                live_alloc la = it->second;
-                live.erase(it);
-                if (la.pending) {
-                    pending_bytes -= la.size;
-                    std::int64_t delay = i - la.req_index;
-                    if (delay <= 1) ++d.pending.immediate;
-                    else ++d.pending.deferred;
-                    d.pending.max_delay_events = std::max(d.pending.max_delay_events, delay);
-                    if (la.req_time >= 0 && e.time_us >= 0)
-                        d.pending.max_delay_us = std::max(d.pending.max_delay_us, e.time_us - la.req_time);
-                } else if (free_on_request) {
-                    ++d.pending.immediate;
-                }
-                if (la.preexisting) {
-                    if (i > peak_i) add_pre(la.site, la.cat, la.size);
+                case action_kind::free_requested:
+                case action_kind::free_completed: {
+                    bool completes = e.kind == free_kind;
+                    // A completion right after its request (no change to the map between) reuses its slot.
+                    auto it = req_slot && e.addr == req_addr ? req_slot : live.find(e.addr);
+                    if (e.kind == action_kind::free_requested) {
+                        if (it == live.end()) {
+                            live_alloc la;
+                            la.size = e.size;
+                            la.index = -1;
+                            la.preexisting = true;
+                            la.site = attr.site(e.frames);
+                            la.cat = static_cast<std::int16_t>(attr.category(e.frames));
+                            la.epoch = 0;
+                            it = live.emplace(e.addr, la).first;
+                            ++d.pending.unmatched_frees;
+                        }
+                        req_slot = it;
+                        req_addr = e.addr;
+                        if (!free_on_request && !it->second.pending) {
+                            it->second.pending = true;
+                            it->second.req_index = i;
+                            it->second.req_time = e.time_us;
+                            pending_bytes += it->second.size;
+                            if (pending_bytes > d.pending.max_pending_bytes) {
+                                d.pending.max_pending_bytes = pending_bytes;
+                                d.pending.max_pending_index = i;
+                            }
+                            if (ts) ts->max_pending_bytes = std::max(ts->max_pending_bytes, pending_bytes);
+                        }
+                    }
+                    if (!completes) break;
+                    if (run_frees == 0) {
+                        run_start = i;
+                        run_unwinding = unwinding;
+                    }
+                    ++run_frees;
+                    run_bytes += e.size;
+                    run_last = i;
+                    run_last_cum = cum_i;
+                    if (ts) {
+                        ++ts->frees;
+                        ts->free_bytes += e.size;
+                    }
+                    if (it == live.end()) {
+                        // Freed without a recorded alloc: it was live since before the trace.
+                        ++d.pending.unmatched_frees;
+                        if (i > peak_i) add_pre(attr.site(e.frames), attr.category(e.frames), e.size);
+                        break;
+                    }
+                    const live_alloc& la = it->second;  // erased at the end (erase moves slots)
+                    if (la.pending) {
+                        pending_bytes -= la.size;
+                        std::int64_t delay = i - la.req_index;
+                        if (delay <= 1) ++d.pending.immediate;
+                        else ++d.pending.deferred;
+                        d.pending.max_delay_events = std::max(d.pending.max_delay_events, delay);
+                        if (la.req_time >= 0 && e.time_us >= 0)
+                            d.pending.max_delay_us = std::max(d.pending.max_delay_us, e.time_us - la.req_time);
+                    } else if (free_on_request) {
+                        ++d.pending.immediate;
+                    }
+                    if (la.preexisting) {
+                        if (i > peak_i) add_pre(la.site, la.cat, la.size);
+                        live.erase(it);
+                        req_slot = nullptr;
+                        break;
+                    }
+                    site_live[la.site] -= la.size;
+                    --site_blocks[la.site];
+                    cat_live[la.cat] -= la.size;
+                    --cat_blocks[la.cat];
+                    recorded_live -= la.size;
+                    if (fwd_cat(la.cat)) fwd_live -= la.size;
+                    run_min_epoch = std::min(run_min_epoch, la.epoch);
+                    run_max_epoch = std::max(run_max_epoch, la.epoch);
+                    live.erase(it);
+                    req_slot = nullptr;
                     break;
                 }
-                site_live[la.site] -= la.size;
-                --site_blocks[la.site];
-                cat_live[la.cat] -= la.size;
-                --cat_blocks[la.cat];
-                recorded_live -= la.size;
-                if (fwd_cat(la.cat)) fwd_live -= la.size;
-                run_min_epoch = std::min(run_min_epoch, la.epoch);
-                run_max_epoch = std::max(run_max_epoch, la.epoch);
-                break;
+                case action_kind::segment_alloc:
+                case action_kind::segment_map:
+                    reserved += e.size;
+                    break;
+                case action_kind::segment_free:
+                case action_kind::segment_unmap:
+                    reserved -= e.size;
+                    break;
+                case action_kind::oom: {
+                    unwinding = true;
+                    if (static_cast<std::int64_t>(d.ooms.size()) >= opt.max_detailed_ooms) break;
+                    oom_event o;
+                    o.trace_index = i;
+                    o.requested_bytes = e.size;
+                    o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
+                    o.time_us = e.time_us;
+                    o.live_bytes = l0 + cum_i;
+                    o.reserved_bytes = std::max<std::int64_t>(reserved, 0);
+                    int st = attr.site(e.frames);
+                    o.site = e.frames ? attr.describe_site(st).site : std::string();
+                    o.category = attr.rules().names()[attr.category(e.frames)];
+                    o.holders = holders_now(o.live_bytes);
+                    d.ooms.push_back(std::move(o));
+                    break;
+                }
+                default:
+                    break;
             }
-            case action_kind::segment_alloc:
-            case action_kind::segment_map:
-                reserved += e.size;
-                break;
-            case action_kind::segment_free:
-            case action_kind::segment_unmap:
-                reserved -= e.size;
-                break;
-            case action_kind::oom: {
-                unwinding = true;
-                if (static_cast<std::int64_t>(d.ooms.size()) >= opt.max_detailed_ooms) break;
-                oom_event o;
-                o.trace_index = i;
-                o.requested_bytes = e.size;
-                o.device_free_bytes = trace.device_free(static_cast<std::size_t>(i));
-                o.time_us = e.time_us;
-                o.live_bytes = l0 + cum_i;
-                o.reserved_bytes = std::max<std::int64_t>(reserved, 0);
-                int st = attr.site(e.frames);
-                o.site = e.frames ? attr.describe_site(st).site : std::string();
-                o.category = attr.rules().names()[attr.category(e.frames)];
-                o.holders = holders_now(o.live_bytes);
-                d.ooms.push_back(std::move(o));
-                break;
+            if (i == peak_i) {
+                peak_site_bytes = site_live;
+                peak_site_blocks = site_blocks;
+                peak_cat_bytes = cat_live;
+                peak_cat_blocks = cat_blocks;
             }
-            default:
-                break;
-        }
-        if (i == peak_i) {
-            peak_site_bytes = site_live;
-            peak_site_blocks = site_blocks;
-            peak_cat_bytes = cat_live;
-            peak_cat_blocks = cat_blocks;
         }
     }
     if (ts && n > 0) ts->live_end_bytes = l0 + cum_i;
