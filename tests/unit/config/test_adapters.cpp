@@ -12,6 +12,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 #include "parsers/config/override_syntax.h"
 #include "parsers/config/job_config.h"
 
@@ -870,4 +871,30 @@ TEST_CASE("rev25: axolotl's eval_batch_size is its evaluation batch, rendered as
     CHECK(j.framework == "axolotl");
     CHECK(j.unknown_keys.empty());
     CHECK(shipped_facts(j).integer("training.eval_batch_size") == 8);
+}
+
+TEST_CASE("rev26: Megatron-SWIFT's bf16 Adam moments render in its underscore flags with values") {
+    // modelscope/ms-swift swift/megatron/arguments/megatron_args.py: use_precision_aware_optimizer (bool, HfArgumentParser
+    // takes a value), exp_avg_dtype / exp_avg_sq_dtype (fp32 | fp16 | bf16 | fp8)
+    const framework_adapter& a = framework_adapter::get("ms_swift_megatron");
+    const std::string m = a.render({{"optimizer.state_dtype", "bfloat16"}});
+    CHECK(m.find("--use_precision_aware_optimizer true") != std::string::npos);
+    CHECK(m.find("--exp_avg_dtype bf16") != std::string::npos);
+    CHECK(m.find("--exp_avg_sq_dtype bf16") != std::string::npos);
+    CHECK(m.find("--use_distributed_optimizer true") != std::string::npos);
+    CHECK(m.find("--use-precision-aware-optimizer") == std::string::npos);  // Megatron-LM's hyphens are not its flags
+    CHECK(m.find("has no setting") == std::string::npos);
+    // the rule's lever is offered here (framework.precision_aware_optimizer)
+    const framework_semantics* s = find_semantics("ms_swift_megatron");
+    REQUIRE(s != nullptr);
+    REQUIRE(s->features.count("precision_aware_optimizer") == 1);
+    CHECK(s->features.at("precision_aware_optimizer") == value(true));
+    // read back from a `megatron sft` argument list
+    const job_config j = parse_job_config(write("megatron_swift_moments.sh",
+        "megatron sft --model Qwen/Qwen3-8B --micro_batch_size 1 --global_batch_size 16 --use_precision_aware_optimizer true "
+        "--exp_avg_dtype bf16 --exp_avg_sq_dtype bf16\n"));
+    CHECK(j.framework == "ms_swift_megatron");
+    CHECK(j.unknown_keys.empty());
+    CHECK(shipped_facts(j).string("optimizer.state_dtype") == std::optional<std::string>("bfloat16"));
+    CHECK(shipped_facts(j).boolean("optimizer.precision_aware") == std::optional<bool>(true));
 }
