@@ -127,6 +127,13 @@ TEST_CASE("every shipped adapter loads and renders") {
             CAPTURE(k.canonical);
             CHECK(vocabulary::shipped().find(k.canonical) != nullptr);
         }
+    // ... and every fact a conditional render (render_when) reads (rev26)
+    for (const auto& a : framework_adapter::shipped())
+        for (const auto& k : a.context_keys()) {
+            CAPTURE(a.name());
+            CAPTURE(k);
+            CHECK(vocabulary::shipped().find(k) != nullptr);
+        }
 }
 
 TEST_CASE("renderers write each framework's own syntax") {
@@ -897,4 +904,33 @@ TEST_CASE("rev26: Megatron-SWIFT's bf16 Adam moments render in its underscore fl
     CHECK(j.unknown_keys.empty());
     CHECK(shipped_facts(j).string("optimizer.state_dtype") == std::optional<std::string>("bfloat16"));
     CHECK(shipped_facts(j).boolean("optimizer.precision_aware") == std::optional<bool>(true));
+}
+
+TEST_CASE("rev26: a render keyed by another fact: kohya's LoRA module follows the model family") {
+    // kohya-ss/sd-scripts: flux_train_network.py takes networks.lora_flux, sd3_train_network.py networks.lora_sd3,
+    // train_network.py / sdxl_train_network.py networks.lora
+    const framework_adapter& k = framework_adapter::get("kohya_sd_scripts");
+    const std::vector<canonical_override> lora{{"training.finetuning_type", "lora"}};
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "flux"}}) ==
+          std::vector<std::string>{"--network_module networks.lora_flux"});
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "sd3"}}) ==
+          std::vector<std::string>{"--network_module networks.lora_sd3"});
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "sdxl"}}) ==
+          std::vector<std::string>{"--network_module networks.lora"});
+    CHECK(k.render_lines(lora) == std::vector<std::string>{"--network_module networks.lora"});
+    const std::vector<std::string> keys = k.context_keys();
+    CHECK(std::find(keys.begin(), keys.end(), "model.diffusion_family") != keys.end());
+    // the family from the script a launch line runs, and through the job's override syntax
+    const job_config j = parse_job_config(write("flux_full.sh",
+        "accelerate launch --mixed_precision bf16 flux_train.py --pretrained_model_name_or_path flux1-dev.safetensors "
+        "--train_batch_size 1 --optimizer_type adafactor --full_bf16 --gradient_checkpointing --xformers\n"), "kohya_sd_scripts");
+    CHECK(j.framework == "kohya_sd_scripts");
+    const fact_store f = shipped_facts(j);
+    CHECK(f.string("model.diffusion_family") == std::optional<std::string>("flux"));
+    override_syntax s = detect_override_syntax(j);
+    set_runtime(s, f);
+    CHECK(render_overrides(s, lora) == std::vector<std::string>{"--network_module networks.lora_flux"});
+    // an adapter file may not misspell the block
+    CHECK_THROWS_AS(framework_adapter::load(write("bad_when.yaml",
+        "name: bad_when\nsyntax: cli\nrender_when:\n  - when: {model.diffusion_family: flux}\n    renders: {}\n")), input_error);
 }
