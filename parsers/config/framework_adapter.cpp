@@ -95,7 +95,7 @@ struct adapter_loader {
             throw input_error::at_line(path, 1, "an adapter needs at least 'name'");
         // A misspelt field would be silently ignored: refuse what the schema does not have.
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
-                                               "known", "defaults", "registry_classes", "render", "shipped_files",
+                                               "known", "defaults", "registry_classes", "render", "render_when", "shipped_files",
                                                "semantics", "detect_required", "detect_shared", "launchers",
                                                "detect_spelling", "console_script"};
         for (auto it = root.begin(); it != root.end(); ++it)
@@ -228,27 +228,48 @@ struct adapter_loader {
                 a.m_keys.push_back(std::move(m));
             }
         }
-        if (root["render"]) {
-            for (auto it = root["render"].begin(); it != root["render"].end(); ++it) {
-                const std::string canonical = it->first.as<std::string>();
-                if (!it->second.IsMap())
-                    throw input_error::at_line(path, it->second.Mark().line + 1, "render entries map values to key sets");
-                for (auto v = it->second.begin(); v != it->second.end(); ++v) {
-                    std::vector<render_item> items;
-                    if (!v->second.IsMap())
-                        throw input_error::at_line(path, v->second.Mark().line + 1, "expected a map of framework keys");
-                    for (auto r = v->second.begin(); r != v->second.end(); ++r) {
-                        render_item ri;
-                        ri.key = r->first.as<std::string>();
-                        ri.val = yaml_value(r->second);
-                        ri.remove = r->second.IsNull();
-                        items.push_back(std::move(ri));
-                    }
-                    a.m_render[canonical][yaml_key_text(v->first)] = std::move(items);
-                }
+        if (root["render"]) a.m_render = render_map(root["render"], path);
+        // rev26: renders that depend on another fact (kohya's LoRA module by the model family)
+        if (const YAML::Node rw = root["render_when"]) {
+            if (!rw.IsSequence())
+                throw input_error::at_line(path, rw.Mark().line + 1, "render_when is a list of {when, render}");
+            for (const auto& c : rw) {
+                if (!c.IsMap() || !c["when"] || !c["when"].IsMap() || !c["render"] || c.size() != 2)
+                    throw input_error::at_line(path, c.Mark().line + 1, "a render_when entry has exactly 'when' (a map of facts) and 'render'");
+                framework_adapter::conditional_render cr;
+                for (auto w = c["when"].begin(); w != c["when"].end(); ++w)
+                    cr.when[w->first.as<std::string>()] = yaml_key_text(w->second);
+                cr.render = render_map(c["render"], path);
+                a.m_render_when.push_back(std::move(cr));
             }
         }
         return a;
+    }
+
+    // canonical key -> canonical value text -> framework items
+    static std::map<std::string, std::map<std::string, std::vector<render_item>>> render_map(const YAML::Node& node,
+                                                                                           const std::string& path) {
+        std::map<std::string, std::map<std::string, std::vector<render_item>>> out;
+        if (!node.IsMap()) throw input_error::at_line(path, node.Mark().line + 1, "render maps canonical keys to values");
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            const std::string canonical = it->first.as<std::string>();
+            if (!it->second.IsMap())
+                throw input_error::at_line(path, it->second.Mark().line + 1, "render entries map values to key sets");
+            for (auto v = it->second.begin(); v != it->second.end(); ++v) {
+                std::vector<render_item> items;
+                if (!v->second.IsMap())
+                    throw input_error::at_line(path, v->second.Mark().line + 1, "expected a map of framework keys");
+                for (auto r = v->second.begin(); r != v->second.end(); ++r) {
+                    render_item ri;
+                    ri.key = r->first.as<std::string>();
+                    ri.val = yaml_value(r->second);
+                    ri.remove = r->second.IsNull();
+                    items.push_back(std::move(ri));
+                }
+                out[canonical][yaml_key_text(v->first)] = std::move(items);
+            }
+        }
+        return out;
     }
 };
 
@@ -264,6 +285,7 @@ void framework_adapter::inherit(const framework_adapter& base) {
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
     for (const auto& [k, v] : base.m_shipped_files) m_shipped_files.emplace(k, v);
     for (const auto& [k, v] : base.m_render) m_render.emplace(k, v);
+    for (const auto& c : base.m_render_when) m_render_when.push_back(c);
     for (const auto& [k, v] : base.m_registry_classes) m_registry_classes.emplace(k, v);
 }
 
@@ -494,8 +516,38 @@ const key_mapping* framework_adapter::spelling_for(const std::string& canonical,
     return best;
 }
 
+std::vector<std::string> framework_adapter::context_keys() const {
+    std::vector<std::string> out;
+    for (const auto& c : m_render_when)
+        for (const auto& [k, v] : c.when)
+            if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    return out;
+}
+
+const std::vector<render_item>* framework_adapter::render_for(const std::string& canonical, const value& v,
+                                                              const render_context& context) const {
+    auto pick = [&](const std::map<std::string, std::map<std::string, std::vector<render_item>>>& table)
+        -> const std::vector<render_item>* {
+        const auto r = table.find(canonical);
+        if (r == table.end()) return nullptr;
+        auto it = r->second.find(value_key(v));
+        if (it == r->second.end()) it = r->second.find("*");
+        return it == r->second.end() ? nullptr : &it->second;
+    };
+    // the first conditional render whose facts all hold and that spells this value wins
+    for (const auto& c : m_render_when) {
+        bool holds = true;
+        for (const auto& [k, want] : c.when)
+            if (auto f = context.find(k); f == context.end() || f->second != want) { holds = false; break; }
+        if (!holds) continue;
+        if (const auto* items = pick(c.render)) return items;
+    }
+    return pick(m_render);
+}
+
 std::vector<render_item> framework_adapter::translate(const std::vector<canonical_override>& ovs,
-                                                      const std::vector<std::string>& spelled) const {
+                                                      const std::vector<std::string>& spelled,
+                                                      const render_context& context) const {
     std::vector<render_item> out;
     auto put = [&](render_item it) {
         for (auto& o : out)
@@ -508,19 +560,15 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             continue;
         }
         const key_mapping* own = spelling_for(ov.key, spelled);
-        if (auto r = m_render.find(ov.key); r != m_render.end()) {
-            auto v = r->second.find(value_key(ov.val));
-            if (v == r->second.end()) v = r->second.find("*");
-            if (v != r->second.end()) {
-                for (auto item : v->second) {
-                    if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
-                    if (own)  // an item written under another alias of this key: the job's spelling
-                        for (const auto* k : find(item.key))
-                            if (k->canonical == ov.key) { item.key = own->key; break; }
-                    put(std::move(item));
-                }
-                continue;
+        if (const auto* rendered = render_for(ov.key, ov.val, context)) {
+            for (auto item : *rendered) {
+                if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
+                if (own)  // an item written under another alias of this key: the job's spelling
+                    for (const auto* k : find(item.key))
+                        if (k->canonical == ov.key) { item.key = own->key; break; }
+                put(std::move(item));
             }
+            continue;
         }
         const key_mapping* m = own;
         for (const auto& k : m_keys)
@@ -671,9 +719,10 @@ std::string yaml_scalar_text(const value& v) {
 
 std::vector<std::string> framework_adapter::render_lines_as(const std::vector<canonical_override>& ovs,
                                                             const std::string& syntax,
-                                                            const std::vector<std::string>& spelled) const {
+                                                            const std::vector<std::string>& spelled,
+                                                            const render_context& context) const {
     std::vector<std::string> lines;
-    std::vector<render_item> items = translate(ovs, spelled);
+    std::vector<render_item> items = translate(ovs, spelled, context);
     std::vector<render_item> fw;
     for (const auto& it : items) {
         if (it.key.rfind("env.", 0) == 0) {

@@ -61,6 +61,9 @@ struct render_item {
     bool remove = false;
 };
 
+// Fact values (as value_key text) a conditional render reads: {"model.diffusion_family": "flux"}.
+using render_context = std::map<std::string, std::string>;
+
 class framework_adapter {
 public:
     // Throws input_error naming file:line when the YAML is malformed.
@@ -106,15 +109,20 @@ public:
     // job's own config wrote; where several keys map to one canonical key, the one the job wrote,
     // else the one in the section it writes (OpenRLHF's --model.* for SFT, --actor.* for PPO), is
     // rendered instead of the adapter's first.
+    // `context`: the facts `render_when` entries read (context_keys); the first entry whose facts all
+    // hold and that spells the value renders it instead of `render`.
     std::vector<render_item> translate(const std::vector<canonical_override>&,
-                                       const std::vector<std::string>& spelled = {}) const;
+                                       const std::vector<std::string>& spelled = {},
+                                       const render_context& context = {}) const;
+    std::vector<std::string> context_keys() const;
     // In the job's own syntax, a paste-able snippet.
     std::string render(const std::vector<canonical_override>&) const;
     std::vector<std::string> render_lines(const std::vector<canonical_override>&) const;
     // Same in another syntax this framework accepts (torchtitan: toml, cli, registry).
     std::vector<std::string> render_lines_as(const std::vector<canonical_override>&,
                                              const std::string& syntax,
-                                             const std::vector<std::string>& spelled = {}) const;
+                                             const std::vector<std::string>& spelled = {},
+                                             const render_context& context = {}) const;
 
 private:
     std::string m_name, m_syntax, m_file, m_extends, m_description;
@@ -131,6 +139,14 @@ private:
     std::map<std::string, std::map<std::string, value>> m_shipped_files;  // file name -> canonical settings
     // canonical key -> canonical value text ("*" = any) -> items
     std::map<std::string, std::map<std::string, std::vector<render_item>>> m_render;
+    // render_when: renders that apply while other facts have the given values (rev26)
+    struct conditional_render {
+        std::map<std::string, std::string> when;  // fact -> value text
+        std::map<std::string, std::map<std::string, std::vector<render_item>>> render;
+    };
+    std::vector<conditional_render> m_render_when;
+    const std::vector<render_item>* render_for(const std::string& canonical, const value& v,
+                                               const render_context& context) const;
     std::map<std::string, std::string> m_registry_classes;  // section -> dataclass (registry syntax)
     void inherit(const framework_adapter& base);
     const key_mapping* spelling_for(const std::string& canonical, const std::vector<std::string>& spelled) const;

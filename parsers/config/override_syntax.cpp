@@ -92,7 +92,7 @@ bool framework_item(const render_item& it) {
 // returned call, or `config.section.field = value` statements before `return config`.
 std::vector<std::string> render_registry(const override_syntax& s, const framework_adapter& a,
                                          const std::vector<canonical_override>& ovs) {
-    const std::vector<render_item> items = a.translate(ovs, s.spelled);
+    const std::vector<render_item> items = a.translate(ovs, s.spelled, s.context);
     std::vector<std::string> lines = side_lines(a, items);
     const std::string var = s.return_var.empty() && s.function.empty() ? "config" : s.return_var;
     std::vector<std::string> order;
@@ -157,7 +157,7 @@ std::string shell_word(const std::string& w) {
 // `key=value` operands: LLaMA-Factory's `llamafactory-cli train cfg.yaml key=value`, Hydra overrides (verl).
 std::vector<std::string> render_dotlist(const override_syntax& s, const framework_adapter& a,
                                        const std::vector<canonical_override>& ovs) {
-    const std::vector<render_item> items = a.translate(ovs, s.spelled);
+    const std::vector<render_item> items = a.translate(ovs, s.spelled, s.context);
     std::vector<std::string> lines = side_lines(a, items);
     for (const auto& it : items) {
         if (!framework_item(it)) continue;
@@ -226,6 +226,8 @@ void set_runtime(override_syntax& s, const fact_store& facts) {
     else if (auto j = facts.string("job.device_kind"); j && *j != "unknown") s.device_kind = *j;
     else if (s.framework == "torchtitan_npu" || s.framework == "mindspeed") s.device_kind = "npu";
     if (auto v = version_fact(facts, "job.torch_version")) s.torch_version = v->text;
+    for (const auto& k : framework_adapter::get(s.framework).context_keys())
+        if (const fact* f = facts.get(k); f && !f->val.is_null()) s.context[k] = value_key(f->val);
 }
 
 std::vector<std::string> render_overrides(const override_syntax& s, const std::vector<canonical_override>& in) {
@@ -237,7 +239,7 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
     if (!own.empty()) {
         if (syn == "registry") lines = render_registry(s, a, own);
         else if (syn == "dotlist") lines = render_dotlist(s, a, own);
-        else lines = a.render_lines_as(own, syn, s.spelled);
+        else lines = a.render_lines_as(own, syn, s.spelled, s.context);
     }
     if (!ds.empty()) {
         const framework_adapter& d = framework_adapter::get(s.deepspeed_adapter);
@@ -253,7 +255,7 @@ expressibility can_express(const override_syntax& s, const std::vector<canonical
     expressibility r;
     auto check = [&](const framework_adapter& a, const std::vector<canonical_override>& ovs,
                      const std::vector<std::string>& spelled) {
-        for (const auto& it : a.translate(ovs, spelled))
+        for (const auto& it : a.translate(ovs, spelled, s.context))
             if (r.ok && it.key.rfind("#", 0) == 0) {
                 r.ok = false;
                 r.why = fmt::format("{} has no setting for {} = {}", a.name(), it.key.substr(1), value_key(it.val));
@@ -293,7 +295,7 @@ std::vector<canonical_override> canonical_closure(const override_syntax& s, cons
         }
     };
     const framework_adapter& a = adapter_of(s);
-    merge(read_back(a, a.translate(own, s.spelled)));
+    merge(read_back(a, a.translate(own, s.spelled, s.context)));
     // A registry written with AC components: SelectiveAC.Config() is per-op SAC.
     if (s.syntax == "registry" && s.classes.count("activation_checkpoint") && is_ac_component(s.classes.at("activation_checkpoint")))
         for (const auto& o : own)

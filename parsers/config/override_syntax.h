@@ -33,6 +33,8 @@ struct override_syntax {
     // allocator variable
     std::string device_kind;                // cuda | npu | "" (unknown: CUDA spelling)
     std::string torch_version;              // "2.9.1"; "" = unknown
+    // the facts the adapter's conditional renders read (kohya: model.diffusion_family), set by set_runtime
+    render_context context;
 };
 
 // The adapter's own syntax, no file.
@@ -40,7 +42,8 @@ override_syntax override_syntax_for(const std::string& framework);
 // Detected from a parsed config (reads a registry file again to see what its function returns).
 override_syntax detect_override_syntax(const job_config& job);
 // Device kind (device.kind / job.device_kind / an NPU framework) and PyTorch version
-// (job.torch_version when some producer emits it) from the facts.
+// (job.torch_version when some producer emits it) from the facts, and the facts the adapter's
+// conditional renders read.
 void set_runtime(override_syntax& s, const fact_store& facts);
 
 // Paste-able lines in the job's syntax. Allocator settings (env.PYTORCH_CUDA_ALLOC_CONF,

@@ -191,3 +191,27 @@ TEST_CASE("rev25: an OOM reported in words says so on the source line and the un
     CHECK(zh.out.find("OOM 只以文字报告") != std::string::npos);
     CHECK(zh.out.find("日志中没有 OOM 报错") == std::string::npos);
 }
+
+TEST_CASE("rev26: kohya FLUX is offered LoRA as networks.lora_flux, the module of its family") {
+    // kohya-ss-flux-finetune-4090-blocks-to-swap (bmaltais/kohya_ss#2972): the log's words name FLUX; sd-scripts' FLUX
+    // LoRA is networks.lora_flux (docs/flux_train_network.md). The old report rendered `--network_module networks.lora`.
+    const char* const log = "Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n"
+                            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total capacity "
+                            "of 23.64 GiB of which 41.75 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB "
+                            "memory in use. Of the allocated memory 23.19 GiB is allocated by PyTorch, and 5.97 MiB is reserved "
+                            "by PyTorch but unallocated.\n";
+    const std::string job = "--device rtx4090 --framework kohya_sd_scripts --set training.local_batch_size=1 "
+                            "--set training.finetuning_type=full";
+    auto lora_lines = [](const nlohmann::json& j) {
+        std::string lines;
+        for (const auto& r : j["recommendations"])
+            if (r["action"] == "lora_or_qlora")
+                for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
+        return lines;
+    };
+    const std::string flux = lora_lines(oomdx::test::diagnose_log_text(log, job));
+    CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
+    // the same job with nothing naming its family keeps lora.py's module (SD 1.x/2.x, SDXL)
+    const std::string plain = lora_lines(oomdx::test::diagnose_log_text(std::string(log).substr(std::string(log).find('\n') + 1), job));
+    CHECK(plain.find("--network_module networks.lora\n") != std::string::npos);
+}

@@ -12,6 +12,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
 #include "parsers/config/framework_adapter.h"
+#include "parsers/config/framework_semantics.h"
 #include "parsers/config/override_syntax.h"
 #include "parsers/config/job_config.h"
 
@@ -125,6 +126,13 @@ TEST_CASE("every shipped adapter loads and renders") {
             CAPTURE(a.name());
             CAPTURE(k.canonical);
             CHECK(vocabulary::shipped().find(k.canonical) != nullptr);
+        }
+    // ... and every fact a conditional render (render_when) reads (rev26)
+    for (const auto& a : framework_adapter::shipped())
+        for (const auto& k : a.context_keys()) {
+            CAPTURE(a.name());
+            CAPTURE(k);
+            CHECK(vocabulary::shipped().find(k) != nullptr);
         }
 }
 
@@ -870,4 +878,59 @@ TEST_CASE("rev25: axolotl's eval_batch_size is its evaluation batch, rendered as
     CHECK(j.framework == "axolotl");
     CHECK(j.unknown_keys.empty());
     CHECK(shipped_facts(j).integer("training.eval_batch_size") == 8);
+}
+
+TEST_CASE("rev26: Megatron-SWIFT's bf16 Adam moments render in its underscore flags with values") {
+    // modelscope/ms-swift swift/megatron/arguments/megatron_args.py: use_precision_aware_optimizer (bool, HfArgumentParser
+    // takes a value), exp_avg_dtype / exp_avg_sq_dtype (fp32 | fp16 | bf16 | fp8)
+    const framework_adapter& a = framework_adapter::get("ms_swift_megatron");
+    const std::string m = a.render({{"optimizer.state_dtype", "bfloat16"}});
+    CHECK(m.find("--use_precision_aware_optimizer true") != std::string::npos);
+    CHECK(m.find("--exp_avg_dtype bf16") != std::string::npos);
+    CHECK(m.find("--exp_avg_sq_dtype bf16") != std::string::npos);
+    CHECK(m.find("--use_distributed_optimizer true") != std::string::npos);
+    CHECK(m.find("--use-precision-aware-optimizer") == std::string::npos);  // Megatron-LM's hyphens are not its flags
+    CHECK(m.find("has no setting") == std::string::npos);
+    // the rule's lever is offered here (framework.precision_aware_optimizer)
+    const framework_semantics* s = find_semantics("ms_swift_megatron");
+    REQUIRE(s != nullptr);
+    REQUIRE(s->features.count("precision_aware_optimizer") == 1);
+    CHECK(s->features.at("precision_aware_optimizer") == value(true));
+    // read back from a `megatron sft` argument list
+    const job_config j = parse_job_config(write("megatron_swift_moments.sh",
+        "megatron sft --model Qwen/Qwen3-8B --micro_batch_size 1 --global_batch_size 16 --use_precision_aware_optimizer true "
+        "--exp_avg_dtype bf16 --exp_avg_sq_dtype bf16\n"));
+    CHECK(j.framework == "ms_swift_megatron");
+    CHECK(j.unknown_keys.empty());
+    CHECK(shipped_facts(j).string("optimizer.state_dtype") == std::optional<std::string>("bfloat16"));
+    CHECK(shipped_facts(j).boolean("optimizer.precision_aware") == std::optional<bool>(true));
+}
+
+TEST_CASE("rev26: a render keyed by another fact: kohya's LoRA module follows the model family") {
+    // kohya-ss/sd-scripts: flux_train_network.py takes networks.lora_flux, sd3_train_network.py networks.lora_sd3,
+    // train_network.py / sdxl_train_network.py networks.lora
+    const framework_adapter& k = framework_adapter::get("kohya_sd_scripts");
+    const std::vector<canonical_override> lora{{"training.finetuning_type", "lora"}};
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "flux"}}) ==
+          std::vector<std::string>{"--network_module networks.lora_flux"});
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "sd3"}}) ==
+          std::vector<std::string>{"--network_module networks.lora_sd3"});
+    CHECK(k.render_lines_as(lora, "cli", {}, {{"model.diffusion_family", "sdxl"}}) ==
+          std::vector<std::string>{"--network_module networks.lora"});
+    CHECK(k.render_lines(lora) == std::vector<std::string>{"--network_module networks.lora"});
+    const std::vector<std::string> keys = k.context_keys();
+    CHECK(std::find(keys.begin(), keys.end(), "model.diffusion_family") != keys.end());
+    // the family from the script a launch line runs, and through the job's override syntax
+    const job_config j = parse_job_config(write("flux_full.sh",
+        "accelerate launch --mixed_precision bf16 flux_train.py --pretrained_model_name_or_path flux1-dev.safetensors "
+        "--train_batch_size 1 --optimizer_type adafactor --full_bf16 --gradient_checkpointing --xformers\n"), "kohya_sd_scripts");
+    CHECK(j.framework == "kohya_sd_scripts");
+    const fact_store f = shipped_facts(j);
+    CHECK(f.string("model.diffusion_family") == std::optional<std::string>("flux"));
+    override_syntax s = detect_override_syntax(j);
+    set_runtime(s, f);
+    CHECK(render_overrides(s, lora) == std::vector<std::string>{"--network_module networks.lora_flux"});
+    // an adapter file may not misspell the block
+    CHECK_THROWS_AS(framework_adapter::load(write("bad_when.yaml",
+        "name: bad_when\nsyntax: cli\nrender_when:\n  - when: {model.diffusion_family: flux}\n    renders: {}\n")), input_error);
 }
