@@ -33,7 +33,13 @@ std::optional<release_version> parse_release_version(std::string_view text) {
     v.major = *major;
     if (i < text.size() && text[i] == '.') {
         ++i;
-        if (const auto minor = read_version_part(text, i)) v.minor = *minor;
+        if (const auto minor = read_version_part(text, i)) {
+            v.minor = *minor;
+            if (i < text.size() && text[i] == '.') {
+                ++i;
+                if (const auto patch = read_version_part(text, i)) v.patch = *patch;
+            }
+        }
     }
     v.text = std::string(text);
     return v;

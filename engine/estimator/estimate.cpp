@@ -698,11 +698,7 @@ estimate_input from_facts(const fact_store& facts) {
             if (ft.quant_keeps_input && ft.base_bits == 4) {
                 constexpr int bnb_0432_release = 20240723;
                 if (const auto bv = version_fact(facts, "job.bitsandbytes_version"); bv && bv->minor >= 0) {
-                    int patch = 0;
-                    if (const auto dot = bv->text.find('.', bv->text.find('.') + 1); dot != std::string::npos)
-                        patch = std::atoi(bv->text.c_str() + dot + 1);
-                    const bool after = bv->major > 0 || bv->minor > 43 || (bv->minor == 43 && patch >= 2);
-                    ft.bnb4_keeps_input_side = after ? -1 : 1;
+                    ft.bnb4_keeps_input_side = bv->at_least(0, 43, 2) ? -1 : 1;
                 } else if (in.framework_date > 0) {
                     ft.bnb4_keeps_input_side = in.framework_date >= bnb_0432_release ? -1 : 1;
                 } else if (in.framework_date_min >= bnb_0432_release) {

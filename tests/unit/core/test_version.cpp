@@ -33,6 +33,13 @@ TEST_CASE("at_least on both sides of a release") {
     CHECK(parse_release_version("2.11.0")->at_least(2, 11));
     CHECK_FALSE(parse_release_version("2.10.9")->at_least(2, 11));
     CHECK(parse_release_version("3.0")->at_least(2, 11));
+    // a patch release (bitsandbytes 0.43.2 changed what 4-bit layers keep)
+    CHECK(parse_release_version("0.43.2")->at_least(0, 43, 2));
+    CHECK(parse_release_version("0.43.10+cu121")->at_least(0, 43, 2));
+    CHECK_FALSE(parse_release_version("0.43.1")->at_least(0, 43, 2));
+    CHECK_FALSE(parse_release_version("0.43")->at_least(0, 43, 2));
+    CHECK(parse_release_version("0.44")->at_least(0, 43, 2));
+    CHECK(parse_release_version("2.9")->patch == 0);
 }
 
 TEST_CASE("a version fact written as a string or a number") {
