@@ -15,6 +15,7 @@
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/yaml_file.h"
+#include "parsers/config/shell_args.h"
 
 namespace oomdx {
 
@@ -421,10 +422,7 @@ bool framework_adapter::launched_by(const std::vector<std::string>& launch) cons
         if (launch.size() < l.size()) continue;
         bool same = true;
         for (std::size_t i = 0; i < l.size() && same; ++i) {
-            std::string w = launch[i];
-            if (i == 0)
-                if (const auto slash = w.rfind('/'); slash != std::string::npos) w = w.substr(slash + 1);
-            same = w == l[i];
+            same = (i == 0 ? command_name(launch[i]) : launch[i]) == l[i];
         }
         if (same) return true;
     }

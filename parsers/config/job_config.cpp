@@ -40,7 +40,7 @@ std::string lower(std::string s) {
 // subcommand names the script it runs (an adapter's `console_script`: `trl dpo` -> dpo.py,
 // `swift infer` -> infer.py) gives that script.
 std::string console_script(const std::string& word, const std::string& sub) {
-    const std::string command = std::filesystem::path(word).filename().string();
+    const std::string command = command_name(word);
     for (const auto& a : framework_adapter::shipped())
         if (std::string s = a.console_script_for(command, sub); !s.empty()) return s;
     return "";

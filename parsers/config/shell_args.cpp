@@ -827,8 +827,7 @@ private:
     // text, and the inner read finds it again); 0 when the command runs none.
     static std::size_t shell_c_operand(const std::vector<shell_word>& w) {
         for (std::size_t j = 0; j < w.size(); ++j) {
-            std::string name = w[j].text;
-            if (const auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+            const std::string name = command_name(w[j].text);
             if (name != "bash" && name != "sh" && name != "zsh" && name != "dash") continue;
             bool c = false;
             std::size_t k = j + 1;
@@ -932,6 +931,11 @@ const shell_command* launch_command(const shell_script& s) {
         }
     }
     return best;
+}
+
+std::string command_name(const std::string& word) {
+    const auto slash = word.rfind('/');
+    return slash == std::string::npos ? word : word.substr(slash + 1);
 }
 
 value typed_word(const std::string& s) {

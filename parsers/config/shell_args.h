@@ -47,6 +47,9 @@ std::vector<raw_entry> args_to_entries(const std::vector<shell_word>& words, std
                                        const std::function<int(const std::string&)>& takes_value,
                                        std::vector<shell_word>* operands = nullptr);
 
+// A command word's file name, as a shell looks the command up (`/usr/local/bin/swift` -> `swift`).
+std::string command_name(const std::string& word);
+
 // "8" -> integer, "1e-4" -> number, "true"/"false" -> bool, else string.
 value typed_word(const std::string& s);
 
