@@ -72,7 +72,8 @@ void add_facts_command(CLI::App& app, int& exit_code) {
             nlohmann::json j;
             j["schema"] = "oomdx.facts/1";
             if (in.job) {
-                j["framework"] = in.job->framework;
+                // null: no adapter recognized the file (read by its format's fallback, no defaults applied)
+                j["framework"] = in.job->framework_guessed ? nlohmann::json() : nlohmann::json(in.job->framework);
                 j["config_file"] = in.job->file;
                 j["unknown_keys"] = in.job->unknown_keys;
                 j["non_literal"] = in.job->non_literal;
@@ -94,7 +95,9 @@ void add_facts_command(CLI::App& app, int& exit_code) {
             fmt::print("{}\n", j.dump(2));
         } else {
             const bool md = o->fmt == output_format::markdown;
-            if (in.job) fmt::print("{}config {} ({}, {})\n\n", md ? "## " : "", in.job->file, in.job->framework, in.job->format);
+            if (in.job)
+                fmt::print("{}config {} ({}, {})\n\n", md ? "## " : "", in.job->file,
+                           in.job->framework_guessed ? "no framework recognized" : in.job->framework, in.job->format);
             std::size_t w = 0;
             for (const fact* f : facts)
                 if (f->name != "job.unknown_keys" && f->name != "job.non_literal_keys") w = std::max(w, f->name.size());

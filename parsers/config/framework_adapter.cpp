@@ -440,6 +440,19 @@ std::string framework_adapter::console_script_for(const std::string& command, co
     return std::filesystem::path(script).filename().string();
 }
 
+namespace {
+
+// torchrun's, accelerate's and the deepspeed launcher's process counts: every adapter whose jobs
+// are launched that way maps them, so they tell the launcher, not the framework.
+bool launch_topology(const std::vector<const key_mapping*>& ms) {
+    for (const auto* m : ms)
+        if (m->canonical != "job.nproc_per_node" && m->canonical != "job.nnodes" && m->canonical != "job.world_size")
+            return false;
+    return true;
+}
+
+}  // namespace
+
 int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const std::string& format,
                                     const std::vector<std::string>& launch) const {
     if (!reads(format)) return -1;
@@ -458,7 +471,7 @@ int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const
             }
         for (const auto& d : m_detect_shared)
             if (d == e.key || d == c) score += 10;
-        if (!find(e.key).empty()) score += 1;
+        if (const auto ms = find(e.key); !ms.empty() && !launch_topology(ms)) score += 1;
     }
     // detect_required: keys it shares with every launcher (--model, --dataset) do not make a job its own
     return m_detect_required && !signed_ ? 0 : score;

@@ -587,6 +587,17 @@ void note_missing_deepspeed(job_config& job, const framework_adapter& a, const f
 }
 
 job_config with_base_job(job_config base, const job_config& over) {
+    // A launch line no adapter knows, naming a config file that one does: the file tells the framework,
+    // and the fallback's defaults are not the line's settings.
+    if (over.framework_guessed) {
+        job_config said = over;
+        std::erase_if(said.facts, [](const fact& f) { return f.prov.from_default(); });
+        merge_job_config(base, said);
+        for (auto& f : base.facts)
+            if (f.name == "job.config_file") f = *over.find("job.config_file");
+        base.file = over.file;
+        return base;
+    }
     merge_job_config(base, over);
     base.framework = over.framework;
     base.file = over.file;
@@ -613,13 +624,15 @@ namespace {
 job_config parse_job_config_depth(const std::string& path_spec, const std::string& framework_hint, int depth,
                                   const framework_adapter* forced) {
     namespace fs = std::filesystem;
+    job_config job;
+    // A file no adapter recognizes is read by its format's fallback, marked as a guess.
     auto choose = [&](const std::vector<raw_entry>& entries, const std::string& format,
                       const std::vector<std::string>& launch = {}) -> const framework_adapter& {
-        return forced ? *forced : choose_adapter(entries, format, framework_hint, nullptr, launch);
+        return forced ? *forced : choose_adapter(entries, format, framework_hint, &job.framework_guessed, launch);
     };
     auto with_base = [&](const std::string& ref, const job_config& over, const std::string& fw) -> job_config {
         if (depth > 0) return over;
-        return with_base_job(parse_job_config_depth(ref, fw, depth + 1), over);
+        return with_base_job(parse_job_config_depth(ref, over.framework_guessed ? "" : fw, depth + 1), over);
     };
     std::error_code ec;
     std::string path = path_spec, function;
@@ -634,7 +647,6 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         }
     }
     if (fs::is_directory(path, ec)) throw input_error::in_file(path, "is a directory, expected a config file");
-    job_config job;
     job.file = path;
     const std::string text = read_config_file(path);
     job.format = detect_format(path, text);

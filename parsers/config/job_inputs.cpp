@@ -90,11 +90,17 @@ void note_prequantized(job_config& job) {
 
 job_inputs load_job_inputs(const job_inputs_options& o) {
     job_inputs in;
-    if (!o.config.empty()) in.job = parse_job_config(o.config, o.framework);
+    if (!o.config.empty()) {
+        in.job = parse_job_config(o.config, o.framework);
+        // A file no adapter recognizes (`torchrun --nproc_per_node 8 train.py`, a user's own script) names no
+        // framework: the format's fallback is a guess, so neither it nor its defaults become facts.
+        if (in.job->framework_guessed)
+            std::erase_if(in.job->facts, [](const fact& f) { return f.name == "job.framework" || f.prov.from_default(); });
+    }
     // A launch line read through the named framework's adapter, when that adapter reads command lines: a DeepSpeed
     // JSON adapter named for a job whose log shows `deepspeed --module openrlhf.cli.train_sft --bf16 ...` maps none
     // of those flags, and its defaults (fp32) would stand in for what the line says.
-    const std::string hint = in.job ? in.job->framework : o.framework;
+    const std::string hint = in.job && !in.job->framework_guessed ? in.job->framework : o.framework;
     // A framework no adapter has is a usage error whatever else is given (a log alone reads no config to refuse it).
     if (!o.framework.empty()) framework_adapter::named(o.framework);
     if (!o.launch_args.empty() && (hint.empty() || framework_adapter::named(hint).reads("cli"))) {
@@ -102,10 +108,19 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
         // A launch line no adapter recognizes (a plain `python train.py ...`) names no framework: the
         // format's fallback is a guess, so neither it nor its defaults become facts (the log's markers may
         // still tell the framework).
-        if (!in.job && cli.framework_guessed)
+        if (cli.framework_guessed)
             std::erase_if(cli.facts, [](const fact& f) { return f.name == "job.framework" || f.prov.from_default(); });
-        if (in.job) merge_job_config(*in.job, cli);
-        else in.job = std::move(cli);
+        if (!in.job) {
+            in.job = std::move(cli);
+        } else if (in.job->framework_guessed && !cli.framework_guessed) {
+            // The file told no framework and the logged line does: the line's framework reads the job.
+            merge_job_config(*in.job, cli);
+            in.job->facts.push_back(*cli.find("job.framework"));
+            in.job->framework = cli.framework;
+            in.job->framework_guessed = false;
+        } else {
+            merge_job_config(*in.job, cli);
+        }
     }
     if (!o.model.empty()) in.model = load_model(o.model);
     else if (in.job) {

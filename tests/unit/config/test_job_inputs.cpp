@@ -6,6 +6,11 @@
 #include "engine/core/vocabulary.h"
 #include "parsers/config/job_inputs.h"
 
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
 using namespace oomdx;
 
 static const std::string cfg = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/";
@@ -113,4 +118,52 @@ TEST_CASE("a pre-quantized checkpoint's name gives the width of the frozen weigh
     emit_facts(load_job_inputs(e), s2);
     CHECK(s2.integer("training.quantization_bit") == 8);
     CHECK(s2.get("training.quantization_bit")->prov.producer != "config.model_name");
+}
+
+TEST_CASE("a launch script no adapter recognizes names no framework; the launcher's process counts sign none") {
+    // `torchrun --nproc_per_node 8 train.py`: every adapter whose jobs torchrun starts maps --nproc_per_node,
+    // so the first of them (diffusers) took the file and its defaults (AdamW, no checkpointing) became the job's.
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / ("oomdx_test_job_inputs_" + std::to_string(::getpid()))).string() + "/";
+    std::filesystem::create_directories(dir);
+    auto write = [&](const std::string& name, const std::string& text) {
+        std::ofstream(dir + name) << text;
+        return dir + name;
+    };
+    job_inputs_options o;
+    o.config = write("own.sh", "torchrun --nproc_per_node 8 --nnodes 2 train.py --ngpu 8\n");
+    job_inputs own = load_job_inputs(o);
+    CHECK(own.job->framework_guessed);
+    fact_store s(&vocabulary::shipped());
+    emit_facts(own, s);
+    CHECK_FALSE(s.has("job.framework"));
+    CHECK_FALSE(s.has("optimizer.name"));               // no framework's default
+    CHECK_FALSE(s.has("activation_checkpoint.mode"));
+    CHECK(s.integer("job.world_size") == 16);          // what the launcher says stays
+    CHECK(s.string("job.entry_script") == "train.py");
+    // one key of a framework's own signs it, beside the same launcher flags
+    o.config = write("hf.sh", "torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4\n");
+    fact_store hf(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), hf);
+    CHECK(hf.string("job.framework") == "hf_trainer");
+    CHECK(hf.integer("training.local_batch_size") == 4);
+    // the logged launch line that an adapter recognizes names the framework of an unrecognized file
+    o.config = write("own2.sh", "torchrun --nproc_per_node 8 train.py\n");
+    o.launch_args = {"--micro-batch-size", "2", "--tensor-model-parallel-size", "2"};
+    fact_store meg(&vocabulary::shipped());
+    emit_facts(load_job_inputs(o), meg);
+    CHECK(meg.string("job.framework") == "megatron");
+    CHECK(meg.integer("training.local_batch_size") == 2);
+    CHECK(meg.integer("job.world_size") == 8);
+    // a config file the unrecognized line names tells the framework, without the fallback's defaults
+    write("lf.yaml", "stage: sft\nfinetuning_type: lora\nper_device_train_batch_size: 2\nlearning_rate: 1.0e-4\n"
+                     "model_name_or_path: meta-llama/Meta-Llama-3-8B\n");
+    o.launch_args.clear();
+    o.config = write("run_lf.sh", "torchrun --nproc_per_node 4 train.py lf.yaml\n");
+    job_inputs lf = load_job_inputs(o);
+    fact_store l(&vocabulary::shipped());
+    emit_facts(lf, l);
+    CHECK(l.string("job.framework") == "llama_factory");
+    CHECK(l.string("training.finetuning_type") == "lora");
+    CHECK(l.integer("job.world_size") == 4);
 }
