@@ -264,6 +264,40 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     return alt;
 }
 
+// The frozen base in 4 bits (QLoRA) at the job's size, for adapters trained on a wider base, when the
+// framework can say it: the search's cheapest fit with it (no host offload), else nothing searched.
+plan_alternative quantized_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
+                                       std::int64_t world) {
+    plan_alternative alt;
+    const estimate_input base = from_facts(facts);
+    if (base.ft.kind != finetune_kind::lora || base.ft.base_bits <= 4 || base.ft.group_quant) return alt;
+    const estimate_override q{"training.quantization_bit", value(std::int64_t(4))};
+    if (!can_express(syntax, q.key, q.val).ok) return alt;
+    alt.searched = true;
+    plan_options o = opt;
+    o.vary_offload = false;
+    o.top = 1;
+    const world_search ws = search_world(facts, syntax, o, world, {q});
+    if (ws.choices.empty()) {
+        // how close the 4-bit base alone comes
+        const std::vector<estimate_override> ovs = canonical_closure(syntax, {q});
+        if (const auto e = verify(facts, world, ovs)) {
+            alt.expected_device_peak_bytes = e->device_peak_bytes;
+            alt.overrides = ovs;
+            alt.rendered = render_overrides(syntax, ovs);
+        }
+        return alt;
+    }
+    const plan_choice& c = ws.choices.front();
+    alt.fits = true;
+    alt.expected_device_peak_bytes = c.candidate.device_peak_bytes;
+    alt.overrides = c.candidate.overrides;
+    alt.rendered = c.rendered;
+    alt.cost = c.candidate.cost;
+    alt.terms = c.candidate.terms;
+    return alt;
+}
+
 void take(plan_answer& a, const plan_choice& best) {
     a.fits = true;
     a.overrides = best.candidate.overrides;
@@ -364,6 +398,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         return finish();
     }
     a.at_current_size = offload_alternative(facts, syntax, opt, base.world);
+    a.quantized_base = quantized_alternative(facts, syntax, opt, base.world);
     for (std::int64_t w : larger_worlds(base.world, node, req.max_world)) {
         a.worlds_searched.push_back(w);
         fact_store at(facts.vocab());
@@ -384,7 +419,12 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         // Where offload fits at the job's size (the alternative shown below the plan), "nothing fits" would contradict it.
         a.notes.insert(a.notes.begin(),
                        fmt::format("nothing fits at world size {}{}; the smallest world size searched that fits is {}", base.world,
-                                   a.at_current_size.fits ? " without moving states to the host" : "", w));
+                                   a.at_current_size.fits && a.quantized_base.fits
+                                       ? " without moving states to the host or quantizing the frozen base"
+                                   : a.at_current_size.fits ? " without moving states to the host"
+                                   : a.quantized_base.fits  ? " without quantizing the frozen base"
+                                                            : "",
+                                   w));
         fit_rollout_phase(facts, syntax, a);
         return finish();
     }

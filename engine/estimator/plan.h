@@ -54,6 +54,9 @@ struct plan_answer {
     std::vector<std::string> notes;                // global batch kept / grown, worlds searched
     std::vector<plan_choice> candidates;           // ranked, verified, at world_size
     plan_alternative at_current_size;              // when world_size > base_world_size
+    // A LoRA / DoRA job on a 16- or 8-bit base, when nothing fits at its own size: the plan search at that
+    // size with the frozen base loaded in 4 bits (QLoRA), the job's adapters unchanged.
+    plan_alternative quantized_base;
     std::vector<std::int64_t> worlds_searched;
     std::size_t evaluated = 0, fitting = 0;
     double seconds = 0;                            // all of make_plan

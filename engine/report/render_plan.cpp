@@ -97,6 +97,13 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
             for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
         }
     }
+    if (p.quantized_base.searched && !p.quantized_base.overrides.empty()) {
+        const plan_alternative& a = p.quantized_base;
+        s += "  " + t("report.plan.quantized_base", {{"world", std::to_string(p.base_world_size)},
+                                                       {"verdict", t(a.fits ? "report.rec.fits" : "report.plan.still_not_fit")},
+                                                       {"device", format_bytes(a.expected_device_peak_bytes)}}) + "\n";
+        for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
+    }
     std::size_t shown = 0;
     for (std::size_t i = p.base_fits ? 0 : 1; i < p.candidates.size() && shown < max_candidates; ++i, ++shown) {
         if (shown == 0) s += "  " + t("report.plan.next") + "\n";

@@ -18,6 +18,14 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     pr.excerpt = fmt::format("plan search: {} candidates over {} world size(s)", p.evaluated, p.worlds_searched.size());
     facts.emit("plan.fits", value(p.fits), pr);
     facts.emit("plan.base_world_size", value(p.base_world_size), pr);
+    if (p.quantized_base.searched) {
+        facts.emit("plan.quantized_base_fits_at_current_size", value(p.quantized_base.fits), pr);
+        if (p.quantized_base.expected_device_peak_bytes > 0)
+            facts.emit("plan.quantized_base_device_peak_bytes", value(p.quantized_base.expected_device_peak_bytes), pr);
+        std::string ov;
+        for (const auto& o : p.quantized_base.overrides) ov += (ov.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
+        if (!ov.empty()) facts.emit("plan.quantized_base_overrides", value(ov), pr);
+    }
     if (!p.fits) return;
     facts.emit("plan.world_size", value(p.world_size), pr);
     facts.emit("plan.needs_more_devices", value(p.world_size > p.base_world_size), pr);

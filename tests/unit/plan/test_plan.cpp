@@ -300,3 +300,31 @@ TEST_CASE("TRL GRPO with vLLM colocated and no sleep mode: the plan's share leav
     const double budget = t.plan["budget_bytes"].get<double>();
     CHECK(double(t.plan_peak) + share * (budget / 0.95) <= budget * 1.001);
 }
+
+TEST_CASE("LoRA on a 16-bit 70B base on one 80 GB card: the plan also tries a 4-bit base (QLoRA) at the job's size") {
+    // LLaMA-Factory LoRA on Llama 3 70B (bf16 base: 131 GiB of frozen weights) on one A100 80GB: no matrix lever
+    // fits on one device; NF4 storage of the base does (QLoRA's own use case), and says what it costs.
+    const std::string lora =
+        "--model llama3-70b --device a100-80gb --world-size 1 --framework llama_factory --set training.finetuning_type=lora "
+        "--set training.lora_rank=16 --set training.seq_len=4096 --set training.local_batch_size=2";
+    const auto j = nlohmann::json::parse(run("preflight " + lora + " --format json").out);
+    REQUIRE(j["plan"].contains("quantized_base"));
+    const auto& q = j["plan"]["quantized_base"];
+    CHECK(q["fits"].get<bool>());
+    CHECK(q["expected_device_peak_bytes"].get<std::int64_t>() < j["plan"]["budget_bytes"].get<std::int64_t>());
+    bool four = false;
+    for (const auto& o : q["overrides"]) four |= o["key"] == "training.quantization_bit" && o["value"] == 4;
+    CHECK(four);
+    CHECK(q["rendered"].dump().find("quantization_bit: 4") != std::string::npos);  // LLaMA-Factory's own key
+    bool offered = false;
+    for (const auto& r : j["recommendations"])
+        offered |= r["rule"] == "step4_plan_quantized_base_at_current_size" && r["action"] == "lora_or_qlora";
+    CHECK(offered);
+    // the same job already on a 4-bit base, and a full fine-tune: nothing to quantize as a plan alternative
+    const auto q4 = nlohmann::json::parse(run("preflight " + lora + " --set training.quantization_bit=4 --format json").out);
+    CHECK_FALSE(q4["plan"].contains("quantized_base"));
+    const auto full = nlohmann::json::parse(
+        run("preflight --model llama3-70b --device a100-80gb --world-size 1 --framework llama_factory "
+            "--set training.finetuning_type=full --set training.seq_len=4096 --set training.local_batch_size=2 --format json").out);
+    CHECK_FALSE(full["plan"].contains("quantized_base"));
+}
