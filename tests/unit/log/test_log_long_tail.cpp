@@ -768,6 +768,14 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         auto c = run("{'loss': 1.9, 'learning_rate': 1e-05, 'epoch': 0.5}\n 50%|#####     | 50/100 [01:00<01:00,  1.2s/it]\n"
                      "***** Running training *****\n" + oom);
         CHECK_FALSE(c.last_logged_step);
+        // mmengine: the relaunch's CheckpointHook line ("Checkpoints will be saved to ...") before its first iteration
+        const std::string mm_start = "09/16 03:15:31 - mmengine - INFO - Checkpoints will be saved to /work_dirs/retinanet.\n";
+        const std::string mm_iter =
+            "09/16 03:14:21 - mmengine - INFO - Epoch(train)  [8][  100/15169]  lr: 3.1250e-04  eta: 14:23:47  time: 0.6171  memory: 6603  loss: 1.7183\n";
+        auto d = run(mm_start + mm_iter + "KeyboardInterrupt\n" + mm_start + oom);
+        CHECK_FALSE(d.last_logged_step);
+        auto e = run(mm_start + mm_iter + oom);  // one run: its own iteration counts
+        CHECK(e.last_logged_step == 100);
     }
     SUBCASE("step=N and Step N/M of hand-written loops, consecutive") {
         auto a = run("step=41 loss=2.1\nstep=42 loss=2.0\n" + oom);
