@@ -684,6 +684,28 @@ estimate_input from_facts(const fact_store& facts) {
             ft.targets = lora_targets(tspec, unknown);
             for (const auto& u : unknown) in.assumptions.push_back(fmt::format("LoRA target '{}' not recognised: ignored", u));
             if (ft.targets == 0) ft.targets = lora_target::q | lora_target::v;
+            // est54: PEFT LoraConfig(modules_to_save=...) (LLaMA-Factory additional_target, axolotl
+            // lora_modules_to_save): the named embedding / head train in full beside the frozen original
+            if (const auto ms = r.str_opt("training.lora_modules_to_save")) {
+                std::string cur;
+                auto flush = [&] {
+                    std::string n = lower(cur);
+                    cur.clear();
+                    n.erase(std::remove_if(n.begin(), n.end(), [](char ch) { return ch == ' ' || ch == '\'' || ch == '"' || ch == '[' || ch == ']'; }), n.end());
+                    if (n.empty() || n == "null" || n == "none") return;
+                    if (n == "wte" || n == "embed_tokens" || n == "word_embeddings" || n == "tok_embeddings" || n == "embed_in" || n == "tok_embedding" || n == "embedding")
+                        ft.save_embed = true;
+                    else if (n == "lm_head" || n == "output" || n == "embed_out" || n == "output_layer")
+                        ft.save_head = true;
+                    else
+                        in.assumptions.push_back(fmt::format("LoRA modules_to_save '{}' not recognised: ignored", n));
+                };
+                for (char ch : *ms) {
+                    if (ch == ',' || ch == ';') flush();
+                    else cur += ch;
+                }
+                flush();
+            }
             if (const fact* d = facts.get("training.lora_dropout"); d && d->val.is_numeric()) ft.lora_dropout = d->val.as_number() > 0;
             ft.double_quant = r.boolean("training.double_quantization", true, nullptr);
             const std::string qm = lower(r.str("training.quantization_method", in.framework == train_framework::torchtune ? "torchao" : "bitsandbytes", nullptr));
@@ -719,6 +741,9 @@ estimate_input from_facts(const fact_store& facts) {
             // and pure-bf16 runs keep them in bf16
             ft.trainable_bytes = pure_bf16 || in.framework == train_framework::torchtune ? 2 : 4;
             if (in.framework == train_framework::torchtitan && ft.kind == finetune_kind::freeze) ft.trainable_bytes = 4;
+            // est54: a modules_to_save copy is a deepcopy of the module (its load dtype); PEFT's adapter autocast
+            // does not touch it, LLaMA-Factory's fp32 upcast of trainable parameters does
+            ft.saved_copy_bytes = llama_factory && !pure_bf16 ? 4 : ft.load_bytes;
             // est41: HF-model trainers shard with FSDP2 through accelerate, whose mixed precision upcast
             // (fsdp2_prepare_model) covers the frozen weights in builds before 1.13
             in.accelerate_fsdp2_mp = in.hf_model && !deepspeed && in.zero_stage >= 3 && !in.fsdp1 && !pure_bf16 &&

@@ -91,6 +91,10 @@ struct finetune_spec {
     // est43: the same preparation left the embedding, head, norms and biases (every frozen parameter that is
     // not a quantized linear) in fp32, and nothing cast them back (axolotl before 2023-09-01 without flash_attention)
     bool fp32_frozen_rest = false;
+    // est54: PEFT modules_to_save on the embedding / output head: ModulesToSaveWrapper keeps the frozen original
+    // and trains a deep copy of it in full (its gradient and optimizer states), in the copy's own dtype
+    bool save_embed = false, save_head = false;
+    int saved_copy_bytes = 2;             // the module's dtype; LLaMA-Factory upcasts trainable parameters to fp32
 };
 
 // Everything estimate() reads; plain values so the plan search can copy and vary it cheaply.

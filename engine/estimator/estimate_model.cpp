@@ -565,9 +565,8 @@ state_rates resolve_rates(const estimate_input& in) {
 
 // Fine-tuning: trainable parameters in their own dtype (grads and optimizer states for them
 // only); frozen weights stay in the load dtype, or 8/4-bit with their quantization constants.
-state_rates trainable_rates(const estimate_input& in) {
+state_rates trainable_rates(const estimate_input& in, double tb) {
     state_rates r;
-    const double tb = double(in.ft.trainable_bytes);
     // torch optimizers keep moments in the parameter's dtype; DeepSpeed keeps fp32 master copies
     const bool ds_master = tb < 4.0 && in.master_weights && in.framework == train_framework::deepspeed;
     const double S = optimizer_moment_bytes(in, tb, ds_master);
@@ -703,7 +702,9 @@ double compute(const estimate_input& in, breakdown& out) {
     out.expert_shard_n = expert_shard_n;
 
     const state_rates rates = resolve_rates(in);
-    const state_rates trates = trainable_rates(in);
+    const state_rates trates = trainable_rates(in, double(in.ft.trainable_bytes));
+    // est54: PEFT modules_to_save copies of the embedding / head, in their own dtype
+    const state_rates srates = trainable_rates(in, double(in.ft.saved_copy_bytes));
     out.state_bytes_per_param = rates.p_full + rates.g_full + rates.m_full + rates.o_full +
                                 (rates.p_shard + rates.g_shard + rates.m_shard + rates.o_shard) / shard_n;
 
@@ -921,6 +922,17 @@ double compute(const estimate_input& in, breakdown& out) {
             st.master = tbytes(trates.m_full, trates.m_shard);
             st.optimizer = tbytes(trates.o_full, trates.o_shard);
             st.trainable_rank = trainable;
+            // est54: modules_to_save: the frozen original stays in `frozen` above; the trainable copy adds its
+            // weight, gradient and optimizer states (peft/utils/other.py ModulesToSaveWrapper: copy.deepcopy)
+            const double saved = lora ? (ft.save_embed ? embed_rank : 0.0) + (ft.save_head ? output_rank : 0.0) : 0.0;
+            if (saved > 0) {
+                auto sbytes = [&](double full, double shard) { return (full + shard / shard_n) * saved; };
+                st.params += sbytes(srates.p_full, srates.p_shard);
+                st.grads += sbytes(srates.g_full, srates.g_shard);
+                st.master += sbytes(srates.m_full, srates.m_shard);
+                st.optimizer += sbytes(srates.o_full, srates.o_shard);
+                st.trainable_rank += saved;
+            }
         }
         // a frozen vision tower: its weights in the load dtype on the first stage, sharded like the
         // other frozen weights under FSDP / ZeRO-3 (on the host when ZeRO-3 offloads parameters)

@@ -1545,3 +1545,41 @@ TEST_CASE("freed gradient blocks the next forward's hidden-state tensors fit in 
     CHECK(short_.stranded_loss < short_.grads - 0.9 * std::min(short_.activations, short_.grads) + 1024.0 * 128256 * 2 * 1.01);
     CHECK(long_.stranded_loss > 0.5 * long_.grads);
 }
+
+TEST_CASE("PEFT modules_to_save trains a copy of the embedding / head beside the frozen original (est54)") {
+    // Llama 3 8B LoRA under the HF Trainer, bf16 load: a trainable copy of embed_tokens and lm_head (2 x 128256 x 4096)
+    // in bf16 adds its weight, gradient and AdamW moments (2 + 2 + 2 x 2 B per element); the original stays frozen
+    auto job = [](const char* save) {
+        fact_store f = job8b("hf_trainer", "lora", 1);
+        emit(f, "training.load_dtype", "bfloat16");
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        if (save) emit(f, "training.lora_modules_to_save", save);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in, b.stages[0]);
+    };
+    const auto [in0, plain] = job(nullptr);
+    const auto [in1, both] = job("wte,lm_head");
+    const auto [in2, head] = job("[lm_head]");
+    const auto [in3, odd] = job("score_head");
+    CHECK(in1.ft.save_embed);
+    CHECK(in1.ft.save_head);
+    CHECK_FALSE(in2.ft.save_embed);
+    CHECK(in2.ft.saved_copy_bytes == 2);
+    const double vh = 128256.0 * 4096.0;
+    CHECK(both.params - plain.params == doctest::Approx(2 * vh * 2).epsilon(1e-6));
+    CHECK(both.grads - plain.grads == doctest::Approx(2 * vh * 2).epsilon(1e-6));
+    CHECK(both.optimizer + both.paged - plain.optimizer - plain.paged == doctest::Approx(2 * vh * 4).epsilon(1e-6));
+    CHECK(both.trainable_rank - plain.trainable_rank == doctest::Approx(2 * vh));
+    CHECK(head.grads - plain.grads == doctest::Approx(vh * 2).epsilon(1e-6));
+    CHECK(plain.frozen == doctest::Approx(both.frozen));  // the originals stay as they were
+    // a name that is neither the embedding nor the head: nothing added, said among the assumptions
+    CHECK(odd.params == doctest::Approx(plain.params));
+    CHECK(std::any_of(in3.assumptions.begin(), in3.assumptions.end(),
+                      [](const std::string& a) { return a.find("modules_to_save 'score_head'") != std::string::npos; }));
+    // LLaMA-Factory upcasts trainable parameters to fp32: the copy is fp32 there
+    fact_store lf = job8b("llama_factory", "lora", 1);
+    emit(lf, "training.lora_modules_to_save", "embed_tokens");
+    CHECK(from_facts(lf).ft.saved_copy_bytes == 4);
+}

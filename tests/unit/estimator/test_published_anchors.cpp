@@ -291,3 +291,7 @@ TEST_CASE("held-out rows, round est50 (lightning-thunder benchmark_litgpt of 202
 TEST_CASE("held-out rows, round est53 (PEFT method comparison on MetaMathQA, Llama-3.2-3B on one L40S, no AC, 4 x up to 768: LoRA r32 / r64 q,v, LoRA r10 MLP, DoRA r32, pure-bf16 full fine-tuning; builds of 2025-06, 2026-01, 2026-07)") {
     check_heldout("heldout_est53.yaml", 10, "held-out rows (est53)");
 }
+
+TEST_CASE("held-out rows, round est54 (Qwen-VL's fine-tuning profile: LoRA with trainable wte / lm_head, LoRA, Q-LoRA on the GPTQ Int4 chat model; 1 x 384..2048 padded, one image each, GC, eager attention, one A100 80G)") {
+    check_heldout("heldout_est54.yaml", 12, "held-out rows (est54)");
+}
