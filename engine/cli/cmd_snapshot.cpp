@@ -73,6 +73,7 @@ void prepare(const snapshot_opts& o, prepared& p) {
         p.opt.rules_later = p.shipped_rules.get_future().share();
     }
     p.opt.top = o.top;
+    p.opt.leave_input_to_exit = true;  // one file: its model is freed by the exit (snap32)
     if (!o.capacity.empty()) {
         auto v = parse_size(o.capacity);
         if (!v || *v <= 0) throw usage_error("--capacity: not a size: '" + o.capacity + "'");

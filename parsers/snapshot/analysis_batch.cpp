@@ -46,6 +46,16 @@ std::vector<std::string> expand_snapshot_inputs(const std::vector<std::string>& 
     return out;
 }
 
+// Never destroyed: the exit frees it whole. Freeing it here costs an munmap per block, each a
+// TLB shoot-down on every CPU the process ran on (the rule packs' thread ran on another), which
+// a PVM guest pays with trips to the hypervisor (docs/snapshot.md, snap32).
+static void leave_to_exit(snapshot&& s) {
+    static std::mutex mu;
+    static auto* kept = new std::vector<snapshot>;
+    std::lock_guard<std::mutex> lk(mu);
+    kept->push_back(std::move(s));
+}
+
 snapshot_analysis analyze_file(const std::string& path, const analysis_options& opt) {
     // A per-file summary stands for its snapshot (thousands of ranks: docs/scale.md).
     switch (summary_kind_of(path)) {
@@ -65,6 +75,7 @@ snapshot_analysis analyze_file(const std::string& path, const analysis_options& 
     snapshot s = load_snapshot(path, load_limits{}, opt.load_progress);
     snapshot_analysis a = analyze(s, opt);
     a.rank = rank_from_name(path, -1);
+    if (opt.leave_input_to_exit) leave_to_exit(std::move(s));
     return a;
 }
 
@@ -76,6 +87,7 @@ std::vector<snapshot_analysis> analyze_files(const std::vector<std::string>& fil
     // The rules are shared read-only by all workers.
     std::unique_ptr<category_rules> own;
     analysis_options o = opt;
+    if (files.size() != 1) o.leave_input_to_exit = false;  // several models would add up
     if (!o.rules && !o.rules_later.valid()) {
         own = std::make_unique<category_rules>(category_rules::shipped());
         o.rules = own.get();

@@ -27,6 +27,10 @@ struct analysis_options {
     std::int64_t max_detailed_ooms = 32;      // OOM events with holders and free-block replay
     // Loading progress of one file (bytes read, file size); used by analyze_file. Empty: silent.
     std::function<void(std::size_t, std::size_t)> load_progress;
+    // One file, and the process ends after its report (`oomdx snapshot FILE`): the snapshot model
+    // is left to the process's exit instead of freed after the analysis (docs/snapshot.md, snap32).
+    // analyze_files honours it for a single file only.
+    bool leave_input_to_exit = false;
 };
 
 struct category_total {
