@@ -968,8 +968,7 @@ estimate_input from_facts(const fact_store& facts) {
     }
     if (const auto legacy = r.bool_opt("model.megatron_legacy")) in.megatron_legacy = *legacy ? 1 : -1;
     // a stated implementation wins: torch.optim.AdamW(foreach=True) or torchtitan's
-    // optimizer.implementation = "foreach" takes the same group-wide buffer; fused / for-loop step in place;
-    // "unstated" (the source names torch's AdamW but not its arguments, est55): unknown, high end with the buffer
+    // optimizer.implementation = "foreach" takes the same group-wide buffer; fused / for-loop step in place
     if (const auto impl = r.str_opt("optimizer.implementation");
         impl && in.optimizer == "adamw" && !in.optimizer_offload && !in.optimizer_in_backward) {
         const std::string v = lower(*impl);
@@ -977,8 +976,6 @@ estimate_input from_facts(const fact_store& facts) {
             in.optimizer_foreach = 1;
         else if (v == "fused" || v == "for-loop" || v == "forloop")
             in.optimizer_foreach = 0;
-        else if (v == "unstated")
-            in.optimizer_foreach = -1;
     }
     // transformers 4.46-4.48: the causal LM calls self.loss_function(logits, ...) and keeps its bf16
     // logits while ForCausalLMLoss makes the fp32 copy and its shifted .contiguous() copy
@@ -1397,12 +1394,8 @@ estimate_result estimate(const estimate_input& in) {
                 "(micro-batches = PP degree)", in.pp_alt_micro_batch));
         if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full)  // adapters' moments are small
             r.interval_reasons.push_back(
-                in.hf_model
-                    ? "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized "
-                      "buffer at the step) was the default before torch 2.8, adamw_torch_fused after; high end "
-                      "includes the buffer"
-                    : "torch AdamW's arguments not stated: foreach (torch's default: one second-moment-sized buffer at "
-                      "the step) or fused / for-loop (in place); high end includes the buffer");
+                "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized buffer at "
+                "the step) was the default before torch 2.8, adamw_torch_fused after; high end includes the buffer");
         if (in.hf_model && in.hf_loss_keeps_logits < 0 && !in.chunked_loss && in.framework != train_framework::megatron)
             r.interval_reasons.push_back(fmt::format(
                 "transformers version not given: 4.46-4.48 keep the bf16 logits beside the fp32 and shifted fp32 copies "
