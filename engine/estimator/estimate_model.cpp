@@ -764,7 +764,7 @@ double compute(const estimate_input& in, breakdown& out) {
     else if (in.chunked_loss)
         bpe = fused_chunks         ? k.logits_bytes_fused
               : tt_compiled_chunks ? k.logits_bytes_chunked_compiled
-              : tt_eager_chunks    ? k.logits_bytes_chunked_eager
+              : tt_eager_chunks    ? (in.chunked_loss_projects ? k.logits_bytes_linear_ce_eager : k.logits_bytes_chunked_eager)
                                    : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy

@@ -231,6 +231,13 @@ TEST_CASE("loss phase: torchtune compiles compute_cross_entropy with compile on 
     // chunk its fp32 upcast and log-probs are both live: 2 + 4 (n - 1) / n + 2 x 4 / n per element
     CHECK(k.logits_bytes_chunked_eager == doctest::Approx(2.0 + 4.0 * (n - 1.0) / n + 8.0 / n));
     CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked_eager + tokens * 2 * h));
+    // LinearCrossEntropyLoss projects each chunk itself: no chunk's bf16 logits outlive it, every chunk's fp32
+    // log-probs stay; the last chunk's bf16 logits and upcast on top: 4 + (2 + 4) / n
+    in.chunked_loss_projects = true;
+    est::compute(in, b);
+    CHECK(k.logits_bytes_linear_ce_eager == doctest::Approx(4.0 + 6.0 / n));
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_linear_ce_eager + tokens * 2 * h));
+    in.chunked_loss_projects = false;
     // compiled, trained head (full fine-tuning): bf16 chunks + one chunk's gradient, and the head-weight
     // gradient accumulated over 8 chunks: max(2 NV + G, 1.75 NV + 2 G) above 2.25 NV
     in.compile = true;
