@@ -634,6 +634,7 @@ estimate_input from_facts(const fact_store& facts) {
         in.assumptions.push_back("LitGPT computes the soft-capped attention by hand (no SDPA): s x s scores per head");
     }
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
+    in.chunked_loss_projects = in.chunked_loss && r.boolean("training.chunked_loss_projects", false, nullptr);
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.hf_kv_cache = in.hf_model && r.boolean("model.use_cache", false, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);

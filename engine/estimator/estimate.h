@@ -118,6 +118,7 @@ struct estimate_input {
     int swap_times = 1;
     bool params_offload = false;
     bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
+    bool chunked_loss_projects = false;   // the chunked loss projects each chunk itself (torchtune LinearCrossEntropyLoss, est55)
     bool compile_loss = true;             // torchtitan compile.components lists "loss" (its default)
     bool activation_offload = false;
     bool swap_attention = false;          // MindSpeed --swap-attention: each layer's attention-block activations on the host

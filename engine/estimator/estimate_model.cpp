@@ -753,13 +753,19 @@ double compute(const estimate_input& in, breakdown& out) {
     // compile is on: the upcast is fused into the kernel, which keeps the bf16 chunk and a per-row
     // log-sum-exp and writes one bf16 chunk gradient (knowledge/estimator.yaml)
     const bool tt_compiled_chunks = in.framework == train_framework::torchtune && in.chunked_loss && in.compile && !in.hf_model;
+    // est55: eager (compile off), each chunk's F.cross_entropy(logits.float()) leaves its fp32 log-probs saved
+    // for backward, so every chunk's are held at the end of the loss beside the bf16 chunks
+    const bool tt_eager_chunks = in.framework == train_framework::torchtune && in.chunked_loss && !in.compile && !in.hf_model;
     // liger's fused linear cross-entropy (HF Trainer / LLaMA-Factory use_liger_kernel) sizes its
     // chunks so that one chunk's logits hold about BT x H elements: no term per vocab element
     const bool liger = in.chunked_loss && in.hf_model;
     if (liger)
         bpe = 0;
     else if (in.chunked_loss)
-        bpe = fused_chunks ? k.logits_bytes_fused : tt_compiled_chunks ? k.logits_bytes_chunked_compiled : k.logits_bytes_chunked;
+        bpe = fused_chunks         ? k.logits_bytes_fused
+              : tt_compiled_chunks ? k.logits_bytes_chunked_compiled
+              : tt_eager_chunks    ? (in.chunked_loss_projects ? k.logits_bytes_linear_ce_eager : k.logits_bytes_chunked_eager)
+                                   : k.logits_bytes_chunked;
     else if (in.framework == train_framework::megatron)
         // the native fused cross-entropy runs its in-place steps through torch.compile: one more fp32 copy
         // (builds dated before the in-place shift keep a second fp32 copy; unknown date: today's path)

@@ -25,6 +25,8 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"logits_bytes_megatron_fused_high", &k.logits_bytes_megatron_fused_high},
         {"logits_bytes_chunked", &k.logits_bytes_chunked},
         {"logits_bytes_chunked_compiled", &k.logits_bytes_chunked_compiled},
+        {"logits_bytes_chunked_eager", &k.logits_bytes_chunked_eager},
+        {"logits_bytes_linear_ce_eager", &k.logits_bytes_linear_ce_eager},
         {"torchtune_loss_chunks", &k.torchtune_loss_chunks},
         {"logits_bytes_fused", &k.logits_bytes_fused},
         {"logits_bytes_compiled", &k.logits_bytes_compiled},

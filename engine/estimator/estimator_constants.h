@@ -15,6 +15,8 @@ struct estimator_constants {
     double logits_bytes_megatron_fused_high = 14.0;
     double logits_bytes_chunked = 3.5;          // chunked CE: bf16 logits of all chunks + fp32 work of one chunk
     double logits_bytes_chunked_compiled = 2.25; // torchtune chunked CE, compute_cross_entropy compiled: bf16 chunks + one chunk's bf16 grad
+    double logits_bytes_chunked_eager = 6.5;     // torchtune chunked CE, compile off: bf16 chunks + every chunk's saved fp32 log-probs + one upcast (est55)
+    double logits_bytes_linear_ce_eager = 4.75;  // torchtune LinearCrossEntropyLoss, compile off: every chunk's fp32 log-probs + one chunk's bf16 and upcast
     double torchtune_loss_chunks = 8.0;         // CEWithChunkedOutputLoss num_output_chunks default
     double logits_bytes_fused = 1.5;            // projection + CE per chunk inside the loss: one chunk's fp32 work
     double logits_bytes_compiled = 4.0;         // loss compiled with the model: bf16 logits + bf16 gradient

@@ -189,7 +189,7 @@ TEST_CASE("loss phase: chunked (torchtune) vs fused in the loss (torchtitan), co
     est::breakdown b;
     est::compute(in, b);
     const double tokens = 16384, V = 128256, h = 4096;
-    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_chunked + tokens * 2 * h));
+    CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_chunked_eager + tokens * 2 * h));  // eager (est55)
     in.framework = train_framework::torchtitan;
     est::compute(in, b);
     CHECK(b.stages[0].logits == doctest::Approx(tokens * V * k.logits_bytes_fused + tokens * 6 * h));
@@ -226,13 +226,22 @@ TEST_CASE("loss phase: torchtune compiles compute_cross_entropy with compile on 
     est::breakdown b;
     est::compute(in, b);
     const double tokens = 16384, V = 128256, h = 4096, nv = tokens * V, G = V * h * 2.0;
-    // eager: the upcast is not fused, the development constant stays
-    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked + tokens * 2 * h));
+    const double n = k.torchtune_loss_chunks;
+    // eager (est55): every chunk's fp32 log-probs are saved for backward beside all bf16 chunks; at the last
+    // chunk its fp32 upcast and log-probs are both live: 2 + 4 (n - 1) / n + 2 x 4 / n per element
+    CHECK(k.logits_bytes_chunked_eager == doctest::Approx(2.0 + 4.0 * (n - 1.0) / n + 8.0 / n));
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_chunked_eager + tokens * 2 * h));
+    // LinearCrossEntropyLoss projects each chunk itself: no chunk's bf16 logits outlive it, every chunk's fp32
+    // log-probs stay; the last chunk's bf16 logits and upcast on top: 4 + (2 + 4) / n
+    in.chunked_loss_projects = true;
+    est::compute(in, b);
+    CHECK(k.logits_bytes_linear_ce_eager == doctest::Approx(4.0 + 6.0 / n));
+    CHECK(b.stages[0].logits == doctest::Approx(nv * k.logits_bytes_linear_ce_eager + tokens * 2 * h));
+    in.chunked_loss_projects = false;
     // compiled, trained head (full fine-tuning): bf16 chunks + one chunk's gradient, and the head-weight
     // gradient accumulated over 8 chunks: max(2 NV + G, 1.75 NV + 2 G) above 2.25 NV
     in.compile = true;
     est::compute(in, b);
-    const double n = k.torchtune_loss_chunks;
     const double head = std::max(0.0, std::max(2.0 * nv + G, (2.0 - 2.0 / n) * nv + 2.0 * G) - (2.0 + 2.0 / n) * nv);
     CHECK(k.logits_bytes_chunked_compiled == doctest::Approx(2.0 + 2.0 / n));
     CHECK(head > 0);
@@ -289,7 +298,7 @@ TEST_CASE("loss phase: torchtune recipes before `del logits` keep the shifted fp
     in.variant = 0;
     in.chunked_loss = true;
     est::compute(in, b);
-    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_chunked + b.tokens * 2 * 4096));
+    CHECK(b.stages[0].logits == doctest::Approx(b.tokens * 128256.0 * k.logits_bytes_chunked_eager + b.tokens * 2 * 4096));
     in.chunked_loss = false;
     in.framework = train_framework::generic;
     est::compute(in, b);

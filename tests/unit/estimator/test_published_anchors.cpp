@@ -295,3 +295,7 @@ TEST_CASE("held-out rows, round est53 (PEFT method comparison on MetaMathQA, Lla
 TEST_CASE("held-out rows, round est54 (Qwen-VL's fine-tuning profile: LoRA with trainable wte / lm_head, LoRA, Q-LoRA on the GPTQ Int4 chat model; 1 x 384..2048 padded, one image each, GC, eager attention, one A100 80G)") {
     check_heldout("heldout_est54.yaml", 12, "held-out rows (est54)");
 }
+
+TEST_CASE("held-out rows, round est55 (peft-experiments of 2024-07/08: torchtune vs PEFT + transformers on Llama 3 8B Instruct, LoRA q,v FSDP1 x 2 and one GPU, QLoRA torchao NF4 with and without AC vs bitsandbytes NF4; 2 x <=512 Alpaca-cleaned, RTX 4090; allocated and reserved; a torchtune 0.6.1 tutorial of 2026: Qwen2.5-0.5B LoRA FSDP2 x 8 on MI355X, 2 x 2048 packed)") {
+    check_heldout("heldout_est55.yaml", 13, "held-out rows (est55)");
+}

@@ -172,6 +172,20 @@ TEST_CASE("varying lengths: packing, fixed-length data, expandable segments, tor
     }
 }
 
+TEST_CASE("est55: torchtune pads each unpacked batch to its longest sample (padded_collate); packed data does not vary") {
+    {
+        fact_store f = hf_lora_job("torchtune");
+        const estimate_input in = from_facts(f);
+        REQUIRE(in.lengths_vary);
+        CHECK(!estimate(in).varying_lengths.empty());
+    }
+    {
+        fact_store f = hf_lora_job("torchtune");
+        test_util::emit(f, "training.packing", true);  // dataset.packed: every step at max_seq_len
+        CHECK(!from_facts(f).lengths_vary);
+    }
+}
+
 TEST_CASE("varying lengths: the cache high end is capped at the device; no replay when already over the budget") {
     fact_store f = hf_lora_job();
     test_util::emit(f, "device.capacity_bytes", std::int64_t(32) * 1000000000);
