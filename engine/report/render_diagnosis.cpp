@@ -82,7 +82,7 @@ void render_oom(writer& w, const log_analysis& a) {
     // the line says it is reported in words, as the summary and the uncertainty line do
     const bool in_words = a.source == "none" && a.reports.count("log.oom_reported_in_words");
     std::string head = in_words ? w.t("report.oom.source_in_words") : w.t("report.oom.source", {{"source", w.v("source", a.source)}});
-    if (!a.device_kind.empty() && a.device_kind != "unknown") head += w.t("report.oom.device_kind", {{"kind", a.device_kind}});
+    if (!a.device_kind.empty() && a.device_kind != "unknown") head += w.t("report.oom.device_kind", {{"kind", w.v("device_kind", a.device_kind)}});
     if (a.step) head += w.t("report.oom.failing_step", {{"step", std::to_string(*a.step)}});
     else if (a.last_logged_step) head += w.t("report.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}});
     // a bar that moves k at a time: the failing step is one of the next k
@@ -380,7 +380,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (!r.consistency.empty()) {
         w.heading("report.heading.consistency");
         for (const auto& c : r.consistency)
-            w.bullet(w.t("report.consistency.line", {{"id", c.id},
+            w.bullet(w.t("report.consistency.line", {{"id", w.v("comparison", c.id)},
                                                      {"measured", format_bytes(c.measured_bytes)},
                                                      {"statistic", w.v("statistic", c.statistic)},
                                                      {"source", c.source.empty() ? "-" : c.source},
