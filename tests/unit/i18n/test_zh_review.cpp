@@ -95,7 +95,7 @@ TEST_CASE("report lines the review found assembled from English pieces read in C
     CHECK(frag.find("每 step 内存（最大已保留）：step 1 58.10 GiB") != std::string::npos);
     CHECK(frag.find("类别：激活 40.50 GiB（69.2%），优化器状态 12.00 GiB（20.5%），参数 6.00 GiB（10.3%）") != std::string::npos);
     CHECK(frag.find("出现在 loss 计算阶段") != std::string::npos);
-    CHECK(frag.find("训练进度中的读数：实测 63.47 GiB 已保留") != std::string::npos);
+    CHECK(frag.find("训练进度中的读数：实测已保留 63.47 GiB") != std::string::npos);
     CHECK(frag.find("日志自身的内存读数（已保留 63.47 GiB）") != std::string::npos);
     CHECK(frag.find(" (cuda)") == std::string::npos);
     const std::string hccl = zh_report("hccl_oom");
