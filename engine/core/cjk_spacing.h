@@ -10,8 +10,9 @@
 
 namespace oomdx {
 
-// Inserts a space at each seam (an offset into `text`, ascending) where a CJK ideograph meets an
-// ASCII letter or digit; any other seam is left as it is.
+// At each seam (an offset into `text`, ascending): a space where a CJK ideograph meets an ASCII
+// letter or digit, and none between two ideographs (a template's space beside a value it expected
+// in Latin: "满足 {size} 的申请" with "未知大小"); any other seam is left as it is.
 void space_cjk_seams(std::string& text, const std::vector<std::size_t>& seams);
 
 }  // namespace oomdx

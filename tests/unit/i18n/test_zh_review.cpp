@@ -46,6 +46,8 @@ TEST_CASE("a value spliced between Chinese and Latin text is spaced from the Chi
     CHECK(format_message("增长的类别为{x}：", {{"x", "激活"}}) == "增长的类别为激活：");  // Chinese beside Chinese: none
     CHECK(format_message("in {x}", {{"x", "abc"}}) == "in abc");               // English is as it was
     CHECK(format_message("a{x}b", {{"x", "c"}}) == "acb");
+    CHECK(format_message("无法满足 {x} 的申请", {{"x", "未知大小"}}) == "无法满足未知大小的申请");  // none between Chinese
+    CHECK(format_message("无法满足 {x} 的申请", {{"x", "2.00 GiB"}}) == "无法满足 2.00 GiB 的申请");
     std::string s = "为HCCL留出";
     space_cjk_seams(s, {3, 7});
     CHECK(s == "为 HCCL 留出");
