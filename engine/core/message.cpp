@@ -1,5 +1,7 @@
 #include "engine/core/message.h"
 
+#include "engine/core/cjk_spacing.h"
+
 namespace oomdx {
 
 namespace {
@@ -100,6 +102,7 @@ std::vector<std::string> message_placeholders(std::string_view tmpl) {
 
 std::string format_message(std::string_view tmpl, const message_args& args) {
     std::string out;
+    std::vector<size_t> seams;  // where an argument starts and ends: a Chinese template spaces them from Latin
     for (const auto& s : parse(tmpl)) {
         if (!s.placeholder) {
             out += s.text;
@@ -108,8 +111,11 @@ std::string format_message(std::string_view tmpl, const message_args& args) {
         const std::string* v = nullptr;
         for (const auto& [k, val] : args)
             if (k == s.text) v = &val;
+        seams.push_back(out.size());
         out += v ? *v : "{" + s.text + "}";
+        seams.push_back(out.size());
     }
+    space_cjk_seams(out, seams);
     return out;
 }
 

@@ -82,7 +82,7 @@ void render_oom(writer& w, const log_analysis& a) {
     // the line says it is reported in words, as the summary and the uncertainty line do
     const bool in_words = a.source == "none" && a.reports.count("log.oom_reported_in_words");
     std::string head = in_words ? w.t("report.oom.source_in_words") : w.t("report.oom.source", {{"source", w.v("source", a.source)}});
-    if (!a.device_kind.empty() && a.device_kind != "unknown") head += fmt::format(" ({})", a.device_kind);
+    if (!a.device_kind.empty() && a.device_kind != "unknown") head += w.t("report.oom.device_kind", {{"kind", w.v("device_kind", a.device_kind)}});
     if (a.step) head += w.t("report.oom.failing_step", {{"step", std::to_string(*a.step)}});
     else if (a.last_logged_step) head += w.t("report.oom.last_logged_step", {{"step", std::to_string(*a.last_logged_step)}});
     // a bar that moves k at a time: the failing step is one of the next k
@@ -119,14 +119,14 @@ void render_oom(writer& w, const log_analysis& a) {
     }
     if (a.memory_series.size() == 1) {  // one reading: no "step N -> step N"
         const auto& only = a.memory_series.front();
-        w.line(w.t("report.oom.memory_single", {{"statistic", only.statistic},
+        w.line(w.t("report.oom.memory_single", {{"statistic", w.v("statistic", only.statistic)},
                                                 {"step", std::to_string(only.step)},
                                                 {"bytes", format_bytes(only.bytes)}}));
     } else if (!a.memory_series.empty()) {
         const auto& first = a.memory_series.front();
         const auto& last = a.memory_series.back();
         w.line(w.t("report.oom.memory_series",
-                   {{"statistic", first.statistic},
+                   {{"statistic", w.v("statistic", first.statistic)},
                     {"first_step", std::to_string(first.step)},
                     {"first", format_bytes(first.bytes)},
                     {"last_step", std::to_string(last.step)},
@@ -293,8 +293,10 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
         int n = 0;
         for (const auto& c : d.categories) {
             if (c.bytes <= 0 || ++n > 6) continue;
-            cats += (cats.empty() ? "" : ", ") +
-                    fmt::format("{} {} ({})", w.v("category", c.name), format_bytes(c.bytes), pct(c.share));
+            cats += (cats.empty() ? "" : w.t("report.list_sep")) +
+                    w.t("report.snapshot.category", {{"category", w.v("category", c.name)},
+                                                      {"bytes", format_bytes(c.bytes)},
+                                                      {"share", pct(c.share)}});
         }
         if (!cats.empty()) w.line(w.t("report.snapshot.categories", {{"categories", cats}}));
         n = 0;
@@ -378,7 +380,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (!r.consistency.empty()) {
         w.heading("report.heading.consistency");
         for (const auto& c : r.consistency)
-            w.bullet(w.t("report.consistency.line", {{"id", c.id},
+            w.bullet(w.t("report.consistency.line", {{"id", w.v("comparison", c.id)},
                                                      {"measured", format_bytes(c.measured_bytes)},
                                                      {"statistic", w.v("statistic", c.statistic)},
                                                      {"source", c.source.empty() ? "-" : c.source},

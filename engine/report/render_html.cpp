@@ -774,7 +774,7 @@ void oom_section(doc& d, const log_analysis& a) {
     d.h(2, d.t("html.heading.oom"));
     std::vector<std::pair<std::string, std::string>> rows;
     rows.push_back({d.t("html.kv.source"),
-                    d.v("source", a.source) + (a.device_kind.empty() || a.device_kind == "unknown" ? "" : " (" + a.device_kind + ")")});
+                    d.v("source", a.source) + (a.device_kind.empty() || a.device_kind == "unknown" ? "" : d.t("report.oom.device_kind", {{"kind", d.v("device_kind", a.device_kind)}}))});
     if (!a.signature.empty()) rows.push_back({d.t("html.kv.signature"), a.signature});
     if (!a.message.empty()) rows.push_back({d.t("html.kv.message"), a.file + ":" + std::to_string(a.line) + ": " + a.message});
     if (!a.error_code.empty()) rows.push_back({d.t("html.kv.error_code"), a.error_code});
@@ -838,7 +838,7 @@ void oom_section(doc& d, const log_analysis& a) {
         const double icept = (sy - slope * sx) / n;
         bool cut = false;
         std::vector<xy> shown = downsample(pts, 2000, cut);
-        std::vector<series> ss{{d.t("html.chart.memory_statistic", {{"statistic", a.memory_series.front().statistic}}), "#4e79a7",
+        std::vector<series> ss{{d.t("html.chart.memory_statistic", {{"statistic", d.v("statistic", a.memory_series.front().statistic)}}), "#4e79a7",
                                 shown, false, true}};
         if (pts.size() >= 2) {
             const double xa = pts.front().x, xb = pts.back().x;
@@ -1131,7 +1131,7 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
         d.h(2, d.t("html.heading.consistency"));
         std::vector<std::string> items;
         for (const auto& c : r.consistency)
-            items.push_back(d.t("report.consistency.line", {{"id", c.id},
+            items.push_back(d.t("report.consistency.line", {{"id", d.v("comparison", c.id)},
                                                             {"measured", bytes(c.measured_bytes)},
                                                             {"statistic", d.v("statistic", c.statistic)},
                                                             {"source", c.source.empty() ? "-" : c.source},

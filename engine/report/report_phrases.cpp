@@ -60,6 +60,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.anchor.agrees", "the measured {statistic} ({measured}) agrees with the estimate ({ratio}x), so the estimate's figures stand"},
     // OOM type and timing.
     {"report.oom.source", "source: {source}"},
+    {"report.oom.device_kind", " ({kind})"},
     {"report.oom.source_in_words", "source: none (the OOM is reported in words only, with no allocator message)"},
     {"report.oom.failing_step", ", failing step {step}"},
     {"report.oom.last_logged_step", ", last logged step {step}"},
@@ -104,6 +105,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.snapshot.memory", "{file} (device {device}): reserved {reserved}, live allocated {allocated}, pending free {pending}, inactive cached {inactive}, peak {peak}"},
     {"report.snapshot.fragmentation", "fragmentation {rate} ({level}), largest reusable inactive block {largest}"},
     {"report.snapshot.categories", "categories: {categories}"},
+    {"report.snapshot.category", "{category} {bytes} ({share})"},
+    {"report.list_sep", ", "},
     {"report.snapshot.site", "{site}  {bytes} in {blocks} blocks ({share})"},
     {"report.snapshot.oom_event", "OOM event at trace #{index}: requested {requested}, device free {free}, largest inactive block {largest}{fragmentation}"},
     {"report.snapshot.oom_fragmentation", " - fragmentation"},
@@ -418,12 +421,23 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"value.cost_term.sharding", "sharding"},
     {"value.cost_term.offload", "offload"},
     {"value.cost_term.micro_batch", "micro_batch"},
+    {"value.cost_term.chunked_loss", "chunked_loss"},
     {"value.trend.leak", "leak"},
     {"value.trend.warmup", "warmup"},
     {"value.trend.no_growth", "no_growth"},
     {"value.statistic.allocated", "allocated"},
     {"value.statistic.reserved", "reserved"},
     {"value.statistic.live_peak", "live_peak"},
+    {"value.statistic.max_allocated", "max_allocated"},
+    {"value.statistic.max_reserved", "max_reserved"},
+    {"value.statistic.active", "active"},
+    {"value.comparison.progress", "progress"},
+    {"value.comparison.oom_needed", "oom_needed"},
+    {"value.comparison.oom_reserved", "oom_reserved"},
+    {"value.comparison.snapshot_peak", "snapshot_peak"},
+    {"value.device_kind.cuda", "cuda"},
+    {"value.device_kind.npu", "npu"},
+    {"value.device_kind.cpu", "cpu"},
     {"value.consistency.agree", "agrees"},
     {"value.consistency.measured_higher", "measured higher"},
     {"value.consistency.measured_lower", "measured lower"},
@@ -471,7 +485,12 @@ std::string translated(const std::string& lang, const std::string& prefix, const
 
 std::string estimate_label(const std::string& lang, const estimate_component& c) {
     if (lang == "en") return c.label;
-    return translation_table::shipped(lang).pick("estimate.component." + c.id, c.label);
+    // A component whose label varies (DeepSpeed's bf16 master partition is "bf16 master weights") is
+    // translated as a producer text under estimate.label.* when its id's label is not the one shown.
+    const translation_table& tr = translation_table::shipped(lang);
+    const translation* t = tr.find("estimate.component." + c.id);
+    if (t && !t->text.empty() && same_text(t->en, c.label)) return t->text;
+    return tr.produced("estimate.label.", c.label);
 }
 
 }  // namespace oomdx

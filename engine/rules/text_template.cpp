@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "engine/core/cjk_spacing.h"
 #include "engine/core/fact_store.h"
 #include "engine/core/translations.h"
 #include "engine/core/vocabulary.h"
@@ -155,6 +156,7 @@ std::vector<std::string> template_placeholders(const std::string& tmpl, bool* we
 std::string render_template(const std::string& tmpl, const fact_store& facts, const name_resolver* names,
                             const translation_table* tr) {
     std::string out;
+    std::vector<size_t> seams;  // where each value starts and ends: Chinese beside it takes a space
     size_t pos = 0;
     name_resolver r;
     if (names) r = *names;
@@ -170,9 +172,12 @@ std::string render_template(const std::string& tmpl, const fact_store& facts, co
         const fact_decl* decl = nullptr;
         const expr_node* f = p.filter == "phrase" ? phrase_fact(e.root.get()) : e.root.get();
         if (f && f->op == expr_op::fact && facts.vocab()) decl = facts.vocab()->find(f->name);
+        seams.push_back(out.size());
         out += apply_filter(evaluate(*e.root, facts).val, p.filter, decl, tr);
+        seams.push_back(out.size());
     }
     out += tmpl.substr(pos);
+    space_cjk_seams(out, seams);
     // "{{" renders as "{"
     std::string clean;
     for (size_t i = 0; i < out.size(); ++i) {

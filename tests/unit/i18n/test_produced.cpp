@@ -153,6 +153,13 @@ TEST_CASE("estimate labels, formulas, stages and assumptions translate") {
         "--set compile.enable=true --set activation_checkpoint.mode=full",
         "--model llama3-8b --device h100-80gb --world-size 1 --framework torchtune --set training.chunked_loss=true "
         "--set compile.enable=true --set training.finetuning_type=lora",
+        // found in English by the zh review: the unsharded master copy, torchtune's torchao 0.1 and `del logits`
+        // interval reasons, DeepSpeed's bf16 master label
+        "--model llama3-70b --device h100-80gb --world-size 32 --framework megatron --set parallelism.tensor_parallel_degree=4 "
+        "--set parallelism.pipeline_parallel_degree=4 --set parallelism.virtual_pipeline_degree=5",
+        "--model llama3-8b --device rtx4090 --world-size 1 --framework torchtune --set training.finetuning_type=qlora",
+        "--model llama3-8b --device a100-80gb --world-size 1 --framework deepspeed --set training.finetuning_type=full "
+        "--set optimizer.master_dtype=bfloat16",
     };
     for (const char* v : variants) {
         const auto r = oomdx::test::run_oomdx(std::string("estimate ") + v + " --format json", oomdx::test::stderr_to::discard);
@@ -198,6 +205,9 @@ TEST_CASE("the plan's notes, cost terms and comment lines translate") {
         "--config tests/fixtures/configs/trl/grpo_colocate.yaml --device h100-80gb --world-size 8",
         "--config tests/fixtures/configs/verl/grpo_dynamic_bsz.sh --device h100-80gb --world-size 2 "
         "--set training.rollout_memory_fraction=0.85",
+        // nothing fits on the one device unless the frozen base is quantized (QLoRA) or the states offloaded
+        "--model llama3-70b --device a100-80gb --world-size 1 --framework llama_factory --set training.finetuning_type=lora "
+        "--set training.lora_rank=16 --set training.seq_len=4096 --set training.local_batch_size=2",
     };
     int terms = 0, notes = 0;
     for (const char* v : variants) {
@@ -217,9 +227,16 @@ TEST_CASE("the plan's notes, cost terms and comment lines translate") {
             }
         };
         for (const auto& n : p["notes"]) check_translated("plan.note.", n.get<std::string>()), ++notes;
-        for (const auto& t : p["cost_terms"]) check_translated("plan.term.", t["why"].get<std::string>()), ++terms;
+        // the name is a value phrase (chunked_loss was shown in English), the why a template
+        auto term = [&](const nlohmann::json& t) {
+            const std::string name = t["name"].get<std::string>();
+            CHECK_MESSAGE(value_phrase("zh", "cost_term", name) != name, "no value.cost_term." << name);
+            check_translated("plan.term.", t["why"].get<std::string>());
+            ++terms;
+        };
+        for (const auto& t : p["cost_terms"]) term(t);
         for (const auto& c : p["candidates"])
-            for (const auto& t : c["cost_terms"]) check_translated("plan.term.", t["why"].get<std::string>()), ++terms;
+            for (const auto& t : c["cost_terms"]) term(t);
         comments(p["rendered"]);
         if (p.contains("at_current_size")) {
             comments(p["at_current_size"]["rendered"]);

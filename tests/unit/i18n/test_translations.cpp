@@ -61,7 +61,7 @@ TEST_CASE("the shipped knowledge translations load, and phrases render in Chines
     p.producer = "test";
     facts.emit("oom.source", value("workspace"), p);
     CHECK(render_template("in {oom.source|phrase}", facts) == "in the NPU workspace allocator");
-    CHECK(render_template("在{oom.source|phrase}", facts, nullptr, &zh) == "在NPU 工作空间分配器");
+    CHECK(render_template("在{oom.source|phrase}", facts, nullptr, &zh) == "在 NPU 工作空间分配器");  // Chinese beside Latin: a space
     CHECK(render_template("{oom.step}", facts, nullptr, &zh) == "未知");
 }
 

@@ -1,0 +1,114 @@
+// Pins of the Chinese-report review (docs/i18n.md, "Review 2026-12-06"): Chinese set beside a spliced
+// Latin value takes a space, values shown in sentences are phrases, producer sentences the review
+// found in English have templates, and the report lines it found assembled from English pieces read
+// in Chinese.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include "engine/core/cjk_spacing.h"
+#include "engine/core/message.h"
+#include "engine/core/translations.h"
+#include "engine/report/report_phrases.h"
+
+using namespace oomdx;
+
+namespace {
+
+const translation_table& zh() { return translation_table::shipped("zh"); }
+
+// An example's report in Chinese, run in its directory as tests/scripts/examples_zh.sh runs it.
+std::string zh_report(const std::string& example) {
+    const std::string dir = std::string(OOMDX_SOURCE_DIR) + "/examples/" + example;
+    const std::string cmd = "cd '" + dir + "' && NO_COLOR=1 '" + OOMDX_BINARY + "' $(cat cmd) --lang zh --format text 2>/dev/null";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int st = pclose(p);
+    REQUIRE(WIFEXITED(st));
+    REQUIRE(WEXITSTATUS(st) <= 1);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a value spliced between Chinese and Latin text is spaced from the Chinese") {
+    CHECK(format_message("因此{x}中的失败", {{"x", "HCCL 通信缓冲区"}}) == "因此 HCCL 通信缓冲区中的失败");
+    CHECK(format_message("step {n}的内存", {{"n", "3"}}) == "step 3 的内存");
+    CHECK(format_message("出现在{phase}阶段", {{"phase", "loss 计算"}}) == "出现在 loss 计算阶段");
+    CHECK(format_message("（{x}）", {{"x", "cuda"}}) == "（cuda）");            // full-width punctuation: none
+    CHECK(format_message("增长的类别为{x}：", {{"x", "激活"}}) == "增长的类别为激活：");  // Chinese beside Chinese: none
+    CHECK(format_message("in {x}", {{"x", "abc"}}) == "in abc");               // English is as it was
+    CHECK(format_message("a{x}b", {{"x", "c"}}) == "acb");
+    CHECK(format_message("无法满足 {x} 的申请", {{"x", "未知大小"}}) == "无法满足未知大小的申请");  // none between Chinese
+    CHECK(format_message("无法满足 {x} 的申请", {{"x", "2.00 GiB"}}) == "无法满足 2.00 GiB 的申请");
+    std::string s = "为HCCL留出";
+    space_cjk_seams(s, {3, 7});
+    CHECK(s == "为 HCCL 留出");
+}
+
+TEST_CASE("machine values shown in sentences have Chinese phrases") {
+    CHECK(value_phrase("zh", "statistic", "max_reserved") == "最大已保留");
+    CHECK(value_phrase("zh", "statistic", "max_allocated") == "最大已分配");
+    CHECK(value_phrase("zh", "cost_term", "chunked_loss") == "分块 loss");
+    CHECK(value_phrase("zh", "comparison", "progress") == "训练进度中的读数");
+    CHECK(value_phrase("zh", "device_kind", "npu") == "NPU");
+    CHECK(value_phrase("en", "device_kind", "npu") == "npu");
+    CHECK(value_phrase("zh", "phase", "loss") == "loss 计算");
+    CHECK(phrase("en", "report.oom.device_kind", {{"kind", "cuda"}}) == " (cuda)");
+    CHECK(phrase("en", "report.snapshot.category", {{"category", "activation"}, {"bytes", "1 GiB"}, {"share", "5%"}}) ==
+          "activation 1 GiB (5%)");
+}
+
+TEST_CASE("estimate sentences found in English in the review translate") {
+    CHECK(zh().produced("estimate.formula.", "4.54B x 4 B (not sharded)") == "4.54B × 4 B（未分片）");
+    CHECK(zh().produced("estimate.formula.", "8.03B x 2 B / 8") == "8.03B × 2 B / 8");
+    const std::string act = zh().produced("estimate.formula.",
+        "32 layer x micro-batch held x 65536 tokens x 200832.0 B/token/layer (AC none, TP 1, CP 1, flash attention, eager)");
+    CHECK(act.find("（激活重计算 none，TP 1，CP 1，flash attention，eager 模式）") != std::string::npos);
+    CHECK(zh().produced("estimate.formula.", "8192 tokens x 8192.0 B/token/layer (AC full, TP 2+SP, CP 1, eager attention, compiled)")
+              .find("（激活重计算 full，TP 2+SP，CP 1，eager attention，已编译）") != std::string::npos);
+    CHECK(zh().translate_produced("estimate.interval.",
+        "torchtune recipes before mid-2024 (no `del logits`) keep the shifted fp32 logits through backward: 16 B per token x "
+        "vocab element instead of 12 (high end; set job.framework_date)"));
+    estimate_component bf16;
+    bf16.id = "master_weights";
+    bf16.label = "bf16 master weights";
+    CHECK(estimate_label("zh", bf16) == "bf16 主权重");
+    bf16.label = "fp32 master weights";
+    CHECK(estimate_label("zh", bf16) == "fp32 主权重");
+}
+
+TEST_CASE("the log's timing reasons name the phase in Chinese") {
+    CHECK(zh().produced("log.timing.", "the failure is inside evaluation") == "失败发生在评估阶段内");
+    CHECK(zh().produced("log.timing.", "the failure is inside saving a checkpoint") == "失败发生在保存 checkpoint 阶段内");
+    CHECK(zh().produced("log.timing.", "the failure is inside loading a checkpoint") == "失败发生在加载 checkpoint 阶段内");
+}
+
+TEST_CASE("report lines the review found assembled from English pieces read in Chinese") {
+    const std::string frag = zh_report("fragmentation_snapshot");
+    CHECK(frag.find("来源：缓存分配器（caching_allocator），设备类型 CUDA，失败于 step 3") != std::string::npos);
+    CHECK(frag.find("每 step 内存（最大已保留）：step 1 58.10 GiB") != std::string::npos);
+    CHECK(frag.find("类别：激活 40.50 GiB（69.2%），优化器状态 12.00 GiB（20.5%），参数 6.00 GiB（10.3%）") != std::string::npos);
+    CHECK(frag.find("出现在 loss 计算阶段") != std::string::npos);
+    CHECK(frag.find("训练进度中的读数：实测已保留 63.47 GiB") != std::string::npos);
+    CHECK(frag.find("日志自身的内存读数（已保留 63.47 GiB）") != std::string::npos);
+    CHECK(frag.find(" (cuda)") == std::string::npos);
+    const std::string hccl = zh_report("hccl_oom");
+    CHECK(hccl.find("因此 HCCL 通信缓冲区中的失败") != std::string::npos);
+    CHECK(hccl.find("为 HCCL 通信缓冲区留出空间") != std::string::npos);
+    CHECK(hccl.find("反向阶段的 fp32 main-grad 缓冲区") != std::string::npos);
+    CHECK(hccl.find("step 1 的内存（已分配）") != std::string::npos);
+    const std::string leak = zh_report("leak_three_snapshots");
+    CHECK(leak.find("持续增长的类别是激活。") != std::string::npos);
+    CHECK(leak.find("增长的类别为激活；") != std::string::npos);
+    const std::string plan = zh_report("activation_bound");
+    CHECK(plan.find("+1% 分块 loss：") != std::string::npos);
+    CHECK(plan.find("| 分块 loss ->") != std::string::npos);
+}
