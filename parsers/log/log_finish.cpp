@@ -538,7 +538,7 @@ log_analysis scanner::finish() {
     if (a.step && a.last_logged_total && a.step_basis != "step_header" && *a.step > *a.last_logged_total) {
         static const std::set<std::string> training = {"forward", "backward", "optimizer_step", "loss",
                                                        "data_loading", "scoring"};
-        if (training.count(a.phase)) {
+        if (training.count(a.phase) && !(failure && failure->other_loop_after)) {
             a.step = 1;
             a.step_basis = "bar_total_next_pass";
         } else {

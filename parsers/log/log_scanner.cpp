@@ -1292,6 +1292,29 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             if (outer) best = outer;
         }
     }
+    // A bar that never moved (`0/10`), first drawn after another bar closed at its total (`80/80`), of
+    // another total, while the script's step lines name the closed bar's total (`Epoch [1/50], Step
+    // [75/80]`, printed late by stdout's buffer): the open bar is another loop (validation after the
+    // epoch), not the next epoch's training bar. The closed bar holds the last step.
+    ev.other_loop_after = false;
+    if (all[best->sig].by_total && best->pr->file == ev.file && *best->first == 0 && !best->second) {
+        const std::int64_t began = best->pr->first_line;
+        pick* closed = nullptr;
+        for (auto& p : picks) {
+            if (&p == best || !counts_steps(p) || !all[p.sig].by_total || p.pr->file != ev.file) continue;
+            const std::int64_t total = total_of(p);
+            if (total <= 0 || *p.first < total || total == total_of(*best) || p.newest->line > began) continue;
+            const bool named = std::any_of(picks.begin(), picks.end(), [&](const pick& q) {
+                return &q != &p && counts_steps(q) && !all[q.sig].by_total && q.pr->file == ev.file &&
+                       total_of(q) == total;
+            });
+            if (named && (!closed || p.newest->line > closed->newest->line)) closed = &p;
+        }
+        if (closed) {
+            best = closed;
+            ev.other_loop_after = true;
+        }
+    }
     // A bar whose postfix prints its own step (`Epoch 1/60: 5/920 [01:44<3:00:04, loss=1.09, step=1]`):
     // the bar counts micro-batches (gradient accumulation) or samples, the postfix the optimizer
     // steps. A counter whose newest line is the bar's newest line, smaller than the bar's count,

@@ -145,6 +145,9 @@ struct event {
     // the counter is a step header (at_start) and a counter printed after each step showed the step before
     // it (nanoGPT's `iter 0: loss`, then the header `step 1: train loss ..., val loss`): that step finished
     std::optional<std::int64_t> header_prev_step;
+    // the counter is a bar closed at its total, and a bar of another total opened after it (a validation
+    // loop after the epoch): the failure is in that loop, not in the next pass of the closed one
+    bool other_loop_after = false;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;

@@ -777,6 +777,21 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
                      "Evaluate   :   8%|#    | 1/13 [00:00<00:10,  1.10it/s, GPU RAM: 18.69 G/31.74 G]\n" + oom);
         CHECK(a.last_logged_step == 2016);
     }
+    SUBCASE("a bar of another total opened after the training bar closed is another loop") {
+        // the training bar closes at 80/80, the validation bar opens at 0/10; the script's step lines
+        // (stdout, flushed after stderr's bars) name the training bar's total
+        const std::string bars = "  0%|          | 0/80 [00:00<?, ?it/s]\r 99%|#########9| 79/80 [01:49<00:00,  1.18it/s]\r"
+                                 "100%|##########| 80/80 [01:50<00:00,  1.24it/s]\n"
+                                 "  0%|          | 0/10 [00:00<?, ?it/s]\r  0%|          | 0/10 [00:18<?, ?it/s]\n";
+        auto a = run(bars + "Epoch [1/50], Step [50/80], Loss: 0.4341\nEpoch [1/50], Step [75/80], Loss: 0.3431\n" + oom);
+        CHECK(a.last_logged_step == 80);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "bar_total_after_loop");
+        // no step line names the closed bar's total (a loading bar, then the training bar): the open bar counts
+        auto b = run(bars + oom);
+        CHECK(b.last_logged_step == 0);
+        CHECK(b.step == 1);
+    }
     SUBCASE("a run start ends the counters of an earlier run in the same file") {
         const std::string first =
             "[08/30 15:48:11] d2.engine.train_loop INFO: Starting training from iteration 0\n"
