@@ -29,6 +29,14 @@ std::string not_offered_why(const nlohmann::json& j, const std::string& action) 
     return "";
 }
 
+std::string override_of(const nlohmann::json& j, const std::string& action, const std::string& key) {
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == action)
+            for (const auto& o : r["overrides"])
+                if (o["key"] == key) return o["value"].is_string() ? o["value"].get<std::string>() : o["value"].dump();
+    return "";
+}
+
 }  // namespace
 
 TEST_CASE("a change the estimate says raises the peak past the budget is not offered; one that lowers it is") {
@@ -214,4 +222,16 @@ TEST_CASE("rev26: kohya FLUX is offered LoRA as networks.lora_flux, the module o
     // the same job with nothing naming its family keeps lora.py's module (SD 1.x/2.x, SDXL)
     const std::string plain = lora_lines(oomdx::test::diagnose_log_text(std::string(log).substr(std::string(log).find('\n') + 1), job));
     CHECK(plain.find("--network_module networks.lora\n") != std::string::npos);
+}
+
+TEST_CASE("rev27: mixed precision on a card without bf16 (V100, T4) is fp16, bf16 elsewhere") {
+    // chatglm-tuning-v100-32gb-max-len-not-applied, lora-scripts-t4-p100: the old report rendered
+    // training.mixed_precision_param = bfloat16 on a V100 and a T4, which have no bf16 compute.
+    const std::string log = "显卡V100 32G，batch_size=1 仍然报OOM\n";
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device v100-32gb"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device t4"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device a100-80gb"), "mixed_precision",
+                      "training.mixed_precision_param") == "bfloat16");
 }
