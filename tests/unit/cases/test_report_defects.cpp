@@ -4,7 +4,10 @@
 // same on every real case (case_score.cpp); these are the two sides of the peak guard.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +32,14 @@ std::string not_offered_why(const nlohmann::json& j, const std::string& action) 
     return "";
 }
 
+std::string rendered_for(const nlohmann::json& j, const std::string& action) {
+    std::string lines;
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == action)
+            for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
+    return lines;
+}
+
 std::string override_of(const nlohmann::json& j, const std::string& action, const std::string& key) {
     for (const auto& r : j["recommendations"])
         if (r["action"] == action)
@@ -36,6 +47,11 @@ std::string override_of(const nlohmann::json& j, const std::string& action, cons
                 if (o["key"] == key) return o["value"].is_string() ? o["value"].get<std::string>() : o["value"].dump();
     return "";
 }
+
+const char* const k_kohya_oom =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total capacity of 23.64 GiB of "
+    "which 41.75 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory in use. Of the allocated "
+    "memory 23.19 GiB is allocated by PyTorch, and 5.97 MiB is reserved by PyTorch but unallocated.\n";
 
 }  // namespace
 
@@ -203,25 +219,42 @@ TEST_CASE("rev25: an OOM reported in words says so on the source line and the un
 TEST_CASE("rev26: kohya FLUX is offered LoRA as networks.lora_flux, the module of its family") {
     // kohya-ss-flux-finetune-4090-blocks-to-swap (bmaltais/kohya_ss#2972): the log's words name FLUX; sd-scripts' FLUX
     // LoRA is networks.lora_flux (docs/flux_train_network.md). The old report rendered `--network_module networks.lora`.
-    const char* const log = "Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n"
-                            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total capacity "
-                            "of 23.64 GiB of which 41.75 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB "
-                            "memory in use. Of the allocated memory 23.19 GiB is allocated by PyTorch, and 5.97 MiB is reserved "
-                            "by PyTorch but unallocated.\n";
+    const std::string log = std::string("Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n") + k_kohya_oom;
     const std::string job = "--device rtx4090 --framework kohya_sd_scripts --set training.local_batch_size=1 "
                             "--set training.finetuning_type=full";
-    auto lora_lines = [](const nlohmann::json& j) {
-        std::string lines;
-        for (const auto& r : j["recommendations"])
-            if (r["action"] == "lora_or_qlora")
-                for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
-        return lines;
-    };
-    const std::string flux = lora_lines(oomdx::test::diagnose_log_text(log, job));
+    const std::string flux = rendered_for(oomdx::test::diagnose_log_text(log, job), "lora_or_qlora");
     CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
     // the same job with nothing naming its family keeps lora.py's module (SD 1.x/2.x, SDXL)
-    const std::string plain = lora_lines(oomdx::test::diagnose_log_text(std::string(log).substr(std::string(log).find('\n') + 1), job));
+    const std::string plain = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job), "lora_or_qlora");
     CHECK(plain.find("--network_module networks.lora\n") != std::string::npos);
+}
+
+TEST_CASE("rev27: a kohya full fine-tune offered LoRA is told the *_network.py script that trains it") {
+    // sd-scripts' full trainers (flux_train.py, sdxl_train.py, train_db.py) take no --network_module; LoRA runs in
+    // flux_train_network.py / sdxl_train_network.py / train_network.py (docs/*_train_network.md). The old report
+    // rendered the module flag alone.
+    const std::string job = "--device rtx4090 --framework kohya_sd_scripts --set training.local_batch_size=1 "
+                            "--set training.finetuning_type=full";
+    const std::string flux = rendered_for(
+        oomdx::test::diagnose_log_text(std::string("Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n") + k_kohya_oom, job), "lora_or_qlora");
+    CHECK(flux.find("flux_train_network.py") != std::string::npos);
+    CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
+    for (const auto& [script, lora_script] : {std::pair<std::string, std::string>{"sdxl_train.py", "sdxl_train_network.py"},
+                                              {"train_db.py", "train_network.py"}}) {
+        const auto sh = std::filesystem::temp_directory_path() / ("oomdx_rev27_" + script + ".sh");
+        std::ofstream(sh) << "accelerate launch " << script << " --pretrained_model_name_or_path m.safetensors --train_batch_size 4\n";
+        const std::string lines = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job + " --config " + sh.string()), "lora_or_qlora");
+        CHECK(lines.find("run it in place of " + script) != std::string::npos);
+        CHECK(lines.find(lora_script) != std::string::npos);
+        CHECK(lines.find("--network_module networks.lora\n") != std::string::npos);
+        const std::string zh = rendered_for(
+            oomdx::test::diagnose_log_text(k_kohya_oom, job + " --lang zh --config " + sh.string()), "lora_or_qlora");
+        CHECK(zh.find("# LoRA 由 " + lora_script + " 训练：用它代替 " + script + " 运行") != std::string::npos);
+        std::filesystem::remove(sh);
+    }
+    // a job whose family and script are unknown: the module alone, no script named
+    const std::string plain = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job), "lora_or_qlora");
+    CHECK(plain.find("_network.py") == std::string::npos);
 }
 
 TEST_CASE("rev27: mixed precision on a card without bf16 (V100, T4) is fp16, bf16 elsewhere") {
