@@ -268,3 +268,15 @@ TEST_CASE("rev27: mixed precision on a card without bf16 (V100, T4) is fp16, bf1
     CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device a100-80gb"), "mixed_precision",
                       "training.mixed_precision_param") == "bfloat16");
 }
+
+TEST_CASE("rev27: a launch line with --fp16 is half precision already: no mixed-precision advice") {
+    // ChatGLM-Efficient-Tuning#202: `python src/train_sft.py ... --fp16 \` was offered "Train in bf16 mixed precision".
+    const std::string head = "同等参数下，chatglm可以微调，chatglm2就爆显存，是模型优化问题吗？\n"
+                             "CUDA_VISIBLE_DEVICES=0 python src/train_sft.py \\\n    --do_train \\\n"
+                             "    --per_device_train_batch_size 4 \\\n";
+    const auto half = oomdx::test::diagnose_log_text(head + "    --fp16 \\\n    --use_v2 \\\n", "--world-size 1");
+    CHECK_FALSE(offered(half, "mixed_precision"));
+    CHECK(half["oom"]["source"] == "unknown_oom");  // the failure in words, before a question about its cause
+    const auto full = oomdx::test::diagnose_log_text(head + "    --use_v2 \\\n", "--world-size 1");
+    CHECK(offered(full, "mixed_precision"));
+}
