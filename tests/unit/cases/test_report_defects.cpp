@@ -280,3 +280,14 @@ TEST_CASE("rev27: a launch line with --fp16 is half precision already: no mixed-
     const auto full = oomdx::test::diagnose_log_text(head + "    --use_v2 \\\n", "--world-size 1");
     CHECK(offered(full, "mixed_precision"));
 }
+
+TEST_CASE("rev27: a DPO job that moved to LoRA and still ran out is not offered LoRA; the switch that fixed it is") {
+    // llamafactory-dpo-llama2-7b-lora-zero2-batch-too-large (LLaMA-Factory#1250): "后面修改模式为LoRA" then the OOM
+    // during training; the old report offered finetuning_type: lora first.
+    const std::string job = "--device a100-80gb --world-size 8 --framework llama_factory";
+    const auto still = oomdx::test::diagnose_log_text(
+        "【DPO】训练过程中显存OOM\n全量微调的LLaMA2\n后面修改模式为LoRA\n使用ZeRO2配置，可以进行训练，但是在训练过程中会出现显存OOM报错\n", job);
+    CHECK_FALSE(offered(still, "lora_or_qlora"));
+    const auto fixed = oomdx::test::diagnose_log_text("【DPO】训练过程中显存OOM\n全量微调的LLaMA2\n后面修改模式为LoRA\n可以正常训练了\n", job);
+    CHECK(offered(fixed, "lora_or_qlora"));
+}
