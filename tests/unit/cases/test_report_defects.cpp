@@ -267,6 +267,12 @@ TEST_CASE("rev27: mixed precision on a card without bf16 (V100, T4) is fp16, bf1
                       "training.mixed_precision_param") == "float16");
     CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device a100-80gb"), "mixed_precision",
                       "training.mixed_precision_param") == "bfloat16");
+    // Ascend 910 (910A, the Atlas training series) has no bf16; 910B has
+    const std::string npu = "batch_size=1 仍然报OOM\n";
+    CHECK(override_of(oomdx::test::diagnose_log_text(npu, "--device 910a"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(npu, "--device 910b3"), "mixed_precision",
+                      "training.mixed_precision_param") == "bfloat16");
 }
 
 TEST_CASE("rev27: a launch line with --fp16 is half precision already: no mixed-precision advice") {
