@@ -297,3 +297,18 @@ TEST_CASE("rev27: a DPO job that moved to LoRA and still ran out is not offered 
     const auto fixed = oomdx::test::diagnose_log_text("【DPO】训练过程中显存OOM\n全量微调的LLaMA2\n后面修改模式为LoRA\n可以正常训练了\n", job);
     CHECK(offered(fixed, "lora_or_qlora"));
 }
+
+TEST_CASE("rev27: a log that names a card without bf16 gets fp16 advice; a named Ampere card or --device keeps bf16") {
+    // fewshot-detection-finetune-del-loss-empty-cache ("4 GeForce GTX 1080 Ti"), allennlp-bidaf-k80-batch-60-to-40,
+    // yolox-nano-2080ti-batch-64-fp16 and 18 more: no catalog entry, and the old report rendered bfloat16.
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
+    auto mp = [&](const std::string& words, const std::string& args) {
+        return override_of(oomdx::test::diagnose_log_text(words + "\n" + oom, args), "mixed_precision",
+                           "training.mixed_precision_param");
+    };
+    CHECK(mp("I am training with 4 GeForce GTX 1080 Ti with roughly 12Gb of memory.", "") == "float16");
+    CHECK(mp("I'm using a K80 for training on google cloud.", "") == "float16");
+    CHECK(mp("I am training with 4 GeForce RTX 3090 with 24Gb of memory.", "") == "bfloat16");
+    CHECK(mp("Should I use a GTX 1080 Ti instead?", "") == "bfloat16");        // a question about the card
+    CHECK(mp("I am training with a GTX 1080 Ti.", "--device a100-80gb") == "bfloat16");  // --device wins
+}
