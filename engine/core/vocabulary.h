@@ -48,4 +48,8 @@ private:
     std::vector<size_t> m_prefix;  // entries ending in ".*"
 };
 
+// A fact's value written as text (a YAML scalar, "key=value" lists) in the declared kind: "20 GiB" for bytes facts,
+// true/false, integers, numbers; a string fact (or a quoted scalar) stays text.
+value fact_value_from_text(const std::string& name, const std::string& text, const vocabulary& vocab, bool quoted);
+
 }  // namespace oomdx

@@ -264,23 +264,18 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     return alt;
 }
 
-// The frozen base in 4 bits (QLoRA) at the job's size, for adapters trained on a wider base, when the
-// framework can say it: the search's cheapest fit with it (no host offload), else nothing searched.
-plan_alternative quantized_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
-                                       std::int64_t world) {
+// The search at the job's size with `change` on top and no host offload: its cheapest fit, else the peak of
+// `change` alone (how close it comes).
+plan_alternative alternative_with(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
+                                  std::int64_t world, const std::vector<estimate_override>& change) {
     plan_alternative alt;
-    const estimate_input base = from_facts(facts);
-    if (base.ft.kind != finetune_kind::lora || base.ft.base_bits <= 4 || base.ft.group_quant) return alt;
-    const estimate_override q{"training.quantization_bit", value(std::int64_t(4))};
-    if (!can_express(syntax, q.key, q.val).ok) return alt;
     alt.searched = true;
     plan_options o = opt;
     o.vary_offload = false;
     o.top = 1;
-    const world_search ws = search_world(facts, syntax, o, world, {q});
+    const world_search ws = search_world(facts, syntax, o, world, change);
     if (ws.choices.empty()) {
-        // how close the 4-bit base alone comes
-        const std::vector<estimate_override> ovs = canonical_closure(syntax, {q});
+        const std::vector<estimate_override> ovs = canonical_closure(syntax, change);
         if (const auto e = verify(facts, world, ovs)) {
             alt.expected_device_peak_bytes = e->device_peak_bytes;
             alt.overrides = ovs;
@@ -296,6 +291,34 @@ plan_alternative quantized_alternative(const fact_store& facts, const override_s
     alt.cost = c.candidate.cost;
     alt.terms = c.candidate.terms;
     return alt;
+}
+
+const estimate_override four_bit_base{"training.quantization_bit", value(std::int64_t(4))};
+
+// The frozen base in 4 bits (QLoRA) at the job's size, for adapters trained on a wider base, when the
+// framework can say it.
+plan_alternative quantized_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
+                                       std::int64_t world) {
+    const estimate_input base = from_facts(facts);
+    if (base.ft.kind != finetune_kind::lora || base.ft.base_bits <= 4 || base.ft.group_quant) return {};
+    if (!can_express(syntax, four_bit_base.key, four_bit_base.val).ok) return {};
+    return alternative_with(facts, syntax, opt, world, {four_bit_base});
+}
+
+// LoRA adapters instead of every weight, for a job that states full fine-tuning (pretraining states no
+// fine-tuning type), when the framework can say it; with a 4-bit base where LoRA alone does not fit.
+plan_alternative adapters_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
+                                      std::int64_t world, bool& quantized) {
+    quantized = false;
+    const auto type = facts.string("training.finetuning_type");
+    const estimate_override lora{"training.finetuning_type", value("lora")};
+    if (!type || *type != "full" || !can_express(syntax, lora.key, lora.val).ok) return {};
+    plan_alternative alt = alternative_with(facts, syntax, opt, world, {lora});
+    if (alt.fits || !can_express(syntax, four_bit_base.key, four_bit_base.val).ok) return alt;
+    plan_alternative q = alternative_with(facts, syntax, opt, world, {lora, four_bit_base});
+    if (!q.fits) return alt;
+    quantized = true;
+    return q;
 }
 
 void take(plan_answer& a, const plan_choice& best) {
@@ -399,6 +422,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     }
     a.at_current_size = offload_alternative(facts, syntax, opt, base.world);
     a.quantized_base = quantized_alternative(facts, syntax, opt, base.world);
+    a.adapters = adapters_alternative(facts, syntax, opt, base.world, a.adapters_quantized);
     for (std::int64_t w : larger_worlds(base.world, node, req.max_world)) {
         a.worlds_searched.push_back(w);
         fact_store at(facts.vocab());
@@ -421,8 +445,11 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
                        fmt::format("nothing fits at world size {}{}; the smallest world size searched that fits is {}", base.world,
                                    a.at_current_size.fits && a.quantized_base.fits
                                        ? " without moving states to the host or quantizing the frozen base"
+                                   : a.at_current_size.fits && a.adapters.fits
+                                       ? " without moving states to the host or training adapters instead of every weight"
                                    : a.at_current_size.fits ? " without moving states to the host"
                                    : a.quantized_base.fits  ? " without quantizing the frozen base"
+                                   : a.adapters.fits        ? " without training adapters instead of every weight"
                                                             : "",
                                    w));
         fit_rollout_phase(facts, syntax, a);

@@ -57,6 +57,10 @@ struct plan_answer {
     // A LoRA / DoRA job on a 16- or 8-bit base, when nothing fits at its own size: the plan search at that
     // size with the frozen base loaded in 4 bits (QLoRA), the job's adapters unchanged.
     plan_alternative quantized_base;
+    // A job that states full fine-tuning, when nothing fits at its own size: the search there with LoRA adapters
+    // on the frozen base instead (and the base in 4 bits where LoRA alone does not fit: `adapters_quantized`).
+    plan_alternative adapters;
+    bool adapters_quantized = false;
     std::vector<std::int64_t> worlds_searched;
     std::size_t evaluated = 0, fitting = 0;
     double seconds = 0;                            // all of make_plan

@@ -75,6 +75,17 @@ nlohmann::json plan_json(const plan_answer& p) {
                                {"cost", a.cost},
                                {"cost_terms", terms_json(a.terms)}};
     }
+    if (p.adapters.searched) {
+        const plan_alternative& a = p.adapters;
+        j["adapters"] = {{"world_size", p.base_world_size},
+                         {"fits", a.fits},
+                         {"quantized_base", p.adapters_quantized},
+                         {"expected_device_peak_bytes", a.expected_device_peak_bytes},
+                         {"overrides", overrides_json(a.overrides)},
+                         {"rendered", a.rendered},
+                         {"cost", a.cost},
+                         {"cost_terms", terms_json(a.terms)}};
+    }
     auto& arr = j["candidates"] = nlohmann::json::array();
     for (const auto& c : p.candidates) {
         const plan_candidate& k = c.candidate;

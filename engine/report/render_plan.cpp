@@ -104,6 +104,14 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
                                                        {"device", format_bytes(a.expected_device_peak_bytes)}}) + "\n";
         for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
     }
+    if (p.adapters.searched && !p.adapters.overrides.empty()) {
+        const plan_alternative& a = p.adapters;
+        s += "  " + t(p.adapters_quantized ? "report.plan.adapters_quantized" : "report.plan.adapters",
+                      {{"world", std::to_string(p.base_world_size)},
+                       {"verdict", t(a.fits ? "report.rec.fits" : "report.plan.still_not_fit")},
+                       {"device", format_bytes(a.expected_device_peak_bytes)}}) + "\n";
+        for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
+    }
     std::size_t shown = 0;
     for (std::size_t i = p.base_fits ? 0 : 1; i < p.candidates.size() && shown < max_candidates; ++i, ++shown) {
         if (shown == 0) s += "  " + t("report.plan.next") + "\n";

@@ -139,6 +139,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.plan.check", "check: oomdx estimate ... --world-size {world}{sets}"},
     {"report.plan.no_offload", "On {world} devices the framework offers no offload or swap setting."},
     {"report.plan.offload", "At world size {world}, offload / swap {verdict}: {device} ({cost} step time)"},
+    {"report.plan.adapters", "At world size {world}, LoRA adapters instead of every weight {verdict}: {device} (the base stays frozen; the result is an adapter)"},
+    {"report.plan.adapters_quantized", "At world size {world}, LoRA adapters on a 4-bit frozen base (QLoRA) instead of every weight {verdict}: {device} (the result is an adapter)"},
     {"report.plan.quantized_base", "At world size {world}, the frozen base in 4 bits (QLoRA) {verdict}: {device} (slower steps: the 4-bit weights are dequantized for every matmul)"},
     {"report.plan.still_not_fit", "still does not fit"},
     {"report.plan.next", "Next candidates:"},

@@ -12,6 +12,13 @@ namespace oomdx {
 
 namespace {
 
+// Canonical overrides as one fact value: "key=value, key=value" (rules read it back with set_from).
+std::string listed(const std::vector<estimate_override>& ovs) {
+    std::string s;
+    for (const auto& o : ovs) s += (s.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
+    return s;
+}
+
 void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     provenance pr;
     pr.producer = "planner";
@@ -22,16 +29,22 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
         facts.emit("plan.quantized_base_fits_at_current_size", value(p.quantized_base.fits), pr);
         if (p.quantized_base.expected_device_peak_bytes > 0)
             facts.emit("plan.quantized_base_device_peak_bytes", value(p.quantized_base.expected_device_peak_bytes), pr);
-        std::string ov;
-        for (const auto& o : p.quantized_base.overrides) ov += (ov.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
-        if (!ov.empty()) facts.emit("plan.quantized_base_overrides", value(ov), pr);
+        if (const std::string ov = listed(p.quantized_base.overrides); !ov.empty())
+            facts.emit("plan.quantized_base_overrides", value(ov), pr);
+    }
+    if (p.adapters.searched) {
+        facts.emit("plan.adapters_fits_at_current_size", value(p.adapters.fits), pr);
+        if (p.adapters.expected_device_peak_bytes > 0)
+            facts.emit("plan.adapters_device_peak_bytes", value(p.adapters.expected_device_peak_bytes), pr);
+        if (const std::string ov = listed(p.adapters.overrides); !ov.empty())
+            facts.emit("plan.adapters_overrides", value(ov), pr);
+        facts.emit("plan.adapters_quantized", value(p.adapters_quantized), pr);
     }
     if (!p.fits) return;
     facts.emit("plan.world_size", value(p.world_size), pr);
     facts.emit("plan.needs_more_devices", value(p.world_size > p.base_world_size), pr);
     facts.emit("plan.expected_device_peak_bytes", value(p.expected_device_peak_bytes), pr);
-    std::string ov;
-    for (const auto& o : p.overrides) ov += (ov.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
+    const std::string ov = listed(p.overrides);
     facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
     facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
     if (p.at_current_size.searched) {
@@ -43,8 +56,10 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
         bool params = false;
         for (const auto& o : p.at_current_size.overrides)
             if (o.key == "parallelism.offload_params" && value_key(o.val) != "none") params = true;
-        if (!p.at_current_size.overrides.empty())
+        if (!p.at_current_size.overrides.empty()) {
             facts.emit("plan.offload_moves_params", value(params), pr);
+            facts.emit("plan.offload_overrides", value(listed(p.at_current_size.overrides)), pr);
+        }
     }
 }
 

@@ -236,8 +236,13 @@ void stage_report(pipeline_state& s) {
         }
         // The same action offered again, in the same lines or with none (a second rule's wording of a change
         // already listed: "halve the sequence length" after "cap the input length" with the same key): listed once.
+        // Where the listed one fits, another form of it adds nothing; one that fits where the listed one does not is
+        // another change (the plan's offload of the parameters too, beside the optimizer states alone): listed.
+        const bool fits = rr.expected_fits.value_or(false);
         if (std::any_of(rep.recommendations.begin(), rep.recommendations.end(), [&](const report_recommendation& e) {
-                return e.action == rr.action && (rr.rendered.empty() || rr.rendered == e.rendered);
+                if (e.action != rr.action) return false;
+                if (e.expected_fits.value_or(false)) return true;
+                return (rr.rendered.empty() || rr.rendered == e.rendered) && !(fits && !e.expected_fits.value_or(true));
             })) {
             --rank;
             continue;

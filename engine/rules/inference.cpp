@@ -50,6 +50,26 @@ std::string refraction_key(const rule_def& r, const fact_store& facts, std::vect
     return key;
 }
 
+// "key=value, key=value" (the planner's canonical overrides) as typed overrides; pairs that name no declared
+// override key are left out.
+std::vector<override_value> listed_overrides(const std::string& listed, const vocabulary& vocab) {
+    std::vector<override_value> out;
+    std::size_t at = 0;
+    while (at < listed.size()) {
+        std::size_t end = listed.find(", ", at);
+        if (end == std::string::npos) end = listed.size();
+        const std::string pair = listed.substr(at, end - at);
+        at = end + 2;
+        const auto eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0) continue;
+        const std::string key = pair.substr(0, eq);
+        const fact_decl* d = vocab.find(key);
+        if (!d || !d->is_override) continue;
+        out.push_back({key, fact_value_from_text(key, pair.substr(eq + 1), vocab, false)});
+    }
+    return out;
+}
+
 value eval_action(const action_value& v, const fact_store& facts) {
     if (v.expr) return evaluate(*v.expr, facts).val;
     return v.literal;
@@ -227,6 +247,9 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             rec.action = d.action;
             rec.priority = d.priority;
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
+            if (!d.set_from.empty())
+                if (const auto listed = facts.string(d.set_from); listed && facts.vocab())
+                    for (auto& o : listed_overrides(*listed, *facts.vocab())) rec.overrides.push_back(std::move(o));
             rec.text = render(text(tkey + "text", d.text));
             rec.rationale = d.rationale.empty() ? text("rule." + r.id + ".rationale", r.rationale)
                                                 : render(text(tkey + "rationale", d.rationale));

@@ -634,7 +634,7 @@ private:
                 for (const auto& kv : x) {
                     const std::string k = kv.first.as<std::string>();
                     if (k != "action" && k != "priority" && k != "set" && k != "text" && k != "rationale" &&
-                        k != "confidence" && k != "confirm" && k != "expect_device_peak")
+                        k != "confidence" && k != "confirm" && k != "expect_device_peak" && k != "set_from")
                         diag(rule_error_code::unknown_key, ctx(it.file, kv.first), fmt::format("unknown key '{}'", k), item, iw);
                 }
                 d.action = x["action"].as<std::string>("");
@@ -685,6 +685,13 @@ private:
                             d.overrides.emplace_back(key, std::move(v));
                         }
                     }
+                }
+                if (const YAML::Node from = x["set_from"]) {
+                    d.set_from = from.as<std::string>("");
+                    const fact_decl* fd = m_vocab.find(d.set_from);
+                    if (!fd || fd->kind != fact_kind::string)
+                        diag(rule_error_code::unknown_fact, ctx(it.file, from),
+                             fmt::format("set_from names a declared string fact of key=value pairs, not '{}'", d.set_from), item, iw);
                 }
                 r->recommendations.push_back(std::move(d));
             }

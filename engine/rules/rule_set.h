@@ -36,6 +36,9 @@ struct recommendation_def {
     std::string action;  // design.md vocabulary
     int priority = 50;   // lower ranks first (the method's order)
     std::vector<std::pair<std::string, action_value>> overrides;  // canonical key -> value
+    // A string fact listing overrides as "key=value, key=value" (the planner's verified alternative): they follow
+    // `overrides`, so the change is rendered in the job's syntax and re-estimated like any other.
+    std::string set_from;
     std::string text;       // template
     std::string rationale;  // human-written reason
     action_value confidence;  // high | medium | low (literal or "= expression"); default medium

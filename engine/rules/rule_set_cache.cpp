@@ -21,7 +21,7 @@ using bin::put32;
 using bin::put64;
 using bin::put_text;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '1'};
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '2'};
 // Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
 constexpr int k_max_depth = 512;
 
@@ -114,6 +114,7 @@ void put_rule(std::string& out, const rule_def& r) {
         put_action(out, d.confidence);
         put_text(out, d.confirm);
         put_action(out, d.expect_device_peak);
+        put_text(out, d.set_from);
         put_ctx(out, d.where);
     }
     put32(out, static_cast<std::uint32_t>(r.routes.size()));
@@ -226,7 +227,7 @@ public:
         for (auto& d : r.recommendations)
             if (!text(d.action) || !small(d.priority) || !settings(d.overrides) || !text(d.text) ||
                 !text(d.rationale) || !action(d.confidence) || !text(d.confirm) || !action(d.expect_device_peak) ||
-                !ctx(d.where))
+                !text(d.set_from) || !ctx(d.where))
                 return false;
         if (!count(n)) return false;
         r.routes.resize(n);

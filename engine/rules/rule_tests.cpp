@@ -22,32 +22,6 @@ namespace oomdx {
 
 namespace fs = std::filesystem;
 
-value fact_value_from_text(const std::string& name, const std::string& s, const vocabulary& vocab,
-                           bool quoted) {
-    const fact_decl* d = vocab.find(name);
-    const fact_kind k = d ? d->kind : fact_kind::any;
-    if (k == fact_kind::string || (quoted && k != fact_kind::bytes)) return value(s);
-    if (k == fact_kind::bytes) {
-        if (auto b = parse_size(s)) return value(*b);
-    }
-    if (s == "true") return value(true);
-    if (s == "false") return value(false);
-    if (s == "null" || s == "~") return value();
-    char* end = nullptr;
-    errno = 0;
-    long long i = std::strtoll(s.c_str(), &end, 10);
-    if (!s.empty() && *end == 0 && errno == 0) {
-        if (k == fact_kind::number) return value(static_cast<double>(i));
-        return value(static_cast<std::int64_t>(i));
-    }
-    double x = std::strtod(s.c_str(), &end);
-    if (!s.empty() && *end == 0) {
-        if (k == fact_kind::integer || k == fact_kind::bytes) return value(static_cast<std::int64_t>(x));
-        return value(x);
-    }
-    return value(s);
-}
-
 namespace {
 
 // The keys a case may hold (docs/rules.md, "Rule tests").

@@ -50,8 +50,5 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
 // The rule ids some case under `dir` expects to fire (sorted, once each), read without running
 // a case: the lint's coverage check; whether they do fire is `run_rule_tests`' question.
 std::vector<std::string> rules_named_in_tests(const std::string& dir);
-// Parses a YAML scalar into a fact value of the declared kind ("20 GiB" for bytes facts).
-value fact_value_from_text(const std::string& name, const std::string& text, const vocabulary& vocab,
-                           bool quoted);
 
 }  // namespace oomdx

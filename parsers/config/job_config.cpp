@@ -818,6 +818,14 @@ std::vector<canonical_override> read_back(const framework_adapter& a, const std:
             bool replaced = false;
             for (auto& o : out)
                 if (o.key == m->canonical) { o.val = t.val; replaced = true; }
+            // A DeepSpeed file the framework ships runs with that file's settings (ds_z3_offload_config.json:
+            // ZeRO-3 with the optimizer and the parameters offloaded), which win over the requested values.
+            if (m->canonical == "job.deepspeed_config" && t.val.is_string())
+                if (const auto* shipped = a.shipped_file(std::filesystem::path(t.val.as_string()).filename().string()))
+                    for (const auto& [key, v] : *shipped) {
+                        std::erase_if(out, [&](const canonical_override& o) { return o.key == key; });
+                        out.push_back({key, v});
+                    }
             if (!replaced) out.push_back({m->canonical, std::move(t.val)});
         }
     }

@@ -438,6 +438,9 @@ log_analysis scanner::finish() {
             a.step = last;
             // a counter printed after each step showed the step before the header's: the last finished one
             if (failure->header_prev_step) a.last_logged_step = failure->header_prev_step;
+            // a line written after the failure (detectron2's last metrics write) names the step that
+            // failed; the one before it finished, and none did when it names the first
+            else if (psig.at_failure) a.last_logged_step = last >= 1 ? std::optional<std::int64_t>(last - 1) : std::nullopt;
         }
         else if (a.step_basis == "bar_stride") a.step_stride = failure->step_stride;
         else if (a.step_basis != "sparse_log") a.step = last + 1;

@@ -186,8 +186,8 @@ struct loader {
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total", "unit_advance",
-            "eval_counter", "run_start", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values",
-            "needs_report"};
+            "eval_counter", "run_start", "at_failure", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact",
+            "values", "needs_report"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -253,6 +253,7 @@ struct loader {
         s.unit_advance = flag(m, "unit_advance");
         s.eval_counter = flag(m, "eval_counter");
         s.run_start = flag(m, "run_start");
+        s.at_failure = flag(m, "at_failure");
         s.exclusive = flag(m, "exclusive");
         s.prefix_rank = flag(m, "prefix_rank");
         s.priority = integer(m, "priority", 0);
@@ -264,10 +265,12 @@ struct loader {
             fail(m, "signature '" + s.id + "': only context lines can give their prefix's rank");
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
-        if ((s.per_step || s.at_start || s.multiples || s.by_total || s.unit_advance || s.eval_counter || s.run_start) &&
+        if ((s.per_step || s.at_start || s.multiples || s.by_total || s.unit_advance || s.eval_counter || s.run_start ||
+             s.at_failure) &&
             s.kind != sig_kind::progress)
             fail(m, "signature '" + s.id +
-                        "': per_step, at_start, multiples, by_total, unit_advance, eval_counter and run_start are for progress lines");
+                        "': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start and at_failure are "
+                        "for progress lines");
         if (auto f = m["fields"]) {
             if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
             for (auto it = f.begin(); it != f.end(); ++it) {

@@ -95,6 +95,7 @@ struct signature {
     bool unit_advance = false;  // progress: counts a unit that is a step only when it advances by one a line
     bool eval_counter = false;  // progress: an evaluation / validation bar, never the training step
     bool run_start = false;   // progress: the line starts a training run; counters logged before it are an earlier run's
+    bool at_failure = false;  // progress: written after a failure, names the step that failed (0-based, no gaps: the one before finished)
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
     bool prefix_rank = false;  // context: the line's rank prefix is the failure's rank (a prefixed traceback frame)
     int priority = 0;         // several matches on one line: highest wins

@@ -18,7 +18,7 @@ using bin::put32;
 using bin::put64;
 using bin::put_text;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '2'};  // 2: needs_report (rev27)
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '3'};  // 3: at_failure (logs53), needs_report (rev27)
 constexpr std::size_t k_max_entries = 8;
 
 void put_int(std::string& out, int v) { put64(out, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))); }
@@ -51,7 +51,7 @@ void put_signature(std::string& out, const signature& s) {
     put_text(out, s.statistic);
     put_texts(out, s.applies_to);
     for (bool b : {s.weak, s.fallback, s.per_step, s.at_start, s.multiples, s.by_total, s.unit_advance,
-                   s.eval_counter, s.run_start, s.exclusive, s.prefix_rank})
+                   s.eval_counter, s.run_start, s.at_failure, s.exclusive, s.prefix_rank})
         put32(out, b ? 1 : 0);
     put_int(out, s.priority);
     put_int(out, s.weight);
@@ -100,7 +100,7 @@ public:
         for (const auto& l : s.literals)
             if (l.size() < 4) return false;  // the prefilter reads a literal's first 4 bytes
         for (bool* b : {&s.weak, &s.fallback, &s.per_step, &s.at_start, &s.multiples, &s.by_total, &s.unit_advance,
-                        &s.eval_counter, &s.run_start, &s.exclusive, &s.prefix_rank})
+                        &s.eval_counter, &s.run_start, &s.at_failure, &s.exclusive, &s.prefix_rank})
             if (!flag(*b)) return false;
         std::uint32_t n = 0;
         if (!small(s.priority) || !small(s.weight) || !small(s.window) || !text(s.fact) || !text(s.needs_report) ||
@@ -157,7 +157,7 @@ std::optional<signature_set> decode_signatures(std::string_view stored, std::str
 
 std::string signature_cache_key(const std::vector<std::string>& dirs) {
     if (build_identity().empty()) return {};
-    std::string key = fmt::format("oomdx log signatures 2\n{}\n", build_identity());
+    std::string key = fmt::format("oomdx log signatures 3\n{}\n", build_identity());
     for (const auto& dir : dirs) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) return {};

@@ -751,16 +751,43 @@ TEST_CASE("progress formats: the failing step is last + 1 only where the format 
         REQUIRE(a.memory_series.size() == 2);
         CHECK(a.memory_series.back().statistic == "max_allocated");
     }
+    SUBCASE("detectron2's metrics write after a failure names the failing iteration") {
+        const std::string start = "[10/18 19:14:07] d2.engine.train_loop INFO: Starting training from iteration 0\n";
+        const std::string total = "[10/18 19:14:10] d2.engine.hooks INFO: Total training time: 0:00:00 (0:00:00 on hooks)\n";
+        // iteration 0 finished (its losses and lr are written), iteration 1 failed: no "eta:" yet
+        auto a = run(start + oom + total +
+                     "[10/18 19:14:10] d2.utils.events INFO:  iter: 1  total_loss: 5.292  data_time: 0.2209   lr: 1e-07  max_mem: 29875M\n");
+        CHECK(a.last_logged_step == 0);
+        CHECK(a.step == 1);
+        CHECK(a.step_basis == "step_header");
+        // none finished: the first iteration failed
+        auto b = run(start + oom + total + "[10/11 14:05:07 d2.utils.events]:  iter: 0       lr: N/A  max_mem: 3141M\n");
+        CHECK_FALSE(b.last_logged_step);
+        CHECK(b.step == 0);
+        // a periodic write (eta first) is a finished iteration; the failure after it is not numbered
+        auto c = run(start + "[10/18 19:19:34] d2.utils.events INFO:  eta: 1 day, 1:51:33  iter: 101  total_loss: 0.5599  "
+                             "time: 0.5044  lr: 1.0110e-05  max_mem: 29875M\n" + oom);
+        CHECK(c.last_logged_step == 101);
+        CHECK_FALSE(c.step);
+    }
+    SUBCASE("RecBole: the evaluation bar after a closed training bar is no step") {
+        auto a = run("Train     0: 100%|#####| 2011/2016 [00:48<00:00, 29.53it/s, GPU RAM: 2.04 G/31.74 G]\r"
+                     "Train     0: 100%|#####| 2016/2016 [00:48<00:00, 41.51it/s, GPU RAM: 2.04 G/31.74 G]\n"
+                     "04 Jan 13:12    INFO  epoch 0 training [time: 48.57s, train loss: 14171.4118]\n"
+                     "Evaluate   :   8%|#    | 1/13 [00:00<00:10,  1.10it/s, GPU RAM: 18.69 G/31.74 G]\n" + oom);
+        CHECK(a.last_logged_step == 2016);
+    }
     SUBCASE("a run start ends the counters of an earlier run in the same file") {
         const std::string first =
             "[08/30 15:48:11] d2.engine.train_loop INFO: Starting training from iteration 0\n"
             "[08/30 15:48:55] d2.utils.events INFO:  eta: 1 day, 19:29:46  iter: 99  total_loss: 56.44  lr: 0.0001  max_mem: 21000M\n"
             "[08/30 15:49:01] d2.utils.events INFO:  eta: 1 day, 19:29:29  iter: 115  total_loss: 54.23  lr: 0.0001  max_mem: 21000M\n";
-        // the relaunch fails in its first iteration; the line after the failure (lr: N/A) is no step
+        // the relaunch fails in its first iteration; the line written after the failure (lr: N/A) names
+        // that iteration (detectron2_iter_at_failure) and no finished one
         auto a = run(first + "[08/30 15:54:48] d2.engine.train_loop INFO: Starting training from iteration 0\n" + oom +
                      "[08/30 15:54:49] d2.utils.events INFO:  iter: 0       lr: N/A  max_mem: 22043M\n");
         CHECK_FALSE(a.last_logged_step);
-        CHECK_FALSE(a.step);
+        CHECK(a.step == 0);
         // the same run's counter still counts when it started after the run start
         auto b = run(first + oom);
         CHECK(b.last_logged_step == 115);

@@ -53,7 +53,7 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
     CHECK(e.find("a.yaml:11: signature 'two': unknown field name 'requested'") != std::string::npos);
     CHECK(e.find("a.yaml:12: signature 'three': by_total needs a 'total' field") != std::string::npos);
     CHECK(e.find("b.yaml:1: signature 'four': source 'somewhere' is not in the vocabulary") != std::string::npos);
-    CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, multiples, by_total, unit_advance, eval_counter and run_start are for progress lines") !=
+    CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start and at_failure are for progress lines") !=
           std::string::npos);
     CHECK(e.find("b.yaml:10: signature 'six': only context lines can give their prefix's rank") != std::string::npos);
     CHECK(e.find("6 errors") != std::string::npos);

@@ -328,3 +328,38 @@ TEST_CASE("LoRA on a 16-bit 70B base on one 80 GB card: the plan also tries a 4-
             "--set training.finetuning_type=full --set training.seq_len=4096 --set training.local_batch_size=2 --format json").out);
     CHECK_FALSE(full["plan"].contains("quantized_base"));
 }
+
+TEST_CASE("A full fine-tune of an 8B model on one 24 GB card: the plan also tries LoRA adapters at the job's size") {
+    // LLaMA-Factory full fine-tuning of Llama 3 8B on one RTX 4090: weights, gradients and AdamW states for every
+    // parameter (about 120 GiB) fit nowhere on one card; LoRA on the frozen base does, in LLaMA-Factory's own keys,
+    // and the report offers it with those lines and the plan's verified figure.
+    const std::string full = "--model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
+                             "--set training.finetuning_type=full --set training.seq_len=2048 --set training.local_batch_size=2";
+    const auto j = nlohmann::json::parse(run("preflight " + full + " --format json").out);
+    REQUIRE(j["plan"].contains("adapters"));
+    const auto& a = j["plan"]["adapters"];
+    CHECK(a["fits"].get<bool>());
+    CHECK_FALSE(a["quantized_base"].get<bool>());
+    CHECK(a["expected_device_peak_bytes"].get<std::int64_t>() < j["plan"]["budget_bytes"].get<std::int64_t>());
+    CHECK(a["rendered"].dump().find("finetuning_type: lora") != std::string::npos);
+    bool offered = false;
+    for (const auto& r : j["recommendations"])
+        if (r["rule"] == "step4_plan_adapters_at_current_size") {
+            offered = true;
+            CHECK(r["rendered"].dump().find("finetuning_type: lora") != std::string::npos);
+            CHECK(r["expected_device_peak_bytes"] == a["expected_device_peak_bytes"]);  // re-estimated: the plan's figure
+        }
+    CHECK(offered);
+    // one LoRA offer, not the matrix's beside the plan's
+    int lora = 0;
+    for (const auto& r : j["recommendations"]) lora += r["action"] == "lora_or_qlora";
+    CHECK(lora == 1);
+    // a job that states no fine-tuning type (pretraining), and one already on adapters: no adapters alternative
+    const auto pre = nlohmann::json::parse(
+        run("preflight --model llama3-8b --device rtx4090 --world-size 1 --set training.seq_len=2048 --set training.local_batch_size=2 --format json").out);
+    CHECK_FALSE(pre["plan"].contains("adapters"));
+    const auto lora_job = nlohmann::json::parse(
+        run("preflight --model llama3-70b --device a100-80gb --world-size 1 --framework llama_factory --set training.finetuning_type=lora "
+            "--set training.seq_len=4096 --set training.local_batch_size=2 --format json").out);
+    CHECK_FALSE(lora_job["plan"].contains("adapters"));
+}
