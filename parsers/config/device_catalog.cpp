@@ -53,6 +53,7 @@ catalog load_catalog() {
             d.kind = n["kind"] ? n["kind"].as<std::string>() : "cuda";
             d.nominal_bytes = static_cast<std::int64_t>(std::llround(n["nominal_gb"].as<double>() * gib));
             d.confidence = n["confidence"] ? n["confidence"].as<std::string>() : "unverified";
+            d.bf16 = n["bf16"] ? n["bf16"].as<bool>() : true;
             if (n["torch_gib"] && !n["torch_gib"].IsNull()) {
                 d.capacity_bytes = static_cast<std::int64_t>(std::llround(n["torch_gib"].as<double>() * gib));
             } else if (n["torch_gib_estimate"]) {
@@ -143,6 +144,7 @@ void emit_facts(const device_info& d, fact_sink& sink, const std::string& source
     if (d.capacity_bytes > 0) sink.emit("device.capacity_bytes", d.capacity_bytes, p);
     if (d.nominal_bytes > 0) sink.emit("device.nominal_bytes", d.nominal_bytes, p);
     sink.emit("device.capacity_source", source, p);
+    if (d.bf16) sink.emit("device.bf16", *d.bf16, p);
 }
 
 }  // namespace oomdx

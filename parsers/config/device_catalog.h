@@ -18,6 +18,7 @@ struct device_info {
     std::int64_t nominal_bytes = 0;    // marketing capacity (decimal GB)
     std::string confidence;            // observed | inferred | unverified
     std::string source;                // knowledge/devices.yaml:line
+    std::optional<bool> bf16;          // rev27: bf16 compute (false before NVIDIA Ampere); unset off the catalog
 };
 
 // "h100", "H100-80GB", "NVIDIA H100 80GB HBM3", "910B3", "Ascend910B", "a100 40gb", ...

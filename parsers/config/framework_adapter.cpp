@@ -235,12 +235,14 @@ struct adapter_loader {
             if (!rw.IsSequence())
                 throw input_error::at_line(path, rw.Mark().line + 1, "render_when is a list of {when, render}");
             for (const auto& c : rw) {
-                if (!c.IsMap() || !c["when"] || !c["when"].IsMap() || !c["render"] || c.size() != 2)
-                    throw input_error::at_line(path, c.Mark().line + 1, "a render_when entry has exactly 'when' (a map of facts) and 'render'");
+                if (!c.IsMap() || !c["when"] || !c["when"].IsMap() || !c["render"] || c.size() != (c["note"] ? 3u : 2u))
+                    throw input_error::at_line(path, c.Mark().line + 1,
+                                               "a render_when entry has exactly 'when' (a map of facts), 'render' and an optional 'note'");
                 framework_adapter::conditional_render cr;
                 for (auto w = c["when"].begin(); w != c["when"].end(); ++w)
                     cr.when[w->first.as<std::string>()] = yaml_key_text(w->second);
                 cr.render = render_map(c["render"], path);
+                if (c["note"]) cr.note = c["note"].Scalar();
                 a.m_render_when.push_back(std::move(cr));
             }
         }
@@ -536,7 +538,7 @@ std::vector<std::string> framework_adapter::context_keys() const {
 }
 
 const std::vector<render_item>* framework_adapter::render_for(const std::string& canonical, const value& v,
-                                                              const render_context& context) const {
+                                                              const render_context& context, const std::string** note) const {
     auto pick = [&](const std::map<std::string, std::map<std::string, std::vector<render_item>>>& table)
         -> const std::vector<render_item>* {
         const auto r = table.find(canonical);
@@ -551,7 +553,10 @@ const std::vector<render_item>* framework_adapter::render_for(const std::string&
         for (const auto& [k, want] : c.when)
             if (auto f = context.find(k); f == context.end() || f->second != want) { holds = false; break; }
         if (!holds) continue;
-        if (const auto* items = pick(c.render)) return items;
+        if (const auto* items = pick(c.render)) {
+            if (note && !c.note.empty()) *note = &c.note;
+            return items;
+        }
     }
     return pick(m_render);
 }
@@ -571,7 +576,9 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             continue;
         }
         const key_mapping* own = spelling_for(ov.key, spelled);
-        if (const auto* rendered = render_for(ov.key, ov.val, context)) {
+        const std::string* note = nullptr;
+        if (const auto* rendered = render_for(ov.key, ov.val, context, &note)) {
+            if (note) put({"note." + ov.key, value(*note), false});
             for (auto item : *rendered) {
                 if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
                 if (own)  // an item written under another alias of this key: the job's spelling
@@ -741,6 +748,8 @@ std::vector<std::string> framework_adapter::render_lines_as(const std::vector<ca
             lines.push_back(it.remove ? "unset " + var : "export " + var + "=" + shell_word_text(it.val));
         } else if (it.key.rfind("code.", 0) == 0) {
             lines.push_back("# code change: " + value_key(it.val));
+        } else if (it.key.rfind("note.", 0) == 0) {
+            lines.push_back("# " + value_key(it.val));
         } else if (it.key.rfind("#", 0) == 0) {
             lines.push_back(fmt::format("# {} has no setting for {} = {}", m_name, it.key.substr(1), value_key(it.val)));
         } else {

@@ -143,10 +143,13 @@ private:
     struct conditional_render {
         std::map<std::string, std::string> when;  // fact -> value text
         std::map<std::string, std::map<std::string, std::vector<render_item>>> render;
+        // rev27: a line the rendered value needs beside the keys (kohya: LoRA runs in another script), as a
+        // `note.` item rendered as a comment
+        std::string note;
     };
     std::vector<conditional_render> m_render_when;
     const std::vector<render_item>* render_for(const std::string& canonical, const value& v,
-                                               const render_context& context) const;
+                                               const render_context& context, const std::string** note = nullptr) const;
     std::map<std::string, std::string> m_registry_classes;  // section -> dataclass (registry syntax)
     void inherit(const framework_adapter& base);
     const key_mapping* spelling_for(const std::string& canonical, const std::vector<std::string>& spelled) const;

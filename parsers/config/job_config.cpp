@@ -801,7 +801,8 @@ void emit_facts(const job_config& job, fact_sink& sink) {
 std::vector<canonical_override> read_back(const framework_adapter& a, const std::vector<render_item>& items) {
     std::vector<canonical_override> out;
     for (const auto& it : items) {
-        if (it.remove || it.key.empty() || it.key[0] == '#' || it.key.rfind("env.", 0) == 0 || it.key.rfind("code.", 0) == 0)
+        if (it.remove || it.key.empty() || it.key[0] == '#' || it.key.rfind("env.", 0) == 0 || it.key.rfind("code.", 0) == 0 ||
+            it.key.rfind("note.", 0) == 0)
             continue;
         raw_entry e;
         e.key = it.key.rfind("--", 0) == 0 ? cli_key(it.key) : it.key;

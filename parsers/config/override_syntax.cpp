@@ -81,11 +81,14 @@ std::vector<std::string> side_lines(const framework_adapter& a, const std::vecto
     for (const auto& it : items)
         if (it.key.rfind("#", 0) == 0)
             lines.push_back(fmt::format("# {} has no setting for {} = {}", a.name(), it.key.substr(1), value_key(it.val)));
+        else if (it.key.rfind("note.", 0) == 0)
+            lines.push_back("# " + value_key(it.val));
     return lines;
 }
 
 bool framework_item(const render_item& it) {
-    return it.key.rfind("env.", 0) != 0 && it.key.rfind("code.", 0) != 0 && it.key.rfind("#", 0) != 0;
+    return it.key.rfind("env.", 0) != 0 && it.key.rfind("code.", 0) != 0 && it.key.rfind("#", 0) != 0 &&
+           it.key.rfind("note.", 0) != 0;
 }
 
 // The fields of the registry function: `section=Class(field=value, ...)` arguments of the

@@ -609,6 +609,19 @@ log_analysis scanner::finish() {
 
     forecast(a, failure);
 
+    // A setting that needs a report holds where a line of that report follows within its window (the same
+    // line counts), and a setting printed later in the same file still wins.
+    for (const auto& p : m_pending_settings) {
+        const auto lines = m_report_lines.find(p.needs);
+        if (lines == m_report_lines.end()) continue;
+        const bool follows = std::any_of(lines->second.begin(), lines->second.end(), [&](const auto& r) {
+            return r.first == p.file && r.second >= p.line && r.second <= p.line + p.window;
+        });
+        if (!follows) continue;
+        const auto have = m_settings.find(p.s.fact);
+        if (have != m_settings.end() && have->second.at.file == p.s.at.file && have->second.at.line > p.line) continue;
+        m_settings[p.s.fact] = p.s;
+    }
     for (const auto& [k, v] : m_settings) a.settings.push_back(v);
     a.model_config = m_model_config;
     if (m_model_config) keep_ev(m_model_config->at);

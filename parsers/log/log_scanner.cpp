@@ -422,8 +422,11 @@ void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, c
                     m_growth_first = {m_files[m_file], line, excerpt(seg), "growth"};
                 break;
             case sig_kind::report:
-                if (verify_sig(s, seg) && !m_reports.count(s.fact) && m_reports.size() < k_max_reports)
-                    m_reports.emplace(s.fact, log_evidence{m_files[m_file], line, excerpt(seg), "report"});
+                if (verify_sig(s, seg)) {
+                    if (!m_reports.count(s.fact) && m_reports.size() < k_max_reports)
+                        m_reports.emplace(s.fact, log_evidence{m_files[m_file], line, excerpt(seg), "report"});
+                    if (auto& at = m_report_lines[s.fact]; at.size() < k_max_reports) at.emplace_back(m_file, line);
+                }
                 break;
             case sig_kind::setting:
                 if (verify_sig(s, seg)) handle_setting(s, seg, line);
@@ -554,7 +557,13 @@ void scanner::handle_setting(const signature& s, std::string_view seg, std::int6
     if (const auto* v = find_field(f, "value")) raw = v->is_str ? v->str : std::to_string(v->num);
     std::string out = setting_value(s, raw);
     if (out.empty()) return;
-    m_settings[s.fact] = {s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}};
+    log_analysis::setting v{s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}};
+    if (!s.needs_report.empty()) {  // settled at the end of the scan (scanner::finish)
+        if (m_pending_settings.size() < k_max_reports)
+            m_pending_settings.push_back({std::move(v), s.needs_report, m_file, line, s.window});
+        return;
+    }
+    m_settings[s.fact] = std::move(v);
 }
 
 // The header of a printed model config: the lines after it are its JSON, read by on_segment

@@ -405,6 +405,17 @@ private:
     log_evidence m_growth_first;
     static constexpr size_t k_max_reports = 64;  // distinct report facts kept (a bound on hostile input)
     std::map<std::string, log_evidence> m_reports;  // report fact -> its first line
+    // rev27: settings that hold only where a report line follows (signature needs_report), and the
+    // lines of each report fact (file index, line; a bounded list)
+    struct pending_setting {
+        log_analysis::setting s;
+        std::string needs;
+        int file = 0;
+        std::int64_t line = 0;
+        int window = 0;
+    };
+    std::vector<pending_setting> m_pending_settings;
+    std::map<std::string, std::vector<std::pair<int, std::int64_t>>> m_report_lines;
 };
 
 }  // namespace oomdx::log_detail

@@ -186,7 +186,8 @@ struct loader {
         static const std::vector<std::string> known{
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total", "unit_advance",
-            "eval_counter", "run_start", "at_failure", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact", "values"};
+            "eval_counter", "run_start", "at_failure", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact",
+            "values", "needs_report"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -307,6 +308,9 @@ struct loader {
             }
         }
         s.fact = str(m, "fact");
+        s.needs_report = str(m, "needs_report");
+        if (!s.needs_report.empty() && (s.kind != sig_kind::setting || s.needs_report.rfind("log.", 0) != 0))
+            fail(m, "signature '" + s.id + "': needs_report is for settings and names a log.* report fact");
         if (s.kind == sig_kind::report && s.fact.rfind("log.", 0) != 0)
             fail(m, "signature '" + s.id + "': a report needs 'fact' naming a log.* fact");
         if (auto v = m["values"]) {

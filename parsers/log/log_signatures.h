@@ -102,6 +102,9 @@ struct signature {
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
     std::string fact;         // setting: the canonical config fact the line states; report: the log.* fact
+    // setting (rev27): it holds only when a line of this report fact (log.*) follows within `window` lines
+    // (the same line counts): "switched to LoRA" is the failing run's setting only where the OOM persisted
+    std::string needs_report;
     std::vector<std::pair<std::string, std::string>> values;  // setting: printed text -> canonical value ("*": as printed)
     std::vector<field_rule> fields;
 };

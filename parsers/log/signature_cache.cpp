@@ -18,7 +18,7 @@ using bin::put32;
 using bin::put64;
 using bin::put_text;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '2'};
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '3'};  // 3: at_failure (logs53), needs_report (rev27)
 constexpr std::size_t k_max_entries = 8;
 
 void put_int(std::string& out, int v) { put64(out, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))); }
@@ -57,6 +57,7 @@ void put_signature(std::string& out, const signature& s) {
     put_int(out, s.weight);
     put_int(out, s.window);
     put_text(out, s.fact);
+    put_text(out, s.needs_report);
     put32(out, static_cast<std::uint32_t>(s.values.size()));
     for (const auto& [k, v] : s.values) {
         put_text(out, k);
@@ -102,7 +103,9 @@ public:
                         &s.eval_counter, &s.run_start, &s.at_failure, &s.exclusive, &s.prefix_rank})
             if (!flag(*b)) return false;
         std::uint32_t n = 0;
-        if (!small(s.priority) || !small(s.weight) || !small(s.window) || !text(s.fact) || !count(n)) return false;
+        if (!small(s.priority) || !small(s.weight) || !small(s.window) || !text(s.fact) || !text(s.needs_report) ||
+            !count(n))
+            return false;
         s.values.resize(n);
         for (auto& [k, v] : s.values)
             if (!text(k) || !text(v)) return false;
@@ -154,7 +157,7 @@ std::optional<signature_set> decode_signatures(std::string_view stored, std::str
 
 std::string signature_cache_key(const std::vector<std::string>& dirs) {
     if (build_identity().empty()) return {};
-    std::string key = fmt::format("oomdx log signatures 1\n{}\n", build_identity());
+    std::string key = fmt::format("oomdx log signatures 3\n{}\n", build_identity());
     for (const auto& dir : dirs) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) return {};

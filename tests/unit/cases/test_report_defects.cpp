@@ -4,7 +4,10 @@
 // same on every real case (case_score.cpp); these are the two sides of the peak guard.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +31,27 @@ std::string not_offered_why(const nlohmann::json& j, const std::string& action) 
         if (n["action"] == action) return n["why"].get<std::string>();
     return "";
 }
+
+std::string rendered_for(const nlohmann::json& j, const std::string& action) {
+    std::string lines;
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == action)
+            for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
+    return lines;
+}
+
+std::string override_of(const nlohmann::json& j, const std::string& action, const std::string& key) {
+    for (const auto& r : j["recommendations"])
+        if (r["action"] == action)
+            for (const auto& o : r["overrides"])
+                if (o["key"] == key) return o["value"].is_string() ? o["value"].get<std::string>() : o["value"].dump();
+    return "";
+}
+
+const char* const k_kohya_oom =
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total capacity of 23.64 GiB of "
+    "which 41.75 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory in use. Of the allocated "
+    "memory 23.19 GiB is allocated by PyTorch, and 5.97 MiB is reserved by PyTorch but unallocated.\n";
 
 }  // namespace
 
@@ -195,23 +219,96 @@ TEST_CASE("rev25: an OOM reported in words says so on the source line and the un
 TEST_CASE("rev26: kohya FLUX is offered LoRA as networks.lora_flux, the module of its family") {
     // kohya-ss-flux-finetune-4090-blocks-to-swap (bmaltais/kohya_ss#2972): the log's words name FLUX; sd-scripts' FLUX
     // LoRA is networks.lora_flux (docs/flux_train_network.md). The old report rendered `--network_module networks.lora`.
-    const char* const log = "Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n"
-                            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total capacity "
-                            "of 23.64 GiB of which 41.75 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB "
-                            "memory in use. Of the allocated memory 23.19 GiB is allocated by PyTorch, and 5.97 MiB is reserved "
-                            "by PyTorch but unallocated.\n";
+    const std::string log = std::string("Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n") + k_kohya_oom;
     const std::string job = "--device rtx4090 --framework kohya_sd_scripts --set training.local_batch_size=1 "
                             "--set training.finetuning_type=full";
-    auto lora_lines = [](const nlohmann::json& j) {
-        std::string lines;
-        for (const auto& r : j["recommendations"])
-            if (r["action"] == "lora_or_qlora")
-                for (const auto& l : r["rendered"]) lines += l.get<std::string>() + "\n";
-        return lines;
-    };
-    const std::string flux = lora_lines(oomdx::test::diagnose_log_text(log, job));
+    const std::string flux = rendered_for(oomdx::test::diagnose_log_text(log, job), "lora_or_qlora");
     CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
     // the same job with nothing naming its family keeps lora.py's module (SD 1.x/2.x, SDXL)
-    const std::string plain = lora_lines(oomdx::test::diagnose_log_text(std::string(log).substr(std::string(log).find('\n') + 1), job));
+    const std::string plain = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job), "lora_or_qlora");
     CHECK(plain.find("--network_module networks.lora\n") != std::string::npos);
+}
+
+TEST_CASE("rev27: a kohya full fine-tune offered LoRA is told the *_network.py script that trains it") {
+    // sd-scripts' full trainers (flux_train.py, sdxl_train.py, train_db.py) take no --network_module; LoRA runs in
+    // flux_train_network.py / sdxl_train_network.py / train_network.py (docs/*_train_network.md). The old report
+    // rendered the module flag alone.
+    const std::string job = "--device rtx4090 --framework kohya_sd_scripts --set training.local_batch_size=1 "
+                            "--set training.finetuning_type=full";
+    const std::string flux = rendered_for(
+        oomdx::test::diagnose_log_text(std::string("Flux Dreambooth/finetune 是否能在4090 24GVRAM上成功训练？\n") + k_kohya_oom, job), "lora_or_qlora");
+    CHECK(flux.find("flux_train_network.py") != std::string::npos);
+    CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
+    for (const auto& [script, lora_script] : {std::pair<std::string, std::string>{"sdxl_train.py", "sdxl_train_network.py"},
+                                              {"train_db.py", "train_network.py"}}) {
+        const auto sh = std::filesystem::temp_directory_path() / ("oomdx_rev27_" + script + ".sh");
+        std::ofstream(sh) << "accelerate launch " << script << " --pretrained_model_name_or_path m.safetensors --train_batch_size 4\n";
+        const std::string lines = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job + " --config " + sh.string()), "lora_or_qlora");
+        CHECK(lines.find("run it in place of " + script) != std::string::npos);
+        CHECK(lines.find(lora_script) != std::string::npos);
+        CHECK(lines.find("--network_module networks.lora\n") != std::string::npos);
+        const std::string zh = rendered_for(
+            oomdx::test::diagnose_log_text(k_kohya_oom, job + " --lang zh --config " + sh.string()), "lora_or_qlora");
+        CHECK(zh.find("# LoRA 由 " + lora_script + " 训练：用它代替 " + script + " 运行") != std::string::npos);
+        std::filesystem::remove(sh);
+    }
+    // a job whose family and script are unknown: the module alone, no script named
+    const std::string plain = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job), "lora_or_qlora");
+    CHECK(plain.find("_network.py") == std::string::npos);
+}
+
+TEST_CASE("rev27: mixed precision on a card without bf16 (V100, T4) is fp16, bf16 elsewhere") {
+    // chatglm-tuning-v100-32gb-max-len-not-applied, lora-scripts-t4-p100: the old report rendered
+    // training.mixed_precision_param = bfloat16 on a V100 and a T4, which have no bf16 compute.
+    const std::string log = "显卡V100 32G，batch_size=1 仍然报OOM\n";
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device v100-32gb"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device t4"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(log, "--device a100-80gb"), "mixed_precision",
+                      "training.mixed_precision_param") == "bfloat16");
+    // Ascend 910 (910A, the Atlas training series) has no bf16; 910B has
+    const std::string npu = "batch_size=1 仍然报OOM\n";
+    CHECK(override_of(oomdx::test::diagnose_log_text(npu, "--device 910a"), "mixed_precision",
+                      "training.mixed_precision_param") == "float16");
+    CHECK(override_of(oomdx::test::diagnose_log_text(npu, "--device 910b3"), "mixed_precision",
+                      "training.mixed_precision_param") == "bfloat16");
+}
+
+TEST_CASE("rev27: a launch line with --fp16 is half precision already: no mixed-precision advice") {
+    // ChatGLM-Efficient-Tuning#202: `python src/train_sft.py ... --fp16 \` was offered "Train in bf16 mixed precision".
+    const std::string head = "同等参数下，chatglm可以微调，chatglm2就爆显存，是模型优化问题吗？\n"
+                             "CUDA_VISIBLE_DEVICES=0 python src/train_sft.py \\\n    --do_train \\\n"
+                             "    --per_device_train_batch_size 4 \\\n";
+    const auto half = oomdx::test::diagnose_log_text(head + "    --fp16 \\\n    --use_v2 \\\n", "--world-size 1");
+    CHECK_FALSE(offered(half, "mixed_precision"));
+    CHECK(half["oom"]["source"] == "unknown_oom");  // the failure in words, before a question about its cause
+    const auto full = oomdx::test::diagnose_log_text(head + "    --use_v2 \\\n", "--world-size 1");
+    CHECK(offered(full, "mixed_precision"));
+}
+
+TEST_CASE("rev27: a DPO job that moved to LoRA and still ran out is not offered LoRA; the switch that fixed it is") {
+    // llamafactory-dpo-llama2-7b-lora-zero2-batch-too-large (LLaMA-Factory#1250): "后面修改模式为LoRA" then the OOM
+    // during training; the old report offered finetuning_type: lora first.
+    const std::string job = "--device a100-80gb --world-size 8 --framework llama_factory";
+    const auto still = oomdx::test::diagnose_log_text(
+        "【DPO】训练过程中显存OOM\n全量微调的LLaMA2\n后面修改模式为LoRA\n使用ZeRO2配置，可以进行训练，但是在训练过程中会出现显存OOM报错\n", job);
+    CHECK_FALSE(offered(still, "lora_or_qlora"));
+    const auto fixed = oomdx::test::diagnose_log_text("【DPO】训练过程中显存OOM\n全量微调的LLaMA2\n后面修改模式为LoRA\n可以正常训练了\n", job);
+    CHECK(offered(fixed, "lora_or_qlora"));
+}
+
+TEST_CASE("rev27: a log that names a card without bf16 gets fp16 advice; a named Ampere card or --device keeps bf16") {
+    // fewshot-detection-finetune-del-loss-empty-cache ("4 GeForce GTX 1080 Ti"), allennlp-bidaf-k80-batch-60-to-40,
+    // yolox-nano-2080ti-batch-64-fp16 and 18 more: no catalog entry, and the old report rendered bfloat16.
+    const std::string oom = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
+    auto mp = [&](const std::string& words, const std::string& args) {
+        return override_of(oomdx::test::diagnose_log_text(words + "\n" + oom, args), "mixed_precision",
+                           "training.mixed_precision_param");
+    };
+    CHECK(mp("I am training with 4 GeForce GTX 1080 Ti with roughly 12Gb of memory.", "") == "float16");
+    CHECK(mp("I'm using a K80 for training on google cloud.", "") == "float16");
+    CHECK(mp("I am training with 4 GeForce RTX 3090 with 24Gb of memory.", "") == "bfloat16");
+    CHECK(mp("Should I use a GTX 1080 Ti instead?", "") == "bfloat16");        // a question about the card
+    CHECK(mp("I am training with a GTX 1080 Ti.", "--device a100-80gb") == "bfloat16");  // --device wins
 }

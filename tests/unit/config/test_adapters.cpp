@@ -929,7 +929,10 @@ TEST_CASE("rev26: a render keyed by another fact: kohya's LoRA module follows th
     CHECK(f.string("model.diffusion_family") == std::optional<std::string>("flux"));
     override_syntax s = detect_override_syntax(j);
     set_runtime(s, f);
-    CHECK(render_overrides(s, lora) == std::vector<std::string>{"--network_module networks.lora_flux"});
+    // rev27: flux_train.py is the full trainer: the line says which script trains LoRA
+    CHECK(render_overrides(s, lora) ==
+          std::vector<std::string>{"# LoRA is trained by flux_train_network.py: run it in place of flux_train.py",
+                                   "--network_module networks.lora_flux"});
     // an adapter file may not misspell the block
     CHECK_THROWS_AS(framework_adapter::load(write("bad_when.yaml",
         "name: bad_when\nsyntax: cli\nrender_when:\n  - when: {model.diffusion_family: flux}\n    renders: {}\n")), input_error);

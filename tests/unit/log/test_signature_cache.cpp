@@ -61,6 +61,7 @@ void same_signatures(const signature_set& a, const signature_set& b) {
         CHECK(x.weight == y.weight);
         CHECK(x.window == y.window);
         CHECK(x.fact == y.fact);
+        CHECK(x.needs_report == y.needs_report);  // rev27: a cached set lost it, and every switch read as a setting
         CHECK(x.values == y.values);
         REQUIRE(x.fields.size() == y.fields.size());
         for (std::size_t f = 0; f < x.fields.size(); ++f) {
