@@ -18,7 +18,7 @@ using namespace oomdx;
 
 namespace {
 
-const translation_table& zh() { return translation_table::shipped("zh"); }
+const translation_table& zh_table() { return translation_table::shipped("zh"); }
 
 // An example's report in Chinese, run in its directory as tests/scripts/examples_zh.sh runs it.
 std::string zh_report(const std::string& example) {
@@ -67,14 +67,14 @@ TEST_CASE("machine values shown in sentences have Chinese phrases") {
 }
 
 TEST_CASE("estimate sentences found in English in the review translate") {
-    CHECK(zh().produced("estimate.formula.", "4.54B x 4 B (not sharded)") == "4.54B × 4 B（未分片）");
-    CHECK(zh().produced("estimate.formula.", "8.03B x 2 B / 8") == "8.03B × 2 B / 8");
-    const std::string act = zh().produced("estimate.formula.",
+    CHECK(zh_table().produced("estimate.formula.", "4.54B x 4 B (not sharded)") == "4.54B × 4 B（未分片）");
+    CHECK(zh_table().produced("estimate.formula.", "8.03B x 2 B / 8") == "8.03B × 2 B / 8");
+    const std::string act = zh_table().produced("estimate.formula.",
         "32 layer x micro-batch held x 65536 tokens x 200832.0 B/token/layer (AC none, TP 1, CP 1, flash attention, eager)");
     CHECK(act.find("（激活重计算 none，TP 1，CP 1，flash attention，eager 模式）") != std::string::npos);
-    CHECK(zh().produced("estimate.formula.", "8192 tokens x 8192.0 B/token/layer (AC full, TP 2+SP, CP 1, eager attention, compiled)")
+    CHECK(zh_table().produced("estimate.formula.", "8192 tokens x 8192.0 B/token/layer (AC full, TP 2+SP, CP 1, eager attention, compiled)")
               .find("（激活重计算 full，TP 2+SP，CP 1，eager attention，已编译）") != std::string::npos);
-    CHECK(zh().translate_produced("estimate.interval.",
+    CHECK(zh_table().translate_produced("estimate.interval.",
         "torchtune recipes before mid-2024 (no `del logits`) keep the shifted fp32 logits through backward: 16 B per token x "
         "vocab element instead of 12 (high end; set job.framework_date)"));
     estimate_component bf16;
@@ -86,9 +86,9 @@ TEST_CASE("estimate sentences found in English in the review translate") {
 }
 
 TEST_CASE("the log's timing reasons name the phase in Chinese") {
-    CHECK(zh().produced("log.timing.", "the failure is inside evaluation") == "失败发生在评估阶段内");
-    CHECK(zh().produced("log.timing.", "the failure is inside saving a checkpoint") == "失败发生在保存 checkpoint 阶段内");
-    CHECK(zh().produced("log.timing.", "the failure is inside loading a checkpoint") == "失败发生在加载 checkpoint 阶段内");
+    CHECK(zh_table().produced("log.timing.", "the failure is inside evaluation") == "失败发生在评估阶段内");
+    CHECK(zh_table().produced("log.timing.", "the failure is inside saving a checkpoint") == "失败发生在保存 checkpoint 阶段内");
+    CHECK(zh_table().produced("log.timing.", "the failure is inside loading a checkpoint") == "失败发生在加载 checkpoint 阶段内");
 }
 
 TEST_CASE("report lines the review found assembled from English pieces read in Chinese") {
