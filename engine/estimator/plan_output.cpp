@@ -55,37 +55,21 @@ nlohmann::json plan_json(const plan_answer& p) {
     j["fitting"] = p.fitting;
     j["seconds"] = p.seconds;
     j["search_seconds"] = p.search_seconds;
-    if (p.at_current_size.searched) {
-        const plan_alternative& a = p.at_current_size;
-        j["at_current_size"] = {{"world_size", p.base_world_size},
-                                {"fits", a.fits},
-                                {"expected_device_peak_bytes", a.expected_device_peak_bytes},
-                                {"overrides", overrides_json(a.overrides)},
-                                {"rendered", a.rendered},
-                                {"cost", a.cost},
-                                {"cost_terms", terms_json(a.terms)}};
-    }
-    if (p.quantized_base.searched) {
-        const plan_alternative& a = p.quantized_base;
-        j["quantized_base"] = {{"world_size", p.base_world_size},
-                               {"fits", a.fits},
-                               {"expected_device_peak_bytes", a.expected_device_peak_bytes},
-                               {"overrides", overrides_json(a.overrides)},
-                               {"rendered", a.rendered},
-                               {"cost", a.cost},
-                               {"cost_terms", terms_json(a.terms)}};
-    }
-    if (p.adapters.searched) {
-        const plan_alternative& a = p.adapters;
-        j["adapters"] = {{"world_size", p.base_world_size},
-                         {"fits", a.fits},
-                         {"quantized_base", p.adapters_quantized},
-                         {"expected_device_peak_bytes", a.expected_device_peak_bytes},
-                         {"overrides", overrides_json(a.overrides)},
-                         {"rendered", a.rendered},
-                         {"cost", a.cost},
-                         {"cost_terms", terms_json(a.terms)}};
-    }
+    // An alternative searched at the job's own size: offload, a 4-bit base, adapters instead of every weight.
+    auto alternative = [&](const char* name, const plan_alternative& a) {
+        if (!a.searched) return;
+        j[name] = {{"world_size", p.base_world_size},
+                   {"fits", a.fits},
+                   {"expected_device_peak_bytes", a.expected_device_peak_bytes},
+                   {"overrides", overrides_json(a.overrides)},
+                   {"rendered", a.rendered},
+                   {"cost", a.cost},
+                   {"cost_terms", terms_json(a.terms)}};
+    };
+    alternative("at_current_size", p.at_current_size);
+    alternative("quantized_base", p.quantized_base);
+    alternative("adapters", p.adapters);
+    if (p.adapters.searched) j["adapters"]["quantized_base"] = p.adapters_quantized;
     auto& arr = j["candidates"] = nlohmann::json::array();
     for (const auto& c : p.candidates) {
         const plan_candidate& k = c.candidate;

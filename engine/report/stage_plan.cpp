@@ -25,21 +25,16 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     pr.excerpt = fmt::format("plan search: {} candidates over {} world size(s)", p.evaluated, p.worlds_searched.size());
     facts.emit("plan.fits", value(p.fits), pr);
     facts.emit("plan.base_world_size", value(p.base_world_size), pr);
-    if (p.quantized_base.searched) {
-        facts.emit("plan.quantized_base_fits_at_current_size", value(p.quantized_base.fits), pr);
-        if (p.quantized_base.expected_device_peak_bytes > 0)
-            facts.emit("plan.quantized_base_device_peak_bytes", value(p.quantized_base.expected_device_peak_bytes), pr);
-        if (const std::string ov = listed(p.quantized_base.overrides); !ov.empty())
-            facts.emit("plan.quantized_base_overrides", value(ov), pr);
-    }
-    if (p.adapters.searched) {
-        facts.emit("plan.adapters_fits_at_current_size", value(p.adapters.fits), pr);
-        if (p.adapters.expected_device_peak_bytes > 0)
-            facts.emit("plan.adapters_device_peak_bytes", value(p.adapters.expected_device_peak_bytes), pr);
-        if (const std::string ov = listed(p.adapters.overrides); !ov.empty())
-            facts.emit("plan.adapters_overrides", value(ov), pr);
-        facts.emit("plan.adapters_quantized", value(p.adapters_quantized), pr);
-    }
+    // An alternative searched at the job's own size: plan.<name>_fits_at_current_size, _device_peak_bytes, _overrides.
+    auto alternative = [&](const std::string& name, const plan_alternative& a) {
+        if (!a.searched) return;
+        facts.emit("plan." + name + "_fits_at_current_size", value(a.fits), pr);
+        if (a.expected_device_peak_bytes > 0) facts.emit("plan." + name + "_device_peak_bytes", value(a.expected_device_peak_bytes), pr);
+        if (const std::string ov = listed(a.overrides); !ov.empty()) facts.emit("plan." + name + "_overrides", value(ov), pr);
+    };
+    alternative("quantized_base", p.quantized_base);
+    alternative("adapters", p.adapters);
+    if (p.adapters.searched) facts.emit("plan.adapters_quantized", value(p.adapters_quantized), pr);
     if (!p.fits) return;
     facts.emit("plan.world_size", value(p.world_size), pr);
     facts.emit("plan.needs_more_devices", value(p.world_size > p.base_world_size), pr);
