@@ -241,7 +241,7 @@ TEST_CASE("rev27: a kohya full fine-tune offered LoRA is told the *_network.py s
     CHECK(flux.find("--network_module networks.lora_flux") != std::string::npos);
     for (const auto& [script, lora_script] : {std::pair<std::string, std::string>{"sdxl_train.py", "sdxl_train_network.py"},
                                               {"train_db.py", "train_network.py"}}) {
-        const auto sh = std::filesystem::temp_directory_path() / ("oomdx_rev27_" + script + ".sh");
+        const auto sh = std::filesystem::temp_directory_path() / ("oomdx_rev27_" + std::to_string(::getpid()) + "_" + script + ".sh");
         std::ofstream(sh) << "accelerate launch " << script << " --pretrained_model_name_or_path m.safetensors --train_batch_size 4\n";
         const std::string lines = rendered_for(oomdx::test::diagnose_log_text(k_kohya_oom, job + " --config " + sh.string()), "lora_or_qlora");
         CHECK(lines.find("run it in place of " + script) != std::string::npos);
