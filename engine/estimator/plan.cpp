@@ -215,6 +215,32 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
     return ws;
 }
 
+// The search's cheapest fit, as an alternative at the job's size.
+plan_alternative fitting_alternative(const plan_choice& c) {
+    plan_alternative alt;
+    alt.searched = true;
+    alt.fits = true;
+    alt.expected_device_peak_bytes = c.candidate.device_peak_bytes;
+    alt.overrides = c.candidate.overrides;
+    alt.rendered = c.rendered;
+    alt.cost = c.candidate.cost;
+    alt.terms = c.candidate.terms;
+    return alt;
+}
+
+// No fit: how close `ovs` alone comes (its verified peak, overrides and lines; nothing where it cannot be estimated).
+plan_alternative closest_alternative(const fact_store& facts, const override_syntax& syntax, std::int64_t world,
+                                     const std::vector<estimate_override>& ovs) {
+    plan_alternative alt;
+    alt.searched = true;
+    if (const auto e = verify(facts, world, ovs)) {
+        alt.expected_device_peak_bytes = e->device_peak_bytes;
+        alt.overrides = ovs;
+        alt.rendered = render_overrides(syntax, ovs);
+    }
+    return alt;
+}
+
 // The most memory-saving offload / swap configuration at the job's size, when nothing fits.
 plan_alternative offload_alternative(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
                                      std::int64_t world) {
@@ -226,16 +252,7 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     o.vary_offload = !phase_offload;
     o.top = 1;
     const world_search ws = search_world(facts, syntax, o, world, {}, true);
-    if (!ws.choices.empty()) {
-        const plan_choice& c = ws.choices.front();
-        alt.fits = true;
-        alt.expected_device_peak_bytes = c.candidate.device_peak_bytes;
-        alt.overrides = c.candidate.overrides;
-        alt.rendered = c.rendered;
-        alt.cost = c.candidate.cost;
-        alt.terms = c.candidate.terms;
-        return alt;
-    }
+    if (!ws.choices.empty()) return fitting_alternative(ws.choices.front());
     // Nothing fits: how close does the most the framework can offload come?
     const estimate_input base = from_facts(facts);
     std::vector<estimate_override> ovs;
@@ -251,10 +268,8 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
         ovs.push_back({"parallelism.zero_stage", value(std::int64_t(3))});
     if (ovs.empty()) return alt;
     ovs = canonical_closure(syntax, ovs);
-    if (const auto e = verify(facts, world, ovs)) {
-        alt.expected_device_peak_bytes = e->device_peak_bytes;
-        alt.overrides = ovs;
-        alt.rendered = render_overrides(syntax, ovs);
+    alt = closest_alternative(facts, syntax, world, ovs);
+    if (!alt.overrides.empty()) {
         fact_store copy(facts.vocab());
         copy_with(facts, copy, world, ovs);
         const estimate_input after = from_facts(copy);
@@ -268,29 +283,12 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
 // `change` alone (how close it comes).
 plan_alternative alternative_with(const fact_store& facts, const override_syntax& syntax, const plan_options& opt,
                                   std::int64_t world, const std::vector<estimate_override>& change) {
-    plan_alternative alt;
-    alt.searched = true;
     plan_options o = opt;
     o.vary_offload = false;
     o.top = 1;
     const world_search ws = search_world(facts, syntax, o, world, change);
-    if (ws.choices.empty()) {
-        const std::vector<estimate_override> ovs = canonical_closure(syntax, change);
-        if (const auto e = verify(facts, world, ovs)) {
-            alt.expected_device_peak_bytes = e->device_peak_bytes;
-            alt.overrides = ovs;
-            alt.rendered = render_overrides(syntax, ovs);
-        }
-        return alt;
-    }
-    const plan_choice& c = ws.choices.front();
-    alt.fits = true;
-    alt.expected_device_peak_bytes = c.candidate.device_peak_bytes;
-    alt.overrides = c.candidate.overrides;
-    alt.rendered = c.rendered;
-    alt.cost = c.candidate.cost;
-    alt.terms = c.candidate.terms;
-    return alt;
+    if (ws.choices.empty()) return closest_alternative(facts, syntax, world, canonical_closure(syntax, change));
+    return fitting_alternative(ws.choices.front());
 }
 
 const estimate_override four_bit_base{"training.quantization_bit", value(std::int64_t(4))};
