@@ -16,6 +16,7 @@
 #include "engine/core/fact_store.h"
 #include "engine/core/version.h"
 #include "engine/estimator/estimate_model.h"
+#include "engine/estimator/host_memory.h"
 #include "engine/estimator/estimator_constants.h"
 #include "engine/estimator/varying_lengths.h"
 
@@ -366,6 +367,8 @@ estimate_input from_facts(const fact_store& facts) {
         in.world = clamp_degree(*shard * in.dp_replicate * model_par);
     }
     in.dp_shard = clamp_degree(*shard);
+    in.node_ranks = std::min<std::int64_t>(in.world, clamp_degree(r.integer("job.nproc_per_node", 8, nullptr)));
+    in.host_memory_bytes = std::max<std::int64_t>(0, r.integer("job.host_memory_bytes", 0, nullptr));
     if (in.world != in.dp_shard * in.dp_replicate * model_par)
         in.assumptions.push_back(fmt::format("world size {} != dp_shard {} x dp_replicate {} x tp {} x pp {} x cp {}",
                                              in.world, in.dp_shard, in.dp_replicate, in.tp, in.pp, in.cp));
@@ -591,6 +594,8 @@ estimate_input from_facts(const fact_store& facts) {
     in.optimizer_in_backward = r.boolean("optimizer.in_backward", false, nullptr);
     const std::string poff = lower(r.str("parallelism.offload_params", "none", nullptr));
     in.params_offload = poff == "cpu" || poff == "nvme";
+    in.optimizer_nvme = off == "nvme";
+    in.params_nvme = poff == "nvme";
     // verl's param_offload / optimizer_offload (framework.offload_between_phases) move the states to the host
     // while the rollout engine generates and load them back before the update (the engines' train_mode,
     // load_fsdp_model_to_gpu / load_fsdp_optimizer, load_megatron_model_to_gpu): the update holds them
@@ -1278,6 +1283,11 @@ estimate_result estimate(const estimate_input& in) {
                         st.symm > 0 ? fmt::format(" + {} async-TP symmetric memory", gib(st.symm)) : ""));
     }
     r.trainable_params = to_i(b.trainable);
+    const host_offload_need host = host_offload(in, double(r.param_count), b.trainable);
+    r.host_offload_bytes = to_i(host.bytes);
+    r.host_offload_high_bytes = to_i(host.high_bytes);
+    r.host_offload_what = host.what;
+    r.host_budget_bytes = to_i(double(in.host_memory_bytes) * k.host_budget_fraction);
     if (in.pp > 1) {
         r.pp_microbatch_size = in.micro_batch;
         r.pp_microbatches = in.num_microbatches;
@@ -1581,6 +1591,11 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
         e("estimate.varying_growth_bytes", r.varying_growth_bytes);
     }
     e("estimate.trainable_param_count", r.trainable_params);
+    if (r.host_offload_bytes > 0) {
+        e("estimate.host_offload_bytes", r.host_offload_bytes);
+        e("estimate.host_offload_high_bytes", r.host_offload_high_bytes);
+    }
+    if (r.host_budget_bytes > 0) e("estimate.host_budget_bytes", r.host_budget_bytes);
     if (r.logits_tensor_bytes > 0) {
         e("estimate.logits_tensor_bytes", r.logits_tensor_bytes);
         e("estimate.logits_tensor_fp32_bytes", r.logits_tensor_fp32_bytes);
@@ -1621,6 +1636,10 @@ nlohmann::json to_json(const estimate_result& r) {
                                 {"need_bytes", r.varying_need_bytes}};
     }
     j["trainable_params"] = r.trainable_params;
+    if (r.host_offload_bytes > 0)
+        j["host_offload"] = {{"bytes_per_node", r.host_offload_bytes}, {"high_bytes_per_node", r.host_offload_high_bytes},
+                             {"states", r.host_offload_what}};
+    if (r.host_budget_bytes > 0) j["host_budget_bytes"] = r.host_budget_bytes;
     j["reserved_model"] = r.reserved_note;
     if (r.pp_microbatch_size > 0)
         j["pipeline"] = {{"microbatch_size", r.pp_microbatch_size}, {"microbatches", r.pp_microbatches}, {"note", r.pp_microbatch_note}};
@@ -1684,6 +1703,9 @@ std::string render_text(const estimate_result& r) {
         s += fmt::format(", trainable {:.2f} M ({:.3f}%)", double(r.trainable_params) / 1e6,
                          100.0 * double(r.trainable_params) / double(std::max<std::int64_t>(1, r.param_count)));
     s += "\n";
+    if (r.host_offload_bytes > 0)
+        s += fmt::format("Host RAM per node for offloaded states: {} ({}); up to {} with DeepSpeed's buffer factor\n",
+                         format_bytes(r.host_offload_bytes), r.host_offload_what, format_bytes(r.host_offload_high_bytes));
     if (!r.assumptions.empty()) {
         s += "Assumed:\n";
         for (const auto& a : r.assumptions) s += "  - " + a + "\n";

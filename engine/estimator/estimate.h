@@ -117,6 +117,9 @@ struct estimate_input {
     bool optimizer_offload = false, swap_optimizer = false, optimizer_in_backward = false;
     int swap_times = 1;
     bool params_offload = false;
+    bool optimizer_nvme = false, params_nvme = false;  // ZeRO-Infinity: offloaded to NVMe, not the host's RAM
+    std::int64_t node_ranks = 8;          // ranks per node (job.nproc_per_node, else min(world, 8)): they share the host
+    std::int64_t host_memory_bytes = 0;   // host RAM of a node (job.host_memory_bytes; 0: not stated)
     bool compile = false, float8 = false, flash = true, chunked_loss = false, loss_parallel = true;
     bool chunked_loss_projects = false;   // the chunked loss projects each chunk itself (torchtune LinearCrossEntropyLoss, est55)
     bool compile_loss = true;             // torchtitan compile.components lists "loss" (its default)
@@ -257,6 +260,10 @@ struct estimate_result {
     std::int64_t varying_growth_bytes = 0;      // reserved growth above fixed-length steps (uncapped)
     std::int64_t varying_need_bytes = 0;        // growth of the smallest allocator limit the steps complete under
     std::int64_t fixed_high_bytes = 0;          // high end without the replay (allocated-statistic comparisons)
+    // Host RAM per node for what the job offloads (host_memory.h): the states, and DeepSpeed's sizing (high)
+    std::int64_t host_offload_bytes = 0, host_offload_high_bytes = 0;
+    std::int64_t host_budget_bytes = 0;         // host RAM x host_budget_fraction (0: the node's RAM not stated)
+    std::string host_offload_what;
 
     std::int64_t component(const std::string& id) const;
 };

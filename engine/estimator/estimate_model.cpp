@@ -440,13 +440,6 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     return res;
 }
 
-namespace {
-
-struct state_rates {
-    double p_full = 0, p_shard = 0, g_full = 0, g_shard = 0, m_full = 0, m_shard = 0, o_full = 0, o_shard = 0;
-    bool grads_in_forward = false;
-};
-
 // Parameter offload as torch FSDP does it (gradients and the optimizer step go to CPU as well),
 // rather than DeepSpeed's offload_param (parameters only) or Megatron's.
 bool fsdp_cpu_offload(const estimate_input& in) {
@@ -471,6 +464,13 @@ double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool
     if (in.optimizer_paged && (o == "adamw" || o == "adam")) return 8.0;
     return 2.0 * sb;  // adam, adamw and unknown (assumed Adam-like)
 }
+
+namespace {
+
+struct state_rates {
+    double p_full = 0, p_shard = 0, g_full = 0, g_shard = 0, m_full = 0, m_shard = 0, o_full = 0, o_shard = 0;
+    bool grads_in_forward = false;
+};
 
 state_rates resolve_rates(const estimate_input& in) {
     state_rates r;

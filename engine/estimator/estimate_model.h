@@ -129,6 +129,10 @@ bool tt_sac_on_cudnn_sdpa_device(const estimate_input& in);
 // torchtitan op-SAC on cuDNN attention (SM100, 2025-05-14 .. 2025-12-01): SDPA output recomputed, not saved
 bool tt_sdpa_output_recomputed(const estimate_input& in);
 double total_params(const estimate_model& m);
+// Bytes per trainable parameter of the optimizer's states (`master`: beside a DeepSpeed fp32 master copy).
+double optimizer_moment_bytes(const estimate_input& in, double param_bytes, bool master);
+// Parameter offload as torch FSDP does it: the gradients and the optimizer step go to the CPU with the parameters.
+bool fsdp_cpu_offload(const estimate_input& in);
 // Parameters of one layer held in linear weights (what 4/8-bit and float8 convert), before TP.
 double linear_params(const estimate_model& m, bool moe);
 // Largest single linear weight of a layer (dequantization / float8 cast buffer), before TP.

@@ -48,6 +48,8 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"ddp_bucket_bytes", &k.ddp_bucket_bytes},
         {"deepspeed_bucket_elements", &k.deepspeed_bucket_elements},
         {"nvfp4_saved_bytes", &k.nvfp4_saved_bytes},
+        {"host_buffer_factor", &k.host_buffer_factor},
+        {"host_budget_fraction", &k.host_budget_fraction},
     };
     const YAML::Node root = load_yaml_file(path);
     if (!root || root.IsNull()) return k;

@@ -38,6 +38,8 @@ struct estimator_constants {
     double deepspeed_bucket_elements = 5.0e8;   // reduce_bucket_size default
     double nvfp4_saved_bytes = 0.5625;          // NVFP4 GEMM input copy kept for wgrad: 4 bit + e4m3 scale / 16
     double nf4_unchunked_quant_bytes = 68.0;    // torchao <= 0.1 to_nf4 of a whole weight: bytes per element
+    double host_buffer_factor = 1.5;            // host RAM for offloaded states: DeepSpeed's additional_buffer_factor
+    double host_budget_fraction = 0.8;          // share of a node's RAM offloaded states may take (OS, loaders, page cache)
 };
 
 // Loaded from data_path("knowledge/estimator.yaml") once; defaults if the file is absent.

@@ -169,7 +169,12 @@ struct world_search {
     std::vector<plan_choice> choices;
     std::size_t evaluated = 0, fitting = 0;
     double seconds = 0;
+    bool host_limited = false;  // a candidate that fits the devices offloads more than the host's RAM takes
 };
+
+// Offloaded states over the node's RAM (job.host_memory_bytes, when the job states it), judged by DeepSpeed's
+// sizing like the device fit is judged by the interval's high end.
+bool over_host(const estimate_result& e) { return e.host_budget_bytes > 0 && e.host_offload_high_bytes > e.host_budget_bytes; }
 
 // The search at one world size; candidates verified in rank order until `top` fit.
 world_search search_world(const fact_store& base_facts, const override_syntax& syntax, const plan_options& opt,
@@ -202,6 +207,10 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         // Fits as preflight judges it: the high end of the estimate's interval within budget.
         const auto e = verify(base_facts, world, ovs);
         if (!e || !e->fits || std::max(e->high_bytes, e->device_peak_bytes) > e->budget_bytes) continue;
+        if (over_host(*e)) {
+            ws.host_limited = true;
+            continue;
+        }
         plan_choice ch;
         ch.candidate = c;
         ch.candidate.overrides = ovs;
@@ -210,6 +219,7 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         ch.candidate.margin_bytes = e->margin_bytes;
         ch.rendered = render_overrides(syntax, ovs);
         ch.batch_notes = std::move(batch_notes);
+        ch.host_bytes = e->host_offload_high_bytes;
         ws.choices.push_back(std::move(ch));
     }
     return ws;
@@ -225,6 +235,7 @@ plan_alternative fitting_alternative(const plan_choice& c) {
     alt.rendered = c.rendered;
     alt.cost = c.candidate.cost;
     alt.terms = c.candidate.terms;
+    alt.host_bytes = c.host_bytes;
     return alt;
 }
 
@@ -237,6 +248,7 @@ plan_alternative closest_alternative(const fact_store& facts, const override_syn
         alt.expected_device_peak_bytes = e->device_peak_bytes;
         alt.overrides = ovs;
         alt.rendered = render_overrides(syntax, ovs);
+        alt.host_bytes = e->host_offload_high_bytes;
     }
     return alt;
 }
@@ -266,6 +278,7 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
         ovs.push_back({"optimizer.distributed", value(true)});
     else if (base.framework == train_framework::deepspeed && can("parallelism.zero_stage", value(std::int64_t(3))))
         ovs.push_back({"parallelism.zero_stage", value(std::int64_t(3))});
+    alt.host_limited = ws.host_limited;
     if (ovs.empty()) return alt;
     ovs = canonical_closure(syntax, ovs);
     alt = closest_alternative(facts, syntax, world, ovs);
@@ -276,6 +289,7 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
         alt.terms = plan_cost(base, after);
         for (const auto& t : alt.terms) alt.cost += t.fraction;
     }
+    alt.host_limited = ws.host_limited;
     return alt;
 }
 
@@ -388,6 +402,10 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     a.base_device_peak_bytes = est.device_peak_bytes;
     a.base_high_bytes = std::max(est.high_bytes, est.device_peak_bytes);
     a.budget_bytes = est.budget_bytes;
+    if (est.host_budget_bytes > 0) {
+        a.host_memory_bytes = facts.integer("job.host_memory_bytes").value_or(0);
+        a.host_budget_bytes = est.host_budget_bytes;
+    }
     plan_options opt = req.search;
     // verl's offload (framework.offload_between_phases) loads the states back for the update: no lever for its peak
     if (facts.boolean("framework.offload_between_phases").value_or(false)) opt.vary_offload = false;

@@ -23,6 +23,7 @@ struct plan_choice {
     plan_candidate candidate;            // overrides = canonical closure; device_peak verified
     std::vector<std::string> rendered;   // in the job's syntax
     std::vector<std::string> batch_notes;  // how its global batch was kept or changed (larger world sizes)
+    std::int64_t host_bytes = 0;         // host RAM per node for what it offloads (DeepSpeed's sizing; 0: none)
 };
 
 // Offload / swap at the job's own world size (searched when the plan needs more devices).
@@ -34,6 +35,8 @@ struct plan_alternative {
     std::vector<std::string> rendered;
     double cost = 0;
     std::vector<plan_cost_term> terms;
+    std::int64_t host_bytes = 0;        // host RAM per node for what it offloads (DeepSpeed's sizing; 0: none)
+    bool host_limited = false;          // an offload that fits the devices was left out: over the host's RAM
 };
 
 struct plan_answer {
@@ -46,6 +49,8 @@ struct plan_answer {
     std::int64_t expected_device_peak_bytes = 0;   // the plan's, verified (the estimate's point figure)
     std::int64_t expected_device_peak_high_bytes = 0;  // high end of its interval, also within budget
     std::int64_t budget_bytes = 0;                 // capacity x 0.95
+    std::int64_t host_memory_bytes = 0;            // host RAM of a node (job.host_memory_bytes; 0: not stated)
+    std::int64_t host_budget_bytes = 0;            // what offloaded states may take of it (host_budget_fraction)
     std::vector<estimate_override> overrides;      // canonical: `--world-size W --set k=v` each
     std::vector<std::string> rendered;             // in the job's syntax
     int tier = tier_none;                          // most drastic change (plan_tier_name)

@@ -43,6 +43,10 @@ nlohmann::json plan_json(const plan_answer& p) {
     j["base_device_peak_bytes"] = p.base_device_peak_bytes;
     j["base_high_bytes"] = p.base_high_bytes;
     j["budget_bytes"] = p.budget_bytes;
+    if (p.host_memory_bytes > 0) {
+        j["host_memory_bytes"] = p.host_memory_bytes;
+        j["host_budget_bytes"] = p.host_budget_bytes;
+    }
     j["rendered"] = p.rendered;
     j["framework"] = p.framework;
     j["syntax"] = p.syntax;
@@ -65,6 +69,8 @@ nlohmann::json plan_json(const plan_answer& p) {
                    {"rendered", a.rendered},
                    {"cost", a.cost},
                    {"cost_terms", terms_json(a.terms)}};
+        if (a.host_bytes > 0) j[name]["host_bytes_per_node"] = a.host_bytes;
+        if (a.host_limited) j[name]["host_limited"] = true;
     };
     alternative("at_current_size", p.at_current_size);
     alternative("quantized_base", p.quantized_base);

@@ -72,6 +72,7 @@ struct report_recommendation {
     std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
     std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
     std::optional<bool> expected_fits;
+    std::optional<std::int64_t> expected_host_bytes;  // host RAM per node its offload takes (DeepSpeed's sizing), when it changes
     std::optional<std::int64_t> anchored_device_peak_bytes;  // expected device peak anchored on a measurement
     std::optional<bool> anchored_fits;
     std::string expected_note;  // why no figure, or what the figure assumes

@@ -424,6 +424,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
                                                            {"device", device}, {"verdict", verdict}, {"note", note}}));
         } else if (!rec.expected_note.empty())
             w.detail(w.t("report.rec.expected_note", {{"note", rec.expected_note}}));
+        if (rec.expected_host_bytes) w.detail(w.t("report.rec.host_after", {{"host", format_bytes(*rec.expected_host_bytes)}}));
         if (rec.anchored_device_peak_bytes && r.anchor)
             w.detail(w.t("report.rec.anchored",
                        {{"source", r.anchor->source},
@@ -555,6 +556,8 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"expected_note", rec.expected_note},
              {"confidence", rec.confidence}, {"confirm", rec.confirm},
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
+        // only where the change offloads to the host (oomdx.diagnosis/1, additive)
+        if (rec.expected_host_bytes) j["recommendations"].back()["expected_host_bytes_per_node"] = *rec.expected_host_bytes;
     }
     j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
     j["plan"] = r.plan ? plan_json(*r.plan) : json(nullptr);

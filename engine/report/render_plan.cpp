@@ -90,12 +90,20 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
         if (a.overrides.empty()) {
             s += "  " + t("report.plan.no_offload", {{"world", std::to_string(p.base_world_size)}}) + "\n";
         } else {
+            // the closest offload may fit the devices and still be left out for the host's RAM
+            const bool device_only = !a.fits && a.host_limited && a.expected_device_peak_bytes <= p.budget_bytes;
             s += "  " + t("report.plan.offload", {{"world", std::to_string(p.base_world_size)},
-                                                  {"verdict", t(a.fits ? "report.rec.fits" : "report.plan.still_not_fit")},
+                                                  {"verdict", t(a.fits ? "report.rec.fits"
+                                                                : device_only ? "report.plan.fits_device_not_host"
+                                                                              : "report.plan.still_not_fit")},
                                                   {"device", format_bytes(a.expected_device_peak_bytes)},
                                                   {"cost", cost(a.cost)}}) + "\n";
             for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
+            if (a.host_bytes > 0) s += "    " + t("report.plan.offload_host", {{"host", format_bytes(a.host_bytes)}}) + "\n";
         }
+        if (a.host_limited && p.host_memory_bytes > 0)
+            s += "  " + t("report.plan.offload_host_limited", {{"host", format_bytes(p.host_memory_bytes)},
+                                                               {"budget", format_bytes(p.host_budget_bytes)}}) + "\n";
     }
     if (p.quantized_base.searched && !p.quantized_base.overrides.empty()) {
         const plan_alternative& a = p.quantized_base;

@@ -55,6 +55,8 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
             facts.emit("plan.offload_moves_params", value(params), pr);
             facts.emit("plan.offload_overrides", value(listed(p.at_current_size.overrides)), pr);
         }
+        if (p.at_current_size.host_bytes > 0) facts.emit("plan.offload_host_bytes", value(p.at_current_size.host_bytes), pr);
+        facts.emit("plan.offload_host_limited", value(p.at_current_size.host_limited), pr);
     }
 }
 

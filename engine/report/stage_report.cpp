@@ -2,6 +2,8 @@
 // and re-estimated with their overrides applied.
 #include <algorithm>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
@@ -96,6 +98,11 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
         rr.expected_fits = after.fits;
+        // what it offloads to the host, where that changes (optimizer or parameter offload added or moved)
+        if (after.host_offload_high_bytes > 0 &&
+            (!rep.estimate || std::abs(double(after.host_offload_high_bytes - rep.estimate->host_offload_high_bytes)) >
+                                  0.01 * double(after.host_offload_high_bytes)))
+            rr.expected_host_bytes = after.host_offload_high_bytes;
         return;
     }
     // A setting the rule changes from the job's value, which is not given ("halve the micro-batch" with no batch
@@ -234,6 +241,17 @@ void stage_report(pipeline_state& s) {
             --rank;
             continue;
         }
+        // One that fits the devices by moving states to a host whose stated RAM cannot take them is no fix either
+        // (the plan leaves such offloads out the same way).
+        if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
+            *rr.expected_host_bytes > rep.estimate->host_budget_bytes) {
+            rep.not_offered.push_back({r.action, r.rule_id,
+                                       phrase(rep.lang, "report.rec.over_host",
+                                              {{"host", format_bytes(*rr.expected_host_bytes)},
+                                               {"budget", format_bytes(rep.estimate->host_budget_bytes)}})});
+            --rank;
+            continue;
+        }
         // The same action offered again, in the same lines or with none (a second rule's wording of a change
         // already listed: "halve the sequence length" after "cap the input length" with the same key): listed once.
         // Another form in other lines (the plan's FSDP offload beside LLaMA-Factory's ZeRO-3 offload file) is listed
@@ -280,7 +298,10 @@ void stage_report(pipeline_state& s) {
             rep.uncertain.push_back(
                 phrase(rep.lang, "report.uncertain.assumption", {{"assumption", translated(rep.lang, "estimate.assumption.", a)}}));
     // Preflight's exit code is the rules' Step 1 verdict (the estimate, or anchored on a measurement).
-    if (rep.mode == "preflight" && facts.string("diagnosis.budget_verdict").value_or("") == "exceeds") rep.exit_code = 1;
+    // The host's verdict (offloaded states against the node's stated RAM) fails it too.
+    if (rep.mode == "preflight" && (facts.string("diagnosis.budget_verdict").value_or("") == "exceeds" ||
+                                    facts.string("diagnosis.host_verdict").value_or("") == "exceeds"))
+        rep.exit_code = 1;
 }
 
 }  // namespace oomdx

@@ -363,3 +363,52 @@ TEST_CASE("A full fine-tune of an 8B model on one 24 GB card: the plan also trie
             "--set training.seq_len=4096 --set training.local_batch_size=2 --format json").out);
     CHECK_FALSE(lora_job["plan"].contains("adapters"));
 }
+
+TEST_CASE("The plan's offload alternative says what it puts in the host's RAM, and leaves it out where the node cannot hold it") {
+    // Full fine-tuning of Llama 3 8B on one RTX 4090: FSDP CPU offload fits the card, with 16 B a parameter on the
+    // host (fp32 parameters, gradients, Adam moments) x 1.5 DeepSpeed buffer factor = 179 GiB per node.
+    const std::string full = "--model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
+                             "--set training.finetuning_type=full --set training.seq_len=2048 --set training.local_batch_size=2";
+    const auto j = nlohmann::json::parse(run("preflight " + full + " --format json").out);
+    const auto& a = j["plan"]["at_current_size"];
+    REQUIRE(a["fits"].get<bool>());
+    const double host = a["host_bytes_per_node"].get<double>();
+    CHECK(host / double(1LL << 30) == doctest::Approx(179.5).epsilon(0.02));
+    bool sized = false;  // no RAM stated: the finding gives the figure and says so
+    for (const auto& f : j["findings"])
+        sized |= f["rule"] == "step4_plan_offload_host_need" && f["text"].get<std::string>().find("179.49 GiB") != std::string::npos &&
+                 f["text"].get<std::string>().find("the RAM of the node is not given") != std::string::npos;
+    CHECK(sized);
+    // A node of 128 GiB: 102.4 GiB for offloaded states, less than any offload that fits the card needs.
+    const auto small = nlohmann::json::parse(run("preflight " + full + " --set job.host_memory_bytes=128GiB --format json").out);
+    const auto& s = small["plan"]["at_current_size"];
+    CHECK_FALSE(s["fits"].get<bool>());
+    CHECK(s["host_limited"].get<bool>());
+    CHECK(small["plan"]["host_budget_bytes"].get<double>() == doctest::Approx(0.8 * double(128LL << 30)));
+    for (const auto& r : small["recommendations"]) CHECK(r["action"] != "offload_or_swap_optimizer");
+    bool said = false;
+    for (const auto& n : small["not_offered"]) said |= n.dump().find("more than the 102.40 GiB") != std::string::npos;
+    CHECK(said);
+    // A node of 1 TiB holds it: offered again.
+    const auto big = nlohmann::json::parse(run("preflight " + full + " --set job.host_memory_bytes=1TiB --format json").out);
+    CHECK(big["plan"]["at_current_size"]["fits"].get<bool>());
+}
+
+TEST_CASE("Preflight fails a job whose offloaded states are over the node's stated RAM, though the devices hold it") {
+    // Llama 3 70B, ZeRO-3 with both offloads on one node of eight A100s: 70.6 B x 18 B = 1.16 TiB per node, 1.73 TiB by
+    // DeepSpeed's sizing; a node of 1 TiB leaves 819 GiB for it. The device side fits.
+    const std::string job = "--model llama3-70b --device a100-80gb --world-size 8 --framework deepspeed --set parallelism.zero_stage=3 "
+                            "--set training.seq_len=2048 --set training.mixed_precision_param=bfloat16 --set optimizer.offload=cpu "
+                            "--set parallelism.offload_params=cpu";
+    const auto r = run("preflight " + job + " --set job.host_memory_bytes=1TiB --format json");
+    CHECK(r.rc == 1);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["estimate"]["host_offload"]["bytes_per_node"].get<double>() / double(1LL << 40) == doctest::Approx(1.16).epsilon(0.02));
+    bool host = false;
+    for (const auto& f : j["findings"]) host |= f["rule"] == "step1_host_offload_over_node";
+    CHECK(host);
+    // 2 TiB leaves 1.6 TiB, still under 1.73 TiB (ms-swift#3559: a 72 B model offloaded this way on one node of
+    // 2 TB was killed at step 1); 3 TiB holds it
+    CHECK(run("preflight " + job + " --set job.host_memory_bytes=2TiB --format json").rc == 1);
+    CHECK(run("preflight " + job + " --set job.host_memory_bytes=3TiB --format json").rc == 0);
+}
