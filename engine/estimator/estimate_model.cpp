@@ -1309,7 +1309,7 @@ double compute(const estimate_input& in, breakdown& out) {
         if (quant_base && in.framework == train_framework::torchtune && !ft.quant_keeps_input &&
             build_behaves(in, date_torchtune_chunked_nf4, true, true)) {
             st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
-            st.phase_load = st.params + st.temp_load;
+            st.phase_load = std::max(st.phase_load, st.params + st.temp_load);
         }
         const double resident = st.params + st.master + st.optimizer + st.reference;
         st.phase_forward = resident + grads_fwd + st.activations + fwd;
