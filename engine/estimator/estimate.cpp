@@ -421,6 +421,9 @@ estimate_input from_facts(const fact_store& facts) {
                            r.int_opt("parallelism.fsdp_version").has_value();
     in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
+    // est56: a script that loads the model onto its GPU (from_pretrained(device_map=rank), model.to(device)) before
+    // wrapping it in FullyShardedDataParallel; HF Trainer / accelerate load on the host and torchtune on the meta device
+    in.fsdp1_device_load = in.fsdp1 && r.boolean("parallelism.fsdp_wraps_device_model", false, nullptr);
     // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
     // reduce_bucket_size elements per gradient dtype on the device when its optimizer is built, with or without
     // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
@@ -1271,9 +1274,13 @@ estimate_result estimate(const estimate_input& in) {
             for (const auto& s : b.stages)
                 if (s.reserved > top->reserved) top = &s;
             if (top->floor_sets_reserved)
-                why += fmt::format("; floor {} set it: FSDP1's construction left the root unit's parameters and flat copy "
-                                   "cached, which the unshard-stream and small-block (<= 1 MiB) pools cannot reuse",
-                                   gib(top->fsdp1_floor));
+                why += in.fsdp1_device_load
+                           ? fmt::format("; floor {} set it: FSDP1 wrapped a model already whole on the device, whose "
+                                         "blocks stay cached beside the layer shards and the root's flat copy (est56)",
+                                         gib(top->fsdp1_floor))
+                           : fmt::format("; floor {} set it: FSDP1's construction left the root unit's parameters and flat copy "
+                                         "cached, which the unshard-stream and small-block (<= 1 MiB) pools cannot reuse",
+                                         gib(top->fsdp1_floor));
         }
         if (b.reserved_capped) why += "; capped at the device capacity less the runtime";
         r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);

@@ -872,8 +872,10 @@ double compute(const estimate_input& in, breakdown& out) {
             return full * (dense_rank + expert_rank) + shard * (dense_rank / shard_n + expert_rank / expert_shard_n);
         };
         auto expert_bytes = [&](double full, double shard) { return full * expert_rank + shard * expert_rank / expert_shard_n; };
+        double params_whole = 0;  // every parameter of the stage unsharded, as stored (est56: FSDP1 over a device model)
         if (!finetune) {
             st.params = bytes_of(rates.p_full, rates.p_shard);
+            params_whole = (rates.p_full + rates.p_shard) * st.params_rank;
             // est33: Megatron --fp8-param-gather keeps the linear weights as TE FP8 tensors (1 B; the
             // distributed optimizer's fp32 main copy and the main-grad buffer are unchanged)
             if (in.framework == train_framework::megatron && !in.npu && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
@@ -924,6 +926,7 @@ double compute(const estimate_input& in, breakdown& out) {
             if (in.params_offload && in.zero_stage >= 3) st.frozen = bnb_consts;  // sharded weights on CPU
             auto tbytes = [&](double full, double shard) { return (full + shard / shard_n) * trainable; };
             st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
+            params_whole = fbytes + (trates.p_full + trates.p_shard) * trainable;
             st.grads = tbytes(trates.g_full, trates.g_shard);
             st.master = tbytes(trates.m_full, trates.m_shard);
             st.optimizer = tbytes(trates.o_full, trates.o_shard);
@@ -934,6 +937,7 @@ double compute(const estimate_input& in, breakdown& out) {
             if (saved > 0) {
                 auto sbytes = [&](double full, double shard) { return (full + shard / shard_n) * saved; };
                 st.params += sbytes(srates.p_full, srates.p_shard);
+                params_whole += (srates.p_full + srates.p_shard) * saved;
                 st.grads += sbytes(srates.g_full, srates.g_shard);
                 st.master += sbytes(srates.m_full, srates.m_shard);
                 st.optimizer += sbytes(srates.o_full, srates.o_shard);
@@ -947,6 +951,7 @@ double compute(const estimate_input& in, breakdown& out) {
             st.vision = in.zero_stage >= 3 ? (in.params_offload ? 0.0 : vb / shard_n) : vb;
             st.frozen += st.vision;
             st.params += st.vision;
+            params_whole += vb;
         }
         // est44: DPO / KTO keep a frozen reference copy in its load dtype. TRL (huggingface/trl@f2cd5771
         // trl/models/utils.py prepare_deepspeed) and LLaMA-Factory (hiyouga/LLaMA-Factory@ff6d4d12
@@ -1053,6 +1058,7 @@ double compute(const estimate_input& in, breakdown& out) {
         const double layer_unsharded = max_layer * gather_bytes;
         double fwd = k.workspace_bytes, bwd = k.workspace_bytes, step = 0, loss = k.workspace_bytes;
         double step_eob = 0;  // end-of-backward buffers reported with the step phase (gone before the optimizer runs)
+        double wrap_load = 0;  // est56: FSDP1 wrapping a model already on the device (allocated at that moment)
         double eob_flat = 0;  // the largest of them, one allocation (allocator model below)
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
@@ -1102,6 +1108,19 @@ double compute(const estimate_input& in, breakdown& out) {
                 }
                 st.fsdp1_floor = st.params + 2.0 * unit + (in.params_offload ? unit / shard_n : 0.0) + root_unsharded +
                                  st.unshard_pool + small_pool;
+                // est56: a model already whole on the device. FSDP1 flattens each unit (torch.cat, a new block), frees
+                // the originals into the cache as per-parameter blocks and clones its shard (_flat_param.py shard():
+                // _get_shard's chunk clone, then the flat storage resized to 0). The originals' blocks stay cached;
+                // a layer's shard is a new block when it is larger than the largest weight freed before it, and
+                // the root's flat copy is larger than any cached block: all of it is reserved before the first step
+                if (in.fsdp1_device_load) {
+                    const double layer_shard = layer_unsharded / shard_n;
+                    const double new_shards = layer_shard > max_lin * gather_bytes ? double(n) * layer_shard : 0.0;
+                    st.fsdp1_floor = std::max(st.fsdp1_floor, params_whole + new_shards + root_unsharded + layer_unsharded +
+                                                                  st.unshard_pool + small_pool);
+                    // allocated: the whole model beside the first unit's flat copy and shard
+                    wrap_load = params_whole + layer_unsharded + layer_shard;
+                }
                 fwd += root * root_bytes;
                 loss += root * root_bytes;
                 bwd += root * root_bytes;
@@ -1286,11 +1305,11 @@ double compute(const estimate_input& in, breakdown& out) {
         // for a whole weight at once (difference to the 16 levels and its abs, 32 B each per
         // element), later builds in 1M-element chunks (knowledge/estimator.yaml)
         st.temp_load = 0;
-        st.phase_load = 0;
+        st.phase_load = wrap_load;
         if (quant_base && in.framework == train_framework::torchtune && !ft.quant_keeps_input &&
             build_behaves(in, date_torchtune_chunked_nf4, true, true)) {
             st.temp_load = k.nf4_unchunked_quant_bytes * max_lin;
-            st.phase_load = st.params + st.temp_load;
+            st.phase_load = std::max(st.phase_load, st.params + st.temp_load);
         }
         const double resident = st.params + st.master + st.optimizer + st.reference;
         st.phase_forward = resident + grads_fwd + st.activations + fwd;

@@ -299,3 +299,7 @@ TEST_CASE("held-out rows, round est54 (Qwen-VL's fine-tuning profile: LoRA with 
 TEST_CASE("held-out rows, round est55 (peft-experiments of 2024-07/08: torchtune vs PEFT + transformers on Llama 3 8B Instruct, LoRA q,v FSDP1 x 2 and one GPU, QLoRA torchao NF4 with and without AC vs bitsandbytes NF4; 2 x <=512 Alpaca-cleaned, RTX 4090; allocated and reserved; a torchtune 0.6.1 tutorial of 2026: Qwen2.5-0.5B LoRA FSDP2 x 8 on MI355X, 2 x 2048 packed)") {
     check_heldout("heldout_est55.yaml", 13, "held-out rows (est55)");
 }
+
+TEST_CASE("held-out rows, round est56 (Megatron-Core MoE functional tests of 2025-10..2026-08: 12 x 512 GPT with 4 / 8 experts, TP / SP / CP / PP / EP / expert TP, allgather and alltoall dispatchers, grouped GEMM, distributed optimizer, local and TE layers; 8 x H100)") {
+    check_heldout("heldout_est56.yaml", 10, "held-out rows (est56)");
+}
