@@ -165,7 +165,9 @@ TEST_CASE("renderers write each framework's own syntax") {
     CHECK(framework_adapter::get("mindspeed").render({{"optimizer.swap_optimizer", true}}) ==
           "--swap-optimizer\n--use-distributed-optimizer\n");
     // What a framework cannot express is said, not silently dropped.
-    CHECK(framework_adapter::get("deepspeed").render(full_ac).find("has no setting") != std::string::npos);
+    // (DeepSpeed's JSON has no tensor parallelism; its checkpointing is a code change, tested below)
+    CHECK(framework_adapter::get("deepspeed").render({{"parallelism.tensor_parallel_degree", 2}}).find("has no setting") !=
+          std::string::npos);
 }
 
 TEST_CASE("each adapter round-trips canonical -> rendered -> parsed") {
@@ -936,4 +938,16 @@ TEST_CASE("rev26: a render keyed by another fact: kohya's LoRA module follows th
     // an adapter file may not misspell the block
     CHECK_THROWS_AS(framework_adapter::load(write("bad_when.yaml",
         "name: bad_when\nsyntax: cli\nrender_when:\n  - when: {model.diffusion_family: flux}\n    renders: {}\n")), input_error);
+}
+
+TEST_CASE("A DeepSpeed JSON job turns on activation checkpointing in its script: a code change, not 'no setting'") {
+    // The JSON has no checkpointing switch of its own (its activation_checkpointing section configures
+    // deepspeed.checkpointing for code that calls it), so the plan may offer full checkpointing as a code change.
+    const auto& ds = framework_adapter::get("deepspeed");
+    const std::string full = ds.render({{"activation_checkpoint.mode", "full"}});
+    CHECK(full.find("# code change: turn on activation checkpointing in the training script") != std::string::npos);
+    CHECK(full.find("has no setting") == std::string::npos);
+    CHECK(can_express(override_syntax_for("deepspeed"), "activation_checkpoint.mode", value("full")).ok);
+    // selective checkpointing has no general spelling in a script
+    CHECK_FALSE(can_express(override_syntax_for("deepspeed"), "activation_checkpoint.mode", value("selective")).ok);
 }

@@ -412,3 +412,18 @@ TEST_CASE("Preflight fails a job whose offloaded states are over the node's stat
     CHECK(run("preflight " + job + " --set job.host_memory_bytes=2TiB --format json").rc == 1);
     CHECK(run("preflight " + job + " --set job.host_memory_bytes=3TiB --format json").rc == 0);
 }
+
+TEST_CASE("A plain DeepSpeed JSON job: the plan may turn on activation checkpointing as a code change") {
+    // Llama 3 70B, ZeRO-2, 4096 tokens on eight A100s: without checkpointing 121 GiB of activations per device alone,
+    // so no world size fits while the JSON is the only lever; with checkpointing in the script, ZeRO-3 does on 24.
+    const auto j = nlohmann::json::parse(
+        run("preflight --model llama3-70b --device a100-80gb --world-size 8 --framework deepspeed --set parallelism.zero_stage=2 "
+            "--set training.seq_len=4096 --set training.mixed_precision_param=bfloat16 --plan --format json").out);
+    const auto& p = j["plan"];
+    REQUIRE(p["fits"].get<bool>());
+    CHECK(p["world_size"].get<int>() <= 32);
+    bool ac = false;
+    for (const auto& o : p["overrides"]) ac |= o["key"] == "activation_checkpoint.mode" && o["value"] == "full";
+    CHECK(ac);
+    CHECK(p["rendered"].dump().find("# code change: turn on activation checkpointing") != std::string::npos);
+}
