@@ -374,6 +374,64 @@ TEST_CASE("trace entry templates: other widths take the key loop, an overwritten
     }
 }
 
+// After a template's head (snap33), a frames value that is a BINGET is read in place and a
+// SETITEMS right after it ends the entry; a BINGET of anything but a frames list, or another key
+// after the frames, is left to the key loop and the general path, with their results and errors.
+TEST_CASE("trace entry templates: the frames BINGET and SETITEMS after the head") {
+    const auto s = memo_str;
+    const std::string M = k_memoize;
+    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
+        std::string r = "j";
+        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
+        return r;
+    };
+    auto l1 = [](std::uint64_t v) {  // LONG1 of 6 bytes
+        std::string r = std::string("\x8a") + char(6);
+        for (int i = 0; i < 6; ++i) r += char((v >> (8 * i)) & 0xff);
+        return r;
+    };
+    auto pickle = [&](bool bad) {
+        std::string b = trace_preamble();
+        for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
+        // entry 306 (general path): keys 307 action, 308 alloc, 309 addr, 310 size, 311 frames,
+        // list 312 of frame dict 313 (keys and values 314-318), key 319 stream after the frames
+        b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + l1(0x10) + s("size") + std::string("J\x00\x01\x00\x00", 5) +
+             s("frames") + "]" + M + "(" + "}" + M + "(" + s("name") + s("f") + s("filename") + s("a.py") + s("line") +
+             "K\x01" + "u" + "e" + s("stream") + std::string("K\x00", 2) + "u";
+        auto entry = [&](std::uint64_t addr, const std::string& frames, const std::string& tail) {
+            return "}" + M + "(" + lg(307) + lg(308) + lg(309) + l1(addr) + lg(310) + std::string("J\x00\x02\x00\x00", 5) + lg(311) +
+                   frames + tail;
+        };
+        const std::string stream1 = lg(319) + "K\x01" + "u";
+        b += entry(0x20, lg(312), stream1);  // the key loop; the template (head through "frames") is learned
+        b += entry(0x30, lg(312), stream1);  // the template, then the key loop for "stream"
+        b += entry(0x40, lg(312), "u");      // the template, SETITEMS after the frames
+        b += entry(0x50, lg(bad ? 307 : 312), "u");  // bad: the frames value names the string "action"
+        b += entry(0x60, lg(312), stream1);
+        for (int i = 0; i < 4; ++i) b += entry(0x70 + i, lg(312), "u");  // the template's range ends 80 bytes early
+        b += std::string("e") + "e" + "u" + ".";
+        return P(b);
+    };
+    const snap::snapshot snap = snap::load_snapshot_bytes(pickle(false), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 10);
+    const std::int64_t stream[] = {0, 1, 1, 0, 0, 1, 0, 0, 0, 0};
+    const std::int64_t addr[] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x71, 0x72, 0x73};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        CAPTURE(i);
+        CHECK(t[i].addr == addr[i]);
+        CHECK(t[i].size == (i == 0 ? 0x100 : 0x200));
+        CHECK(t.stream(i) == stream[i]);
+        CHECK(t[i].frames == t[0].frames);
+        CHECK(t[i].kind == snap::action_kind::alloc);
+    }
+    CHECK(std::string(snap.top_frame(t[4].frames)->filename) == "a.py");
+    // The general path's error, at that entry
+    CHECK(error_of(pickle(true)).find("field 'frames' is not a list of {name, filename, line} frames") !=
+          std::string::npos);
+}
+
 // The memo ids of trace entry dicts the fast path consumed take no slot (docs/snapshot.md,
 // snap25): a BINGET of one is the consumed-record error, one stored again (BINPUT) reads back,
 // and the ids after them read their own values across many 64-id words.
