@@ -494,6 +494,9 @@ TEST_CASE("trace sizes out of range and allocation totals past 4 EiB are named a
     CHECK(error_of(trace(es)).empty());
     es.push_back(entry("alloc", 1));
     CHECK(error_of(trace(es)).find("trace allocations add up to more than 4 EiB") != std::string::npos);
+    // (snap33) The total is summed as the entries are read: one that wraps past 2^64 is caught too.
+    es.assign(16385, entry("alloc", pib));
+    CHECK(error_of(trace(es)).find("trace allocations add up to more than 4 EiB") != std::string::npos);
     es.assign(5000, entry("segment_alloc", pib));
     es[4999] = entry("alloc", -5);  // a bad size after the total passed: the first error is named
     CHECK(error_of(trace(es)).find("add up to more than 4 EiB") != std::string::npos);
