@@ -187,7 +187,7 @@ public:
     void push_back(const trace_event& e) {
         if (e.stream == m_stream && e.device_free == -1 && e.action.empty() && e.kind != action_kind::other)
             [[likely]] {
-            m_sums.add(e, m_entries.size());
+            sums_to_add().add(e, m_entries.size());
             m_entries.push_back(e);
             return;
         }
@@ -201,12 +201,13 @@ public:
             const std::size_t lim = room < n ? room : n;
             std::size_t k = 0;
             const std::uint64_t at = m_entries.size();
+            trace_sums& sums = sums_to_add();
             for (; k < lim; ++k) {
                 const trace_event& x = e[k];
                 if (x.stream != m_stream || x.device_free != -1 || !x.action.empty() || x.kind == action_kind::other)
                     [[unlikely]] break;
                 out[k] = x;
-                m_sums.add(x, at + k);
+                sums.add(x, at + k);
             }
             m_entries.commit(k);
             e += k;
@@ -218,7 +219,10 @@ public:
         }
     }
     void clear() { *this = trace_list(); }
-    const trace_sums& sums() const { return m_sums; }
+    const trace_sums& sums() const {
+        static const trace_sums none;
+        return m_sums ? *m_sums : none;
+    }
     // See chunked_list::first_chunk_whole: for a list expected to outgrow its first chunk.
     void first_chunk_whole() { m_entries.first_chunk_whole(); }
     static constexpr std::size_t first_chunk_size() { return chunked_list<trace_entry>::chunk_size(); }
@@ -237,7 +241,7 @@ public:
         : m_entries(o.m_entries),
           m_stream(o.m_stream),
           m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr),
-          m_sums(o.m_sums) {}
+          m_sums(o.m_sums ? std::make_unique<trace_sums>(*o.m_sums) : nullptr) {}
     trace_list& operator=(const trace_list& o) {
         if (this != &o) *this = trace_list(o);
         return *this;
@@ -256,10 +260,14 @@ private:
         return *m_side;
     }
     void push_back_extras(const trace_event& e);
+    trace_sums& sums_to_add() {
+        if (!m_sums) [[unlikely]] m_sums = std::make_unique<trace_sums>();
+        return *m_sums;
+    }
     chunked_list<trace_entry> m_entries;
     std::int64_t m_stream = 0;  // the stream of the last entry (0 before the first)
     std::unique_ptr<side> m_side;
-    trace_sums m_sums;
+    std::unique_ptr<trace_sums> m_sums;  // made at the first entry, as `side`: an empty list stays small
 };
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.
