@@ -30,6 +30,16 @@ static std::string memo_str(const char* text) {
 }
 static std::string memo_get(int idx) { return std::string(1, 'h') + char(idx); }
 static const std::string k_memoize = "\x94";
+static std::string long_get(std::uint32_t idx) {  // LONG_BINGET
+    std::string r = "j";
+    for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
+    return r;
+}
+static std::string long1(std::uint64_t v, int n) {  // LONG1 of n bytes
+    std::string r = std::string("\x8a") + char(n);
+    for (int i = 0; i < n; ++i) r += char((v >> (8 * i)) & 0xff);
+    return r;
+}
 static std::string trace_preamble() {
     const std::string M = k_memoize;
     return "}" + M + "(" + memo_str("segments") + "]" + M + memo_str("device_traces") + "]" + M + "(" + "]" + M + "(";
@@ -280,11 +290,7 @@ TEST_CASE("a batch of trace entries: other opcodes inside it see the general pat
 TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo slot") {
     const auto s = memo_str;
     const std::string M = k_memoize;
-    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
-        std::string r = "j";
-        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto lg = long_get;
     std::string b = trace_preamble();
     for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
     // entry 306 (general path): keys 307 action, 308 alloc, 309 addr
@@ -317,21 +323,13 @@ TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo 
 TEST_CASE("trace entry templates: other widths take the key loop, an overwritten key slot drops them") {
     const auto s = memo_str;
     const std::string M = k_memoize;
-    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
-        std::string r = "j";
-        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto lg = long_get;
     auto i4 = [](std::uint32_t v) {  // BININT
         std::string r = "J";
         for (int i = 0; i < 4; ++i) r += char((v >> (8 * i)) & 0xff);
         return r;
     };
-    auto l1 = [](std::uint64_t v, int n) {  // LONG1 of n bytes
-        std::string r = std::string("\x8a") + char(n);
-        for (int i = 0; i < n; ++i) r += char((v >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto l1 = long1;
     std::string b = trace_preamble();
     for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
     // entry 306 (general path): keys 307 action, 308 alloc, 309 addr, 310 size
@@ -380,16 +378,8 @@ TEST_CASE("trace entry templates: other widths take the key loop, an overwritten
 TEST_CASE("trace entry templates: the frames BINGET and SETITEMS after the head") {
     const auto s = memo_str;
     const std::string M = k_memoize;
-    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
-        std::string r = "j";
-        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
-        return r;
-    };
-    auto l1 = [](std::uint64_t v) {  // LONG1 of 6 bytes
-        std::string r = std::string("\x8a") + char(6);
-        for (int i = 0; i < 6; ++i) r += char((v >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto lg = long_get;
+    auto l1 = [](std::uint64_t v) { return long1(v, 6); };
     auto pickle = [&](bool bad) {
         std::string b = trace_preamble();
         for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
