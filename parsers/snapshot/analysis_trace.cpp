@@ -185,7 +185,21 @@ void replay_trace(const snapshot& s, const trace_list& trace,
     std::int64_t cum = 0, seg_cum = 0, maxd = 0, mind = 0, max_index = -1, seg_max = 0;
     bool has_time = false;
     const std::size_t chunk = trace_list::first_chunk_size();
-    for (std::size_t base = 0; base < trace.size(); base += chunk) {
+    const trace_sums& sums = trace.sums();
+    const bool summed = sums.kinds[static_cast<std::size_t>(action_kind::other)] == 0;
+    if (summed) {
+        // No unknown action (whose texts are counted apart): the list summed this as it was read.
+        for (std::size_t k = 0; k < kind_count.size(); ++k) kind_count[k] = sums.kinds[k];
+        for (std::size_t k = 0; k < sums.seen; ++k) first_seen.push_back(action_name(sums.order[k]));
+        has_time = sums.time;
+        cum = sums.cum;
+        maxd = sums.max_cum;
+        mind = sums.min_cum;
+        max_index = sums.max_index;
+        seg_cum = sums.seg_cum;
+        seg_max = sums.seg_max;
+    }
+    for (std::size_t base = 0; !summed && base < trace.size(); base += chunk) {
         const trace_entry* run = &trace[base];
         const std::size_t m = std::min(chunk, trace.size() - base);
         for (std::size_t r = 0; r < m; ++r) {

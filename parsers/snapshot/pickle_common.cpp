@@ -179,33 +179,19 @@ void check_total(const snapshot& s, std::int64_t& total, std::int64_t v, const c
                                    fmt::format("{} add up to more than 4 EiB: not a real snapshot", what));
 }
 
-// The trace checks of validate_sizes without naming anything, one tight pass over the entries'
-// runs: true when every size is in range and the allocations' total stays below k_max_total
-// (then the flags are set); false sends the caller to the exact loop, which names the first
-// bad entry. Sizes in range are at most 2^50, so 4096 of them add at most 2^62 to a total
-// checked to be at most 2^62: the unsigned sum cannot wrap between two checks, and a total
-// that passes k_max_total at some entry (sizes are not negative) is still past it at the next check.
+// The trace checks of validate_sizes without naming anything, from the sums the list kept as
+// its entries were added (trace_sums; snap33: before, one pass over the entries): true when every
+// size is in range and the allocations' total stays below k_max_total (then the flags are set);
+// false sends the caller to the exact loop, which names the first bad entry. The total only
+// grows (the sizes are not negative once in range), so its end value decides, and a sum past
+// 2^64 is flagged.
 bool trace_in_range(const trace_list& t, bool& time_us, bool& workspace) {
-    std::uint64_t total = 0;
-    bool bad = false, has_time = false, has_workspace = false;
-    t.for_each_run([&](const trace_entry* p, std::size_t n) {
-        for (std::size_t i0 = 0; i0 < n && !bad; i0 += 4096) {
-            const std::size_t i1 = std::min(n, i0 + 4096);
-            for (std::size_t i = i0; i < i1; ++i) {
-                const trace_entry& e = p[i];
-                has_time |= e.time_us >= 0;
-                has_workspace |= e.kind == action_kind::workspace_snapshot;
-                bad |= static_cast<std::uint64_t>(e.size) > static_cast<std::uint64_t>(k_max_size);
-                const bool counted = e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc ||
-                                     e.kind == action_kind::segment_map;
-                total += counted ? static_cast<std::uint64_t>(e.size) : 0;
-            }
-            bad |= total > static_cast<std::uint64_t>(k_max_total);
-        }
-    });
-    if (bad) return false;
-    time_us = has_time;
-    workspace = has_workspace;
+    const trace_sums& s = t.sums();
+    if (s.max_size > static_cast<std::uint64_t>(k_max_size) || s.total_wrapped ||
+        s.total > static_cast<std::uint64_t>(k_max_total))
+        return false;
+    time_us = s.time;
+    workspace = s.kinds[static_cast<std::size_t>(action_kind::workspace_snapshot)] > 0;
     return true;
 }
 

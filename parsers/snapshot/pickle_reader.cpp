@@ -1219,10 +1219,16 @@ private:
                 e.kind = c->kind;
                 if (c->kind == action_kind::other) e.action = m_pool.view(c->sid);
             }
-            for (std::size_t s = 0; s < t.nslots; ++s) {
-                const entry_template::slot& sl = t.slots[s];
+            auto put = [&](const entry_template::slot& sl) {
                 const std::uint64_t x = load64(q + sl.off) << sl.shift;
                 e.*sl.dst = (static_cast<std::int64_t>(x) >> sl.shift) & static_cast<std::int64_t>(sl.keep);
+            };
+            // In key order (a key written twice: the later value wins); the common counts unrolled.
+            switch (t.nslots) {
+            case 4: put(t.slots[0]); put(t.slots[1]); put(t.slots[2]); put(t.slots[3]); break;
+            case 5: put(t.slots[0]); put(t.slots[1]); put(t.slots[2]); put(t.slots[3]); put(t.slots[4]); break;
+            default:
+                for (std::size_t s = 0; s < t.nslots; ++s) put(t.slots[s]);
             }
             m_tpl_last = j;
             ++m_tpl_hits;
@@ -1362,7 +1368,17 @@ private:
                 q = r;
                 kt = m_keys + tpl->kpos;
                 if (!tpl->frames) goto entry_end;  // SETITEMS read
-                if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) return false;
+                if (*q == 'h' || *q == 'j') {  // a frames list memoized before, inline (snap33)
+                    const std::uint32_t fr = memo_ref(q, memo_size);
+                    if (!is(fr, memo_table::t_frames)) return false;
+                    e.frames = static_cast<frames_id>(memo_table::payload(fr));
+                } else if (!frames_value(q, memo_size, npend, lpend, nframes, e.frames)) {
+                    return false;
+                }
+                if (q < lim && *q == 'u') {  // SETITEMS after the frames: what the key loop does there
+                    ++q;
+                    goto entry_end;
+                }
             }
         }
         if (!tpl) {

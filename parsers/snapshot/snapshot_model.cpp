@@ -68,6 +68,7 @@ const V* find_at(const std::vector<std::pair<std::uint64_t, V>>& v, std::uint64_
 
 void trace_list::push_back_extras(const trace_event& e) {
     const std::uint64_t i = m_entries.size();
+    sums_to_add().add(e, i);
     m_entries.push_back(e);
     if (e.stream != m_stream) extras().streams.emplace_back(i, e.stream);
     m_stream = e.stream;

@@ -3,6 +3,7 @@
 // content, so a snapshot of hundreds of MB decodes into a model of a few tens of MB.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <cstddef>
@@ -107,6 +108,62 @@ struct trace_event : trace_entry {
     std::string_view action;        // as written (NUL-terminated); empty for a known kind: action_name(kind)
 };
 
+// What the size checks and the replay's first pass read of every entry of a trace, summed as
+// the entries are added (snap33: two passes over the entries fewer). Sums wrap (unsigned) so
+// that a hostile size is no undefined behaviour; they are read only once the sizes are checked.
+struct trace_sums {
+    std::array<std::int64_t, 13> kinds{};         // entries of each action_kind
+    std::array<action_kind, 13> order{};          // the kinds in the order first seen
+    std::uint8_t seen = 0;
+    bool time = false;                            // an entry with time_us >= 0
+    bool total_wrapped = false;                   // `total` went past 2^64
+    std::uint64_t max_size = 0;                   // the largest size, read unsigned
+    std::uint64_t total = 0;                      // sizes of alloc, segment_alloc, segment_map
+    // Active bytes as if every free completes (alloc +size, free_completed -size) and their
+    // extremes (the first entry at the maximum); reserved bytes (segments) and their maximum.
+    std::int64_t cum = 0, max_cum = 0, min_cum = 0, max_index = -1;
+    std::int64_t seg_cum = 0, seg_max = 0;
+
+    void add(const trace_entry& e, std::uint64_t i) {
+        const auto k = static_cast<std::size_t>(e.kind);
+        if (kinds[k]++ == 0) [[unlikely]] order[seen++] = e.kind;
+        time |= e.time_us >= 0;
+        const auto u = static_cast<std::uint64_t>(e.size);
+        max_size = u > max_size ? u : max_size;
+        auto wrap = [](std::int64_t a, std::uint64_t b) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + b); };
+        switch (e.kind) {
+        case action_kind::alloc:
+        case action_kind::free_completed:
+            if (e.kind == action_kind::alloc) {
+                total_wrapped |= __builtin_add_overflow(total, u, &total);
+                cum = wrap(cum, u);
+            } else {
+                cum = wrap(cum, 0 - u);
+            }
+            if (cum > max_cum) {
+                max_cum = cum;
+                max_index = static_cast<std::int64_t>(i);
+            } else if (cum < min_cum) {
+                min_cum = cum;
+            }
+            break;
+        case action_kind::segment_alloc:
+        case action_kind::segment_map:
+            total_wrapped |= __builtin_add_overflow(total, u, &total);
+            seg_cum = wrap(seg_cum, u);
+            seg_max = seg_cum > seg_max ? seg_cum : seg_max;
+            break;
+        case action_kind::segment_free:
+        case action_kind::segment_unmap:
+            seg_cum = wrap(seg_cum, 0 - u);
+            seg_max = seg_cum > seg_max ? seg_cum : seg_max;
+            break;
+        default:
+            break;
+        }
+    }
+};
+
 // A device's trace: compact entries in fixed chunks, plus the values most entries do not
 // carry, by entry index: the stream as runs of equal values, device_free, the text of actions
 // that are not one of action_kind.
@@ -130,6 +187,7 @@ public:
     void push_back(const trace_event& e) {
         if (e.stream == m_stream && e.device_free == -1 && e.action.empty() && e.kind != action_kind::other)
             [[likely]] {
+            sums_to_add().add(e, m_entries.size());
             m_entries.push_back(e);
             return;
         }
@@ -142,11 +200,14 @@ public:
             trace_entry* out = m_entries.room(room);
             const std::size_t lim = room < n ? room : n;
             std::size_t k = 0;
+            const std::uint64_t at = m_entries.size();
+            trace_sums& sums = sums_to_add();
             for (; k < lim; ++k) {
                 const trace_event& x = e[k];
                 if (x.stream != m_stream || x.device_free != -1 || !x.action.empty() || x.kind == action_kind::other)
                     [[unlikely]] break;
                 out[k] = x;
+                sums.add(x, at + k);
             }
             m_entries.commit(k);
             e += k;
@@ -158,6 +219,10 @@ public:
         }
     }
     void clear() { *this = trace_list(); }
+    const trace_sums& sums() const {
+        static const trace_sums none;
+        return m_sums ? *m_sums : none;
+    }
     // See chunked_list::first_chunk_whole: for a list expected to outgrow its first chunk.
     void first_chunk_whole() { m_entries.first_chunk_whole(); }
     static constexpr std::size_t first_chunk_size() { return chunked_list<trace_entry>::chunk_size(); }
@@ -173,7 +238,10 @@ public:
     trace_list(trace_list&&) noexcept = default;
     trace_list& operator=(trace_list&&) noexcept = default;
     trace_list(const trace_list& o)
-        : m_entries(o.m_entries), m_stream(o.m_stream), m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr) {}
+        : m_entries(o.m_entries),
+          m_stream(o.m_stream),
+          m_side(o.m_side ? std::make_unique<side>(*o.m_side) : nullptr),
+          m_sums(o.m_sums ? std::make_unique<trace_sums>(*o.m_sums) : nullptr) {}
     trace_list& operator=(const trace_list& o) {
         if (this != &o) *this = trace_list(o);
         return *this;
@@ -192,9 +260,14 @@ private:
         return *m_side;
     }
     void push_back_extras(const trace_event& e);
+    trace_sums& sums_to_add() {
+        if (!m_sums) [[unlikely]] m_sums = std::make_unique<trace_sums>();
+        return *m_sums;
+    }
     chunked_list<trace_entry> m_entries;
     std::int64_t m_stream = 0;  // the stream of the last entry (0 before the first)
     std::unique_ptr<side> m_side;
+    std::unique_ptr<trace_sums> m_sums;  // made at the first entry, as `side`: an empty list stays small
 };
 
 // external_annotations entry: {'name', 'stage': START|END, 'device', 'time_us'}.

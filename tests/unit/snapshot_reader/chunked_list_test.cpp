@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "parsers/snapshot/chunked_list.h"
@@ -90,4 +91,57 @@ TEST_CASE("trace_list: append gives what push_back of each entry gives, extras a
         }
         CHECK(bad == 0);
     }
+}
+
+// (snap33) The list sums what the size checks and the replay's first pass read as entries are
+// added, on every path (push_back, append, an entry with extras): the sums of one pass over them.
+TEST_CASE("trace_list: the sums kept as entries are added are those of one pass over them") {
+    using oomdx::snap::action_kind;
+    constexpr std::size_t chunk = trace_list::first_chunk_size();
+    const action_kind kinds[] = {action_kind::alloc,         action_kind::free_requested, action_kind::free_completed,
+                                 action_kind::segment_alloc, action_kind::segment_free,   action_kind::segment_map,
+                                 action_kind::segment_unmap, action_kind::oom,            action_kind::workspace_snapshot};
+    std::vector<trace_event> es;
+    for (std::size_t i = 0; i < chunk + 2500; ++i) {
+        trace_event e = entry(i);
+        e.kind = kinds[(i * 7 + i / 13) % 9];
+        e.size = static_cast<std::int64_t>((i * 37) % 5000);
+        if (i % 11 == 0) e.time_us = -1;
+        if (i % 2000 == 3) e.stream = static_cast<std::int64_t>(i % 5);  // extras
+        if (e.kind == action_kind::oom) e.device_free = 5;
+        es.push_back(e);
+    }
+    oomdx::snap::trace_sums want;
+    for (std::size_t i = 0; i < es.size(); ++i) {
+        const trace_event& e = es[i];
+        if (want.kinds[static_cast<std::size_t>(e.kind)]++ == 0) want.order[want.seen++] = e.kind;
+        want.time |= e.time_us >= 0;
+        want.max_size = std::max(want.max_size, static_cast<std::uint64_t>(e.size));
+        if (e.kind == action_kind::alloc || e.kind == action_kind::free_completed) {
+            want.cum += e.kind == action_kind::alloc ? e.size : -e.size;
+            if (want.cum > want.max_cum) {
+                want.max_cum = want.cum;
+                want.max_index = static_cast<std::int64_t>(i);
+            }
+            want.min_cum = std::min(want.min_cum, want.cum);
+        }
+        if (e.kind == action_kind::alloc || e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map)
+            want.total += static_cast<std::uint64_t>(e.size);
+        if (e.kind == action_kind::segment_alloc || e.kind == action_kind::segment_map) want.seg_cum += e.size;
+        if (e.kind == action_kind::segment_free || e.kind == action_kind::segment_unmap) want.seg_cum -= e.size;
+        want.seg_max = std::max(want.seg_max, want.seg_cum);
+    }
+    trace_list one, bulk;
+    for (const trace_event& e : es) one.push_back(e);
+    for (std::size_t i = 0; i < es.size(); i += 1000) bulk.append(es.data() + i, std::min<std::size_t>(1000, es.size() - i));
+    auto all = [](const oomdx::snap::trace_sums& s) {
+        return std::tie(s.kinds, s.order, s.seen, s.time, s.total_wrapped, s.max_size, s.total, s.cum, s.max_cum,
+                        s.min_cum, s.max_index, s.seg_cum, s.seg_max);
+    };
+    CHECK(all(one.sums()) == all(want));
+    CHECK(all(bulk.sums()) == all(want));
+    CHECK(want.seen == 9);  // every kind of the list, in the order first seen
+    CHECK(want.max_cum > 0);  // the trace moves both curves
+    CHECK(want.min_cum < 0);
+    CHECK(want.seg_max > 0);
 }

@@ -30,6 +30,16 @@ static std::string memo_str(const char* text) {
 }
 static std::string memo_get(int idx) { return std::string(1, 'h') + char(idx); }
 static const std::string k_memoize = "\x94";
+static std::string long_get(std::uint32_t idx) {  // LONG_BINGET
+    std::string r = "j";
+    for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
+    return r;
+}
+static std::string long1(std::uint64_t v, int n) {  // LONG1 of n bytes
+    std::string r = std::string("\x8a") + char(n);
+    for (int i = 0; i < n; ++i) r += char((v >> (8 * i)) & 0xff);
+    return r;
+}
 static std::string trace_preamble() {
     const std::string M = k_memoize;
     return "}" + M + "(" + memo_str("segments") + "]" + M + memo_str("device_traces") + "]" + M + "(" + "]" + M + "(";
@@ -280,11 +290,7 @@ TEST_CASE("a batch of trace entries: other opcodes inside it see the general pat
 TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo slot") {
     const auto s = memo_str;
     const std::string M = k_memoize;
-    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
-        std::string r = "j";
-        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto lg = long_get;
     std::string b = trace_preamble();
     for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
     // entry 306 (general path): keys 307 action, 308 alloc, 309 addr
@@ -317,21 +323,13 @@ TEST_CASE("trace entry actions remembered by memo id follow an overwritten memo 
 TEST_CASE("trace entry templates: other widths take the key loop, an overwritten key slot drops them") {
     const auto s = memo_str;
     const std::string M = k_memoize;
-    auto lg = [](std::uint32_t idx) {  // LONG_BINGET
-        std::string r = "j";
-        for (int i = 0; i < 4; ++i) r += char((idx >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto lg = long_get;
     auto i4 = [](std::uint32_t v) {  // BININT
         std::string r = "J";
         for (int i = 0; i < 4; ++i) r += char((v >> (8 * i)) & 0xff);
         return r;
     };
-    auto l1 = [](std::uint64_t v, int n) {  // LONG1 of n bytes
-        std::string r = std::string("\x8a") + char(n);
-        for (int i = 0; i < n; ++i) r += char((v >> (8 * i)) & 0xff);
-        return r;
-    };
+    const auto l1 = long1;
     std::string b = trace_preamble();
     for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
     // entry 306 (general path): keys 307 action, 308 alloc, 309 addr, 310 size
@@ -372,6 +370,56 @@ TEST_CASE("trace entry templates: other widths take the key loop, an overwritten
         CHECK(t[i].size == static_cast<std::int64_t>(0x80 + i - 8));
         CHECK(t[i].addr == 0x7f000080);
     }
+}
+
+// After a template's head (snap33), a frames value that is a BINGET is read in place and a
+// SETITEMS right after it ends the entry; a BINGET of anything but a frames list, or another key
+// after the frames, is left to the key loop and the general path, with their results and errors.
+TEST_CASE("trace entry templates: the frames BINGET and SETITEMS after the head") {
+    const auto s = memo_str;
+    const std::string M = k_memoize;
+    const auto lg = long_get;
+    auto l1 = [](std::uint64_t v) { return long1(v, 6); };
+    auto pickle = [&](bool bad) {
+        std::string b = trace_preamble();
+        for (int i = 0; i < 300; ++i) b += s("filler") + "0";  // memo ids 6-305, popped
+        // entry 306 (general path): keys 307 action, 308 alloc, 309 addr, 310 size, 311 frames,
+        // list 312 of frame dict 313 (keys and values 314-318), key 319 stream after the frames
+        b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + l1(0x10) + s("size") + std::string("J\x00\x01\x00\x00", 5) +
+             s("frames") + "]" + M + "(" + "}" + M + "(" + s("name") + s("f") + s("filename") + s("a.py") + s("line") +
+             "K\x01" + "u" + "e" + s("stream") + std::string("K\x00", 2) + "u";
+        auto entry = [&](std::uint64_t addr, const std::string& frames, const std::string& tail) {
+            return "}" + M + "(" + lg(307) + lg(308) + lg(309) + l1(addr) + lg(310) + std::string("J\x00\x02\x00\x00", 5) + lg(311) +
+                   frames + tail;
+        };
+        const std::string stream1 = lg(319) + "K\x01" + "u";
+        b += entry(0x20, lg(312), stream1);  // the key loop; the template (head through "frames") is learned
+        b += entry(0x30, lg(312), stream1);  // the template, then the key loop for "stream"
+        b += entry(0x40, lg(312), "u");      // the template, SETITEMS after the frames
+        b += entry(0x50, lg(bad ? 307 : 312), "u");  // bad: the frames value names the string "action"
+        b += entry(0x60, lg(312), stream1);
+        for (int i = 0; i < 4; ++i) b += entry(0x70 + i, lg(312), "u");  // the template's range ends 80 bytes early
+        b += std::string("e") + "e" + "u" + ".";
+        return P(b);
+    };
+    const snap::snapshot snap = snap::load_snapshot_bytes(pickle(false), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 10);
+    const std::int64_t stream[] = {0, 1, 1, 0, 0, 1, 0, 0, 0, 0};
+    const std::int64_t addr[] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x71, 0x72, 0x73};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        CAPTURE(i);
+        CHECK(t[i].addr == addr[i]);
+        CHECK(t[i].size == (i == 0 ? 0x100 : 0x200));
+        CHECK(t.stream(i) == stream[i]);
+        CHECK(t[i].frames == t[0].frames);
+        CHECK(t[i].kind == snap::action_kind::alloc);
+    }
+    CHECK(std::string(snap.top_frame(t[4].frames)->filename) == "a.py");
+    // The general path's error, at that entry
+    CHECK(error_of(pickle(true)).find("field 'frames' is not a list of {name, filename, line} frames") !=
+          std::string::npos);
 }
 
 // The memo ids of trace entry dicts the fast path consumed take no slot (docs/snapshot.md,
@@ -435,6 +483,9 @@ TEST_CASE("trace sizes out of range and allocation totals past 4 EiB are named a
     es.push_back(entry("free_completed", pib));  // frees are not counted
     CHECK(error_of(trace(es)).empty());
     es.push_back(entry("alloc", 1));
+    CHECK(error_of(trace(es)).find("trace allocations add up to more than 4 EiB") != std::string::npos);
+    // (snap33) The total is summed as the entries are read: one that wraps past 2^64 is caught too.
+    es.assign(16385, entry("alloc", pib));
     CHECK(error_of(trace(es)).find("trace allocations add up to more than 4 EiB") != std::string::npos);
     es.assign(5000, entry("segment_alloc", pib));
     es[4999] = entry("alloc", -5);  // a bad size after the total passed: the first error is named
