@@ -250,28 +250,19 @@ TEST_CASE("MoE: routed experts divide by EP x ETP, their optimizer shards over e
 }
 
 TEST_CASE("est57: a GELU expert has two matrices; an expert-TP rank runs every token routed to its experts") {
-    estimate_model m;
-    m.hidden = 512;
-    m.heads = 8;
-    m.kv_heads = 8;
-    m.head_dim = 64;
-    m.experts = 8;
-    m.top_k = 2;
-    m.shared_experts = 1;
-    m.expert_ffn = 2048;
-    m.gated = false;
-    // Megatron-Core doubles fc1 only for a gated linear unit: 8 x 2 x 512 x 2048 routed, one 2 x 512 x 2048 shared
-    est::layer_params p = est::moe_layer_params(m);
-    CHECK(p.routed == doctest::Approx(8.0 * 2 * 512 * 2048));
-    CHECK(p.tp_sharded == doctest::Approx(4.0 * 512 * 512 + 2.0 * 512 * 2048));
-    m.gated = true;  // SwiGLU experts keep three
-    p = est::moe_layer_params(m);
-    CHECK(p.routed == doctest::Approx(8.0 * 3 * 512 * 2048));
-
-    estimate_input in = gpt_input(2, true);
+    estimate_input in = gpt_input(2, true);  // GELU MLP, h 1024, MHA 16 x 64 with biases
     in.model.experts = 8;
     in.model.top_k = 2;
+    in.model.shared_experts = 1;
     in.model.expert_ffn = 2048;
+    // Megatron-Core doubles fc1 only for a gated linear unit: 8 x 2 x 1024 x 2048 routed, one 2 x 1024 x 2048 shared
+    est::layer_params p = est::moe_layer_params(in.model);
+    CHECK(p.routed == doctest::Approx(8.0 * 2 * 1024 * 2048));
+    CHECK(p.tp_sharded == doctest::Approx(4.0 * 1024 * 1024 + 4.0 * 1024 + 2.0 * 1024 * 2048));  // GPT's q/k/v/o biases
+    in.model.gated = true;  // SwiGLU experts keep three
+    CHECK(est::moe_layer_params(in.model).routed == doctest::Approx(8.0 * 3 * 1024 * 2048));
+    in.model.gated = false;
+    in.model.shared_experts = 0;
     in.etp = 1;
     const double one = est::layer_activation(in, true).saved;
     in.etp = 2;
