@@ -104,9 +104,11 @@ layer_params dense_layer_params(const estimate_model& m) {
 layer_params moe_layer_params(const estimate_model& m) {
     const double h = double(m.hidden), fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn);
     layer_params p;
-    p.tp_sharded = attention_params(m) + double(m.shared_experts) * 3.0 * h * fe;
+    // est57: an expert has the MLP's shape, fc1 doubled only for a gated linear unit (Megatron-Core
+    // moe/experts.py, mlp.py): a GELU expert has two matrices, a SwiGLU expert three
+    p.tp_sharded = attention_params(m) + double(m.shared_experts) * mlp_matrices(m) * h * fe;
     p.replicated = double(m.norms_per_layer) * h + mla_latent_norms(m) + h * double(m.experts);
-    p.routed = double(m.experts) * 3.0 * h * fe;
+    p.routed = double(m.experts) * mlp_matrices(m) * h * fe;
     return p;
 }
 
@@ -325,9 +327,16 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
         // frozen TE experts (Megatron LoRA, experts not adapted): no fc1 input (the permuted tokens) and no
         // fc2 input are kept; the SwiGLU input and the expert output (the unpermute's probability gradient) are
         const bool te_frozen_experts = frozen && te_layers;
+        // est57: expert TP shards an expert's FFN width, so each expert-TP rank runs every token routed to its
+        // experts: Megatron-Core gathers the tokens over the expert-TP x EP group (token_dispatcher.py, tp_ep_group;
+        // alltoall: the expert-TP gather after the all-to-all). Per rank that is etp x the local routed tokens at
+        // full hidden width (the permuted fc1 input) and the local routed tokens' worth of full-width intermediates
+        // (fe / etp each for etp x as many tokens). A GELU expert keeps as much as a SwiGLU one: the GELU input, the
+        // GELU output (the probability multiplication reads it for the router's gradient: experts.py
+        // `intermediate_parallel * permuted_probs`) and the fc2 input, 6 B per FFN element
         mlp_rep += 8.0 * double(m.experts);                  // router logits and probs (fp32)
-        mlp_rep += x * k * ((te_frozen_experts ? 0.0 : 2.0 * h) + 2.0 * h);  // permuted input and expert output
-        mlp_rep += x * k * (te_frozen_experts ? 4.0 : eager ? 8.0 : 6.0) * fe / etp;  // expert SwiGLU intermediates
+        mlp_rep += x * k * ((te_frozen_experts ? 0.0 : 2.0 * h * etp) + 2.0 * h);  // permuted input and expert output
+        mlp_rep += x * k * (te_frozen_experts ? 4.0 : eager ? 8.0 : 6.0) * fe;  // expert intermediates
         mlp_shard += x * double(m.shared_experts) * (te_frozen_experts ? 4.0 : eager ? 8.0 : 6.0) * fe;
     } else {
         const double f = double(m.ffn);

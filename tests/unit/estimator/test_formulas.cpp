@@ -249,6 +249,30 @@ TEST_CASE("MoE: routed experts divide by EP x ETP, their optimizer shards over e
     CHECK(b.expert_shard_n == doctest::Approx(1.0));
 }
 
+TEST_CASE("est57: a GELU expert has two matrices; an expert-TP rank runs every token routed to its experts") {
+    estimate_input in = gpt_input(2, true);  // GELU MLP, h 1024, MHA 16 x 64 with biases
+    in.model.experts = 8;
+    in.model.top_k = 2;
+    in.model.shared_experts = 1;
+    in.model.expert_ffn = 2048;
+    // Megatron-Core doubles fc1 only for a gated linear unit: 8 x 2 x 1024 x 2048 routed, one 2 x 1024 x 2048 shared
+    est::layer_params p = est::moe_layer_params(in.model);
+    CHECK(p.routed == doctest::Approx(8.0 * 2 * 1024 * 2048));
+    CHECK(p.tp_sharded == doctest::Approx(4.0 * 1024 * 1024 + 4.0 * 1024 + 2.0 * 1024 * 2048));  // GPT's q/k/v/o biases
+    in.model.gated = true;  // SwiGLU experts keep three
+    CHECK(est::moe_layer_params(in.model).routed == doctest::Approx(8.0 * 3 * 1024 * 2048));
+    in.model.gated = false;
+    in.model.shared_experts = 0;
+    in.etp = 1;
+    const double one = est::layer_activation(in, true).saved;
+    in.etp = 2;
+    const double two = est::layer_activation(in, true).saved;
+    // expert TP 2 gathers the tokens of both expert-TP ranks: the permuted fc1 input (2 B x h per routed token)
+    // doubles, while the intermediates stay one local routed token's worth (2 x the tokens at fe / 2 each):
+    // k x 2h x (etp - 1) / t per token = 2 x 2 x 1024 / 2
+    CHECK(two - one == doctest::Approx(2.0 * 2.0 * 1024 * (2 - 1) / 2));
+}
+
 TEST_CASE("pipeline: in-flight micro-batches per stage (1F1B and interleaved)") {
     estimate_input in;
     in.model = llama8b();
