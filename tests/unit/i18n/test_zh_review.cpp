@@ -125,7 +125,7 @@ TEST_CASE("rev28: a list of settings inside a Chinese sentence is joined with Ch
 }
 
 TEST_CASE("rev28: a change in code is labelled in Chinese; a VLM's parameter formula with its vision tower translates") {
-    // The code line under a recommendation read "# code: 累加 loss.item()..." in Chinese reports (46 of 149 cases).
+    // The code line under a recommendation read "# code: 累加 loss.item()..." in Chinese reports (40 of 149 cases).
     CHECK(zh_table().produced("adapter.", "# code: 累加 loss.item()（而不是 loss 张量）") == "# 代码：累加 loss.item()（而不是 loss 张量）");
     // r1-v-qwen25-vl-7b-grpo-4xa100-zero3-to-zero3-offload: the estimate's parameter row stayed in English.
     CHECK(zh_table().produced("estimate.formula.",
