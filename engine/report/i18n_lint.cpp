@@ -49,6 +49,7 @@ std::vector<rule_diagnostic> lint_knowledge_translations(const std::string& lang
         for (const auto& [value, en] : d.phrases)
             check({"phrase." + d.name + "." + value, en, text_kind::plain, {d.file, d.line, 1}}, "phrases.yaml");
     check({"template.unknown", "unknown", text_kind::plain, {"engine/rules/text_template.cpp", 1, 1}}, "phrases.yaml");
+    check({"template.list_sep", ", ", text_kind::plain, {"engine/rules/text_template.cpp", 1, 1}}, "phrases.yaml");
     for (const auto& a : shipped_actions())
         if (!a.desc.empty())
             check({"action." + a.id, a.desc, text_kind::plain, {data_path("knowledge/actions.yaml"), 1, 1}}, "actions.yaml");

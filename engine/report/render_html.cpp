@@ -149,8 +149,10 @@ std::string row_legend(const bar_row& r, const std::string& title) {
     return s + "</div>\n";
 }
 
-// Horizontal stacked bars on one byte scale, with vertical reference lines.
-std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line>& lines, const std::string& aria) {
+// Horizontal stacked bars on one byte scale, with vertical reference lines. label_sep joins a segment's name and
+// bytes in its tooltip (the language's colon: "：" in Chinese).
+std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line>& lines, const std::string& aria,
+                      const std::string& label_sep) {
     std::int64_t scale = 1;
     for (const auto& r : rows) {
         std::int64_t sum = 0;
@@ -188,9 +190,9 @@ std::string bar_chart(const std::vector<bar_row>& rows, const std::vector<v_line
             const double xa = xpos(b), xb = xpos(b + static_cast<double>(seg.bytes));
             s += fmt::format(
                 "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"#fff\" "
-                "stroke-width=\"0.5\" data-seg=\"{}\" data-bytes=\"{}\"><title>{}: {}</title></rect>",
+                "stroke-width=\"0.5\" data-seg=\"{}\" data-bytes=\"{}\"><title>{}{}{}</title></rect>",
                 xa, y + 3, std::max(0.6, xb - xa), row_h - 8, seg.colour, esc(seg.name), seg.bytes, esc(seg.name),
-                esc(bytes(seg.bytes)));
+                esc(label_sep), esc(bytes(seg.bytes)));
             b += static_cast<double>(seg.bytes);
         }
         if (!r.key.empty()) s += "</g>";
@@ -511,7 +513,7 @@ bar_row site_band(const doc& d, const std::string& label, const std::string& key
 void bars_with_legends(doc& d, const std::vector<std::pair<bar_row, std::string>>& rows, const std::string& aria) {
     std::vector<bar_row> bars;
     for (const auto& r : rows) bars.push_back(r.first);
-    d.raw(bar_chart(bars, {}, aria));
+    d.raw(bar_chart(bars, {}, aria, d.t("html.chart.label_sep")));
     for (const auto& r : rows) d.raw(row_legend(r.first, d.t("html.legend.title", {{"title", r.second}})));
 }
 
@@ -897,7 +899,7 @@ void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& 
         if (r.log->reserved_bytes) m.note = d.t("html.chart.reserved", {{"bytes", bytes(*r.log->reserved_bytes)}});
         rows.push_back(m);
     }
-    d.raw(bar_chart(rows, lines, d.t("html.chart.estimate_vs_capacity")));
+    d.raw(bar_chart(rows, lines, d.t("html.chart.estimate_vs_capacity"), d.t("html.chart.label_sep")));
     d.raw(legend(estimate_segs(d, e)));
     if (e.capacity_bytes > 0)
         d.raw("<p>" +
@@ -969,7 +971,7 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
             rows.push_back(row);
         }
         if (any) {
-            d.raw(bar_chart(rows, capacity_lines(d, e), d.t("html.chart.before_after")));
+            d.raw(bar_chart(rows, capacity_lines(d, e), d.t("html.chart.before_after"), d.t("html.chart.label_sep")));
             d.p(d.t("html.recs.caption"), "caption");
         }
     }
@@ -1253,7 +1255,7 @@ std::string render_diff_html(const config_diff& d) {
     std::vector<v_line> lines;
     if (d.a.capacity_bytes > 0) lines.push_back({d.a.budget_bytes, "95% of capacity", "#d62728", true});
     page.raw(bar_chart({{"A", segs_a, bytes(d.a.device_peak_bytes), ""}, {"B", segs_b, bytes(d.b.device_peak_bytes), ""}}, lines,
-                       "device peak of A and B by component"));
+                       "device peak of A and B by component", ": "));
     page.p("Each bar is one side's device peak split by component; the legend gives each component's change from A to B.",
            "caption");
     page.raw(legend(keys));

@@ -259,6 +259,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"html.oom.last_logged_step", "last logged step {step}"},
     {"html.oom.step_unknown", "step unknown"},
     {"html.oom.list_sep", ", "},
+    {"html.chart.label_sep", ": "},
     {"html.oom.other_failure", "{kind} ({signature}) at {where}"},
     {"html.oom.more_evidence", "{n} more evidence lines not shown."},
     {"html.oom.readings", "{n} readings{rank}{drawn}{leak}."},

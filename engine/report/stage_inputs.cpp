@@ -274,8 +274,10 @@ void stage_inputs(pipeline_state& s) {
     jo.model = req.model;
     jo.device = req.device;
     jo.sets = req.sets;
-    if (rep.log && !rep.log->launch_line.empty())
+    if (rep.log && !rep.log->launch_line.empty()) {
         jo.launch_args = launch_overrides(launch_text(*rep.log));
+        jo.launch_script = launch_script(launch_text(*rep.log));
+    }
     s.job = load_job_inputs(jo);
     // A launch command the paste cut (its last line still ends in a continuation backslash): the flags after the cut
     // are unknown, so the adapter's defaults for what the shown part does not set are not the job's settings.

@@ -226,7 +226,8 @@ void stage_report(pipeline_state& s) {
             std::string shown = o.val.is_string() ? o.val.as_string() : o.val.to_string();
             for (const auto& [key, text] : r.code_texts)
                 if (key == o.key) shown = text;
-            rr.rendered.push_back(fmt::format("# code: {}", shown));
+            // rev28: the label in the report's language ("# 代码：" in Chinese, not "# code:" before Chinese prose)
+            rr.rendered.push_back(translated(rep.lang, "adapter.", fmt::format("# code: {}", shown)));
         }
         expected_after(facts, rep, s.job->syntax, config_overrides, r, rr);
         // A change the estimate says would raise the peak past the budget is no fix (bf16 mixed precision beside fp32

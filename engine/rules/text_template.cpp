@@ -75,6 +75,22 @@ std::string apply_filter(const value& v, const std::string& filter, const fact_d
         }
         return key;
     }
+    // rev28: a list written "a, b, c" (plan.overrides) joined with the language's separator ("，" in Chinese)
+    if (filter == "list") {
+        std::string s = v.is_string() ? v.as_string() : v.to_string();
+        const std::string sep = tr ? tr->pick("template.list_sep", ", ") : ", ";
+        if (sep == ", ") return s;
+        std::string out;
+        for (size_t i = 0; i < s.size();) {
+            if (s.compare(i, 2, ", ") == 0) {
+                out += sep;
+                i += 2;
+            } else {
+                out += s[i++];
+            }
+        }
+        return out;
+    }
     if (filter.empty() || filter == "raw") {
         if (filter == "raw") return v.is_string() ? v.as_string() : v.to_string();
         return render_value(v, decl);
@@ -98,7 +114,7 @@ const expr_node* phrase_fact(const expr_node* root) {
 
 bool known_filter(const std::string& f) {
     return f.empty() || f == "bytes" || f == "pct" || f == "int" || f == "num" || f == "raw" || f == "gib" ||
-           f == "phrase";
+           f == "phrase" || f == "list";
 }
 
 }  // namespace

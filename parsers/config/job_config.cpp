@@ -746,7 +746,7 @@ std::vector<std::string> split_command_line(const std::string& line) {
 }
 
 job_config parse_cli_args(const std::vector<std::string>& args, const std::string& framework_hint,
-                          const std::string& origin_file, std::int64_t origin_line) {
+                          const std::string& origin_file, std::int64_t origin_line, const std::string& entry_script) {
     job_config job;
     job.file = origin_file;
     job.format = "cli";
@@ -766,6 +766,15 @@ job_config parse_cli_args(const std::vector<std::string>& args, const std::strin
     for (auto& e : job.entries) {
         e.line = origin_line;
         e.excerpt = "--" + e.key + (e.text.empty() ? "" : " " + e.text);
+    }
+    if (!entry_script.empty()) {
+        raw_entry e;
+        e.key = "job.entry_script";
+        e.val = value(entry_script);
+        e.text = entry_script;
+        e.line = origin_line;
+        e.excerpt = entry_script;
+        job.entries.push_back(std::move(e));
     }
     finish(job, a);
     return job;

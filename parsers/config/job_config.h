@@ -37,8 +37,9 @@ job_config parse_job_config(const std::string& path, const std::string& framewor
 job_config parse_job_config(const std::string& path, const framework_adapter& adapter);
 // Argument words (torchtitan --section.field=value, Megatron flags, HF --key value, or
 // LLaMA-Factory key=value), e.g. from a launch line found in a log.
+// entry_script: the script the line runs (job.entry_script), read with the flags (rev28).
 job_config parse_cli_args(const std::vector<std::string>& args, const std::string& framework_hint,
-                          const std::string& origin_file, std::int64_t origin_line);
+                          const std::string& origin_file, std::int64_t origin_line, const std::string& entry_script = "");
 // Splits a command line into words (quotes respected) for parse_cli_args.
 std::vector<std::string> split_command_line(const std::string& line);
 // Later facts override earlier ones of the same name (CLI overrides on top of a file).

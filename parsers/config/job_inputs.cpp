@@ -104,7 +104,7 @@ job_inputs load_job_inputs(const job_inputs_options& o) {
     // A framework no adapter has is a usage error whatever else is given (a log alone reads no config to refuse it).
     if (!o.framework.empty()) framework_adapter::named(o.framework);
     if (!o.launch_args.empty() && (hint.empty() || framework_adapter::named(hint).reads("cli"))) {
-        job_config cli = parse_cli_args(o.launch_args, hint, "command line", 0);
+        job_config cli = parse_cli_args(o.launch_args, hint, "command line", 0, o.launch_script);
         // A launch line no adapter recognizes (a plain `python train.py ...`) names no framework: the
         // format's fallback is a guess, so neither it nor its defaults become facts (the log's markers may
         // still tell the framework).

@@ -22,6 +22,7 @@ struct job_inputs_options {
     std::string device;                 // catalog spelling, or a capacity such as "80GiB"
     std::vector<std::string> sets;      // "canonical.key=value" (user overrides, win over the config)
     std::vector<std::string> launch_args;  // extra CLI words (e.g. a launch line), parsed as overrides
+    std::string launch_script;             // the script that line runs (job.entry_script)
 };
 
 struct job_inputs {

@@ -45,6 +45,13 @@ std::vector<std::string> launch_overrides(const std::string& line) {
     return out;
 }
 
+std::string launch_script(const std::string& line) {
+    for (const std::string& w : split_launch_words(line))
+        if (w.size() > 3 && w.ends_with(".py") && w.rfind("-", 0) != 0)
+            return w.substr(w.rfind('/') == std::string::npos ? 0 : w.rfind('/') + 1);
+    return "";
+}
+
 std::optional<std::int64_t> launch_world_size(const std::string& line) {
     const std::vector<std::string> w = split_launch_words(line);
     std::int64_t per_node = 0, nodes = 1;

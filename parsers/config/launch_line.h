@@ -13,6 +13,9 @@ namespace oomdx {
 std::vector<std::string> split_launch_words(const std::string& line);
 // The words after the training script or `-m module`: `torchrun ... train.py --a.b=1` -> ["--a.b=1"].
 std::vector<std::string> launch_overrides(const std::string& line);
+// The basename of the Python script a launch line runs (`accelerate launch ... hv_train.py --a 1` -> "hv_train.py"),
+// "" when it runs none (rev28: read as job.entry_script, which an adapter may key renders on).
+std::string launch_script(const std::string& line);
 // torchrun --nproc_per_node N [--nnodes M], deepspeed --num_gpus N; nullopt when not stated.
 std::optional<std::int64_t> launch_world_size(const std::string& line);
 

@@ -12,6 +12,36 @@ namespace oomdx::snap {
 
 namespace detail {
 
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// Backward, optimizer-step and generation-loop frames (rev28). Backward: autograd's entry points (Python
+// frames of torch/autograd, or a function named backward); optimizer: a step under an optimizer package;
+// generation: transformers' generate() loop, or an inference engine's package (vLLM, SGLang, FlexGen, TGI).
+std::uint8_t code_kind_flags(const frame_text& t) {
+    std::uint8_t f = 0;
+    if (!is_python_frame(t.filename)) return f;
+    f |= k_flag_stack;
+    if (has(t.filename, "/torch/autograd/") || t.name == "backward" || t.name == "_engine_run_backward" ||
+        t.name == "run_backward")
+        f |= k_flag_backward;
+    if ((has(t.filename, "/torch/optim/") || has(t.filename, "/torch_npu/optim/") || has(t.filename, "/apex/optimizers/") ||
+         has(t.filename, "/megatron/core/optimizer/") || has(t.filename, "/deepspeed/ops/adam/") ||
+         has(t.filename, "/bitsandbytes/optim/")) &&
+        (has(t.name, "step") || t.name == "_init_group"))
+        f |= k_flag_optimizer;
+    if (t.name == "optimizer_step") f |= k_flag_optimizer;
+    if ((has(t.filename, "/transformers/generation/") && (t.name == "generate" || t.name == "_sample" ||
+                                                          t.name == "_beam_search" || t.name == "_assisted_decoding")) ||
+        has(t.filename, "/vllm/") || has(t.filename, "/sglang/") || has(t.filename, "/flexgen/") ||
+        has(t.filename, "/flexllmgen/") || has(t.filename, "/text_generation_server/"))
+        f |= k_flag_generate;
+    return f;
+}
+
+}  // namespace
+
 attribution::attribution(const snapshot& s, const category_rules& rules) : m_s(s), m_rules(rules) {
     m_text.resize(s.frames.size());
     for (std::size_t i = 0; i < s.frames.size(); ++i) {
@@ -48,6 +78,7 @@ const attribution::frame_info& attribution::info(frame_id f) {
     if (t.filename.find("nn/parallel/distributed.py") != std::string_view::npos ||
         t.name.find("DistributedDataParallel") != std::string_view::npos)
         fi.flags |= 2;
+    fi.flags |= code_kind_flags(t);
     fi.done = 1;
     return fi;
 }
@@ -167,6 +198,7 @@ void overview(const std::vector<const segment*>& segs, attribution& attr, device
                     d.largest_allocated_block_bytes = std::max(d.largest_allocated_block_bytes, b.size);
                     int c = attr.category(b.frames);
                     int s = attr.site(b.frames);
+                    detail::note_code_kinds(d.measures, attr.flags(b.frames));
                     cat_bytes[c] += b.size;
                     ++cat_blocks[c];
                     if (static_cast<std::size_t>(s) >= site_bytes.size()) {

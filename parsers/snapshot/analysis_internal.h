@@ -13,6 +13,19 @@
 
 namespace oomdx::snap::detail {
 
+// What a frame list's frames show (rev28: backward, optimizer and generation frames tell a training
+// process from an inference one; the rules decide what that means).
+inline constexpr std::uint8_t k_flag_fsdp = 1, k_flag_ddp = 2, k_flag_backward = 4, k_flag_optimizer = 8,
+                              k_flag_generate = 16, k_flag_stack = 32;
+
+// Sets the measures' frame kinds from a list's flags.
+inline void note_code_kinds(pattern_measures& m, std::uint8_t flags) {
+    if (flags & k_flag_stack) m.stack_frames = true;
+    if (flags & k_flag_backward) m.backward_frames = true;
+    if (flags & k_flag_optimizer) m.optimizer_frames = true;
+    if (flags & k_flag_generate) m.generate_frames = true;
+}
+
 // Category and site of every frame list, computed once per list (lists are shared widely).
 class attribution {
 public:
@@ -22,6 +35,8 @@ public:
     int site(frames_id id) { ensure(id); return m_site[id]; }
     bool fsdp(frames_id id) { ensure(id); return m_flags[id] & 1; }
     bool ddp(frames_id id) { ensure(id); return m_flags[id] & 2; }
+    // Every flag of a list (k_flag_*): what kind of code its frames show.
+    std::uint8_t flags(frames_id id) { ensure(id); return m_flags[id]; }
     // All of the above at once (one check that the list is computed).
     struct of_list {
         int category, site;
@@ -50,7 +65,7 @@ private:
     std::deque<std::string> m_storage;    // normalised filenames that differ from the original
     std::vector<std::int16_t> m_cat;      // per frame list, -1 = not computed
     std::vector<std::int32_t> m_site;     // per frame list
-    std::vector<std::uint8_t> m_flags;    // per frame list: 1 fsdp, 2 ddp
+    std::vector<std::uint8_t> m_flags;    // per frame list: k_flag_* bits
     std::vector<std::int32_t> m_site_of_frame;  // per frame, -1 = none yet
     // Per-frame rule results, computed on first use (frames are shared by many lists).
     struct frame_info {
@@ -86,6 +101,7 @@ struct replay_extras {
     std::int64_t range_bytes = 0;   // max - min of the live curve
     std::int64_t forward_live_max = 0;  // most forward-pass bytes (activation, attention, loss, moe) live at once
     bool fsdp_frames = false, ddp_frames = false;
+    std::uint8_t stack_flags = 0;      // k_flag_* bits over the allocations' stacks
     std::int64_t gradient_allocs = 0;  // allocations attributed to gradients
 };
 

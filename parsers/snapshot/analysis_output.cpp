@@ -157,6 +157,10 @@ json device_json(const device_analysis& d, int top) {
                      {"peak_forward_bytes", m.peak_forward_bytes},
                      {"fsdp_frames", m.fsdp_frames},
                      {"ddp_frames", m.ddp_frames},
+                     {"stack_frames", m.stack_frames},
+                     {"backward_frames", m.backward_frames},
+                     {"optimizer_frames", m.optimizer_frames},
+                     {"generate_frames", m.generate_frames},
                      {"bulk_free_blocks", m.bulk_free_blocks},
                      {"bulk_free_bytes", m.bulk_free_bytes},
                      {"bulk_free_steps", m.bulk_free_steps},
@@ -349,6 +353,13 @@ void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink
     }
     emit("snapshot.fsdp_frames", m.fsdp_frames);
     emit("snapshot.ddp_frames", m.ddp_frames);
+    // rev28: only where the stacks hold Python frames; without them "no backward frame" says nothing
+    if (m.stack_frames) {
+        const char* ex = "Python frames of the live blocks' and recorded allocations' stacks";
+        emit("snapshot.backward_frames", m.backward_frames, ex);
+        emit("snapshot.optimizer_frames", m.optimizer_frames, ex);
+        emit("snapshot.generate_frames", m.generate_frames, ex);
+    }
     if (!d.sites.empty()) {
         emit("snapshot.top_site", d.sites.front().site);
         emit("snapshot.top_site_bytes", d.sites.front().bytes);

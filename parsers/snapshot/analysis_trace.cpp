@@ -439,6 +439,7 @@ void replay_trace(const snapshot& s, const trace_list& trace,
                     const int c = a.category, st = a.site;
                     if (a.fsdp) x.fsdp_frames = true;
                     if (a.ddp) x.ddp_frames = true;
+                    x.stack_flags |= attr.flags(e.frames);
                     grow_sites(st);
                     auto [it, fresh] = live.insert_raw(e.addr);
                     req_slot = nullptr;  // the map changes

@@ -45,6 +45,7 @@ void describe_patterns(const snapshot_analysis& a, device_analysis& d, const rep
     m.steps_from_cycles = x.epochs_from_cycles;
     m.fsdp_frames = x.fsdp_frames;
     m.ddp_frames = x.ddp_frames;
+    note_code_kinds(m, x.stack_flags);
     m.range_bytes = x.range_bytes;
     m.forward_live_max_bytes = x.forward_live_max;
     for (const auto& c : d.peak_categories)

@@ -130,6 +130,9 @@ struct pattern_measures {
     std::int64_t forward_live_max_bytes = 0; // most forward-pass bytes live at once
     std::int64_t peak_forward_bytes = 0;     // forward-pass bytes live at the peak
     bool fsdp_frames = false, ddp_frames = false;
+    // rev28: what the stacks of live blocks and recorded allocations show (stack_frames: any Python frame at all,
+    // so that "no backward frame" means something): autograd's backward, an optimizer step, a generation loop
+    bool stack_frames = false, backward_frames = false, optimizer_frames = false, generate_frames = false;
     std::int64_t bulk_free_blocks = 0, bulk_free_bytes = 0, bulk_free_steps = 0, bulk_free_index = -1;
     std::int64_t oom_fragmented_events = 0;  // request > largest cached block, cache >= request
 };

@@ -449,6 +449,10 @@ device_analysis device_of(const json& j, const std::string& path) {
         x.peak_forward_bytes = int_at(m, "peak_forward_bytes", path);
         x.fsdp_frames = bool_at(m, "fsdp_frames");
         x.ddp_frames = bool_at(m, "ddp_frames");
+        x.stack_frames = bool_at(m, "stack_frames");
+        x.backward_frames = bool_at(m, "backward_frames");
+        x.optimizer_frames = bool_at(m, "optimizer_frames");
+        x.generate_frames = bool_at(m, "generate_frames");
         x.bulk_free_blocks = int_at(m, "bulk_free_blocks", path);
         x.bulk_free_bytes = int_at(m, "bulk_free_bytes", path);
         x.bulk_free_steps = int_at(m, "bulk_free_steps", path);

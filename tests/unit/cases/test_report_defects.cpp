@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -311,4 +312,90 @@ TEST_CASE("rev27: a log that names a card without bf16 gets fp16 advice; a named
     CHECK(mp("I am training with 4 GeForce RTX 3090 with 24Gb of memory.", "") == "bfloat16");
     CHECK(mp("Should I use a GTX 1080 Ti instead?", "") == "bfloat16");        // a question about the card
     CHECK(mp("I am training with a GTX 1080 Ti.", "--device a100-80gb") == "bfloat16");  // --device wins
+}
+
+namespace {
+
+// rev28: the JSON report of `diagnose --snapshot` on a committed fixture (tests/fixtures/snapshots), with args.
+nlohmann::json rev28_snapshot_report(const std::string& fixture, const std::string& args) {
+    const auto r = oomdx::test::run_oomdx("diagnose --snapshot " + std::string(OOMDX_TEST_DIR) + "/fixtures/snapshots/" +
+                                              fixture + " --format json " + args,
+                                          oomdx::test::stderr_to::discard);
+    REQUIRE(r.rc <= 1);
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("rev28: musubi-tuner's full trainer hv_train.py is told LoRA runs in hv_train_network.py; Wan LoRA is networks.lora_wan") {
+    // musubi-tuner-hunyuan-video-full-finetune-trainable-subset (kohya-ss/musubi-tuner#38): the old report rendered
+    // `--network_module networks.lora` alone, a flag hv_train.py does not take (musubi-tuner docs: LoRA is trained by
+    // hv_train_network.py; Wan's by wan_train_network.py with networks.lora_wan).
+    const std::string head = "full fine tuning is OOM\n";
+    const std::string job = "--device a100-80gb --world-size 8 --set activation_checkpoint.mode=full ";
+    const std::string full = rendered_for(
+        oomdx::test::diagnose_log_text(head +
+                                           "accelerate launch --mixed_precision bf16 hv_train.py --dit ckpts/dit.pt "
+                                           "--dataset_config cfg.toml --optimizer_type adamw8bit --gradient_checkpointing "
+                                           "--max_train_epochs 100\n" + k_kohya_oom,
+                                       job),
+        "lora_or_qlora");
+    CHECK(full.find("hv_train_network.py: run it in place of hv_train.py") != std::string::npos);
+    CHECK(full.find("--network_module networks.lora") != std::string::npos);
+    // A Wan LoRA script's module, where LoRA is offered (a full fine-tune stated with --set); sd-scripts keeps networks.lora.
+    const std::string wan = rendered_for(
+        oomdx::test::diagnose_log_text(head +
+                                           "accelerate launch --mixed_precision bf16 wan_train_network.py --dit wan.safetensors "
+                                           "--dataset_config cfg.toml --optimizer_type adamw8bit --max_train_epochs 16\n" +
+                                           k_kohya_oom,
+                                       job + "--set training.finetuning_type=full"),
+        "lora_or_qlora");
+    CHECK(wan.find("networks.lora_wan") != std::string::npos);
+    CHECK(wan.find("run it in place of") == std::string::npos);
+    const std::string sd = rendered_for(
+        oomdx::test::diagnose_log_text(head +
+                                           "accelerate launch --mixed_precision bf16 train_network.py --dataset_config cfg.toml "
+                                           "--optimizer_type adamw8bit --max_train_epochs 16\n" + k_kohya_oom,
+                                       job + "--set training.finetuning_type=full"),
+        "lora_or_qlora");
+    CHECK(sd.find("--network_module networks.lora\n") != std::string::npos);
+}
+
+TEST_CASE("rev28: a snapshot of a generate() loop gets the inference levers, not training advice; a training forward keeps it") {
+    // inference_generate: a 13B fp16 model's weights and a KV cache that grows in transformers' generate(), no
+    // backward and no optimizer frames. The old report offered "Train in bf16 mixed precision" and ZeRO-3 sharding.
+    const auto inf = rev28_snapshot_report("inference_generate.pickle", "--device a100-40gb");
+    CHECK_FALSE(offered(inf, "mixed_precision"));
+    CHECK_FALSE(offered(inf, "shard_optimizer_fsdp_zero"));
+    CHECK_FALSE(offered(inf, "enable_full_ac"));
+    CHECK(offered(inf, "reduce_seq_len"));
+    CHECK(offered(inf, "reduce_micro_batch"));
+    bool found = false;
+    for (const auto& f : inf["findings"])
+        if (f["rule"] == "step3_inference_process") found = true;
+    CHECK(found);
+    // The same memory in a Trainer's first forward (no generate frames): a training job, the training levers stay.
+    const auto train = rev28_snapshot_report("training_first_forward.pickle", "--device a100-40gb");
+    CHECK(offered(train, "shard_optimizer_fsdp_zero"));
+    for (const auto& f : train["findings"]) CHECK(f["rule"] != "step3_inference_process");
+}
+
+TEST_CASE("rev28: the HTML charts' tooltips use the Chinese colon in a zh report, the ASCII one in English") {
+    const auto html = [](const std::string& lang) {
+        const auto path = std::filesystem::temp_directory_path() / ("oomdx_rev28_" + std::to_string(::getpid()) + "_" + lang + ".html");
+        const auto r = oomdx::test::run_oomdx("diagnose --snapshot " + std::string(OOMDX_TEST_DIR) +
+                                                  "/fixtures/snapshots/inference_generate.pickle --device a100-40gb --lang " +
+                                                  lang + " --format html -o html=" + path.string(),
+                                              oomdx::test::stderr_to::discard);
+        REQUIRE(r.rc <= 1);
+        std::ifstream in(path);
+        std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::filesystem::remove(path);
+        return s;
+    };
+    const std::string zh = html("zh"), en = html("en");
+    REQUIRE(zh.find("<title>") != std::string::npos);
+    CHECK(zh.find("：24.00 GiB</title>") != std::string::npos);
+    CHECK(zh.find(": 24.00 GiB</title>") == std::string::npos);
+    CHECK(en.find(": 24.00 GiB</title>") != std::string::npos);
 }

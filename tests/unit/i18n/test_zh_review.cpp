@@ -112,3 +112,24 @@ TEST_CASE("report lines the review found assembled from English pieces read in C
     CHECK(plan.find("+1% 分块 loss：") != std::string::npos);
     CHECK(plan.find("| 分块 loss ->") != std::string::npos);
 }
+
+TEST_CASE("rev28: a list of settings inside a Chinese sentence is joined with Chinese commas; English keeps ', '") {
+    // lora_long_batch: the plan's finding listed its overrides as "training.local_batch_size=2, training..." in a
+    // Chinese sentence ({plan.overrides|list}, template.list_sep).
+    const std::string zh = zh_report("lora_long_batch");
+    CHECK(zh.find("training.local_batch_size=2，training.gradient_accumulation_steps=16，training.chunked_loss=true 使设备峰值") !=
+          std::string::npos);
+    CHECK(zh.find("放下：training.local_batch_size=2, training") == std::string::npos);  // the fact's own value keeps ", "
+    CHECK(zh_table().pick("template.list_sep", ", ") == "，");
+    CHECK(translation_table::shipped("en").pick("template.list_sep", ", ") == ", ");
+}
+
+TEST_CASE("rev28: a change in code is labelled in Chinese; a VLM's parameter formula with its vision tower translates") {
+    // The code line under a recommendation read "# code: 累加 loss.item()..." in Chinese reports (40 of 149 cases).
+    CHECK(zh_table().produced("adapter.", "# code: 累加 loss.item()（而不是 loss 张量）") == "# 代码：累加 loss.item()（而不是 loss 张量）");
+    // r1-v-qwen25-vl-7b-grpo-4xa100-zero3-to-zero3-offload: the estimate's parameter row stayed in English.
+    CHECK(zh_table().produced("estimate.formula.",
+                              "7.62B params on this rank (TP 1, PP stage 0, EP 1) x 0.5 B, FSDP/ZeRO-3 over 4 ranks; frozen vision "
+                              "tower 1.24 GiB") ==
+          "本 rank 上 7.62B 个参数（TP 1，PP stage 0，EP 1）× 0.5 B，FSDP/ZeRO-3，分布在 4 个 rank 上；冻结的视觉塔 1.24 GiB");
+}
