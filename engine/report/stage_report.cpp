@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -232,24 +233,19 @@ void stage_report(pipeline_state& s) {
         expected_after(facts, rep, s.job->syntax, config_overrides, r, rr);
         // A change the estimate says would raise the peak past the budget is no fix (bf16 mixed precision beside fp32
         // masters when activations are small): not offered, with both figures. One that still fits may trade device
-        // memory for host RAM (a host OOM's states back on the device).
+        // memory for host RAM (a host OOM's states back on the device). One that fits the devices by moving states to
+        // a host whose stated RAM cannot take them is no fix either (the plan leaves such offloads out the same way).
+        std::optional<std::string> why_not;
         if (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
-            double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes)) {
-            rep.not_offered.push_back({r.action, r.rule_id,
-                                       phrase(rep.lang, "report.rec.raises_peak",
-                                              {{"after", format_bytes(*rr.expected_device_peak_bytes)},
-                                               {"now", format_bytes(rep.estimate->device_peak_bytes)}})});
-            --rank;
-            continue;
-        }
-        // One that fits the devices by moving states to a host whose stated RAM cannot take them is no fix either
-        // (the plan leaves such offloads out the same way).
-        if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
-            *rr.expected_host_bytes > rep.estimate->host_budget_bytes) {
-            rep.not_offered.push_back({r.action, r.rule_id,
-                                       phrase(rep.lang, "report.rec.over_host",
-                                              {{"host", format_bytes(*rr.expected_host_bytes)},
-                                               {"budget", format_bytes(rep.estimate->host_budget_bytes)}})});
+            double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes))
+            why_not = phrase(rep.lang, "report.rec.raises_peak", {{"after", format_bytes(*rr.expected_device_peak_bytes)},
+                                                                  {"now", format_bytes(rep.estimate->device_peak_bytes)}});
+        else if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
+                 *rr.expected_host_bytes > rep.estimate->host_budget_bytes)
+            why_not = phrase(rep.lang, "report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},
+                                                                {"budget", format_bytes(rep.estimate->host_budget_bytes)}});
+        if (why_not) {
+            rep.not_offered.push_back({r.action, r.rule_id, *why_not});
             --rank;
             continue;
         }
