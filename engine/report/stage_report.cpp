@@ -233,8 +233,14 @@ void stage_report(pipeline_state& s) {
         // A change the estimate says would raise the peak past the budget is no fix (bf16 mixed precision beside fp32
         // masters when activations are small): not offered, with both figures. One that still fits may trade device
         // memory for host RAM (a host OOM's states back on the device).
-        if (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
-            double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes)) {
+        // cases62: nor is one that lowers no live tensor and still raises the device figure, however little, where it
+        // is not known to fit (full checkpointing where the estimate's peak holds no activations: lmms-eval#436).
+        const bool lowers_nothing = rep.estimate && rr.expected_peak_bytes && rr.expected_device_peak_bytes &&
+                                    *rr.expected_peak_bytes >= rep.estimate->peak_bytes &&
+                                    *rr.expected_device_peak_bytes > rep.estimate->device_peak_bytes &&
+                                    !(rr.expected_fits && *rr.expected_fits);
+        if (lowers_nothing || (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
+                               double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes))) {
             rep.not_offered.push_back({r.action, r.rule_id,
                                        phrase(rep.lang, "report.rec.raises_peak",
                                               {{"after", format_bytes(*rr.expected_device_peak_bytes)},
