@@ -239,24 +239,23 @@ void stage_report(pipeline_state& s) {
                                     *rr.expected_peak_bytes >= rep.estimate->peak_bytes &&
                                     *rr.expected_device_peak_bytes > rep.estimate->device_peak_bytes &&
                                     !(rr.expected_fits && *rr.expected_fits);
+        // A change that is no fix goes to not_offered with its reason, and takes no rank.
+        const auto not_offered = [&](const char* key, const message_args& args) {
+            rep.not_offered.push_back({r.action, r.rule_id, phrase(rep.lang, key, args)});
+            --rank;
+        };
         if (lowers_nothing || (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
                                double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes))) {
-            rep.not_offered.push_back({r.action, r.rule_id,
-                                       phrase(rep.lang, "report.rec.raises_peak",
-                                              {{"after", format_bytes(*rr.expected_device_peak_bytes)},
-                                               {"now", format_bytes(rep.estimate->device_peak_bytes)}})});
-            --rank;
+            not_offered("report.rec.raises_peak", {{"after", format_bytes(*rr.expected_device_peak_bytes)},
+                                                   {"now", format_bytes(rep.estimate->device_peak_bytes)}});
             continue;
         }
         // One that fits the devices by moving states to a host whose stated RAM cannot take them is no fix either
         // (the plan leaves such offloads out the same way).
         if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
             *rr.expected_host_bytes > rep.estimate->host_budget_bytes) {
-            rep.not_offered.push_back({r.action, r.rule_id,
-                                       phrase(rep.lang, "report.rec.over_host",
-                                              {{"host", format_bytes(*rr.expected_host_bytes)},
-                                               {"budget", format_bytes(rep.estimate->host_budget_bytes)}})});
-            --rank;
+            not_offered("report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},
+                                                 {"budget", format_bytes(rep.estimate->host_budget_bytes)}});
             continue;
         }
         // The same action offered again, in the same lines or with none (a second rule's wording of a change
