@@ -235,15 +235,22 @@ void stage_report(pipeline_state& s) {
         // masters when activations are small): not offered, with both figures. One that still fits may trade device
         // memory for host RAM (a host OOM's states back on the device). One that fits the devices by moving states to
         // a host whose stated RAM cannot take them is no fix either (the plan leaves such offloads out the same way).
+        // cases62: nor is one that lowers no live tensor and still raises the device figure, however little, where it
+        // is not known to fit (full checkpointing where the estimate's peak holds no activations: lmms-eval#436).
+        const bool lowers_nothing = rep.estimate && rr.expected_peak_bytes && rr.expected_device_peak_bytes &&
+                                    *rr.expected_peak_bytes >= rep.estimate->peak_bytes &&
+                                    *rr.expected_device_peak_bytes > rep.estimate->device_peak_bytes &&
+                                    !(rr.expected_fits && *rr.expected_fits);
         std::optional<std::string> why_not;
-        if (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
-            double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes))
+        if (lowers_nothing || (rep.estimate && rr.expected_device_peak_bytes && rr.expected_fits && !*rr.expected_fits &&
+                               double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes)))
             why_not = phrase(rep.lang, "report.rec.raises_peak", {{"after", format_bytes(*rr.expected_device_peak_bytes)},
                                                                   {"now", format_bytes(rep.estimate->device_peak_bytes)}});
         else if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
                  *rr.expected_host_bytes > rep.estimate->host_budget_bytes)
             why_not = phrase(rep.lang, "report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},
                                                                 {"budget", format_bytes(rep.estimate->host_budget_bytes)}});
+        // A change that is no fix goes to not_offered with its reason, and takes no rank.
         if (why_not) {
             rep.not_offered.push_back({r.action, r.rule_id, *why_not});
             --rank;
