@@ -942,7 +942,10 @@ double compute(const estimate_input& in, breakdown& out) {
             st.trainable_rank = trainable;
             // est54: modules_to_save: the frozen original stays in `frozen` above; the trainable copy adds its
             // weight, gradient and optimizer states (peft/utils/other.py ModulesToSaveWrapper: copy.deepcopy)
-            const double saved = lora ? (ft.save_embed ? embed_rank : 0.0) + (ft.save_head ? output_rank : 0.0) : 0.0;
+            // est58: PEFT wraps each listed module on its own, so a tied head listed beside (or without) the embedding
+            // gets a copy of its own (peft PR #2803, 2025-09: the opt-in ensure_weight_tying keeps them shared)
+            const double head_copy = last && !m.seq_classifier ? V * h / t : 0.0;
+            const double saved = lora ? (ft.save_embed ? embed_rank : 0.0) + (ft.save_head ? head_copy : 0.0) : 0.0;
             if (saved > 0) {
                 auto sbytes = [&](double full, double shard) { return (full + shard / shard_n) * saved; };
                 st.params += sbytes(srates.p_full, srates.p_shard);

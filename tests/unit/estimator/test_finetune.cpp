@@ -1578,6 +1578,19 @@ TEST_CASE("PEFT modules_to_save trains a copy of the embedding / head beside the
     CHECK(odd.params == doctest::Approx(plain.params));
     CHECK(std::any_of(in3.assumptions.begin(), in3.assumptions.end(),
                       [](const std::string& a) { return a.find("modules_to_save 'score_head'") != std::string::npos; }));
+    // est58: a tied model still gets one copy per listed module (PEFT does not keep the copies tied by default)
+    auto tied = [](const char* save) {
+        fact_store f = job8b("hf_trainer", "lora", 1);
+        emit(f, "training.load_dtype", "bfloat16");
+        emit(f, "training.mixed_precision_param", "bfloat16");
+        emit(f, "model.tie_word_embeddings", true);
+        if (save) emit(f, "training.lora_modules_to_save", save);
+        est::breakdown b;
+        est::compute(from_facts(f), b);
+        return b.stages[0];
+    };
+    CHECK(tied("embed_tokens,lm_head").trainable_rank - tied(nullptr).trainable_rank == doctest::Approx(2 * vh));
+    CHECK(tied("lm_head").trainable_rank - tied(nullptr).trainable_rank == doctest::Approx(vh));
     // LLaMA-Factory upcasts trainable parameters to fp32: the copy is fp32 there
     fact_store lf = job8b("llama_factory", "lora", 1);
     emit(lf, "training.lora_modules_to_save", "embed_tokens");

@@ -303,3 +303,7 @@ TEST_CASE("held-out rows, round est55 (peft-experiments of 2024-07/08: torchtune
 TEST_CASE("held-out rows, round est56 (Megatron-Core MoE functional tests of 2025-10..2026-08: 12 x 512 GPT with 4 / 8 experts, TP / SP / CP / PP / EP / expert TP, allgather and alltoall dispatchers, grouped GEMM, distributed optimizer, local and TE layers; 8 x H100)") {
     check_heldout("heldout_est56.yaml", 10, "held-out rows (est56)");
 }
+
+TEST_CASE("held-out rows, round est58 (ms-swift example scripts of 2024-12..2025-05: Qwen2 / Qwen2.5 7B LoRA with PiSSA init, HQQ 4-bit QLoRA, AWQ int4, Muon, Qwen2.5-3B with embedding / head copies and Liger, Qwen3-8B R1-distill LoRA; one GPU, GC, batch 1)") {
+    check_heldout("heldout_est58.yaml", 7, "held-out rows (est58)");
+}
