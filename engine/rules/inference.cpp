@@ -224,7 +224,8 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             f.severity = r.severity;
             const std::string base = "rule." + r.id + ".";
             f.text = render(text(base + "finding", r.finding));
-            f.rationale = opts.lang == "en" ? r.rationale : trimmed(text(base + "rationale", r.rationale));
+            // rev29: a rationale may depend on the facts ({= if(inference_process, ...)}), like the finding
+            f.rationale = render(opts.lang == "en" ? r.rationale : trimmed(text(base + "rationale", r.rationale)));
             f.evidence = evidence_of(r.finding);
             f.firing = fi.seq;
             res.findings.push_back(std::move(f));
@@ -251,7 +252,7 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
                 if (const auto listed = facts.string(d.set_from); listed && facts.vocab())
                     for (auto& o : listed_overrides(*listed, *facts.vocab())) rec.overrides.push_back(std::move(o));
             rec.text = render(text(tkey + "text", d.text));
-            rec.rationale = d.rationale.empty() ? text("rule." + r.id + ".rationale", r.rationale)
+            rec.rationale = d.rationale.empty() ? render(text("rule." + r.id + ".rationale", r.rationale))
                                                 : render(text(tkey + "rationale", d.rationale));
             if (opts.lang != "en") rec.rationale = trimmed(rec.rationale);
             rec.confirm = render(text(tkey + "confirm", d.confirm));

@@ -29,7 +29,8 @@ bool known_case_key(const std::string& key) {
     static const std::set<std::string> keys = {"name", "todo", "facts", "expect_fired", "expect_not_fired",
                                                "expect_finding", "expect_overrides", "expect_route", "expect_facts",
                                                "expect_actions", "expect_not_actions", "expect_confidence",
-                                               "expect_recommendation", "expect_device_peak", "expect_route_why"};
+                                               "expect_recommendation", "expect_device_peak", "expect_route_why",
+                                               "expect_rationale", "expect_uncertain"};
     if (keys.count(key)) return true;
     for (const auto& lang : report_languages())
         if (key == "expect_finding_" + lang || key == "expect_route_why_" + lang) return true;
@@ -239,6 +240,22 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
             };
             check_findings(c["expect_finding"], res, "expect_finding");
             check_route_why(c["expect_route_why"], res, "expect_route_why");
+            // expect_rationale: {rule: {contains: ...}} on the rationale of the rule's finding; expect_uncertain:
+            // {rule: {contains: ...}}, a line among the report's uncertain lines (they carry no rule id).
+            for (const auto& kv : c["expect_rationale"]) {
+                const std::string id = kv.first.as<std::string>();
+                const std::string want = kv.second["contains"].as<std::string>();
+                std::string got = "(no finding)";
+                for (const auto& f : res.findings)
+                    if (f.rule_id == id || f.id == id) got = f.rationale;
+                if (got.find(want) == std::string::npos) fail("expect_rationale " + id, "contains: " + want, got);
+            }
+            for (const auto& kv : c["expect_uncertain"]) {
+                const std::string want = kv.second["contains"].as<std::string>();
+                bool seen = false;
+                for (const auto& u : res.uncertain) seen = seen || u.find(want) != std::string::npos;
+                if (!seen) fail("expect_uncertain " + kv.first.as<std::string>(), "contains: " + want, join(res.uncertain));
+            }
             for (const auto& lang : report_languages()) {
                 const YAML::Node expect = c["expect_finding_" + lang];
                 const YAML::Node expect_why = c["expect_route_why_" + lang];

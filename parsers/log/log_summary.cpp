@@ -207,6 +207,21 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         a.launch_line_no = r.integer(*l, "line");
         a.launch_line = r.text(*l, "text");
     }
+    // `report` facts: {fact: line}; the line's text is its `report` entry among oom.evidence (rev29: the summary
+    // dropped them, which no fixture showed until trainer frames gave log.training_frames).
+    if (const json* rep = r.find(j, "reports")) {
+        if (!rep->is_object()) r.bad("reports", "an object");
+        for (const auto& [fact, line] : rep->items()) {
+            if (!line.is_number_integer()) r.bad("reports", "an object of line numbers");
+            log_evidence at{a.file, line.get<std::int64_t>(), "", "report"};
+            for (const auto& e : a.evidence)
+                if (e.line == at.line && e.role == "report") {
+                    at = e;
+                    break;
+                }
+            a.reports.emplace(fact, std::move(at));
+        }
+    }
     for (const auto& x : r.list(j, "settings")) {
         if (!x.is_object()) r.bad("settings", "a list of objects");
         log_analysis::setting v;

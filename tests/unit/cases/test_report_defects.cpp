@@ -414,3 +414,67 @@ TEST_CASE("rev28: the HTML charts' tooltips use the Chinese colon in a zh report
     CHECK(zh.find(": 24.00 GiB</title>") == std::string::npos);
     CHECK(en.find(": 24.00 GiB</title>") != std::string::npos);
 }
+
+namespace {
+
+// rev29: a LLaVA inference script's traceback (frames as posted in haotian-liu/LLaVA#1541; the message's figures are
+// this test's own), and the same generate() call under a Trainer's predict loop.
+const char* const k_rev29_generate_frames =
+    "Traceback (most recent call last):\n"
+    "  File \"/content/LLaVA/llava/eval/run_llava.py\", line 115, in eval_model\n"
+    "    output_ids = model.generate(\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/torch/utils/_contextlib.py\", line 115, in decorate_context\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/transformers/generation/utils.py\", line 1520, in generate\n";
+const char* const k_rev29_oom =
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB (GPU 0; 14.75 GiB total capacity; "
+    "13.90 GiB already allocated; 42.81 MiB free; 14.01 GiB reserved in total by PyTorch)\n";
+
+bool rev29_fired(const nlohmann::json& j, const std::string& rule) {
+    for (const auto& f : j["findings"])
+        if (f["rule"] == rule) return true;
+    return false;
+}
+
+std::string rev29_all_text(const nlohmann::json& j) {
+    std::string s;
+    for (const auto& r : j["route"]) s += r["why"].get<std::string>() + "\n";
+    for (const auto& u : j["uncertain"]) s += u.get<std::string>() + "\n";
+    for (const auto& f : j["findings"]) s += f["rationale"].get<std::string>() + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("rev29: a log-only inference OOM gets the inference route in every part of the report; a Trainer's predict keeps the eval route") {
+    const auto inf = oomdx::test::diagnose_log_text(std::string(k_rev29_generate_frames) + k_rev29_oom);
+    CHECK(rev29_fired(inf, "step4_inference_log"));
+    CHECK_FALSE(rev29_fired(inf, "step0_eval_oom"));  // eval_model() is the script's name, not an evaluation pass
+    for (const char* a : {"enable_full_ac", "mixed_precision", "shard_optimizer_fsdp_zero", "reduce_eval_batch", "lora_or_qlora"})
+        CHECK_FALSE(offered(inf, a));
+    CHECK(offered(inf, "reduce_seq_len"));
+    CHECK(offered(inf, "other"));
+    const std::string text = rev29_all_text(inf);
+    CHECK(text.find("for this inference process it only says what it cannot check") != std::string::npos);
+    CHECK(text.find("this is an inference process") != std::string::npos);
+    CHECK(text.find("give --model") == std::string::npos);
+    CHECK(text.find("goes to the estimate (Step 1)") == std::string::npos);
+    // The same generate() under HF Trainer.predict after training: the job trains, its eval route stays.
+    const auto pred = oomdx::test::diagnose_log_text(
+        std::string("  File \"/usr/lib/python3.10/site-packages/transformers/trainer.py\", line 3120, in predict\n") +
+        k_rev29_generate_frames + k_rev29_oom);
+    CHECK_FALSE(rev29_fired(pred, "step4_inference_log"));
+    CHECK(rev29_fired(pred, "step0_eval_oom"));
+}
+
+TEST_CASE("rev29: an inference snapshot's route lines and weights rationale are the inference ones; a training snapshot keeps FSDP / ZeRO-3") {
+    const auto inf = rev28_snapshot_report("inference_generate.pickle", "--device a100-40gb");
+    const std::string t = rev29_all_text(inf);
+    CHECK(t.find("Weights dominate live memory: load them quantized or split them across devices.") != std::string::npos);
+    CHECK(t.find("the estimate comes first (Step 1)") == std::string::npos);
+    CHECK(t.find("(FSDP / ZeRO-3)") == std::string::npos);
+    CHECK(t.find("give --model") == std::string::npos);
+    const auto train = rev28_snapshot_report("training_first_forward.pickle", "--device a100-40gb");
+    const std::string u = rev29_all_text(train);
+    CHECK(u.find("shard them (FSDP / ZeRO-3)") != std::string::npos);
+    CHECK(u.find("the estimate comes first (Step 1)") != std::string::npos);
+}
