@@ -131,3 +131,21 @@ TEST_CASE("prefilter: every window length finds what a plain search finds") {
         CHECK(with_hits > 200);
     }
 }
+
+TEST_CASE("prefilter: a torchtitan step line wakes only the signatures meant for it") {
+    // Every line of a torchtitan log starts with "[titan]" (and the bench log's step lines are all of that kind): a
+    // setting signature whose literal that prefix holds ran its regex on every line. rev27's card signature had
+    // "titan" (for TITAN X/V/RTX), and the 300 MB bench went from 0.75x to 2.67x grep's time; a literal with the
+    // card's model put it at 0.53x.
+    const signature_set& sigs = signature_set::shipped();
+    const std::string line =
+        "[rank3]:[titan] 2026-01-01 10:00:00,123 - root - INFO - step: 12  loss:  2.00012  grad_norm:  0.53  "
+        "memory: 40.00GiB(50.00%)  tps: 1,234  tflops: 200.12  mfu: 20.25%";
+    std::vector<int> hits;
+    std::vector<char> mark(sigs.size(), 0);
+    sigs.candidates(line, hits, mark);
+    for (int h : hits) {
+        CAPTURE(sigs.all()[static_cast<size_t>(h)].id);
+        CHECK(sigs.all()[static_cast<size_t>(h)].kind != sig_kind::setting);
+    }
+}
