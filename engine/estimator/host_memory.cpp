@@ -23,6 +23,8 @@ host_offload_need host_offload(const estimate_input& in, double params, double t
     const bool deepspeed = in.framework == train_framework::deepspeed;
     const bool fsdp = parameters && est::fsdp_cpu_offload(in);
     const double master = in.master_weights ? double(in.master_bytes) : 0.0;
+    // a weight as the model holds it: the training dtype, or the frozen base's load dtype under adapters
+    const double weight = in.ft.kind == finetune_kind::full ? double(in.param_bytes) : double(in.ft.load_bytes);
     const double moments = est::optimizer_moment_bytes(in, double(in.ft.kind == finetune_kind::full ? in.param_bytes : in.ft.trainable_bytes),
                                                         in.master_weights);
     // bytes per trainable parameter on the host, and per parameter of the whole model
@@ -44,7 +46,7 @@ host_offload_need host_offload(const estimate_input& in, double params, double t
                                grads > 0 ? " and fp32 gradients" : "", per_trainable);
         }
         if (parameters) {
-            per_param = in.ft.kind == finetune_kind::full ? double(in.param_bytes) : double(in.ft.load_bytes);
+            per_param = weight;
             what += fmt::format("{}parameters ({:.0f} B each, ZeRO-3 offload_param)", what.empty() ? "" : " + ", per_param);
         }
     }
@@ -57,7 +59,7 @@ host_offload_need host_offload(const estimate_input& in, double params, double t
     need.what = what;
     // DeepSpeed's sizing: x1.5 buffers; without zero.Init (ZeRO-1/2, or no ZeRO-3) every rank of the node first
     // loads the whole model before it is partitioned
-    const double load = in.zero_stage >= 3 ? 0.0 : params * double(in.ft.kind == finetune_kind::full ? in.param_bytes : in.ft.load_bytes) * ranks;
+    const double load = in.zero_stage >= 3 ? 0.0 : params * weight * ranks;
     need.high_bytes = std::max(need.bytes * estimator_k().host_buffer_factor, load);
     return need;
 }

@@ -43,18 +43,13 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
     facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
     if (p.at_current_size.searched) {
-        facts.emit("plan.offload_fits_at_current_size", value(p.at_current_size.fits), pr);
-        if (p.at_current_size.expected_device_peak_bytes > 0)
-            facts.emit("plan.offload_device_peak_bytes", value(p.at_current_size.expected_device_peak_bytes), pr);
+        alternative("offload", p.at_current_size);
         // What that alternative moves to the host: parameter offload (FSDP CPUOffload, ZeRO-3
         // offload_param) takes the gradients and the optimizer step with it.
         bool params = false;
         for (const auto& o : p.at_current_size.overrides)
             if (o.key == "parallelism.offload_params" && value_key(o.val) != "none") params = true;
-        if (!p.at_current_size.overrides.empty()) {
-            facts.emit("plan.offload_moves_params", value(params), pr);
-            facts.emit("plan.offload_overrides", value(listed(p.at_current_size.overrides)), pr);
-        }
+        if (!p.at_current_size.overrides.empty()) facts.emit("plan.offload_moves_params", value(params), pr);
         if (p.at_current_size.host_bytes > 0) facts.emit("plan.offload_host_bytes", value(p.at_current_size.host_bytes), pr);
         facts.emit("plan.offload_host_limited", value(p.at_current_size.host_limited), pr);
     }

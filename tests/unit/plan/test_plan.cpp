@@ -329,12 +329,16 @@ TEST_CASE("LoRA on a 16-bit 70B base on one 80 GB card: the plan also tries a 4-
     CHECK_FALSE(full["plan"].contains("quantized_base"));
 }
 
+// LLaMA-Factory full fine-tuning of Llama 3 8B, cutoff 2048, micro-batch 2, on one RTX 4090 (two tests below).
+const std::string k_plan_full_8b_rtx4090 = "--model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
+                                           "--set training.finetuning_type=full --set training.seq_len=2048 "
+                                           "--set training.local_batch_size=2";
+
 TEST_CASE("A full fine-tune of an 8B model on one 24 GB card: the plan also tries LoRA adapters at the job's size") {
     // LLaMA-Factory full fine-tuning of Llama 3 8B on one RTX 4090: weights, gradients and AdamW states for every
     // parameter (about 120 GiB) fit nowhere on one card; LoRA on the frozen base does, in LLaMA-Factory's own keys,
     // and the report offers it with those lines and the plan's verified figure.
-    const std::string full = "--model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
-                             "--set training.finetuning_type=full --set training.seq_len=2048 --set training.local_batch_size=2";
+    const std::string& full = k_plan_full_8b_rtx4090;
     const auto j = nlohmann::json::parse(run("preflight " + full + " --format json").out);
     REQUIRE(j["plan"].contains("adapters"));
     const auto& a = j["plan"]["adapters"];
@@ -367,8 +371,7 @@ TEST_CASE("A full fine-tune of an 8B model on one 24 GB card: the plan also trie
 TEST_CASE("The plan's offload alternative says what it puts in the host's RAM, and leaves it out where the node cannot hold it") {
     // Full fine-tuning of Llama 3 8B on one RTX 4090: FSDP CPU offload fits the card, with 16 B a parameter on the
     // host (fp32 parameters, gradients, Adam moments) x 1.5 DeepSpeed buffer factor = 179 GiB per node.
-    const std::string full = "--model llama3-8b --device rtx4090 --world-size 1 --framework llama_factory "
-                             "--set training.finetuning_type=full --set training.seq_len=2048 --set training.local_batch_size=2";
+    const std::string& full = k_plan_full_8b_rtx4090;
     const auto j = nlohmann::json::parse(run("preflight " + full + " --format json").out);
     const auto& a = j["plan"]["at_current_size"];
     REQUIRE(a["fits"].get<bool>());
