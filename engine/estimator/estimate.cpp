@@ -429,6 +429,15 @@ estimate_input from_facts(const fact_store& facts) {
     // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
     // __ipg_bucket_flat_buffer). A stated size wins; unset, DeepSpeed's default is 5e8 elements; the HF Trainer
     // stacks' ZeRO-3 templates say "auto", which transformers' integration fills with hidden x hidden
+    // est59: ZeRO-1 / 2 with contiguous_gradients (DeepSpeed's default) allocates its reduce (IPG) buffer of
+    // reduce_bucket_size elements in the 16-bit dtype at the start of every backward, and a second one with
+    // overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py backward(): buf_0, buf_1), whatever the trainable
+    // size; released only at the step (_release_ipg_buffers). Only where the config states the bucket: the
+    // HF templates' "auto" is hidden x hidden
+    if (in.framework == train_framework::deepspeed && (in.zero_stage == 1 || in.zero_stage == 2)) {
+        if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b > 0)
+            in.ds_ipg_bucket_elements = double(*b) * (r.boolean("parallelism.overlap_comm", false, nullptr) ? 2.0 : 1.0);
+    }
     if (in.framework == train_framework::deepspeed && in.zero_stage >= 3) {
         if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b >= 0)
             in.ds_ipg_bucket_elements = double(*b);
@@ -955,7 +964,6 @@ estimate_input from_facts(const fact_store& facts) {
                 "logits (16-bit log-softmax and gradients)");
         }
     }
-
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the
     // whole parameter group at once (optim/adamw.py _multi_tensor_adamw, torch 2.4): one
