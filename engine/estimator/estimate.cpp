@@ -963,7 +963,23 @@ estimate_input from_facts(const fact_store& facts) {
                 "GPT-2 before transformers 4.46: the logits are not upcast and the cross-entropy runs on the 16-bit "
                 "logits (16-bit log-softmax and gradients)");
         }
+    }    // est59: Qwen (v1)'s remote modeling code (modeling_qwen.py QWenLMHeadModel.forward, the trust_remote_code
+    // model of Qwen/Qwen-1_8B ... Qwen-72B and their Int4 chat checkpoints) never upcasts: lm_logits =
+    // self.lm_head(hidden_states), then CrossEntropyLoss on the contiguous shifted model-dtype logits. Under the
+    // DeepSpeed engine (HF Trainer with a DeepSpeed config: no torch.autocast, the engine casts the module to
+    // fp16 / bf16) the log-softmax and its gradients are 16-bit; under the HF Trainer's own AMP, autocast runs the
+    // log-softmax in fp32 (the 12 B path stays)
+    if (!in.loss_in_model_dtype && in.hf_model && m.family == "qwen" && in.framework == train_framework::deepspeed &&
+        !in.chunked_loss) {
+        const int head_bytes = in.ft.kind == finetune_kind::full ? in.param_bytes : in.ft.quant_head ? 2 : in.ft.load_bytes;
+        if (head_bytes == 2) {
+            in.loss_in_model_dtype = true;
+            in.assumptions.push_back(
+                "Qwen (v1) remote code under the DeepSpeed engine: the logits are not upcast and nothing autocasts, "
+                "so the cross-entropy runs on the 16-bit logits (16-bit log-softmax and gradients)");
+        }
     }
+
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the
     // whole parameter group at once (optim/adamw.py _multi_tensor_adamw, torch 2.4): one
