@@ -424,11 +424,6 @@ estimate_input from_facts(const fact_store& facts) {
     // est56: a script that loads the model onto its GPU (from_pretrained(device_map=rank), model.to(device)) before
     // wrapping it in FullyShardedDataParallel; HF Trainer / accelerate load on the host and torchtune on the meta device
     in.fsdp1_device_load = in.fsdp1 && r.boolean("parallelism.fsdp_wraps_device_model", false, nullptr);
-    // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
-    // reduce_bucket_size elements per gradient dtype on the device when its optimizer is built, with or without
-    // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
-    // __ipg_bucket_flat_buffer). A stated size wins; unset, DeepSpeed's default is 5e8 elements; the HF Trainer
-    // stacks' ZeRO-3 templates say "auto", which transformers' integration fills with hidden x hidden
     // est59: ZeRO-1 / 2 with contiguous_gradients (DeepSpeed's default) allocates its reduce (IPG) buffer of
     // reduce_bucket_size elements in the 16-bit dtype at the start of every backward, and a second one with
     // overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py backward(): buf_0, buf_1), whatever the trainable
@@ -438,6 +433,11 @@ estimate_input from_facts(const fact_store& facts) {
         if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b > 0)
             in.ds_ipg_bucket_elements = double(*b) * (r.boolean("parallelism.overlap_comm", false, nullptr) ? 2.0 : 1.0);
     }
+    // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
+    // reduce_bucket_size elements per gradient dtype on the device when its optimizer is built, with or without
+    // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
+    // __ipg_bucket_flat_buffer). A stated size wins; unset, DeepSpeed's default is 5e8 elements; the HF Trainer
+    // stacks' ZeRO-3 templates say "auto", which transformers' integration fills with hidden x hidden
     if (in.framework == train_framework::deepspeed && in.zero_stage >= 3) {
         if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b >= 0)
             in.ds_ipg_bucket_elements = double(*b);
@@ -963,7 +963,8 @@ estimate_input from_facts(const fact_store& facts) {
                 "GPT-2 before transformers 4.46: the logits are not upcast and the cross-entropy runs on the 16-bit "
                 "logits (16-bit log-softmax and gradients)");
         }
-    }    // est59: Qwen (v1)'s remote modeling code (modeling_qwen.py QWenLMHeadModel.forward, the trust_remote_code
+    }
+    // est59: Qwen (v1)'s remote modeling code (modeling_qwen.py QWenLMHeadModel.forward, the trust_remote_code
     // model of Qwen/Qwen-1_8B ... Qwen-72B and their Int4 chat checkpoints) never upcasts: lm_logits =
     // self.lm_head(hidden_states), then CrossEntropyLoss on the contiguous shifted model-dtype logits. Under the
     // DeepSpeed engine (HF Trainer with a DeepSpeed config: no torch.autocast, the engine casts the module to
