@@ -31,6 +31,8 @@ std::vector<long long> store_verdicts(const category_rules& r) {
         {"backward", "/opt/torch/autograd/__init__.py", 2},
         {"cudaMalloc", "??", 0},
         {"KV_Update", "/Pkg/Mod/cache.py", 4},
+        {"STEP", "/a/b.py", 6},
+        {"hccl_wait", "??", 0},
     };
     std::vector<long long> out;
     for (const auto& f : frames) {
@@ -81,6 +83,7 @@ TEST_CASE("category rules: encode and decode give the same rules, ignore_case an
         "  - {category: eq, name_equals: [Step], ignore_case: true}\n"
         "  - {category: re, name_regex: 'kv_(update|cache)', ignore_case: true}\n"
         "  - {category: fre, filename_regex: '/Pkg/', cpp: true}\n"
+        "  - {category: cppr, name_contains: [cudaMalloc], cpp: true}\n"
         "site_skip: [/home/lib/]\n",
         "x.yaml");
     own.prepend(user);
