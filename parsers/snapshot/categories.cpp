@@ -422,7 +422,7 @@ category_rules category_rules::shipped() {
         std::error_code ec;
         fs::create_directories(dir, ec);
         write_file_atomic(entry, bin::seal(k_stored_magic, key, out.encode(), cache_hash));
-        bin::prune_entries(dir, "categories-", 4);
+        bin::prune_entries(dir, "categories-", 16);  // one per data directory (worktrees share a cache)
     } catch (const std::exception&) {
         // A copy that cannot be written only costs the next run a parse.
     }
