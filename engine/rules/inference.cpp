@@ -247,6 +247,9 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             rec.rule_id = r.id;
             rec.action = d.action;
             rec.priority = d.priority;
+            if (d.priority_expr.expr)
+                if (const value pv = eval_action(d.priority_expr, facts); pv.is_numeric() && pv.as_number() >= 0)
+                    rec.priority = static_cast<int>(pv.as_number());
             for (const auto& [key, av] : d.overrides) rec.overrides.push_back({key, coerce(key, eval_action(av, facts), facts)});
             if (!d.set_from.empty())
                 if (const auto listed = facts.string(d.set_from); listed && facts.vocab())

@@ -645,7 +645,18 @@ private:
                          fmt::format("action '{}' is not in knowledge/actions.yaml", d.action), item, iw);
                     continue;
                 }
-                d.priority = x["priority"] ? x["priority"].as<int>(act->priority) : act->priority;
+                d.priority = act->priority;
+                if (const YAML::Node pn = x["priority"]) {
+                    const std::string raw = pn.IsScalar() ? pn.Scalar() : std::string();
+                    if (!raw.empty() && raw[0] == '=') {
+                        parse_action_value(it.file, pn, d.priority_expr, item, iw);
+                    } else if (int v = 0; pn.IsScalar() && YAML::convert<int>::decode(pn, v) && v >= 0) {
+                        d.priority = v;
+                    } else {
+                        diag(rule_error_code::bad_value, ctx(it.file, pn),
+                             "priority is a non-negative integer or an expression giving one", item, iw);
+                    }
+                }
                 if (x["text"]) {
                     d.text = without_final_newline(x["text"].as<std::string>(""));
                     check_text(it.file, x["text"], item, iw);

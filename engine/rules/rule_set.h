@@ -35,6 +35,9 @@ struct action_value {
 struct recommendation_def {
     std::string action;  // design.md vocabulary
     int priority = 50;   // lower ranks first (the method's order)
+    // "= expression" giving the rank where it depends on the facts (a lever whose premise is unstated ranks later);
+    // unset (null literal): `priority`
+    action_value priority_expr;
     std::vector<std::pair<std::string, action_value>> overrides;  // canonical key -> value
     // A string fact listing overrides as "key=value, key=value" (the planner's verified alternative): they follow
     // `overrides`, so the change is rendered in the job's syntax and re-estimated like any other.

@@ -21,7 +21,7 @@ using bin::put32;
 using bin::put64;
 using bin::put_text;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '2'};
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '3'};
 // Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
 constexpr int k_max_depth = 512;
 
@@ -108,6 +108,7 @@ void put_rule(std::string& out, const rule_def& r) {
     for (const auto& d : r.recommendations) {
         put_text(out, d.action);
         put_int(out, d.priority);
+        put_action(out, d.priority_expr);
         put_settings(out, d.overrides);
         put_text(out, d.text);
         put_text(out, d.rationale);
@@ -225,7 +226,7 @@ public:
         if (!count(n)) return false;
         r.recommendations.resize(n);
         for (auto& d : r.recommendations)
-            if (!text(d.action) || !small(d.priority) || !settings(d.overrides) || !text(d.text) ||
+            if (!text(d.action) || !small(d.priority) || !action(d.priority_expr) || !settings(d.overrides) || !text(d.text) ||
                 !text(d.rationale) || !action(d.confidence) || !text(d.confirm) || !action(d.expect_device_peak) ||
                 !text(d.set_from) || !ctx(d.where))
                 return false;

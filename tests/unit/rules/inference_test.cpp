@@ -202,6 +202,36 @@ TEST_CASE("findings, recommendations and explanation down to input provenance") 
     CHECK(found_log);
 }
 
+TEST_CASE("a recommendation's priority may follow the facts; a bad one is refused with its place") {
+    engine_fixture f("priority_expr");
+    auto lr = f.load(R"Y(
+- rule: advise
+  step: s0
+  condition: a > 0
+  recommend:
+    - action: reduce_micro_batch
+    - action: enable_full_ac
+      priority: "= if(a > 5, 30, 75)"
+)Y");
+    REQUIRE(lr.ok());
+    for (const auto& [a, first] : {std::pair{9, "enable_full_ac"}, std::pair{2, "reduce_micro_batch"}}) {
+        fact_store facts(&f.vocab);
+        facts.emit("a", value(a), provenance{"test"});
+        const auto ranked = run_inference(lr.rules, facts).ranked();
+        REQUIRE(ranked.size() == 2);
+        CHECK(ranked[0].action == first);
+    }
+    auto bad = f.load(R"Y(
+- rule: advise
+  step: s0
+  condition: a > 0
+  recommend:
+    - action: enable_full_ac
+      priority: soon
+)Y");
+    CHECK_FALSE(bad.ok());
+}
+
 TEST_CASE("an unchanged assert creates no new fact version, so no loop") {
     engine_fixture f("stable");
     auto lr = f.load(R"Y(
