@@ -360,7 +360,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (r.estimate) render_estimate(w, *r.estimate, r);
     if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0) {
         const fit_limits& l = *r.limits;
-        if (l.max_micro_batch == 0 && l.max_seq_len <= 0 && l.micro_batch <= 1)
+        if (l.max_micro_batch == 0 && l.max_seq_len <= 0)
             w.line(w.t("report.preflight.limits_none", {{"seq_len", std::to_string(l.seq_len)},
                                                          {"micro_batch", std::to_string(l.micro_batch)}}));
         else if (l.max_micro_batch == 0)
