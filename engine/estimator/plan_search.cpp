@@ -186,8 +186,11 @@ std::vector<plan_cost_term> plan_cost(const estimate_input& b, const estimate_in
     };
     add("recompute", f[t_recompute], fmt::format("activation checkpointing {} -> {}", ac_name(b.ac), ac_name(c.ac)));
     add("tensor_parallel", f[t_tp], fmt::format("TP {} -> {}: per-layer collectives{}", b.tp, c.tp, c.tp > 8 ? " across nodes" : ""));
+    // rev31: at the same PP the bubble moves with the micro-batch count (fewer data-parallel ranks share the batch)
     add("pipeline_bubble", f[t_bubble],
-        fmt::format("PP {} -> {}: bubble (p-1)/(m*v) with m={} micro-batches", b.pp, c.pp, c.num_microbatches));
+        b.pp == c.pp ? fmt::format("PP {}: bubble (p-1)/(m*v) with m {} -> {} micro-batches", c.pp, b.num_microbatches,
+                                   c.num_microbatches)
+                     : fmt::format("PP {} -> {}: bubble (p-1)/(m*v) with m={} micro-batches", b.pp, c.pp, c.num_microbatches));
     add("context_parallel", f[t_cp], fmt::format("CP {} -> {}: ring attention exchanges", b.cp, c.cp));
     add("expert_parallel", f[t_ep], fmt::format("EP {} -> {}: token all-to-all", b.ep, c.ep));
     add("sharding", f[t_shard], fmt::format("ZeRO/FSDP stage {} -> {}: parameter all-gathers", b.zero_stage, c.zero_stage));
@@ -232,6 +235,9 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     // Micro-batch: torchtitan's pipeline micro-batch, or the per-device batch with the
     // accumulation (or global batch) that keeps the sequences per step.
     const std::int64_t local = batch.local_batch > 0 ? batch.local_batch : b.micro_batch;
+    const std::int64_t dp_b = std::max<std::int64_t>(1, b.dp_shard * b.dp_replicate);
+    const std::int64_t dp_c = std::max<std::int64_t>(1, c.dp_shard * c.dp_replicate);
+    const std::int64_t titan_gb = batch.global_batch.value_or(local * dp_b);
     if (batch.dynamic_tokens) {
         // dynamic batching: the micro-batch is the token budget per device (after the sequence-parallel split)
         const std::int64_t tokens = dynamic_batch_tokens(c.micro_batch, c.cp, c.seq_len);
@@ -240,19 +246,24 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     } else if (titan && c.pp > 1) {
         if (c.micro_batch != batch.pp_microbatch.value_or(1))
             o.push_back({"parallelism.pipeline_parallel_microbatch_size", value(c.micro_batch)});
-    } else if (c.micro_batch != local) {
-        o.push_back({"training.local_batch_size", value(c.micro_batch)});
+    } else if (c.micro_batch != local || dp_c != dp_b) {
+        // rev31: TP/CP/PP taking ranks from data parallel at the same world size shrinks the global batch as much
+        // as a smaller micro-batch does: the same keys keep it (torchtitan's default global batch is local x DP).
+        if (c.micro_batch != local) o.push_back({"training.local_batch_size", value(c.micro_batch)});
         const std::int64_t factor = local / std::max<std::int64_t>(1, c.micro_batch);
         if (c.framework == train_framework::torchtitan) {
             // torchtitan states the global batch; torchtune keeps it through the accumulation
-            const std::int64_t gb = batch.global_batch.value_or(local * b.dp_shard * b.dp_replicate);
-            o.push_back({"training.global_batch_size", value(gb)});
+            if (c.micro_batch != local || !batch.global_batch) o.push_back({"training.global_batch_size", value(titan_gb)});
         } else if (c.framework != train_framework::megatron &&
                    !(c.framework == train_framework::deepspeed && batch.global_batch && !batch.grad_accum)) {
             // (DeepSpeed derives the accumulation from train_batch_size when only that is given.)
-            o.push_back({"training.gradient_accumulation_steps", value(batch.grad_accum.value_or(1) * factor)});
+            const std::int64_t steps = batch.grad_accum.value_or(1) * factor * dp_b;
+            o.push_back({"training.gradient_accumulation_steps", value(std::max<std::int64_t>(1, (steps + dp_c - 1) / dp_c))});
         }
     }
+    // torchtitan's pipeline micro-batch path: a smaller DP still needs the global batch stated
+    if (titan && c.pp > 1 && dp_c != dp_b && !batch.global_batch && c.framework == train_framework::torchtitan)
+        o.push_back({"training.global_batch_size", value(titan_gb)});
     if (b.swap_optimizer != c.swap_optimizer) {
         o.push_back({"optimizer.swap_optimizer", value(c.swap_optimizer)});
         if (c.swap_optimizer) o.push_back({"optimizer.swap_optimizer_times", value(std::int64_t(c.swap_times))});

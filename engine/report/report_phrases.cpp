@@ -136,6 +136,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.rec.syntax_canonical_md", "As canonical keys (no framework known):"},
     {"report.rec.not_offered", "not offered: {action} ({rule}): {why}"},
     {"report.rec.raises_peak", "the estimate with this change is higher ({after} per device against {now} now)"},
+    {"report.rec.no_effect", "the estimate with this change is the same ({now} per device), still over the budget"},
     {"report.plan.fits_as_configured", "Plan: the job fits as configured ({device} of {budget} budget)."},
     {"report.plan.nothing_fits", "Plan: nothing in the searched space fits on {from} to {to} devices."},
     {"report.plan.head", "Plan: {world} devices, {device} device peak of {budget} budget ({tier}; {cost} step time):"},

@@ -246,6 +246,13 @@ void stage_report(pipeline_state& s) {
                                double(*rr.expected_device_peak_bytes) > 1.01 * double(rep.estimate->device_peak_bytes)))
             why_not = phrase(rep.lang, "report.rec.raises_peak", {{"after", format_bytes(*rr.expected_device_peak_bytes)},
                                                                   {"now", format_bytes(rep.estimate->device_peak_bytes)}});
+        // rev31: nor one the estimate applies that leaves the peak exactly where it is, over the budget (selective
+        // checkpointing on a Megatron job with flash attention: nothing it recomputes is held); a setting the
+        // estimate does not read carries its note and stays offered.
+        else if (rep.estimate && !config_overrides.empty() && rr.expected_note.empty() && rr.expected_peak_bytes &&
+                 rr.expected_device_peak_bytes && *rr.expected_peak_bytes == rep.estimate->peak_bytes &&
+                 *rr.expected_device_peak_bytes == rep.estimate->device_peak_bytes && rr.expected_fits && !*rr.expected_fits)
+            why_not = phrase(rep.lang, "report.rec.no_effect", {{"now", format_bytes(rep.estimate->device_peak_bytes)}});
         else if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
                  *rr.expected_host_bytes > rep.estimate->host_budget_bytes)
             why_not = phrase(rep.lang, "report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},

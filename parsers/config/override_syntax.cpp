@@ -19,7 +19,9 @@ namespace oomdx {
 
 namespace {
 
-const char* const k_ds_keys[] = {"parallelism.zero_stage", "optimizer.offload", "parallelism.offload_params"};
+// rev31: overlap_comm too, which the ZeRO-3 patch writes and the plan reads back (a key of the JSON, not the trainer's)
+const char* const k_ds_keys[] = {"parallelism.zero_stage", "optimizer.offload", "parallelism.offload_params",
+                                 "parallelism.overlap_comm"};
 
 bool routed_to_deepspeed(const override_syntax& s, const std::string& key) {
     if (s.deepspeed_file.empty()) return false;

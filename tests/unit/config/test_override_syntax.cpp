@@ -142,3 +142,28 @@ TEST_CASE("allocator variable per device and PyTorch version") {
     set_runtime(r, f);
     CHECK(r.device_kind == "npu");
 }
+
+TEST_CASE("rev31: the ZeRO-3 patch's overlap_comm, read back into the plan, is written in the trainer's DeepSpeed JSON") {
+    // An HF Trainer (or LLaMA-Factory) job with a DeepSpeed JSON beside it: the plan's ZeRO-3 patch sets
+    // zero_optimization.overlap_comm, which the closure reads back as parallelism.overlap_comm. It belongs to the
+    // JSON: no "# hf_trainer has no setting for parallelism.overlap_comm" beside the very patch that sets it, and
+    // the offload that needs it is expressible.
+    override_syntax s = override_syntax_for("hf_trainer");
+    s.syntax = "yaml";
+    s.deepspeed_file = "ds_z2.json";
+    const std::vector<canonical_override> plan =
+        canonical_closure(s, {{"parallelism.zero_stage", std::int64_t(3)}, {"optimizer.offload", "cpu"}});
+    bool read_back = false;
+    for (const auto& o : plan) read_back |= o.key == "parallelism.overlap_comm";
+    CHECK(read_back);
+    const std::string text = join(render_overrides(s, plan));
+    CAPTURE(text);
+    CHECK(text.find("has no setting") == std::string::npos);
+    CHECK(text.find("\"overlap_comm\": true") != std::string::npos);
+    CHECK(text.find("\"offload_optimizer\"") != std::string::npos);
+    CHECK(can_express(s, plan).ok);
+    // the key alone still needs a DeepSpeed JSON to go to (look-alike: a trainer without one)
+    override_syntax plain = override_syntax_for("hf_trainer");
+    plain.syntax = "yaml";
+    CHECK_FALSE(can_express(plain, "parallelism.overlap_comm", value(true)).ok);
+}

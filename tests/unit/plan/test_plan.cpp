@@ -430,3 +430,82 @@ TEST_CASE("A plain DeepSpeed JSON job: the plan may turn on activation checkpoin
     CHECK(ac);
     CHECK(p["rendered"].dump().find("# code change: turn on activation checkpointing") != std::string::npos);
 }
+
+TEST_CASE("rev31: a plan that gives data-parallel ranks to TP/CP at the job's size keeps the global batch") {
+    // torchtitan, Llama 3 70B on 64 H100 without checkpointing: the plan moves ranks from FSDP to TP and CP. The
+    // global batch was local 8 x DP 64 = 512 (torchtitan's default, global_batch_size -1 = local x DP); with fewer
+    // data-parallel ranks the plan must state it, or the job trains on a fraction of its batch.
+    const auto j = nlohmann::json::parse(
+        run("preflight --model llama3-70b --device h100-80gb --world-size 64 --framework torchtitan --set training.seq_len=8192 "
+            "--set training.local_batch_size=8 --set activation_checkpoint.mode=none --plan --format json")
+            .out);
+    const auto& p = j["plan"];
+    REQUIRE(p["fits"].get<bool>());
+    REQUIRE(p["world_size"].get<int>() == 64);
+    std::int64_t tp = 1, cp = 1, pp = 1;
+    for (const auto& o : p["overrides"]) {
+        if (o["key"] == "parallelism.tensor_parallel_degree") tp = o["value"].get<std::int64_t>();
+        if (o["key"] == "parallelism.context_parallel_degree") cp = o["value"].get<std::int64_t>();
+        if (o["key"] == "parallelism.pipeline_parallel_degree") pp = o["value"].get<std::int64_t>();
+    }
+    REQUIRE(tp * cp * pp > 1);  // the plan takes ranks from data parallel (what this test is about)
+    CHECK(has_override(p, "training.global_batch_size", "512"));
+    CHECK(p["rendered"].dump().find("global_batch_size = 512") != std::string::npos);
+    // and a plan at the job's size that keeps the data-parallel degree leaves the batch keys alone (look-alike)
+    const auto k = nlohmann::json::parse(
+        run("preflight --model llama3-8b --device h100-80gb --world-size 8 --framework torchtitan --set training.seq_len=8192 "
+            "--set training.local_batch_size=2 --set activation_checkpoint.mode=none --plan --format json")
+            .out);
+    bool moves_dp = false, states_batch = false;
+    for (const auto& o : k["plan"]["overrides"]) {
+        moves_dp |= o["key"] == "parallelism.tensor_parallel_degree" || o["key"] == "parallelism.context_parallel_degree" ||
+                    o["key"] == "parallelism.pipeline_parallel_degree" || o["key"] == "training.local_batch_size";
+        states_batch |= o["key"] == "training.global_batch_size";
+    }
+    if (!moves_dp) CHECK_FALSE(states_batch);
+}
+
+TEST_CASE("rev31: a change the estimate applies and that leaves the peak where it is, over the budget, is not offered") {
+    // Megatron Llama 3 8B, TP 1 / PP 1, no recompute, on 8 H100: Megatron's selective recompute re-runs core
+    // attention, which flash attention never stores; the estimate is the same to the byte. "Expected after: the
+    // same figure - still over the budget" is no recommendation.
+    const auto j = nlohmann::json::parse(
+        run("preflight --config tests/fixtures/configs/megatron/pretrain_llama3_8b.sh --device h100-80gb --world-size 8 "
+            "--set training.local_batch_size=2 --set parallelism.tensor_parallel_degree=1 "
+            "--set parallelism.pipeline_parallel_degree=1 --set activation_checkpoint.mode=none "
+            "--set optimizer.distributed=false --format json")
+            .out);
+    REQUIRE_FALSE(j["estimate"]["fits"].get<bool>());
+    const auto peak = j["estimate"]["peak_bytes"], device = j["estimate"]["device_peak_bytes"];
+    for (const auto& r : j["recommendations"]) {
+        CAPTURE(r["action"].get<std::string>());
+        if (r["expected_note"].get<std::string>().empty() && !r["overrides"].empty())
+            CHECK_FALSE((r["expected_peak_bytes"] == peak && r["expected_device_peak_bytes"] == device));
+    }
+    bool selective_not_offered = false;
+    for (const auto& n : j["not_offered"]) selective_not_offered |= n.dump().find("enable_selective_ac") != std::string::npos;
+    CHECK(selective_not_offered);
+    // full recompute lowers it and stays offered (look-alike)
+    bool full = false;
+    for (const auto& r : j["recommendations"]) full |= r["action"] == "enable_full_ac";
+    CHECK(full);
+}
+
+TEST_CASE("rev31: at the same pipeline degree the bubble term names the micro-batch count that moved, not PP p -> p") {
+    // MindSpeed-style Llama 2 70B on 32 910B (TP 8, PP 2): a plan that keeps PP 2 but changes the data-parallel
+    // degree changes m; "PP 2 -> 2" said nothing.
+    const auto j = nlohmann::json::parse(
+        run("preflight --config examples/hccl_oom/pretrain_llama2_70b.sh --framework mindspeed --device 910b3 --world-size 32 "
+            "--set activation_checkpoint.mode=none --plan --format json")
+            .out);
+    std::vector<nlohmann::json> terms;
+    for (const auto& t : j["plan"]["cost_terms"]) terms.push_back(t);
+    for (const auto& c : j["plan"]["candidates"])
+        for (const auto& t : c["cost_terms"]) terms.push_back(t);
+    for (const auto& t : terms) {
+        const std::string why = t["why"].get<std::string>();
+        CAPTURE(why);
+        std::smatch m;
+        if (std::regex_search(why, m, std::regex(R"(^PP (\d+) -> (\d+):)"))) CHECK(m[1].str() != m[2].str());
+    }
+}
