@@ -246,9 +246,10 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     } else if (titan && c.pp > 1) {
         if (c.micro_batch != batch.pp_microbatch.value_or(1))
             o.push_back({"parallelism.pipeline_parallel_microbatch_size", value(c.micro_batch)});
-    } else if (c.micro_batch != local || dp_c != dp_b) {
+    } else if (c.micro_batch != local || dp_c < dp_b) {
         // rev31: TP/CP/PP taking ranks from data parallel at the same world size shrinks the global batch as much
         // as a smaller micro-batch does: the same keys keep it (torchtitan's default global batch is local x DP).
+        // More data-parallel ranks (PP given back) let the batch grow as before: local x DP cannot divide the old one.
         if (c.micro_batch != local) o.push_back({"training.local_batch_size", value(c.micro_batch)});
         const std::int64_t factor = local / std::max<std::int64_t>(1, c.micro_batch);
         if (c.framework == train_framework::torchtitan) {
@@ -257,12 +258,13 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
         } else if (c.framework != train_framework::megatron &&
                    !(c.framework == train_framework::deepspeed && batch.global_batch && !batch.grad_accum)) {
             // (DeepSpeed derives the accumulation from train_batch_size when only that is given.)
-            const std::int64_t steps = batch.grad_accum.value_or(1) * factor * dp_b;
+            const std::int64_t from = dp_c < dp_b ? dp_b : dp_c;  // fewer data-parallel ranks: more accumulation
+            const std::int64_t steps = batch.grad_accum.value_or(1) * factor * from;
             o.push_back({"training.gradient_accumulation_steps", value(std::max<std::int64_t>(1, (steps + dp_c - 1) / dp_c))});
         }
     }
     // torchtitan's pipeline micro-batch path: a smaller DP still needs the global batch stated
-    if (titan && c.pp > 1 && dp_c != dp_b && !batch.global_batch && c.framework == train_framework::torchtitan)
+    if (titan && c.pp > 1 && dp_c < dp_b && !batch.global_batch && c.framework == train_framework::torchtitan)
         o.push_back({"training.global_batch_size", value(titan_gb)});
     if (b.swap_optimizer != c.swap_optimizer) {
         o.push_back({"optimizer.swap_optimizer", value(c.swap_optimizer)});
