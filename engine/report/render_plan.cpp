@@ -12,7 +12,9 @@ namespace {
 
 // The phrase key of a tier (report.plan.tier.*; JSON keeps plan_tier_name, a stable key: the tier
 // of AC changes also holds the chunked loss, so its text names both).
-const char* tier_key(int tier) {
+// rev31: a plan on more devices with no other change is not "no change" beside "# run on 24 devices".
+const char* tier_key(int tier, bool more_devices) {
+    if (tier == tier_none && more_devices) return "report.plan.tier.devices_only";
     switch (tier) {
         case tier_ac: return "report.plan.tier.ac";
         case tier_optimizer: return "report.plan.tier.optimizer";
@@ -75,7 +77,7 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
         s += t(p.world_size == 1 ? "report.plan.head_one" : "report.plan.head", {{"world", std::to_string(p.world_size)},
                                     {"device", format_bytes(p.expected_device_peak_bytes)},
                                     {"budget", format_bytes(p.budget_bytes)},
-                                    {"tier", t(tier_key(p.tier))},
+                                    {"tier", t(tier_key(p.tier, p.world_size != p.base_world_size))},
                                     {"cost", cost(p.cost)}}) + "\n";
         for (const auto& l : p.rendered) s += "    " + override_line(lang, l) + "\n";
         for (const auto& term : p.terms)
@@ -127,7 +129,7 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
         s += "   " + t("report.plan.candidate", {{"n", std::to_string(shown + 1)},
                                                   {"layout", layout(lang, c.input)},
                                                   {"device", format_bytes(c.device_peak_bytes)},
-                                                  {"tier", t(tier_key(c.tier))},
+                                                  {"tier", t(tier_key(c.tier, p.world_size != p.base_world_size))},
                                                   {"cost", cost(c.cost)}}) + "\n";
     }
     return s;

@@ -164,6 +164,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.plan.tier.parallelism", "parallelism"},
     {"report.plan.tier.batch", "micro-batch"},
     {"report.plan.tier.none", "no change"},
+    {"report.plan.tier.devices_only", "more devices, no other change"},
     {"report.plan.anchored", "anchored on the measurement ({source}): device {device} - {verdict}"},
     {"report.preflight.limits_none", "no micro-batch fits at sequence length {seq_len}, and no sequence length at micro-batch {micro_batch}: what the model keeps besides activations (weights, gradients, optimizer states) is over the budget"},
     {"report.preflight.limits_no_micro", "largest that fit: no micro-batch at sequence length {seq_len}; sequence length {max_seq_len} at micro-batch {micro_batch}"},

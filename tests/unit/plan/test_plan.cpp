@@ -509,3 +509,18 @@ TEST_CASE("rev31: at the same pipeline degree the bubble term names the micro-ba
         if (std::regex_search(why, m, std::regex(R"(^PP (\d+) -> (\d+):)"))) CHECK(m[1].str() != m[2].str());
     }
 }
+
+TEST_CASE("rev31: a plan that only adds devices says so, not \"no change\" beside \"# run on 24 devices\"") {
+    // Llama 2 70B full fine-tune under ZeRO-3 with checkpointing on eight A100 80GB: 24 devices fit as configured.
+    const run_result r = run("preflight --model llama2-70b --framework hf_trainer --device a100-80gb --world-size 8 "
+                             "--set parallelism.zero_stage=3 --set training.seq_len=4096 --set training.local_batch_size=2 "
+                             "--set activation_checkpoint.mode=full --set training.gradient_accumulation_steps=8 "
+                             "--set training.mixed_precision_param=bfloat16 --plan");
+    const auto head = r.out.find("  Plan: ");
+    REQUIRE(head != std::string::npos);
+    const std::string line = r.out.substr(head, r.out.find('\n', head) - head);
+    CAPTURE(line);
+    REQUIRE(r.out.find("# run on ") != std::string::npos);
+    CHECK(line.find("(no change;") == std::string::npos);
+    CHECK(line.find("(more devices, no other change;") != std::string::npos);
+}
