@@ -237,6 +237,8 @@ void stage_report(pipeline_state& s) {
         // a host whose stated RAM cannot take them is no fix either (the plan leaves such offloads out the same way).
         // cases62: nor is one that lowers no live tensor and still raises the device figure, however little, where it
         // is not known to fit (full checkpointing where the estimate's peak holds no activations: lmms-eval#436).
+        const bool colocated_rollout = facts.boolean("framework.colocated_rollout").value_or(false) ||
+                                       facts.boolean("training.rollout_colocated").value_or(false);
         const bool lowers_nothing = rep.estimate && rr.expected_peak_bytes && rr.expected_device_peak_bytes &&
                                     *rr.expected_peak_bytes >= rep.estimate->peak_bytes &&
                                     *rr.expected_device_peak_bytes > rep.estimate->device_peak_bytes &&
@@ -248,8 +250,10 @@ void stage_report(pipeline_state& s) {
                                                                   {"now", format_bytes(rep.estimate->device_peak_bytes)}});
         // rev31: nor one the estimate applies that leaves the peak exactly where it is, over the budget (selective
         // checkpointing on a Megatron job with flash attention: nothing it recomputes is held); a setting the
-        // estimate does not read carries its note and stays offered.
-        else if (rep.estimate && !config_overrides.empty() && rr.expected_note.empty() && rr.expected_peak_bytes &&
+        // estimate does not read carries its note and stays offered, and so does any change beside a colocated
+        // rollout engine (the training step's figure does not show the rollout phase such a change is for).
+        else if (rep.estimate && !config_overrides.empty() && rr.expected_note.empty() && !colocated_rollout &&
+                 rr.expected_peak_bytes &&
                  rr.expected_device_peak_bytes && *rr.expected_peak_bytes == rep.estimate->peak_bytes &&
                  *rr.expected_device_peak_bytes == rep.estimate->device_peak_bytes && rr.expected_fits && !*rr.expected_fits)
             why_not = phrase(rep.lang, "report.rec.no_effect", {{"now", format_bytes(rep.estimate->device_peak_bytes)}});
