@@ -18,7 +18,7 @@ bool has_role(const log_analysis& a, const std::string& role) {
     return std::any_of(a.evidence.begin(), a.evidence.end(), [&](const log_evidence& e) { return e.role == role; });
 }
 
-constexpr std::int64_t GiB = 1LL << 30;
+constexpr std::int64_t k_pasted_gib = 1LL << 30;
 
 // PaddleDetection's iteration line (bf03's shape), one per iteration
 std::string paddle_iter(int i) {
@@ -129,7 +129,7 @@ TEST_CASE("a failure message hard-wrapped inside a figure is joined back") {
         auto a = analyze_pasted("step 1, loss 2.0\n" + head + "\niB is allocated by PyTorch, and 627.28 MiB is reserved "
                                                            "by PyTorch but unallocated.\n");
         REQUIRE(a.allocated_bytes);
-        CHECK(*a.allocated_bytes == static_cast<std::int64_t>(20.75 * GiB));
+        CHECK(*a.allocated_bytes == static_cast<std::int64_t>(20.75 * k_pasted_gib));
         // the same cut followed by another message: nothing joined
         auto b = analyze_pasted("step 1, loss 2.0\n" + head + "\nTraceback (most recent call last):\n");
         CHECK(!b.allocated_bytes);
