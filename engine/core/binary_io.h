@@ -37,6 +37,14 @@ inline void put_text(std::string& out, const std::string& s) {
     out += s;
 }
 
+inline void put_texts(std::string& out, const std::vector<std::string>& v) {
+    put32(out, static_cast<std::uint32_t>(v.size()));
+    for (const auto& s : v) put_text(out, s);
+}
+
+// An int as reader::small reads it back.
+inline void put_int(std::string& out, int v) { put64(out, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))); }
+
 inline std::uint64_t get64(std::string_view s, std::size_t at) {
     std::uint64_t v;
     std::memcpy(&v, s.data() + at, 8);

@@ -424,6 +424,15 @@ estimate_input from_facts(const fact_store& facts) {
     // est56: a script that loads the model onto its GPU (from_pretrained(device_map=rank), model.to(device)) before
     // wrapping it in FullyShardedDataParallel; HF Trainer / accelerate load on the host and torchtune on the meta device
     in.fsdp1_device_load = in.fsdp1 && r.boolean("parallelism.fsdp_wraps_device_model", false, nullptr);
+    // est59: ZeRO-1 / 2 with contiguous_gradients (DeepSpeed's default) allocates its reduce (IPG) buffer of
+    // reduce_bucket_size elements in the 16-bit dtype at the start of every backward, and a second one with
+    // overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py backward(): buf_0, buf_1), whatever the trainable
+    // size; released only at the step (_release_ipg_buffers). Only where the config states the bucket: the
+    // HF templates' "auto" is hidden x hidden
+    if (in.framework == train_framework::deepspeed && (in.zero_stage == 1 || in.zero_stage == 2)) {
+        if (const auto b = r.int_opt("parallelism.reduce_bucket_size"); b && *b > 0)
+            in.ds_ipg_bucket_elements = double(*b) * (r.boolean("parallelism.overlap_comm", false, nullptr) ? 2.0 : 1.0);
+    }
     // est49: DeepSpeed ZeRO-3 with contiguous_gradients (on by default) allocates one reduce (IPG) bucket buffer of
     // reduce_bucket_size elements per gradient dtype on the device when its optimizer is built, with or without
     // offload, and keeps it for the run (deepspeed/runtime/zero/stage3.py: ipg_buckets' buffer; 0.7:
@@ -953,6 +962,22 @@ estimate_input from_facts(const fact_store& facts) {
             in.assumptions.push_back(
                 "GPT-2 before transformers 4.46: the logits are not upcast and the cross-entropy runs on the 16-bit "
                 "logits (16-bit log-softmax and gradients)");
+        }
+    }
+    // est59: Qwen (v1)'s remote modeling code (modeling_qwen.py QWenLMHeadModel.forward, the trust_remote_code
+    // model of Qwen/Qwen-1_8B ... Qwen-72B and their Int4 chat checkpoints) never upcasts: lm_logits =
+    // self.lm_head(hidden_states), then CrossEntropyLoss on the contiguous shifted model-dtype logits. Under the
+    // DeepSpeed engine (HF Trainer with a DeepSpeed config: no torch.autocast, the engine casts the module to
+    // fp16 / bf16) the log-softmax and its gradients are 16-bit; under the HF Trainer's own AMP, autocast runs the
+    // log-softmax in fp32 (the 12 B path stays)
+    if (!in.loss_in_model_dtype && in.hf_model && m.family == "qwen" && in.framework == train_framework::deepspeed &&
+        !in.chunked_loss) {
+        const int head_bytes = in.ft.kind == finetune_kind::full ? in.param_bytes : in.ft.quant_head ? 2 : in.ft.load_bytes;
+        if (head_bytes == 2) {
+            in.loss_in_model_dtype = true;
+            in.assumptions.push_back(
+                "Qwen (v1) remote code under the DeepSpeed engine: the logits are not upcast and nothing autocasts, "
+                "so the cross-entropy runs on the 16-bit logits (16-bit log-softmax and gradients)");
         }
     }
 

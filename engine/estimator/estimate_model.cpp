@@ -1189,6 +1189,14 @@ double compute(const estimate_input& in, breakdown& out) {
             loss += ipg;
             bwd += ipg;
             step += ipg;
+        } else if (in.framework == train_framework::deepspeed && (in.zero_stage == 1 || in.zero_stage == 2) &&
+                   in.ds_ipg_bucket_elements > 0) {
+            // est59: the stated IPG buffers (estimate.cpp), from the first backward until the step: later
+            // micro-batches' forwards and losses run beside them
+            const double ipg = in.ds_ipg_bucket_elements * pb;
+            fwd += ipg;
+            loss += ipg;
+            bwd += ipg;
         } else if (in.framework == train_framework::deepspeed && in.zero_stage >= 1) {
             bwd += std::min(k.deepspeed_bucket_elements, st.trainable_rank) * pb;
         } else if (in.ddp_grad_copy) {

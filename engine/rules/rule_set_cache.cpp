@@ -20,6 +20,7 @@ using bin::get64;
 using bin::put32;
 using bin::put64;
 using bin::put_text;
+using bin::put_texts;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '3'};
 // Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
@@ -74,11 +75,6 @@ void put_action(std::string& out, const action_value& a) {
     put_value(out, a.literal);
     put_expr(out, a.expr.get());
     put_text(out, a.text);
-}
-
-void put_texts(std::string& out, const std::vector<std::string>& v) {
-    put32(out, static_cast<std::uint32_t>(v.size()));
-    for (const auto& s : v) put_text(out, s);
 }
 
 void put_settings(std::string& out, const std::vector<std::pair<std::string, action_value>>& v) {

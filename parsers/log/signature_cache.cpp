@@ -17,16 +17,11 @@ namespace fs = std::filesystem;
 using bin::put32;
 using bin::put64;
 using bin::put_text;
+using bin::put_int;
+using bin::put_texts;
 
 constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '4'};  // 3: at_failure (logs53), needs_report (rev27); 4: elision, max_line (logs59)
 constexpr std::size_t k_max_entries = 8;
-
-void put_int(std::string& out, int v) { put64(out, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))); }
-
-void put_texts(std::string& out, const std::vector<std::string>& v) {
-    put32(out, static_cast<std::uint32_t>(v.size()));
-    for (const auto& s : v) put_text(out, s);
-}
 
 void put_regex(std::string& out, const sig_regex* re) {
     put32(out, re ? 1 : 0);

@@ -4,7 +4,13 @@
 #include "engine/core/yaml_node.h"
 
 #include <algorithm>
+#include <filesystem>
 
+#include <fmt/format.h>
+
+#include "engine/core/atomic_file.h"
+#include "engine/core/binary_io.h"
+#include "engine/core/cache_key.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
 #include "engine/core/text_file.h"
@@ -328,9 +334,99 @@ category_rules category_rules::load(const std::string& path) {
     return parse(read_text_file(path, "category rules (YAML)"), path);
 }
 
+// ---- the stored copy of the shipped rules --------------------------------------------------------
+
+namespace {
+
+constexpr char k_stored_magic[8] = {'o', 'o', 'm', 'd', 'x', 'c', 'r', '1'};
+
+void put_regex(std::string& out, const std::shared_ptr<re2::RE2>& re) {
+    bin::put32(out, re ? 1 : 0);
+    if (re) bin::put_text(out, re->pattern());
+}
+
+bool get_regex(bin::reader& in, bool icase, std::shared_ptr<re2::RE2>& re) {
+    bool has = false;
+    if (!in.flag(has)) return false;
+    if (!has) return true;
+    std::string pattern;
+    if (!in.text(pattern)) return false;
+    re2::RE2::Options o;
+    o.set_log_errors(false);
+    o.set_case_sensitive(!icase);  // as category_loader::regex
+    re = std::make_shared<re2::RE2>(pattern, o);
+    return re->ok();
+}
+
+}  // namespace
+
+std::string category_rules::encode() const {
+    std::string out;
+    bin::put_texts(out, m_names);
+    bin::put_texts(out, m_site_skip);
+    for (const auto* list : {&m_any, &m_frame}) {
+        bin::put32(out, static_cast<std::uint32_t>(list->size()));
+        for (const auto& r : *list) {
+            bin::put_int(out, r->category);
+            bin::put32(out, r->icase ? 1 : 0);
+            bin::put32(out, r->cpp ? 1 : 0);
+            bin::put_texts(out, r->name_contains);
+            bin::put_texts(out, r->name_equals);
+            bin::put_texts(out, r->filename_contains);
+            put_regex(out, r->name_regex);
+            put_regex(out, r->filename_regex);
+            put_regex(out, r->any_regex);
+        }
+    }
+    return out;
+}
+
+std::optional<category_rules> category_rules::decode(std::string_view payload) {
+    category_rules out;
+    bin::reader in(payload);
+    if (!in.texts(out.m_names) || !in.texts(out.m_site_skip)) return std::nullopt;
+    for (auto* list : {&out.m_any, &out.m_frame}) {
+        std::uint32_t n = 0;
+        if (!in.count(n)) return std::nullopt;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            auto r = std::make_shared<rule>();
+            if (!in.small(r->category) || r->category < 0 || r->category >= static_cast<int>(out.m_names.size()) ||
+                !in.flag(r->icase) || !in.flag(r->cpp) || !in.texts(r->name_contains) || !in.texts(r->name_equals) ||
+                !in.texts(r->filename_contains) || !get_regex(in, r->icase, r->name_regex) ||
+                !get_regex(in, r->icase, r->filename_regex) || !get_regex(in, r->icase, r->any_regex))
+                return std::nullopt;
+            list->push_back(std::move(r));
+        }
+    }
+    if (!in.at_end()) return std::nullopt;
+    return out;
+}
+
+// The shipped rules come from the cache directory when this build stored them for this text,
+// else from the YAML (then stored). Decoding the stored rules takes no YAML tree: 1.87 M
+// instructions on the rule packs' thread before (docs/snapshot.md, snap34).
 category_rules category_rules::shipped() {
+    namespace fs = std::filesystem;
     static const std::string path = data_path("knowledge/snapshot_categories.yaml");
-    return load(path);
+    const std::string text = read_text_file(path, "category rules (YAML)");
+    const std::string dir = yaml_cache_dir();
+    if (dir.empty() || build_identity().empty()) return parse(text, path);
+    const std::string key = fmt::format("oomdx category rules 1\n{}\n{}\n{}\n{:016x}\n", build_identity(), path,
+                                        text.size(), cache_hash(text));
+    const std::string entry = fmt::format("{}/categories-{:016x}.bin", dir, cache_hash(path));
+    const std::string stored_bytes = bin::read_all(entry);
+    if (const auto payload = bin::unseal(stored_bytes, k_stored_magic, key, cache_hash))
+        if (auto stored = decode(*payload)) return std::move(*stored);
+    category_rules out = parse(text, path);
+    try {
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        write_file_atomic(entry, bin::seal(k_stored_magic, key, out.encode(), cache_hash));
+        bin::prune_entries(dir, "categories-", 16);  // one per data directory (worktrees share a cache)
+    } catch (const std::exception&) {
+        // A copy that cannot be written only costs the next run a parse.
+    }
+    return out;
 }
 
 }  // namespace oomdx::snap

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,11 @@ public:
     // Rules from a YAML/JSON file (our format or a Mosaic custom profile).
     static category_rules load(const std::string& path);
     static category_rules parse(const std::string& text, const std::string& path);
+
+    // The rules in the form the cache stores them (names, site_skip, both lists, regular
+    // expressions as their text); decode gives nullopt for a damaged or foreign payload.
+    std::string encode() const;
+    static std::optional<category_rules> decode(std::string_view payload);
 
     // Puts the rules of `user` before ours (user categories are appended to the name list).
     void prepend(const category_rules& user);

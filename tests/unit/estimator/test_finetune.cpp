@@ -1596,3 +1596,59 @@ TEST_CASE("PEFT modules_to_save trains a copy of the embedding / head beside the
     emit(lf, "training.lora_modules_to_save", "embed_tokens");
     CHECK(from_facts(lf).ft.saved_copy_bytes == 4);
 }
+
+TEST_CASE("Qwen (v1) remote code under the DeepSpeed engine: the loss runs on 16-bit logits (est59)") {
+    // HF Trainer, Q-LoRA-shaped job on an fp16 base; `deepspeed` adds a ZeRO-2 config (no autocast)
+    auto bpe_of = [](const char* family, bool deepspeed, const char* ftype) {
+        fact_store f = job8b("hf_trainer", ftype, 1);
+        emit(f, "model.family", family);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.load_dtype", "float16");
+        emit(f, "training.mixed_precision_param", "float16");
+        if (deepspeed) {
+            emit(f, "job.deepspeed_config", "ds_config_zero2.json");
+            emit(f, "parallelism.zero_stage", std::int64_t(2));
+        }
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        return std::make_pair(in.loss_in_model_dtype, b.logits_bpe);
+    };
+    CHECK(bpe_of("qwen", true, "lora") == std::make_pair(true, 6.0));
+    CHECK(bpe_of("qwen", true, "full").first);
+    // the other side: the HF Trainer's own AMP autocasts the log-softmax to fp32; Qwen2 and Llama upcast
+    CHECK(bpe_of("qwen", false, "lora") == std::make_pair(false, 12.0));
+    CHECK_FALSE(bpe_of("qwen2", true, "lora").first);
+    CHECK_FALSE(bpe_of("llama", true, "lora").first);
+}
+
+TEST_CASE("DeepSpeed ZeRO-2 reduce buffers: reduce_bucket_size elements per buffer, two with overlap_comm (est59)") {
+    // a stated bucket of 2e8 fp16 elements; the peak phases carry one buffer, or two with overlap_comm
+    auto phases = [](int bucket, int overlap) {
+        fact_store f = job8b("hf_trainer", "lora", 1);
+        emit(f, "training.seq_len", std::int64_t(2048));
+        emit(f, "training.load_dtype", "float16");
+        emit(f, "training.mixed_precision_param", "float16");
+        emit(f, "job.deepspeed_config", "ds_config_zero2.json");
+        emit(f, "parallelism.zero_stage", std::int64_t(2));
+        if (bucket) emit(f, "parallelism.reduce_bucket_size", std::int64_t(200000000));
+        if (overlap >= 0) emit(f, "parallelism.overlap_comm", overlap == 1);
+        const estimate_input in = from_facts(f);
+        est::breakdown b;
+        est::compute(in, b);
+        const auto& st = b.stages[0];
+        return std::make_tuple(in.ds_ipg_bucket_elements, st.phase_forward, st.phase_backward);
+    };
+    const auto [none, fwd0, bwd0] = phases(0, -1);
+    const auto [one, fwd1, bwd1] = phases(1, 0);
+    const auto [two, fwd2, bwd2] = phases(1, 1);
+    CHECK(none == 0.0);
+    CHECK(one == 2.0e8);
+    CHECK(two == 4.0e8);
+    // two buffers hold 4e8 x 2 B through the forward of later micro-batches and the backward
+    CHECK(fwd2 - fwd1 == doctest::Approx(4.0e8));
+    CHECK(bwd2 - bwd1 == doctest::Approx(4.0e8));
+    // unstated: the earlier single backward bucket, capped at the trainable size (no forward term)
+    CHECK(fwd1 - fwd0 == doctest::Approx(4.0e8));
+    CHECK(bwd0 < bwd1);
+}

@@ -24,15 +24,26 @@ namespace {
 struct row_result {
     std::string id;
     double measured = 0, estimate = 0, low = 0, high = 0, error = 0;
+    double device_error = 0;  // against the device peak (reserved + runtime: what nvidia-smi reads)
+    std::string compared;     // the estimate statistic the error is taken against
+    bool unstated = false;    // the source does not name its statistic
     bool covered = false;  // the measurement lies inside the estimate's interval
     std::string known_miss;  // why the model misses this row, when it is known to
 };
+
+// " (device +1.2%)": an unstated row's error against the device peak, printed beside the allocated one (est59)
+std::string fmt_device(double e) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (device %+.1f%%)", 100.0 * e);
+    return buf;
+}
 
 // Estimates every row of knowledge/anchors/<file> and prints the table.
 std::vector<row_result> run_anchors(const std::string& file) {
     const YAML::Node root = YAML::LoadFile(data_path("knowledge/anchors/" + file));
     std::vector<row_result> out;
-    std::printf("\n%-40s %-9s %10s %10s %8s  %s\n", "anchor", "statistic", "measured", "estimate", "error", "interval");
+    std::printf("\n%-40s %-18s %10s %10s %8s  %s\n", "anchor", "statistic>compared", "measured", "estimate", "error",
+                "interval");
     for (const auto& a : root["anchors"]) {
         fact_store facts;
         // `model` names a preset, or an entry of the file's `models:` (dims stated by the source)
@@ -51,7 +62,7 @@ std::vector<row_result> run_anchors(const std::string& file) {
         const std::string stat = a["statistic"].as<std::string>();
         const bool reserved = stat == "reserved";
         // device: nvidia-smi / NVML (a wandb system chart): reserved + memory outside the allocator
-        const bool device = stat == "device";
+        const bool device = stat == "device" || stat == "nvidia-smi";
         double est = double(device ? r.device_peak_bytes : reserved ? r.reserved_peak_bytes : r.peak_bytes);
         if (a["stage"] && a["stage"].as<std::string>() == "last" && !r.stages.empty()) {
             const double scale = device     ? double(r.device_peak_bytes) / double(std::max<std::int64_t>(1, r.peak_bytes))
@@ -70,17 +81,23 @@ std::vector<row_result> run_anchors(const std::string& file) {
         // (allocated: the replay changes only what the allocator caches and how it splits, not the live tensors)
         x.high = est + double(((reserved || device) ? std::max(r.high_bytes, r.cache_high_bytes) : r.fixed_high_bytes) -
                               r.device_peak_bytes);
-        // unstated: the source does not say which allocator statistic it quotes, so the interval runs from the
-        // allocated low end to the reserved high end (est31); the error stays against allocated
-        if (stat == "unstated")
-            x.high = double(r.reserved_peak_bytes) +
-                     double(std::max(r.high_bytes, r.cache_high_bytes) - r.device_peak_bytes);
+        // unstated: the source does not say which reading it quotes (max_memory_allocated, max_memory_reserved or
+        // nvidia-smi), so the interval runs from the allocated low end to the device high end (est59; est31 stopped
+        // at reserved); the point error stays against allocated, and the device error is printed beside it
+        const bool unstated = stat == "unstated";
+        if (unstated) x.high = double(std::max(r.high_bytes, r.cache_high_bytes));
         x.error = (est - x.measured) / x.measured;
+        x.device_error = (double(r.device_peak_bytes) - x.measured) / x.measured;
+        x.compared = device ? "device" : reserved ? "reserved" : "allocated";
+        x.unstated = unstated;
         x.covered = x.low <= x.measured && x.measured <= x.high && x.high > x.low;
         x.known_miss = a["known_miss"] ? a["known_miss"].as<std::string>() : "";
         const double u = unit;
-        std::printf("%-40s %-9s %8.2f %s %8.2f %s %+7.1f%%  %s\n", x.id.c_str(), device ? "device" : reserved ? "reserved" : stat == "unstated" ? "unstated" : "allocated",
-                    x.measured / u, unit_name.c_str(), est / u, unit_name.c_str(), 100.0 * x.error,
+        // the source's statistic, then the estimate the error is taken against (unstated rows: also the device one)
+        const std::string shown = (unstated ? "unstated>" : stat == "nvidia-smi" ? "smi>" : "") + x.compared;
+        std::printf("%-40s %-18s %8.2f %s %8.2f %s %+7.1f%%%s  %s\n", x.id.c_str(), shown.c_str(), x.measured / u,
+                    unit_name.c_str(), est / u, unit_name.c_str(), 100.0 * x.error,
+                    unstated ? fmt_device(x.device_error).c_str() : "",
                     x.high > x.low ? (std::to_string(x.low / u).substr(0, 6) + ".." + std::to_string(x.high / u).substr(0, 6) +
                                       (x.covered ? " covers" : ""))
                                          .c_str()
@@ -165,6 +182,20 @@ static void check_heldout(const char* file, std::size_t min_rows, const char* la
     std::printf("%s: %zu, median |error| %.1f%%, worst %.1f%%, %d known miss(es); the %zu other rows: median %.1f%%\n",
                 label, rows.size(), 100.0 * median_abs(errs), 100.0 * worst, misses, covered.size(),
                 100.0 * median_abs(covered));
+    // est59: rows whose source names no statistic, read as allocated (the error above) and as device (nvidia-smi)
+    std::vector<double> unstated_alloc, unstated_device;
+    int in_interval = 0;
+    for (const auto& x : rows) {
+        if (x.covered) ++in_interval;
+        if (!x.unstated) continue;
+        unstated_alloc.push_back(x.error);
+        unstated_device.push_back(x.device_error);
+    }
+    if (!unstated_alloc.empty())
+        std::printf("  %zu unstated row(s): median |error| %.1f%% against allocated, %.1f%% against device; "
+                    "%d of %zu rows inside the interval\n",
+                    unstated_alloc.size(), 100.0 * median_abs(unstated_alloc), 100.0 * median_abs(unstated_device),
+                    in_interval, rows.size());
     CHECK(median_abs(covered) <= 0.10);
 }
 
@@ -306,4 +337,8 @@ TEST_CASE("held-out rows, round est56 (Megatron-Core MoE functional tests of 202
 
 TEST_CASE("held-out rows, round est58 (ms-swift example scripts of 2024-12..2025-05: Qwen2 / Qwen2.5 7B LoRA with PiSSA init, HQQ 4-bit QLoRA, AWQ int4, Muon, Qwen2.5-3B with embedding / head copies and Liger, Qwen3-8B R1-distill LoRA; one GPU, GC, batch 1)") {
     check_heldout("heldout_est58.yaml", 7, "held-out rows (est58)");
+}
+
+TEST_CASE("held-out rows, round est59 (Qwen v1 README profile of 2023-11: Q-LoRA on Qwen-1.8B / 14B GPTQ Int4 at 256 / 2048 / 8192, LoRA with trainable wte / lm_head copies on Qwen-1.8B / 7B / 14B; 1 x padded length, GC, one A100 80G; statistic unstated)") {
+    check_heldout("heldout_est59.yaml", 10, "held-out rows (est59)");
 }
