@@ -645,12 +645,14 @@ void scanner::read_open_launch(const char* base, size_t n) {
 }
 
 void scanner::read_open_wraps(const char* base, size_t n) {
-    const char* end = base + n;
+    constexpr size_t k_wrap_window = 64 << 10;  // bytes read after a failure line, whatever its next lines hold
+    const char* file_end = base + n;
     for (auto* list : {&m_strong, &m_fallback, &m_weak})
         for (event& ev : *list) {
             const char* p = ev.after_from;
             ev.after_from = nullptr;
-            if (!p || p < base || p >= end || !ev.after.empty()) continue;
+            if (!p || p < base || p >= file_end || !ev.after.empty()) continue;
+            const char* end = static_cast<size_t>(file_end - p) > k_wrap_window ? p + k_wrap_window : file_end;
             while (p < end && *p != '\n') ++p;  // the rest of the failure line
             size_t taken = 0;
             while (p < end) {
