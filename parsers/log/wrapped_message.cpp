@@ -26,8 +26,8 @@ constexpr std::string_view k_units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "KB
 
 // `head` ends in a figure cut before its end: a number (`16.9`, `79.32`), a number and part of a unit
 // (`20.75 G`, `20.75 Gi`), or a word that is followed by a figure (`only`, `of`, `allocate`) with no
-// sentence end. `rest` tells what the next line must start with: the rest of the number or unit, or a
-// whole figure.
+// sentence end. The kind of cut tells what the next line must start with: the rest of the number or unit,
+// or a whole figure.
 enum class cut { none, in_number, in_unit, before_figure };
 
 cut figure_cut(std::string_view head) {
