@@ -69,16 +69,17 @@ runtime_parts runtime_memory(const estimate_input& in, int variant) {
 }
 
 std::string runtime_note(const estimate_input& in) {
-    if (in.npu) return "CANN, HCCL, driver (MindSpeed's flat figure)";
+    if (in.npu) return "CANN, HCCL, driver";
     const runtime_parts p = runtime_memory(in, 0);
-    std::string s = fmt::format("CUDA context {:.2f} GiB ({})", p.context / 1073741824.0,
-                                eager_loading(in) ? "eager module loading: every kernel of the libraries loaded"
+    constexpr double gib = 1073741824.0;
+    std::string s = fmt::format("CUDA context {:.2f} GiB ({})", p.context / gib,
+                                eager_loading(in)       ? "eager module loading, every kernel loaded"
                                 : in.module_loading > 0 ? "lazy module loading"
-                                                        : "lazy module loading assumed, PyTorch's default since 1.13");
+                                                        : "lazy module loading, PyTorch's default since 1.13");
     if (p.communicators > 0)
-        s += fmt::format(" + NCCL buffers {:.2f} GiB ({} communicator{})", p.nccl / 1073741824.0, p.communicators,
+        s += fmt::format(" + NCCL buffers {:.2f} GiB ({} communicator{})", p.nccl / gib, p.communicators,
                          p.communicators == 1 ? "" : "s");
-    if (p.nvls > 0) s += fmt::format(" + NVLS buffers {:.2f} GiB", p.nvls / 1073741824.0);
+    if (p.nvls > 0) s += fmt::format(" + NVLS buffers {:.2f} GiB", p.nvls / gib);
     return s;
 }
 
@@ -86,13 +87,15 @@ std::string runtime_interval_reason(const estimate_input& in) {
     if (in.npu) return "";
     const runtime_parts lo = runtime_memory(in, -1), hi = runtime_memory(in, 1), pt = runtime_memory(in, 0);
     if (lo.total() == pt.total() && hi.total() == pt.total()) return "";
-    std::string s = fmt::format("memory outside the allocator {:.2f}-{:.2f} GiB: the idle CUDA context measured from "
-                                "{:.2f} GiB ({})",
-                                lo.total() / 1073741824.0, hi.total() / 1073741824.0, lo.context / 1073741824.0,
-                                eager_loading(in) ? "eager loading; 1343 MiB on torch 1.10" : "lazy loading");
+    constexpr double gib = 1073741824.0;
+    std::string s = fmt::format("memory outside the allocator {:.2f}-{:.2f} GiB", lo.total() / gib, hi.total() / gib);
+    if (lo.context < pt.context)
+        s += fmt::format("; eager module loading: the context measured from {:.2f} GiB (pytorch#86509) to {:.2f} GiB "
+                         "(torch 1.10)",
+                         lo.context / gib, pt.context / gib);
     if (hi.nvls > pt.nvls)
-        s += fmt::format("; NCCL's NVLS buffers {:.2f} GiB where NVLink SHARP is in use (not when NCCL_NVLS_ENABLE=0)",
-                         (hi.nvls - pt.nvls) / 1073741824.0);
+        s += fmt::format("; NCCL's NVLS buffers {:.2f} GiB where NVLink SHARP is in use (not with NCCL_NVLS_ENABLE=0)",
+                         (hi.nvls - pt.nvls) / gib);
     return s;
 }
 
