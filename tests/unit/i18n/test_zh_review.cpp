@@ -191,4 +191,8 @@ TEST_CASE("zh29: DeepSpeed's activation checkpointing as a change in code reads 
     const std::string frag = zh_report("fragmentation_snapshot");
     CHECK(frag.find("Step 0：缓存分配器 OOM 先转到估算（Step 1）。") != std::string::npos);
     CHECK(frag.find("先做估算") == std::string::npos);
+    // The code-review checklist ended each line with " - rg -n ..." (an English dash before the command).
+    const std::string leak = zh_report("leak_three_snapshots");
+    CHECK(leak.find("捕获了张量却从未移除的 hook；用 rg -n ") != std::string::npos);
+    CHECK(leak.find(" - rg -n") == std::string::npos);
 }
