@@ -187,6 +187,9 @@ TEST_CASE("zh29: DeepSpeed's activation checkpointing as a change in code reads 
                     "for an HF model, deepspeed.checkpointing.checkpoint or torch.utils.checkpoint around each layer otherwise");
     CHECK(zh == "# 代码修改：在训练脚本中开启激活重计算：HF 模型调用 model.gradient_checkpointing_enable()，其他模型在每层外包一层 "
                 "deepspeed.checkpointing.checkpoint 或 torch.utils.checkpoint");
+    // A recommendation not offered read "未提供：X（rule）：ms_swift 没有对应的配置项：optimizer.offload = none" (three colons).
+    CHECK(zh_table().produced("adapter.", "ms_swift has no setting for optimizer.offload = none") ==
+          "ms_swift 没有与 optimizer.offload = none 对应的配置项");
     // The route of an OOM sent to the estimate first: the OOM "goes to" it (先转到), it does not "do" it (先做).
     const std::string frag = zh_report("fragmentation_snapshot");
     CHECK(frag.find("Step 0：缓存分配器 OOM 先转到估算（Step 1）。") != std::string::npos);
