@@ -175,6 +175,9 @@ TEST_CASE("zh29: the estimate's allocator notes, a VLM's vision tower and the pl
                               "vision tower: 0.676 B parameters trained with the language model (freeze_vision_tower: false); image "
                               "tokens and the tower's activations not counted") ==
           "视觉塔：0.676B 个参数与语言模型一起训练（freeze_vision_tower: false）；图像 token 和视觉塔自身的激活未计入");
+    // llamafactory-llama3-8b-8k-flash-attn-default-off: the reason of LLaMA-Factory's load dtype stayed in English.
+    CHECK(zh_table().produced("term.", "frozen weights in bf16 (LLaMA-Factory infers the compute dtype)") ==
+          "冻结权重为 bf16，LLaMA-Factory 自动推断计算精度");
     // the plan of llama-cookbook-llama2-70b-fsdp-7xa100-cpu-offload: "global batch 28 -> 48 on 24 devices (gradient accumulation 1)".
     CHECK(zh_table().produced("plan.note.", "global batch 28 -> 48 on 24 devices (gradient accumulation 1)") ==
           "在 24 个设备上全局 batch 28 -> 48（梯度累积 1）");
