@@ -18,6 +18,7 @@
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/host_memory.h"
 #include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/runtime_memory.h"
 #include "engine/estimator/varying_lengths.h"
 
 namespace oomdx {
@@ -1086,6 +1087,20 @@ estimate_input from_facts(const fact_store& facts) {
     }
     const std::string kind = lower(r.str("device.kind", "cuda", nullptr));
     in.npu = kind == "npu";
+    // est60: memory outside the allocator (runtime_memory.h): module loading, NVLS, NCCL's buffer size
+    {
+        const std::string loading = lower(r.str("env.CUDA_MODULE_LOADING", "", nullptr));
+        const auto tv = version_fact(facts, "job.torch_version");
+        constexpr int torch_sets_lazy = 20221028;  // torch 1.13 (pytorch#85692 / #86509): LAZY unless the user sets it
+        if (loading == "eager") in.module_loading = -1;
+        else if (loading == "lazy") in.module_loading = 1;
+        else if (tv) in.module_loading = tv->at_least(1, 13) ? 1 : -1;
+        else if (in.framework_date > 0 && in.framework_date < torch_sets_lazy) in.module_loading = -1;
+        static const char* const nvswitch_sm90[] = {"h100-80gb", "h800-80gb", "h20-96gb", "h200-141gb", "b200", "gb200"};
+        for (const char* id : nvswitch_sm90) in.nvls_capable = in.nvls_capable || in.device_id == id;
+        if (const auto nv = r.int_opt("env.NCCL_NVLS_ENABLE")) in.nvls_enable = *nv != 0 ? 1 : 0;
+        in.nccl_buffsize = std::max<std::int64_t>(0, r.integer("env.NCCL_BUFFSIZE", 0, nullptr));
+    }
     return in;
 }
 
@@ -1277,6 +1292,8 @@ estimate_result estimate(const estimate_input& in) {
     r.peak_bytes = to_i(st.peak);
     r.reserved_peak_bytes = to_i(b.reserved);
     r.device_peak_bytes = to_i(b.device);
+    r.runtime_bytes = to_i(b.runtime);
+    r.runtime_note = est::runtime_note(in);
     {
         std::string why;
         if (in.framework == train_framework::megatron)
@@ -1310,8 +1327,7 @@ estimate_result estimate(const estimate_input& in) {
         if (b.reserved_capped) why += "; capped at the device capacity less the runtime";
         r.reserved_note = fmt::format("reserved {} = {:.2f} x allocated ({})", gib(b.reserved), b.reserved_factor, why);
         add("overhead", "allocator cache + runtime", b.device - b.peak,
-            fmt::format("{} + {} runtime outside the allocator ({}){}", r.reserved_note, gib(b.runtime),
-                        in.npu ? "CANN, HCCL, driver" : "CUDA context, NCCL, libraries",
+            fmt::format("{} + {} runtime outside the allocator ({}){}", r.reserved_note, gib(b.runtime), r.runtime_note,
                         st.symm > 0 ? fmt::format(" + {} async-TP symmetric memory", gib(st.symm)) : ""));
     }
     r.trainable_params = to_i(b.trainable);
@@ -1344,6 +1360,7 @@ estimate_result estimate(const estimate_input& in) {
         r.high_bytes = std::max(r.device_peak_bytes, to_i(dhi));
         const bool fsdp = in.zero_stage >= 3 && b.shard_n > 1;
         const bool tt = in.framework != train_framework::megatron && in.framework != train_framework::deepspeed;
+        if (std::string why = est::runtime_interval_reason(in); !why.empty()) r.interval_reasons.push_back(std::move(why));
         if (in.tp > 1 && in.loss_parallel && tt && !in.chunked_loss)
             r.interval_reasons.push_back(fmt::format(
                 "loss-parallel cross-entropy keeps {:g}-{:g} B per token x vocab/TP element depending on the PyTorch "
@@ -1642,6 +1659,8 @@ nlohmann::json to_json(const estimate_result& r) {
     j["reserved_peak_bytes"] = r.reserved_peak_bytes;
     j["reserved_statistic"] = "reserved (torch max_memory_reserved)";
     j["device_peak_bytes"] = r.device_peak_bytes;
+    j["runtime_bytes"] = r.runtime_bytes;
+    j["runtime_note"] = r.runtime_note;
     j["capacity_bytes"] = r.capacity_bytes;
     j["budget_bytes"] = r.budget_bytes;
     j["margin_bytes"] = r.margin_bytes;
@@ -1700,7 +1719,7 @@ std::string render_text(const estimate_result& r) {
                      format_bytes(r.peak_bytes));
     s += fmt::format("  {:<22} {:>12}  (compare with max_memory_reserved)\n", "expected reserved", format_bytes(r.reserved_peak_bytes));
     s += fmt::format("  {:<22} {:>12}  {}\n", "+ runtime (not torch)", format_bytes(r.device_peak_bytes - r.reserved_peak_bytes),
-                     "context, collective buffers");
+                     r.runtime_note);
     s += fmt::format("  {:<22} {:>12}\n", "= device peak", format_bytes(r.device_peak_bytes));
     if (r.high_bytes > r.low_bytes) {
         s += fmt::format("  {:<22} {:>12} .. {}  (builds differ / evidence disagrees)\n", "interval", format_bytes(r.low_bytes),

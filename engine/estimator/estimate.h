@@ -199,6 +199,13 @@ struct estimate_input {
     // with the adapter disabled; 0 = no reference forward)
     double reference_forward_seqs() const { return policy_seqs_per_sample >= 2 ? 1.0 : 2.0; }
     int reference_logit_width() const { return reference_bytes > 0 ? reference_bytes : reference_logit_bytes; }
+    // est60: memory outside the allocator (runtime_memory.h): how the CUDA runtime loads kernel modules (+1 lazy,
+    // -1 eager: CUDA_MODULE_LOADING, else torch < 1.13 or a build before it; 0 not stated: lazy, PyTorch's default
+    // since 1.13), whether the device sits on an NVSwitch with NVLink SHARP, and NCCL_NVLS_ENABLE (-1 not stated)
+    int module_loading = 0;
+    bool nvls_capable = false;
+    int nvls_enable = -1;
+    std::int64_t nccl_buffsize = 0;       // env.NCCL_BUFFSIZE (Simple protocol buffer per connection), 0 not stated
     int variant = 0;                      // -1 low, 0 point, +1 high end of the interval
     std::int64_t capacity_bytes = 0;
     std::string device_id;
@@ -227,6 +234,8 @@ struct estimate_result {
     std::int64_t peak_bytes = 0;            // live tensors (max_memory_allocated / peak active)
     std::int64_t reserved_peak_bytes = 0;   // caching allocator (max_memory_reserved)
     std::int64_t device_peak_bytes = 0;     // reserved + runtime memory outside the allocator
+    std::int64_t runtime_bytes = 0;         // est60: that runtime memory (CUDA context, NCCL buffers; runtime_memory.h)
+    std::string runtime_note;               // what it holds
     std::int64_t capacity_bytes = 0;
     std::int64_t budget_bytes = 0;          // capacity x 0.95
     std::int64_t margin_bytes = 0;          // budget - device_peak

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/runtime_memory.h"
 
 namespace oomdx::est {
 
@@ -1385,7 +1386,7 @@ double compute(const estimate_input& in, breakdown& out) {
         }
         worst_reserved = std::max(worst_reserved, st.reserved);
     }
-    out.runtime = in.npu ? k.runtime_npu_bytes : k.runtime_cuda_bytes;
+    out.runtime = runtime_memory(in, in.variant).total();
     const stage_figures& w = out.stages[std::size_t(out.worst)];
     out.reserved = std::max(worst_reserved, out.peak);
     // the allocator cannot cache beyond the device: near capacity reserved ~ allocated

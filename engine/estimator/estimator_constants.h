@@ -29,7 +29,13 @@ struct estimator_constants {
     double allocator_rounding = 0.02;           // caching allocator: segment rounding, small-block pool
     double stranded_layer_transients = 1.0;     // freed layer intermediates cached but unusable at the loss
     double reserved_factor_megatron = 1.05;
-    double runtime_cuda_bytes = 1.0e9;          // CUDA context, NCCL, library handles (not in allocator)
+    // est60: memory outside the allocator (engine/estimator/runtime_memory.h)
+    double runtime_context_lazy_bytes = 4.0e8;        // CUDA context, lazy module loading (CUDA >= 11.7, torch >= 1.13)
+    double runtime_context_eager_bytes = 1408237568.0;     // eager module loading: 1343 MiB (HF guide, torch 1.10)
+    double runtime_context_eager_low_bytes = 666632192.0;  // eager, pytorch#86509's reading
+    double nccl_comm_bytes = 6.88e8;            // one NCCL communicator of > 2 ranks (nccl#964, A100 NVLink)
+    double nccl_comm_pair_bytes = 5.44e8;       // one of 2 ranks
+    double nccl_nvls_bytes = 301989888.0;       // NVLS buffers per rank of a > 2-rank communicator (nvlsPerRankSize)
     double runtime_npu_bytes = 5.0e9;           // CANN + HCCL + driver (MindSpeed's flat 5000 MB)
     double workspace_bytes = 67108864.0;        // cuBLAS/cuDNN workspaces served by the allocator
     double megatron_activation_buffer = 1.05;   // Megatron's 5 % activation buffer

@@ -118,6 +118,7 @@ void scan_plain(scanner& sc, const signature_set& sigs, const std::string& path,
         parallel = false;
         sc.read_open_block(p, n);  // a printed model config's lines: the workers kept only its header
         sc.read_open_launch(p, n);  // a launch command's continuation lines, likewise
+        sc.read_open_wraps(p, n);   // the lines after each failure line, likewise
         if (opts.stats) {
             opts.stats->worker_cpu_us += t.worker_cpu_us;
             opts.stats->workers = std::max(opts.stats->workers, t.workers);

@@ -13,6 +13,7 @@
 #include "parsers/log/log_scanner.h"
 #include "parsers/log/memory_fit.h"
 #include "parsers/log/memory_forecast.h"
+#include "parsers/log/wrapped_message.h"
 
 namespace oomdx::log_detail {
 
@@ -296,6 +297,12 @@ log_analysis scanner::finish() {
             joined += tail;
             apply_fields(a, extract_fields(all[prim->sig], joined));
         }
+        // A message hard-wrapped over the lines after it (a terminal capture cut at its width, a figure
+        // cut in two: "20.75 G" / "iB is allocated"): joined where the join is unambiguous.
+        if (!prim->after.empty()) {
+            const std::string whole = join_wrapped(prim->text, prim->after);
+            if (whole.size() > prim->text.size()) apply_fields(a, extract_fields(all[prim->sig], whole));
+        }
     }
 
     // Derived sizes.
@@ -419,6 +426,7 @@ log_analysis scanner::finish() {
         if (failure->last_total > 0) a.last_logged_total = failure->last_total;
         const signature& psig = all[failure->progress_sig];
         add_ev(failure->file, failure->progress_line, failure->progress_text, "progress");
+        if (failure->elided_interval > 0) add_ev(failure->file, failure->elision_line, failure->elision_text, "elision");
         const std::int64_t last = *failure->last_step;
         a.step_basis = psig.at_start ? "step_header"
                        // a bar that moves k >= 2 at a time: the failing step is one of the next k
@@ -427,6 +435,8 @@ log_analysis scanner::finish() {
                        // a counter logged at multiples of an interval shows none at 0: the next step is not known
                        : last == 0 && !psig.multiples ? "step_zero"
                        : failure->prev_step && last - *failure->prev_step == 1 ? "consecutive_steps"
+                       // lines cut by the poster (`...`) after a run logged every step
+                       : failure->elided_interval == 1 ? "consecutive_steps"
                        // a format that logs at multiples of its interval and logged 1: the interval is 1
                        : !failure->prev_step && last == 1 && psig.multiples ? "consecutive_steps"
                        // a sparse counter, and a line printed once per step shows none ran after it

@@ -10,6 +10,7 @@
 
 #include "engine/core/bytes.h"
 #include "parsers/log/log_time.h"
+#include "parsers/log/wrapped_message.h"
 #include "parsers/log/rank_prefix.h"
 
 namespace oomdx::log_detail {
@@ -17,6 +18,7 @@ namespace oomdx::log_detail {
 namespace {
 
 constexpr size_t k_max_events = 32;
+constexpr int k_pick_values = 6;  // a counter's newest distinct values kept (stride, elision)
 constexpr size_t k_near_ring = 32;
 constexpr size_t k_near_per_event = 24;
 // A progress line is matched on its first 2 KiB: a tqdm bar as wide as a 300-column terminal
@@ -234,6 +236,7 @@ scanner::scanner(const signature_set& sigs)
     m_hit_class.resize(sigs.size(), 0);
     for (size_t i = 0; i < sigs.size(); ++i) {
         const signature& s = sigs.all()[i];
+        m_elision_sigs += s.elision;
         for (const auto& f : s.fields) {
             m_has_memory[i] = m_has_memory[i] || f.name == "memory";
             m_has_step[i] = m_has_step[i] || f.name == "step";
@@ -274,6 +277,7 @@ void scanner::own_held_texts() {
 void scanner::end_file(std::int64_t lines, std::int64_t bytes, bool compressed, std::int64_t cut) {
     m_block.end("the log ends inside it");
     settle_block();
+    m_wrap_list = nullptr;  // a message does not go on in the next file
     parse_waiting_readings();
     own_held_texts();
     auto& fi = m_file_info.back();
@@ -322,18 +326,27 @@ void scanner::extend_launch(std::string_view seg) {
 
 void scanner::on_segment(std::string_view seg, std::int64_t line, bool cut, const char* stable) {
     if (m_launch_open) extend_launch(seg);
+    if (m_wrap_list && line > m_wrap_line) {  // the first segment of each line after a failure line
+        m_wrap_line = line;
+        if (!keep_wrapped_line((*m_wrap_list)[m_wrap_index].after, seg, m_wrap_taken)) m_wrap_list = nullptr;
+    }
+
     if (m_block.open()) {
         m_block_next = nullptr;  // read here line by line, not from the bytes
         if (feed_block(seg)) return;
     }
     m_hits.clear();
     m_cand.candidates(seg, m_hits, m_mark);  // colour codes sit between fields, not in literals
-    if (!m_hits.empty()) on_candidates(seg, line, cut, m_hits.data(), m_hits.size(), stable);
+    if (m_hits.empty()) return;
+    m_every_line = true;  // a failure line here: on_segment keeps the lines after it
+    on_candidates(seg, line, cut, m_hits.data(), m_hits.size(), stable);
+    m_every_line = false;
 }
 
 void scanner::on_candidates(std::string_view seg, std::int64_t line, bool cut, const int* hit_data,
                             size_t hit_count, const char* stable, std::int64_t rank, bool plain, bool repeat) {
     m_seg_stable = stable;
+    m_seg_end = stable ? stable + seg.size() : nullptr;
     m_seg_plain = plain;
     const std::string_view raw = seg;  // progress lines keep colours until they are parsed
     m_label_vote.add(raw);
@@ -536,6 +549,16 @@ void scanner::handle_failure(sig_kind kind, int sig, std::string_view seg, std::
         ev.awaiting_progress = true;
         ++m_awaiting;
     }
+    if (kind == sig_kind::oom) {  // its next lines, for a message hard-wrapped over them
+        if (m_every_line) {
+            m_wrap_list = list;
+            m_wrap_index = list->size();
+            m_wrap_taken = 0;
+            m_wrap_line = line;
+        } else {
+            ev.after_from = m_seg_end;
+        }
+    }
     list->push_back(std::move(ev));
 }
 
@@ -619,6 +642,29 @@ void scanner::read_open_launch(const char* base, size_t n) {
         p = nl;
     }
     m_launch_open = false;
+}
+
+void scanner::read_open_wraps(const char* base, size_t n) {
+    constexpr size_t k_wrap_window = 64 << 10;  // bytes read after a failure line, whatever its next lines hold
+    const char* file_end = base + n;
+    for (auto* list : {&m_strong, &m_fallback, &m_weak})
+        for (event& ev : *list) {
+            const char* p = ev.after_from;
+            ev.after_from = nullptr;
+            if (!p || p < base || p >= file_end || !ev.after.empty()) continue;
+            const char* end = static_cast<size_t>(file_end - p) > k_wrap_window ? p + k_wrap_window : file_end;
+            while (p < end && *p != '\n') ++p;  // the rest of the failure line
+            size_t taken = 0;
+            while (p < end) {
+                ++p;  // past the newline
+                const char* nl = p;
+                while (nl < end && *nl != '\n') ++nl;
+                std::string_view l(p, static_cast<size_t>(nl - p));
+                if (const size_t cr = l.find('\r'); cr != std::string_view::npos) l = l.substr(0, cr);
+                if (!keep_wrapped_line(ev.after, l, taken)) break;
+                p = nl;
+            }
+        }
 }
 
 void scanner::read_open_block(const char* base, size_t n) {
@@ -1010,6 +1056,30 @@ std::optional<std::int64_t> scanner::latest_step(std::int64_t rank) {
 // (a training bar, evaluation bars, a checkpoint-loading bar, a sparse `step=` line): the
 // counter still running (not at its total) wins over finished ones; among those, the one
 // that started first in the file (a single stray line does not count when others repeat).
+// The newest elision line (a progress signature with `elision`) of the file strictly between two lines,
+// or -1; its text in `text` when asked.
+std::int64_t scanner::elision_between(int file, std::int64_t lo, std::int64_t hi, std::string* text) {
+    const auto& all = m_sigs.all();
+    std::int64_t found = -1;
+    for (auto& [key, pr] : m_progress) {
+        const signature& s = all[key.first];
+        if (!s.elision || pr.file != file) continue;
+        auto look = [&](auto& r) {
+            for (size_t k = 0; k < r.size; ++k) {
+                const progress_entry& e = r.newest(k);
+                if (e.file != file || e.line <= lo || e.line >= hi || e.line <= found) continue;
+                const std::string_view t = plain_text(e.text.view(), m_scratch2);
+                if (!verify_sig(s, t)) continue;
+                found = e.line;
+                if (text) *text = excerpt(t);
+            }
+        };
+        look(pr.any);
+        for (auto& r : pr.by_rank) look(r);
+    }
+    return found;
+}
+
 bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     const auto& all = m_sigs.all();
     struct pick {
@@ -1023,6 +1093,9 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         std::int64_t stride = 0;
         std::int64_t run_start = -1;  // the line its current bar began, after an earlier one closed at its total
         std::int64_t run_lines = -1;  // the lines of that current bar
+        // the newest distinct values, newest first, and the newest line of each (an elision reads them)
+        std::int64_t vals[k_pick_values] = {}, val_lines[k_pick_values] = {};
+        int n_vals = 0;
     };
     auto parse = [&](const signature& s, progress_entry& e) {
         if (e.step_state != 0) return;  // parsed once per entry, however often it is consulted
@@ -1055,7 +1128,7 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     std::vector<std::pair<std::int64_t, progress_entry*>> seen;  // (line, entry) of one counter
     auto scan = [&](pick& p, auto& r) {
         const signature& s = all[p.sig];
-        if (s.run_start) return;
+        if (s.run_start || s.elision) return;
         for (size_t k = 0; k < r.size; ++k) {
             progress_entry& e = r.newest(k);
             if (e.file != ev.file || (!after && e.line > ev.line) || e.line < run_from) continue;
@@ -1079,11 +1152,12 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             // A constant advance of k >= 2 over the newest distinct values, each a multiple of k
             // (gaussian-splatting's `progress_bar.update(10)`, a bar redrawn every k steps): the
             // counter moves k at a time. Irregular gaps (a fast bar's skipped redraws) are not one.
-            constexpr int k_stride_values = 6;
-            std::int64_t vals[k_stride_values];
-            int n = 0;
+            constexpr int k_stride_values = k_pick_values;
+            std::int64_t* vals = p.vals;
+            int& n = p.n_vals;
             for (auto& [line, e] : seen) {
                 if (n && e->step == vals[n - 1]) continue;
+                p.val_lines[n] = line;
                 vals[n++] = e->step;
                 if (n == k_stride_values) break;
             }
@@ -1394,7 +1468,7 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         for (auto& [key, pr] : m_progress) {
             if (k < 2 || k > k_quiet_max_stride || ev.next_step_quiet) break;
             const signature& s = all[key.first];
-            if (key.first == best->sig || s.run_start || pr.file != ev.file) continue;
+            if (key.first == best->sig || s.run_start || s.elision || pr.file != ev.file) continue;
             lines.clear();
             auto collect = [&](auto& r) {
                 for (size_t i = 0; i < r.size; ++i) {
@@ -1410,6 +1484,29 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
             lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
             const auto between = std::count_if(lines.begin(), lines.end(), [&](std::int64_t l) { return l < hi; });
             if (between == k && static_cast<std::int64_t>(lines.size()) == k) ev.next_step_quiet = true;
+        }
+    }
+    // An elision line typed by whoever pasted the log (`...`, `[...]`, `<snip>`) between the counter's two
+    // newest values: lines were cut there, so their gap is not the logging interval. The run before the cut
+    // (at least two equal gaps, no cut inside) gives it; the run after it holds one value only.
+    ev.elided_interval = 0;
+    ev.elision_line = -1;
+    ev.elision_text.clear();
+    if (m_elision_sigs && best->n_vals >= 4 && best->newest->file == ev.file && *best->first > best->vals[1]) {
+        const std::int64_t* v = best->vals;
+        const std::int64_t* at = best->val_lines;
+        std::string cut_text;
+        const std::int64_t cut = elision_between(ev.file, at[1], at[0], &cut_text);
+        const std::int64_t k = v[1] - v[2];
+        int gaps = 0;
+        for (int i = 1; i + 1 < best->n_vals && k >= 1; ++i) {
+            if (v[i] - v[i + 1] != k || elision_between(ev.file, at[i + 1], at[i], nullptr) >= 0) break;
+            ++gaps;
+        }
+        if (cut >= 0 && gaps >= 2 && v[0] - v[1] > k) {
+            ev.elided_interval = k;
+            ev.elision_line = cut;
+            ev.elision_text = std::move(cut_text);
         }
     }
     ev.last_step = best->first;

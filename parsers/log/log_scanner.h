@@ -148,11 +148,20 @@ struct event {
     // the counter is a bar closed at its total, and a bar of another total opened after it (a validation
     // loop after the epoch): the failure is in that loop, not in the next pass of the closed one
     bool other_loop_after = false;
+    // an elision line (`...`) between the counter's two newest values, and the run before it advanced by
+    // this much a line (0: none): the gap across the cut is not the interval
+    std::int64_t elided_interval = 0;
+    std::int64_t elision_line = -1;
+    std::string elision_text;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
     std::string progress_text;
     bool awaiting_progress = false;
     std::vector<near_hit> near;
+    // the lines right after the failure line ('\n'-separated, see wrapped_message.h), and where they start
+    // in the file's mapping while they are still to be read (the prefilter threads' path)
+    std::string after;
+    const char* after_from = nullptr;
     std::vector<near_hit> phases;  // the newest line of each phase signature before the failure
     std::vector<near_hit> phases_after;  // phase lines after it (a traceback printed after the message)
 };
@@ -210,6 +219,9 @@ public:
     // After the prefilter threads: a launch command continued with backslashes read from the mapping
     // (its continuation lines hold no literal, so the threads never passed them on).
     void read_open_launch(const char* base, size_t n);
+    // After the prefilter threads: the lines after each failure line (a hard-wrapped message), read
+    // from the mapping (they hold no literal, so the threads never passed them on).
+    void read_open_wraps(const char* base, size_t n);
 
 private:
     template <size_t N>
@@ -245,6 +257,7 @@ private:
                        bool in_ring = false);
     // eval_running: the failure is inside an evaluation that a newer bar counts (see the .cpp)
     bool resolve_progress(event& ev, bool after, bool eval_running = false);
+    std::int64_t elision_between(int file, std::int64_t lo, std::int64_t hi, std::string* text);
     std::optional<std::int64_t> latest_step(std::int64_t rank);
     std::int64_t rank_of(std::string_view seg);
     const field_list* nccl_peer_fields(int sig, std::string_view seg);
@@ -265,11 +278,18 @@ private:
     const signature_set& m_sigs;
     std::int64_t m_device_capacity = 0;
     const char* m_seg_stable = nullptr;  // the current segment in stable memory, if known
+    const char* m_seg_end = nullptr;     // where its raw bytes end there
+    bool m_every_line = false;           // on_segment sees every line (not the prefilter threads' hits only)
+    // the failure line whose next lines on_segment keeps (a hard-wrapped message)
+    std::vector<event>* m_wrap_list = nullptr;
+    size_t m_wrap_index = 0, m_wrap_taken = 0;
+    std::int64_t m_wrap_line = -1;
     bool m_seg_plain = false;            // the current segment holds no escape byte
     std::vector<int> m_hits;
     std::vector<char> m_mark;
     candidate_cache m_cand;  // the prefilter, answered from memory for lines of a repeated shape
     std::vector<char> m_has_memory;  // per signature: it has a `memory` field
+    int m_elision_sigs = 0;          // signatures of elision lines (none: nothing to look for)
     std::vector<char> m_has_step;    // per signature: it has a `step` field
     // per signature: what its hit asks of on_candidates (hit_needs_plain, hit_eval_phase), so a
     // line's hits are read once for both

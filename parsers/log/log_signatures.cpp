@@ -99,6 +99,8 @@ const std::vector<std::string>& phase_names() {
 
 namespace {
 
+constexpr int k_max_short_line = 64;  // a max_line signature's lines: a plain search in each costs little
+
 const std::map<std::string, sig_kind>& kind_names() {
     static const std::map<std::string, sig_kind> m{
         {"oom", sig_kind::oom},           {"not_oom", sig_kind::not_oom},
@@ -187,7 +189,7 @@ struct loader {
             "id", "kind", "literal", "literals", "regex", "unless", "source", "device_kind", "framework",
             "phase", "statistic", "applies_to", "weak", "fallback", "per_step", "at_start", "multiples", "by_total", "unit_advance",
             "eval_counter", "run_start", "at_failure", "exclusive", "prefix_rank", "priority", "weight", "window", "fields", "note", "fact",
-            "values", "needs_report"};
+            "values", "needs_report", "elision", "max_line"};
         bool bad_key = false;
         for (auto it = m.begin(); it != m.end(); ++it) {
             auto k = it->first.Scalar();
@@ -209,10 +211,16 @@ struct loader {
         auto kit = kind_names().find(kn);
         if (kit == kind_names().end()) fail(m, "signature '" + s.id + "': unknown kind '" + kn + "'");
         s.kind = kit->second;
+        s.max_line = integer(m, "max_line", 0);
+        if (s.max_line < 0 || s.max_line > k_max_short_line)
+            fail(m["max_line"], "signature '" + s.id + "': max_line must be 1 to " + std::to_string(k_max_short_line));
         auto add_lit = [&](const YAML::Node& n) {
             if (!n.IsScalar()) fail(n, "literal must be a string");
             auto t = n.as<std::string>();
-            if (t.size() < 4) fail(n, "literal '" + t + "' is shorter than 4 bytes");
+            if (t.empty() || (t.size() < 4 && !s.max_line))
+                fail(n, "literal '" + t + "' is shorter than 4 bytes (only a max_line signature's may be)");
+            if (s.max_line && t.size() > static_cast<size_t>(s.max_line))
+                fail(n, "literal '" + t + "' is longer than its max_line");
             s.literals.push_back(t);
         };
         if (m["literal"]) add_lit(m["literal"]);
@@ -253,6 +261,7 @@ struct loader {
         s.unit_advance = flag(m, "unit_advance");
         s.eval_counter = flag(m, "eval_counter");
         s.run_start = flag(m, "run_start");
+        s.elision = flag(m, "elision");
         s.at_failure = flag(m, "at_failure");
         s.exclusive = flag(m, "exclusive");
         s.prefix_rank = flag(m, "prefix_rank");
@@ -266,11 +275,13 @@ struct loader {
         if ((s.weak || s.fallback) && s.kind != sig_kind::oom)
             fail(m, "signature '" + s.id + "': only oom signatures can be weak or a fallback");
         if ((s.per_step || s.at_start || s.multiples || s.by_total || s.unit_advance || s.eval_counter || s.run_start ||
-             s.at_failure) &&
+             s.at_failure || s.elision) &&
             s.kind != sig_kind::progress)
             fail(m, "signature '" + s.id +
-                        "': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start and at_failure are "
-                        "for progress lines");
+                        "': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start, at_failure "
+                        "and elision are for progress lines");
+        if (s.elision && (s.run_start || s.per_step || s.at_start || s.by_total))
+            fail(m, "signature '" + s.id + "': an elision line is no counter");
         if (auto f = m["fields"]) {
             if (!f.IsMap()) fail(f, "'fields' must be a mapping of name to pattern(s)");
             for (auto it = f.begin(); it != f.end(); ++it) {
@@ -436,9 +447,12 @@ void signature_set::add(signature s) { m_sigs.push_back(std::move(s)); }
 
 void signature_set::finish() {
     m_lits.clear();
+    m_short.clear();
+    m_short_max = 0;
     m_min_len = 255;
     for (const auto& sg : m_sigs)
-        for (const auto& t : sg.literals) m_min_len = std::min(m_min_len, t.size());
+        if (!sg.max_line)
+            for (const auto& t : sg.literals) m_min_len = std::min(m_min_len, t.size());
     if (m_min_len == 255 || m_min_len < 4) m_min_len = 4;  // the loader refuses shorter literals
     const size_t m = m_min_len;
     m_shift.assign(65536, static_cast<std::uint8_t>(m - 1));
@@ -446,6 +460,11 @@ void signature_set::finish() {
     m_head_filter.assign(1024, 0);
     std::vector<std::vector<int>> bucket_of(65536);
     for (size_t i = 0; i < m_sigs.size(); ++i) {
+        if (const size_t ml = static_cast<size_t>(m_sigs[i].max_line)) {  // not in the multi-literal search
+            for (const auto& t : m_sigs[i].literals) m_short.push_back({t, static_cast<int>(i), ml});
+            m_short_max = std::max(m_short_max, ml);
+            continue;
+        }
         for (const auto& t : m_sigs[i].literals) {
             const auto* u = reinterpret_cast<const unsigned char*>(t.data());
             for (size_t q = 0; q + 1 < m; ++q) {
@@ -539,8 +558,18 @@ void signature_set::candidates(std::string_view text, std::vector<int>& hits,
                                std::vector<char>& mark) const {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
-    if (n < m_min_len) return;
     const size_t first = hits.size();
+    if (n <= m_short_max) {  // a short line: the whole-line markers, by a plain search
+        for (const auto& l : m_short)
+            if (n <= l.max_line && !mark[static_cast<size_t>(l.sig)] && text.find(l.text) != std::string_view::npos) {
+                mark[static_cast<size_t>(l.sig)] = 1;
+                hits.push_back(l.sig);
+            }
+    }
+    if (n < m_min_len) {
+        for (size_t i = first; i < hits.size(); ++i) mark[static_cast<size_t>(hits[i])] = 0;
+        return;
+    }
     switch (m_min_len) {
         case 4: slide<4>(p, n, hits, mark); break;
         case 5: slide<5>(p, n, hits, mark); break;

@@ -98,6 +98,12 @@ struct signature {
     bool at_failure = false;  // progress: written after a failure, names the step that failed (0-based, no gaps: the one before finished)
     bool exclusive = false;   // progress/memory: the line holds nothing else (scan stops here)
     bool prefix_rank = false;  // context: the line's rank prefix is the failure's rank (a prefixed traceback frame)
+    // progress: the line is an elision marker typed by whoever pasted the log (`...`, `[...]`, `<snip>`):
+    // lines were cut there, so the steps on either side of it are not one logging interval apart
+    bool elision = false;
+    // > 0: the literals are looked for only in lines of at most this many bytes (and may be shorter than
+    // 4 bytes): a marker that is the whole line (`...`), too short for the multi-literal search
+    int max_line = 0;
     int priority = 0;         // several matches on one line: highest wins
     int weight = 1;           // framework: score per hit
     int window = 30;          // context/refine/phase: lines around the failure
@@ -181,6 +187,14 @@ private:
     // by the window's last bigram a checked bucket held ~10)
     std::vector<bucket_entry> m_bucket;
     std::vector<std::uint64_t> m_head_filter;        // bit per hash of a literal's first 4 bytes
+    // literals of `max_line` signatures, looked for by a plain search in lines of at most their length
+    struct short_lit {
+        std::string text;
+        int sig = 0;
+        size_t max_line = 0;
+    };
+    std::vector<short_lit> m_short;
+    size_t m_short_max = 0;  // the longest line any of them is looked for in
     // Bigram key: the two bytes as one unaligned 16-bit load (the tables use the same order).
     static unsigned bigram(const unsigned char* q) {
         std::uint16_t k;

@@ -20,7 +20,7 @@ using bin::put_text;
 using bin::put_int;
 using bin::put_texts;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '3'};  // 3: at_failure (logs53), needs_report (rev27)
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '4'};  // 3: at_failure (logs53), needs_report (rev27); 4: elision, max_line (logs59)
 constexpr std::size_t k_max_entries = 8;
 
 void put_regex(std::string& out, const sig_regex* re) {
@@ -46,8 +46,9 @@ void put_signature(std::string& out, const signature& s) {
     put_text(out, s.statistic);
     put_texts(out, s.applies_to);
     for (bool b : {s.weak, s.fallback, s.per_step, s.at_start, s.multiples, s.by_total, s.unit_advance,
-                   s.eval_counter, s.run_start, s.at_failure, s.exclusive, s.prefix_rank})
+                   s.eval_counter, s.run_start, s.at_failure, s.exclusive, s.prefix_rank, s.elision})
         put32(out, b ? 1 : 0);
+    put_int(out, s.max_line);
     put_int(out, s.priority);
     put_int(out, s.weight);
     put_int(out, s.window);
@@ -92,11 +93,12 @@ public:
             !text(s.phase) || !text(s.statistic) || !texts(s.applies_to))
             return false;
         s.kind = static_cast<sig_kind>(kind);
-        for (const auto& l : s.literals)
-            if (l.size() < 4) return false;  // the prefilter reads a literal's first 4 bytes
         for (bool* b : {&s.weak, &s.fallback, &s.per_step, &s.at_start, &s.multiples, &s.by_total, &s.unit_advance,
-                        &s.eval_counter, &s.run_start, &s.at_failure, &s.exclusive, &s.prefix_rank})
+                        &s.eval_counter, &s.run_start, &s.at_failure, &s.exclusive, &s.prefix_rank, &s.elision})
             if (!flag(*b)) return false;
+        if (!small(s.max_line) || s.max_line < 0) return false;
+        for (const auto& l : s.literals)  // the multi-literal search reads a literal's first 4 bytes
+            if (l.empty() || (l.size() < 4 && !s.max_line)) return false;
         std::uint32_t n = 0;
         if (!small(s.priority) || !small(s.weight) || !small(s.window) || !text(s.fact) || !text(s.needs_report) ||
             !count(n))
@@ -152,7 +154,7 @@ std::optional<signature_set> decode_signatures(std::string_view stored, std::str
 
 std::string signature_cache_key(const std::vector<std::string>& dirs) {
     if (build_identity().empty()) return {};
-    std::string key = fmt::format("oomdx log signatures 3\n{}\n", build_identity());
+    std::string key = fmt::format("oomdx log signatures 4\n{}\n", build_identity());
     for (const auto& dir : dirs) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) return {};

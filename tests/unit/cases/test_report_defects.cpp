@@ -478,3 +478,62 @@ TEST_CASE("rev29: an inference snapshot's route lines and weights rationale are 
     CHECK(u.find("shard them (FSDP / ZeRO-3)") != std::string::npos);
     CHECK(u.find("the estimate comes first (Step 1)") != std::string::npos);
 }
+
+namespace {
+
+// rev30: the first recommendation's action of a report.
+std::string rev30_first_action(const nlohmann::json& j) {
+    std::string best;
+    long rank = 1L << 30;
+    for (const auto& r : j["recommendations"])
+        if (r["rank"].get<long>() < rank) {
+            rank = r["rank"].get<long>();
+            best = r["action"].get<std::string>();
+        }
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("rev30: vLLM's weights-loaded line is a measurement, not a model-load OOM; the length cap comes first") {
+    const auto j = oomdx::test::diagnose_log_text(
+        "[Bug]: OOM when loading Qwen2 GPTQ 8bit and modify gpu_memory_utilization didn't help\n"
+        "INFO 06-30 18:37:30 model_runner.py:160] Loading model weights took 17.9828 GB\n");
+    CHECK_FALSE(rev29_fired(j, "step0_model_load_oom"));
+    CHECK_FALSE(offered(j, "stop_other_processes"));
+    CHECK(rev30_first_action(j) == "reduce_seq_len");
+    bool said = false;
+    for (const auto& f : j["findings"])
+        if (f["rule"] == "step4_inference_log")
+            said = f["text"].get<std::string>().find("The engine measured its weights once loaded (17.98 GiB") != std::string::npos;
+    CHECK(said);
+    // A load that has not finished is still loading.
+    const auto l = oomdx::test::diagnose_log_text(
+        "INFO 06-30 18:37:12 model_runner.py:145] Loading model weights from /models/qwen2\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB\n");
+    CHECK(rev29_fired(l, "step0_model_load_oom"));
+}
+
+TEST_CASE("rev30: generate() under torch's no_grad decorator frame is not told to run under no_grad; without the frame it is") {
+    const auto with = oomdx::test::diagnose_log_text(std::string(k_rev29_generate_frames) + k_rev29_oom);
+    CHECK(rev29_fired(with, "step4_inference_log"));
+    CHECK_FALSE(offered(with, "no_grad_eval"));
+    const auto without = oomdx::test::diagnose_log_text(
+        "  File \"/content/LLaVA/llava/eval/run_llava.py\", line 115, in eval_model\n"
+        "    output_ids = model.generate(\n" +
+        std::string(k_rev29_oom));
+    CHECK(rev29_fired(without, "step4_inference_log"));
+    CHECK(offered(without, "no_grad_eval"));
+}
+
+TEST_CASE("rev30: a train_*.py script whose traceback runs generate() is inference; the name with inference in words alone is training") {
+    const auto gen = oomdx::test::diagnose_log_text(
+        "  File \"/workspace/train_sft.py\", line 88, in <module>\n" + std::string(k_rev29_generate_frames) + k_rev29_oom);
+    CHECK(rev29_fired(gen, "step4_inference_log"));
+    CHECK_FALSE(offered(gen, "enable_full_ac"));
+    const auto words = oomdx::test::diagnose_log_text(
+        "CUDA out of memory during inference of the model\n"
+        "  File \"/workspace/train_sft.py\", line 88, in <module>\n" +
+        std::string(k_rev29_oom));
+    CHECK_FALSE(rev29_fired(words, "step4_inference_log"));
+}

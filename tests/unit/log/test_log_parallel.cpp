@@ -35,8 +35,10 @@ std::string training_log(bool trailing_newline, int steps = 120) {
         if (step == 30) s += "[rank3]: " + std::string(70000, 'x') + " step: 7 loss: 1\n";
         if (step == 60) s += std::string(9000, 'y') + "\n";
         if (step == 90)
+            // a figure cut in two by a hard wrap: its next line is read from the mapping on the threads' path
             s += "[rank6]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 6 has a "
-                 "total capacity of 79.10 GiB of which 1.21 GiB is free.\n";
+                 "total capacity of 79.10 GiB of which 1.21 GiB is free. Of the allocated memory 70.50 G\r\n"
+                 "iB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n";
     }
     s += "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 5 has a total "
          "capacity of 79.10 GiB of which 0.50 GiB is free.";
@@ -63,6 +65,7 @@ TEST_CASE("chunked parallel reads equal the single-threaded pass") {
         }
         const std::string serial = analyze(p, 1, size_t{1} << 20);
         CHECK(serial.find("\"rank\":6") != std::string::npos);
+        CHECK(serial.find("\"allocated_bytes\":75698798592") != std::string::npos);  // 70.50 GiB, joined
         for (size_t chunk : {64, 1000, 2048, 4096, 65536})
             for (unsigned threads : {2u, 3u, 0u}) {
                 CAPTURE(nl);

@@ -17,20 +17,32 @@ namespace {
 
 // What candidates() promises, by brute force: positions in order, literals in load order, each
 // signature once, stop after an exclusive one.
+// A `max_line` signature (a whole-line marker such as `...`) is looked for first, by a plain search, and only
+// in a line of at most its max_line bytes.
 std::vector<int> reference(const signature_set& sigs, std::string_view text) {
+    std::vector<int> hits;
+    std::vector<char> seen(sigs.size(), 0);
+    for (size_t s = 0; s < sigs.size(); ++s) {
+        const auto& sg = sigs.all()[s];
+        if (!sg.max_line || text.size() > static_cast<size_t>(sg.max_line)) continue;
+        for (const auto& lit : sg.literals)
+            if (!seen[s] && text.find(lit) != std::string_view::npos) {
+                seen[s] = 1;
+                hits.push_back(static_cast<int>(s));
+            }
+    }
     // (signature, literal) in load order, bucketed by first byte (an empty literal in every
     // bucket): the same scan as trying every literal at every position, cheap enough under ASan.
     std::array<std::vector<std::pair<int, std::string_view>>, 256> by_head;
     for (size_t s = 0; s < sigs.size(); ++s)
         for (const auto& lit : sigs.all()[s].literals) {
+            if (sigs.all()[s].max_line) break;
             if (lit.empty()) {
                 for (auto& b : by_head) b.emplace_back(static_cast<int>(s), lit);
             } else {
                 by_head[static_cast<unsigned char>(lit[0])].emplace_back(static_cast<int>(s), lit);
             }
         }
-    std::vector<int> hits;
-    std::vector<char> seen(sigs.size(), 0);
     for (size_t i = 0; i < text.size(); ++i) {
         const std::string_view rest = text.substr(i);
         for (const auto& [s, lit] : by_head[static_cast<unsigned char>(rest[0])]) {

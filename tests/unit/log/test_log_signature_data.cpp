@@ -53,7 +53,7 @@ TEST_CASE("signature loader: every error of every file, with file:line") {
     CHECK(e.find("a.yaml:11: signature 'two': unknown field name 'requested'") != std::string::npos);
     CHECK(e.find("a.yaml:12: signature 'three': by_total needs a 'total' field") != std::string::npos);
     CHECK(e.find("b.yaml:1: signature 'four': source 'somewhere' is not in the vocabulary") != std::string::npos);
-    CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start and at_failure are for progress lines") !=
+    CHECK(e.find("b.yaml:5: signature 'five': per_step, at_start, multiples, by_total, unit_advance, eval_counter, run_start, at_failure and elision are for progress lines") !=
           std::string::npos);
     CHECK(e.find("b.yaml:10: signature 'six': only context lines can give their prefix's rank") != std::string::npos);
     CHECK(e.find("6 errors") != std::string::npos);
@@ -194,4 +194,26 @@ TEST_CASE("signature patterns: every shipped pattern compiles (what the lazy shi
             }
     }
     CHECK(patterns > 100);
+}
+
+TEST_CASE("signature loader: literals under 4 bytes only for a max_line signature, looked for in short lines") {
+    temp_dir d;
+    d.write("a.yaml", "- id: dots\n  kind: progress\n  literals: [\"...\"]\n"
+                      "- id: long\n  kind: progress\n  elision: true\n  max_line: 65\n  literals: [\"...\"]\n"
+                      "- id: cut\n  kind: context\n  elision: true\n  literals: [\"<snip>\"]\n");
+    const std::string e = load_error(d);
+    CHECK(e.find("a.yaml:3: literal '...' is shorter than 4 bytes (only a max_line signature's may be)") != std::string::npos);
+    CHECK(e.find("a.yaml:7: signature 'long': max_line must be 1 to 64") != std::string::npos);
+    CHECK(e.find("signature 'cut': per_step, at_start") != std::string::npos);
+
+    temp_dir ok;
+    ok.write("a.yaml", "- id: dots\n  kind: progress\n  elision: true\n  max_line: 8\n  literals: [\"...\"]\n");
+    const signature_set sigs = signature_set::load({ok.path.string()});
+    std::vector<int> hits;
+    std::vector<char> mark(sigs.size(), 0);
+    sigs.candidates("  ...", hits, mark);
+    CHECK(hits == std::vector<int>{0});
+    hits.clear();
+    sigs.candidates("Loading...", hits, mark);  // longer than its max_line: not looked at
+    CHECK(hits.empty());
 }
