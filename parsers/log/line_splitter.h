@@ -14,6 +14,12 @@
 
 namespace oomdx {
 
+// A line without its trailing blanks (spaces, tabs, a '\r' left by CRLF).
+inline std::string_view trim_line_end(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
 namespace splitter_detail {
 extern const bool k_avx2;  // the processor has AVX2 (checked once at start-up)
 // The break masks of 256 bytes (four 64-byte blocks) with AVX2; only where k_avx2.

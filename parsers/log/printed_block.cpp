@@ -1,4 +1,5 @@
 #include "parsers/log/printed_block.h"
+#include "parsers/log/line_splitter.h"
 
 #include <fmt/format.h>
 
@@ -22,10 +23,6 @@ std::string_view launcher_prefix(std::string_view h) {
     return {};
 }
 
-std::string_view trim_right(std::string_view s) {
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
 
 }  // namespace
 
@@ -35,7 +32,7 @@ void printed_block_reader::start(std::string_view header, size_t brace) {
     m_text = "{\n";
     m_reason.clear();
     m_lines = m_foreign = 0;
-    if (brace + 1 < header.size() && !trim_right(header.substr(brace + 1)).empty())
+    if (brace + 1 < header.size() && !trim_line_end(header.substr(brace + 1)).empty())
         drop("text after the opening brace");
 }
 
@@ -55,7 +52,7 @@ bool printed_block_reader::feed(std::string_view line) {
             line.remove_prefix(m_prefix.size());
         }
     }
-    const std::string_view t = trim_right(line);
+    const std::string_view t = trim_line_end(line);
     if (t == "}") {
         m_text += "}\n";
         m_state = state::closed;

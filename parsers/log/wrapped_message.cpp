@@ -1,4 +1,5 @@
 #include "parsers/log/wrapped_message.h"
+#include "parsers/log/line_splitter.h"
 
 #include <algorithm>
 #include <vector>
@@ -16,10 +17,6 @@ size_t columns(std::string_view s) {
     return n;
 }
 
-std::string_view trim_right(std::string_view s) {
-    while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 // Byte units a size is printed in, and the part of one a wrap can leave at a line's end.
 constexpr std::string_view k_units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB", "B"};
@@ -31,7 +28,7 @@ constexpr std::string_view k_units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "KB
 enum class cut { none, in_number, in_unit, before_figure };
 
 cut figure_cut(std::string_view head) {
-    const std::string_view t = trim_right(head);
+    const std::string_view t = trim_line_end(head);
     if (t.empty()) return cut::none;
     const bool spaced = t.size() < head.size();
     if (digit(t.back())) return spaced ? cut::before_figure : cut::in_number;
@@ -75,7 +72,7 @@ bool starts_with_unit(std::string_view s) {
 
 // The next line starts with the rest of a unit cut at `head`'s end (`iB`, `B`, `ytes`).
 bool starts_with_unit_rest(std::string_view head, std::string_view s) {
-    const std::string_view t = trim_right(head);
+    const std::string_view t = trim_line_end(head);
     size_t i = t.size();
     while (i > 0 && !blank(t[i - 1]) && !digit(t[i - 1])) --i;
     const std::string_view part = t.substr(i);
@@ -94,7 +91,7 @@ bool starts_with_unit_rest(std::string_view head, std::string_view s) {
 
 bool keep_wrapped_line(std::string& after, std::string_view line, size_t& taken) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim_right(line).empty() || taken >= k_wrap_lines || after.size() + line.size() + 1 > k_wrap_bytes)
+    if (trim_line_end(line).empty() || taken >= k_wrap_lines || after.size() + line.size() + 1 > k_wrap_bytes)
         return false;
     if (taken++) after += '\n';
     after += line;
@@ -148,9 +145,9 @@ std::string join_wrapped(std::string_view head, std::string_view after) {
         else if (c == cut::in_number && starts_with_unit(body)) glue = " ";          // `79.32` + `GiB of which`
         else if (c == cut::in_unit && lead == 0 && starts_with_unit_rest(prev, body)) glue = "";  // `20.75 G` + `iB`
         else if (c == cut::before_figure && starts_with_size(body)) glue = " ";      // `is only` + `416.625000MB.`
-        else if (c == cut::before_figure && digit(trim_right(prev).back()) && starts_with_unit(body)) glue = " ";
+        else if (c == cut::before_figure && digit(trim_line_end(prev).back()) && starts_with_unit(body)) glue = " ";
         else break;
-        out = std::string(trim_right(out)) + glue + std::string(body);
+        out = std::string(trim_line_end(out)) + glue + std::string(body);
         prev = l;
     }
     return out;

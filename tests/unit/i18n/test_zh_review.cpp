@@ -133,3 +133,72 @@ TEST_CASE("rev28: a change in code is labelled in Chinese; a VLM's parameter for
                               "tower 1.24 GiB") ==
           "本 rank 上 7.62B 个参数（TP 1，PP stage 0，EP 1）× 0.5 B，FSDP/ZeRO-3，分布在 4 个 rank 上；冻结的视觉塔 1.24 GiB");
 }
+
+// zh29 (docs/i18n.md, "Review 2026-12-06 (zh29)"): producer sentences of est56, rev28 and the plan that the zh reports
+// showed in English, and DeepSpeed's activation checkpointing written as a change in code.
+TEST_CASE("zh29: the estimate's allocator notes, a VLM's vision tower and the plan's accumulation note translate") {
+    // llama-cookbook-llama2-70b-fsdp-7xa100-cpu-offload: the allocator row kept ", FSDP1's unshard-stream pools ..." in English.
+    const std::string head = "reserved 149.83 GiB = 1.00 x allocated (+2% segment rounding; at the loss the cache also holds blocks the "
+                             "loss buffers cannot reuse: freed gradients and bf16 logits 37.68 GiB, one layer's freed intermediates "
+                             "7.94 GiB (the largest temporaries dominate)";
+    const std::string tail = "; capped at the device capacity less the runtime) + 0.93 GiB runtime outside the allocator (CUDA context, "
+                             "NCCL, libraries)";
+    const std::string unshard = zh_table().produced(
+        "estimate.formula.", head + ", FSDP1's unshard-stream pools 3.19 GiB (all-gather and shard-copy blocks only later unshards reuse)" + tail);
+    CHECK(unshard.find("，FSDP1 的 unshard 流内存池 3.19 GiB（all-gather 与分片复制的块，只有之后的 unshard 能复用）；以设备容量减去运行时为上限") !=
+          std::string::npos);
+    const std::string floors[] = {
+        "; floor 5.00 GiB set it: FSDP1 wrapped a model already whole on the device, whose blocks stay cached beside the layer "
+        "shards and the root's flat copy (est56)",
+        "; floor 5.00 GiB set it: FSDP1's construction left the root unit's parameters and flat copy cached, which the "
+        "unshard-stream and small-block (<= 1 MiB) pools cannot reuse",
+        "; at the end of backward the root unit's fp32 reduce-scatter input 1.50 GiB is larger than any cached block, so a new "
+        "segment is reserved on top (torchtitan before 2025-07-28)"};
+    for (const auto& piece : floors) {
+        const std::string zh = zh_table().produced("estimate.formula.", head + piece + tail);
+        CAPTURE(zh);
+        CHECK(zh.rfind("已保留 149.83 GiB", 0) == 0);
+        CHECK(zh.find("set it") == std::string::npos);
+        CHECK(zh.find("cached") == std::string::npos);
+    }
+    CHECK(zh_table().produced("estimate.formula.", head + floors[0] + tail).find("；由下限 5.00 GiB 决定：FSDP1 包装的是已完整放在设备上的模型") !=
+          std::string::npos);
+    // lmms-eval-qwen2-vl-7b-ocrbench-max-pixels: the assumption line of the estimate stayed in English.
+    CHECK(zh_table().produced("estimate.assumption.",
+                              "vision tower: 0.676 B parameters counted as frozen weights (2 B each) (freeze_vision_tower: true, "
+                              "LLaMA-Factory's default); image tokens and the tower's activations not counted") ==
+          "视觉塔：0.676B 个参数按冻结权重计入（每个 2 B；freeze_vision_tower: true，LLaMA-Factory 的默认值）；图像 token 和视觉塔自身的激活未计入");
+    CHECK(zh_table().produced("estimate.assumption.",
+                              "vision tower: 0.676 B parameters counted as frozen weights (2 B each); image tokens and the tower's "
+                              "activations not counted") == "视觉塔：0.676B 个参数按冻结权重计入（每个 2 B）；图像 token 和视觉塔自身的激活未计入");
+    CHECK(zh_table().produced("estimate.assumption.",
+                              "vision tower: 0.676 B parameters trained with the language model (freeze_vision_tower: false); image "
+                              "tokens and the tower's activations not counted") ==
+          "视觉塔：0.676B 个参数与语言模型一起训练（freeze_vision_tower: false）；图像 token 和视觉塔自身的激活未计入");
+    // llamafactory-llama3-8b-8k-flash-attn-default-off: the reason of LLaMA-Factory's load dtype stayed in English.
+    CHECK(zh_table().produced("term.", "frozen weights in bf16 (LLaMA-Factory infers the compute dtype)") ==
+          "冻结权重为 bf16，LLaMA-Factory 自动推断计算精度");
+    // the plan of llama-cookbook-llama2-70b-fsdp-7xa100-cpu-offload: "global batch 28 -> 48 on 24 devices (gradient accumulation 1)".
+    CHECK(zh_table().produced("plan.note.", "global batch 28 -> 48 on 24 devices (gradient accumulation 1)") ==
+          "在 24 个设备上全局 batch 28 -> 48（梯度累积 1）");
+}
+
+TEST_CASE("zh29: DeepSpeed's activation checkpointing as a change in code reads in Chinese") {
+    // deepspeed-llama2-70b-zero3-host-oom-zero-init: "# 代码修改：turn on activation checkpointing in the training script: ...".
+    const std::string zh = zh_table().produced(
+        "adapter.", "# code change: turn on activation checkpointing in the training script: model.gradient_checkpointing_enable() "
+                    "for an HF model, deepspeed.checkpointing.checkpoint or torch.utils.checkpoint around each layer otherwise");
+    CHECK(zh == "# 代码修改：在训练脚本中开启激活重计算：HF 模型调用 model.gradient_checkpointing_enable()，其他模型在每层外包一层 "
+                "deepspeed.checkpointing.checkpoint 或 torch.utils.checkpoint");
+    // A recommendation not offered read "未提供：X（rule）：ms_swift 没有对应的配置项：optimizer.offload = none" (three colons).
+    CHECK(zh_table().produced("adapter.", "ms_swift has no setting for optimizer.offload = none") ==
+          "ms_swift 没有与 optimizer.offload = none 对应的配置项");
+    // The route of an OOM sent to the estimate first: the OOM "goes to" it (先转到), it does not "do" it (先做).
+    const std::string frag = zh_report("fragmentation_snapshot");
+    CHECK(frag.find("Step 0：缓存分配器 OOM 先转到估算（Step 1）。") != std::string::npos);
+    CHECK(frag.find("先做估算") == std::string::npos);
+    // The code-review checklist ended each line with " - rg -n ..." (an English dash before the command).
+    const std::string leak = zh_report("leak_three_snapshots");
+    CHECK(leak.find("捕获了张量却从未移除的 hook；用 rg -n ") != std::string::npos);
+    CHECK(leak.find(" - rg -n") == std::string::npos);
+}
