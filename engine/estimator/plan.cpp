@@ -269,7 +269,9 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     const estimate_input base = from_facts(facts);
     std::vector<estimate_override> ovs;
     auto can = [&](const char* k, const value& v) { return can_express(syntax, k, v).ok; };
-    if (can("activation_checkpoint.mode", value("full"))) ovs.push_back({"activation_checkpoint.mode", value("full")});
+    // rev31: not a line for checkpointing the job already has (torchtune's `enable_activation_checkpointing: true` again)
+    if (base.ac != ac_kind::full && can("activation_checkpoint.mode", value("full")))
+        ovs.push_back({"activation_checkpoint.mode", value("full")});
     if (!phase_offload && can("optimizer.offload", value("cpu"))) ovs.push_back({"optimizer.offload", value("cpu")});
     if (!phase_offload && can("parallelism.offload_params", value("cpu")))
         ovs.push_back({"parallelism.offload_params", value("cpu")});

@@ -524,3 +524,25 @@ TEST_CASE("rev31: a plan that only adds devices says so, not \"no change\" besid
     CHECK(line.find("(no change;") == std::string::npos);
     CHECK(line.find("(more devices, no other change;") != std::string::npos);
 }
+
+TEST_CASE("rev31: the offload alternative does not turn on checkpointing the job already has") {
+    // torchtune full fine-tune of Llama 3 8B on one 4090 with checkpointing on: offload does not fit either, and
+    // its lines repeated `enable_activation_checkpointing: true` above the optimizer offload.
+    const auto j = nlohmann::json::parse(
+        run("preflight --model llama3-8b --framework torchtune --device rtx4090 --world-size 1 "
+            "--set activation_checkpoint.mode=full --set training.finetuning_type=full --set training.seq_len=4096 "
+            "--set training.local_batch_size=4 --plan --format json")
+            .out);
+    const auto& a = j["plan"]["at_current_size"];
+    REQUIRE(a.is_object());
+    REQUIRE(!a["rendered"].empty());
+    CHECK(a["rendered"].dump().find("enable_activation_checkpointing") == std::string::npos);
+    CHECK(a["rendered"].dump().find("CPUOffloadOptimizer") != std::string::npos);
+    // without checkpointing the alternative still turns it on (look-alike)
+    const auto k = nlohmann::json::parse(
+        run("preflight --model llama3-8b --framework torchtune --device rtx4090 --world-size 1 "
+            "--set activation_checkpoint.mode=none --set training.finetuning_type=full --set training.seq_len=4096 "
+            "--set training.local_batch_size=4 --plan --format json")
+            .out);
+    CHECK(k["plan"]["at_current_size"]["rendered"].dump().find("enable_activation_checkpointing: true") != std::string::npos);
+}
