@@ -1264,7 +1264,7 @@ estimate_result estimate(const estimate_input& in) {
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
                     in.lowp != lowp_kind::none ? ", low-precision casts" : "",
                     in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : "",
-                    in.ds_ipg_bucket_elements > 0 ? ", DeepSpeed ZeRO-3's reduce bucket" : ""));
+                    in.ds_ipg_bucket_elements > 0 ? fmt::format(", DeepSpeed ZeRO-{}'s reduce bucket", in.zero_stage) : ""));
     // est44: preference training's frozen reference model (DPO / KTO), a line of its own; est45: the pairwise losses'
     // tokens already count chosen + rejected, KTO's are the micro-batch and its KL batch (2 x)
     const auto ref_logits_text = [&](const char* sep) {
@@ -1291,6 +1291,8 @@ estimate_result estimate(const estimate_input& in) {
     b.peak = st.peak;
     r.peak_bytes = to_i(st.peak);
     r.reserved_peak_bytes = to_i(b.reserved);
+    // the cap is the card only where the live peak stays below it (above it, the cache collapses onto the live peak)
+    r.reserved_capped = b.reserved_capped && b.reserved > b.peak;
     r.device_peak_bytes = to_i(b.device);
     r.runtime_bytes = to_i(b.runtime);
     r.runtime_note = est::runtime_note(in);
@@ -1335,6 +1337,7 @@ estimate_result estimate(const estimate_input& in) {
     r.host_offload_bytes = to_i(host.bytes);
     r.host_offload_high_bytes = to_i(host.high_bytes);
     r.host_offload_what = host.what;
+    r.host_offload_sizing = host.sizing;
     r.host_budget_bytes = to_i(double(in.host_memory_bytes) * k.host_budget_fraction);
     if (in.pp > 1) {
         r.pp_microbatch_size = in.micro_batch;

@@ -234,6 +234,7 @@ struct estimate_result {
     std::int64_t peak_bytes = 0;            // live tensors (max_memory_allocated / peak active)
     std::int64_t reserved_peak_bytes = 0;   // caching allocator (max_memory_reserved)
     std::int64_t device_peak_bytes = 0;     // reserved + runtime memory outside the allocator
+    bool reserved_capped = false;           // the cache model reached the card: the device figure is its capacity
     std::int64_t runtime_bytes = 0;         // est60: that runtime memory (CUDA context, NCCL buffers; runtime_memory.h)
     std::string runtime_note;               // what it holds
     std::int64_t capacity_bytes = 0;
@@ -274,6 +275,7 @@ struct estimate_result {
     std::int64_t host_offload_bytes = 0, host_offload_high_bytes = 0;
     std::int64_t host_budget_bytes = 0;         // host RAM x host_budget_fraction (0: the node's RAM not stated)
     std::string host_offload_what;
+    std::string host_offload_sizing;            // whose layout (host_memory.h; empty: nothing offloaded)
 
     std::int64_t component(const std::string& id) const;
 };

@@ -15,6 +15,14 @@
 
 namespace oomdx {
 
+std::string host_offload_sizing(const estimate_input& in) {
+    if (in.params_offload && !in.params_nvme && in.zero_stage >= 3 && est::fsdp_cpu_offload(in)) return "fsdp";
+    if (in.framework == train_framework::deepspeed) return "deepspeed";
+    if (in.swap_optimizer) return "mindspeed";
+    if (in.framework == train_framework::megatron) return "megatron";
+    return "offload";
+}
+
 host_offload_need host_offload(const estimate_input& in, double params, double trainable) {
     host_offload_need need;
     const bool optimizer = (in.optimizer_offload && !in.optimizer_nvme) || in.swap_optimizer;
@@ -57,6 +65,7 @@ host_offload_need host_offload(const estimate_input& in, double params, double t
     const double ranks = double(std::clamp<std::int64_t>(in.node_ranks, 1, in.world));
     need.bytes = (trainable * per_trainable + params * per_param) * share * ranks;
     need.what = what;
+    need.sizing = host_offload_sizing(in);
     // DeepSpeed's sizing: x1.5 buffers; without zero.Init (ZeRO-1/2, or no ZeRO-3) every rank of the node first
     // loads the whole model before it is partitioned
     const double load = in.zero_stage >= 3 ? 0.0 : params * weight * ranks;

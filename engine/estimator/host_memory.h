@@ -14,7 +14,11 @@ struct host_offload_need {
     double high_bytes = 0;  // DeepSpeed's own sizing: x1.5 for pinned and staging buffers, and not below the
                             // whole model that every rank of the node loads before it is partitioned
     std::string what;       // which states, in words, with their bytes per parameter
+    std::string sizing;     // whose layout the figure follows (rev32): deepspeed, fsdp, megatron, mindspeed, offload
 };
+
+// Whose layout a job's offloaded states follow (the report names it: phrase report.host_sizing.<id>).
+std::string host_offload_sizing(const estimate_input& in);
 
 // `params`: all parameters of the model; `trainable`: those with gradients and optimizer states.
 host_offload_need host_offload(const estimate_input& in, double params, double trainable);

@@ -220,6 +220,7 @@ world_search search_world(const fact_store& base_facts, const override_syntax& s
         ch.rendered = render_overrides(syntax, ovs);
         ch.batch_notes = std::move(batch_notes);
         ch.host_bytes = e->host_offload_high_bytes;
+        ch.host_sizing = e->host_offload_sizing;
         ws.choices.push_back(std::move(ch));
     }
     return ws;
@@ -236,6 +237,7 @@ plan_alternative fitting_alternative(const plan_choice& c) {
     alt.cost = c.candidate.cost;
     alt.terms = c.candidate.terms;
     alt.host_bytes = c.host_bytes;
+    alt.host_sizing = c.host_sizing;
     return alt;
 }
 
@@ -249,6 +251,7 @@ plan_alternative closest_alternative(const fact_store& facts, const override_syn
         alt.overrides = ovs;
         alt.rendered = render_overrides(syntax, ovs);
         alt.host_bytes = e->host_offload_high_bytes;
+        alt.host_sizing = e->host_offload_sizing;
     }
     return alt;
 }

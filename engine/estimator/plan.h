@@ -23,7 +23,8 @@ struct plan_choice {
     plan_candidate candidate;            // overrides = canonical closure; device_peak verified
     std::vector<std::string> rendered;   // in the job's syntax
     std::vector<std::string> batch_notes;  // how its global batch was kept or changed (larger world sizes)
-    std::int64_t host_bytes = 0;         // host RAM per node for what it offloads (DeepSpeed's sizing; 0: none)
+    std::int64_t host_bytes = 0;         // host RAM per node for what it offloads (0: none)
+    std::string host_sizing;             // whose layout that figure follows (host_memory.h)
 };
 
 // Offload / swap at the job's own world size (searched when the plan needs more devices).
@@ -35,7 +36,8 @@ struct plan_alternative {
     std::vector<std::string> rendered;
     double cost = 0;
     std::vector<plan_cost_term> terms;
-    std::int64_t host_bytes = 0;        // host RAM per node for what it offloads (DeepSpeed's sizing; 0: none)
+    std::int64_t host_bytes = 0;        // host RAM per node for what it offloads (0: none)
+    std::string host_sizing;            // whose layout that figure follows (host_memory.h)
     bool host_limited = false;          // an offload that fits the devices was left out: over the host's RAM
 };
 

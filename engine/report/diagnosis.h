@@ -72,7 +72,9 @@ struct report_recommendation {
     std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
     std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
     std::optional<bool> expected_fits;
-    std::optional<std::int64_t> expected_host_bytes;  // host RAM per node its offload takes (DeepSpeed's sizing), when it changes
+    bool expected_capped = false;  // its device figure is the card's capacity (the cache model reached it, rev32)
+    std::optional<std::int64_t> expected_host_bytes;  // host RAM per node its offload takes, when it changes
+    std::string expected_host_sizing;                 // whose layout that figure follows (host_memory.h)
     std::optional<std::int64_t> anchored_device_peak_bytes;  // expected device peak anchored on a measurement
     std::optional<bool> anchored_fits;
     std::string expected_note;  // why no figure, or what the figure assumes

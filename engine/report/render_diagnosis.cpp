@@ -422,9 +422,13 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
             else
                 w.detail(w.t("report.rec.expected_after", {{"live", format_bytes(*rec.expected_peak_bytes)},
                                                            {"device", device}, {"verdict", verdict}, {"note", note}}));
+            if (rec.expected_capped && rec.expected_peak_bytes)
+                w.detail(w.t("report.rec.capped", {{"live", format_bytes(*rec.expected_peak_bytes)}, {"device", device}}));
         } else if (!rec.expected_note.empty())
             w.detail(w.t("report.rec.expected_note", {{"note", rec.expected_note}}));
-        if (rec.expected_host_bytes) w.detail(w.t("report.rec.host_after", {{"host", format_bytes(*rec.expected_host_bytes)}}));
+        if (rec.expected_host_bytes)
+            w.detail(w.t("report.rec.host_after", {{"host", format_bytes(*rec.expected_host_bytes)},
+                                                   {"sizing", value_phrase(w.opt().lang, "host_sizing", rec.expected_host_sizing)}}));
         if (rec.anchored_device_peak_bytes && r.anchor)
             w.detail(w.t("report.rec.anchored",
                        {{"source", r.anchor->source},
@@ -558,6 +562,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
         // only where the change offloads to the host (oomdx.diagnosis/1, additive)
         if (rec.expected_host_bytes) j["recommendations"].back()["expected_host_bytes_per_node"] = *rec.expected_host_bytes;
+        if (rec.expected_capped) j["recommendations"].back()["expected_device_capped"] = true;
     }
     j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);
     j["plan"] = r.plan ? plan_json(*r.plan) : json(nullptr);

@@ -101,7 +101,9 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
                                                   {"device", format_bytes(a.expected_device_peak_bytes)},
                                                   {"cost", cost(a.cost)}}) + "\n";
             for (const auto& l : a.rendered) s += "    " + override_line(lang, l) + "\n";
-            if (a.host_bytes > 0) s += "    " + t("report.plan.offload_host", {{"host", format_bytes(a.host_bytes)}}) + "\n";
+            if (a.host_bytes > 0)
+                s += "    " + t("report.plan.offload_host", {{"host", format_bytes(a.host_bytes)},
+                                                             {"sizing", value_phrase(lang, "host_sizing", a.host_sizing)}}) + "\n";
         }
         if (a.host_limited && p.host_memory_bytes > 0)
             s += "  " + t("report.plan.offload_host_limited", {{"host", format_bytes(p.host_memory_bytes)},

@@ -98,12 +98,16 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         estimate_result after = estimate_with(facts, canonical_closure(syntax, config));
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
-        rr.expected_fits = after.fits;
+        rr.expected_fits = after.fits;  // the estimate block's own verdict on these figures
+        rr.expected_capped = after.reserved_capped;
         // what it offloads to the host, where that changes (optimizer or parameter offload added or moved)
         if (after.host_offload_high_bytes > 0 &&
             (!rep.estimate || std::abs(double(after.host_offload_high_bytes - rep.estimate->host_offload_high_bytes)) >
                                   0.01 * double(after.host_offload_high_bytes)))
+        {
             rr.expected_host_bytes = after.host_offload_high_bytes;
+            rr.expected_host_sizing = after.host_offload_sizing;
+        }
         return;
     }
     // A setting the rule changes from the job's value, which is not given ("halve the micro-batch" with no batch
@@ -260,6 +264,7 @@ void stage_report(pipeline_state& s) {
         else if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
                  *rr.expected_host_bytes > rep.estimate->host_budget_bytes)
             why_not = phrase(rep.lang, "report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},
+                                                                {"sizing", value_phrase(rep.lang, "host_sizing", rr.expected_host_sizing)},
                                                                 {"budget", format_bytes(rep.estimate->host_budget_bytes)}});
         // A change that is no fix goes to not_offered with its reason, and takes no rank.
         if (why_not) {

@@ -752,7 +752,7 @@ TEST_CASE("8-bit AdamW in each framework's own setting; where a framework has no
     CHECK(framework_adapter::get("llama_factory").render(opt8) == "optim: adamw_bnb_8bit\n");
     CHECK(framework_adapter::get("trl").render(opt8) == "optim: adamw_bnb_8bit\n");
     CHECK(framework_adapter::get("axolotl").render(opt8) == "optimizer: adamw_bnb_8bit\n");
-    CHECK(framework_adapter::get("torchtune").render(opt8) == "optimizer:\n  _component_: bitsandbytes.optim.PagedAdamW8bit\n");
+    CHECK(framework_adapter::get("torchtune").render(opt8) == "optimizer:\n  _component_: bitsandbytes.optim.AdamW8bit\n");
     CHECK(join(framework_adapter::get("ms_swift").render_lines(opt8)).find("--optim adamw_bnb_8bit") != std::string::npos);
     CHECK(join(framework_adapter::get("kohya_sd_scripts").render_lines(opt8)).find("--optimizer_type AdamW8bit") != std::string::npos);
     CHECK(join(framework_adapter::get("diffusers").render_lines(opt8)).find("--use_8bit_adam") != std::string::npos);

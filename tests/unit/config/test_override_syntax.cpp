@@ -117,6 +117,16 @@ TEST_CASE("closure: torchtitan's CPU offload moves parameters and optimizer toge
     CHECK(params);
 }
 
+// rev32: torchtune's 8-bit AdamW rendered bitsandbytes' PagedAdamW8bit, which reads back as a paged optimizer (its
+// states off the device figure): the "2 bytes per parameter" recommendation was estimated as an offload.
+TEST_CASE("closure: torchtune's 8-bit AdamW reads back as the non-paged optimizer it claims to be") {
+    std::string name;
+    for (const auto& o : canonical_closure(override_syntax_for("torchtune"), {{"optimizer.name", "adamw8bit"}}))
+        if (o.key == "optimizer.name") name = value_key(o.val);
+    CHECK(name.find("8bit") != std::string::npos);
+    CHECK(name.find("aged") == std::string::npos);
+}
+
 TEST_CASE("allocator variable per device and PyTorch version") {
     CHECK(allocator_env_var("npu", "") == "PYTORCH_NPU_ALLOC_CONF");
     CHECK(allocator_env_var("cuda", "") == "PYTORCH_CUDA_ALLOC_CONF");

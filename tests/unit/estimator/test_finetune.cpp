@@ -1474,6 +1474,22 @@ TEST_CASE("DeepSpeed ZeRO-3's reduce bucket: default, HF auto, stated, and not f
           doctest::Approx(5e8 * 2.0));
 }
 
+// rev32: the temporaries row names the ZeRO stage the job runs (a ZeRO-2 job read "ZeRO-3's reduce bucket").
+TEST_CASE("the reduce bucket's text names the job's ZeRO stage (rev32)") {
+    auto temporaries = [](int zero) {
+        fact_store f = job8b("deepspeed", "full", 8);
+        emit(f, "parallelism.zero_stage", std::int64_t(zero));
+        emit(f, "job.runs_deepspeed", true);
+        emit(f, "parallelism.reduce_bucket_size", std::int64_t(200000000));
+        for (const auto& c : estimate(from_facts(f)).components)
+            if (c.id == "temporaries") return c.formula;
+        return std::string();
+    };
+    CHECK(temporaries(2).find("DeepSpeed ZeRO-2's reduce bucket") != std::string::npos);
+    CHECK(temporaries(1).find("DeepSpeed ZeRO-1's reduce bucket") != std::string::npos);
+    CHECK(temporaries(3).find("DeepSpeed ZeRO-3's reduce bucket") != std::string::npos);
+}
+
 TEST_CASE("an unstated LoRA rank and target cite the job's own framework's default, not LLaMA-Factory's (rev23)") {
     auto cites = [](const preflight_result& r, std::string_view part) {
         for (const auto& a : r.input.assumptions)

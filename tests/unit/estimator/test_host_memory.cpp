@@ -88,3 +88,23 @@ TEST_CASE("host offload: without zero.Init (ZeRO-2) every rank of the node first
     CHECK(n.bytes == doctest::Approx(p * 16.0));                    // the shares of eight ranks: all of it
     CHECK(n.high_bytes == doctest::Approx(std::max(p * 16.0 * 1.5, p * 2.0 * 8.0)));
 }
+
+// rev32: the report named "DeepSpeed's sizing" on every framework's figure; each now says whose layout it follows.
+TEST_CASE("host offload: the figure names the framework whose layout it follows (rev32)") {
+    const double p = 8e9;
+    estimate_input in = zero3_offload_input();
+    CHECK(host_offload(in, p, p).sizing == "deepspeed");
+    in.framework = train_framework::torchtitan;  // FSDP2 CPU offload
+    in.optimizer_offload = false;
+    CHECK(host_offload(in, p, p).sizing == "fsdp");
+    in = zero3_offload_input();
+    in.framework = train_framework::megatron;  // --optimizer-cpu-offload
+    in.zero_stage = 1;
+    in.params_offload = false;
+    CHECK(host_offload(in, p, p).sizing == "megatron");
+    in.optimizer_offload = false;
+    in.swap_optimizer = true;  // MindSpeed --swap-optimizer
+    CHECK(host_offload(in, p, p).sizing == "mindspeed");
+    in.swap_optimizer = false;
+    CHECK(host_offload(in, p, p).sizing.empty());  // nothing offloaded
+}

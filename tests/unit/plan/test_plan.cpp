@@ -546,3 +546,34 @@ TEST_CASE("rev31: the offload alternative does not turn on checkpointing the job
             .out);
     CHECK(k["plan"]["at_current_size"]["rendered"].dump().find("enable_activation_checkpointing: true") != std::string::npos);
 }
+
+TEST_CASE("rev32: a device figure capped at the card's capacity says what the cap means, with the estimate's verdict") {
+    // torchtitan DeepSeek-V3 16B on 8 H100, full checkpointing: the cache model fills the card, so the device figure is
+    // the capacity (79.10 GiB) beside a live peak of 63.39 GiB; "still over the budget" alone left the reader guessing.
+    const std::string job = "preflight --framework torchtitan --model deepseek_v3-16b --device h100-80gb --world-size 8 "
+                            "--set training.local_batch_size=8 --set training.seq_len=4096 "
+                            "--set activation_checkpoint.mode=selective";
+    const auto j = nlohmann::json::parse(run(job + " --format json").out);
+    const auto capacity = j["estimate"]["capacity_bytes"];
+    bool capped = false;
+    for (const auto& r : j["recommendations"]) {
+        if (r["action"] != "enable_full_ac") continue;
+        REQUIRE(r["expected_device_peak_bytes"] == capacity);
+        capped = r.value("expected_device_capped", false);
+        // the verdict is the estimate block's for the changed config
+        const auto after = nlohmann::json::parse(run(job + " --set activation_checkpoint.mode=full --format json").out);
+        CHECK(after["estimate"]["device_peak_bytes"] == r["expected_device_peak_bytes"]);
+        CHECK(after["estimate"]["fits"] == r["expected_fits"]);
+    }
+    CHECK(capped);
+    const std::string text = run(job).out;
+    CHECK(text.find("is the card's capacity: the allocator model's cache would fill the card") != std::string::npos);
+    // look-alike: the other recommendations' figures (halving the micro-batch: 90.23 GiB) are not capped: one line only
+    const auto first = text.find("is the card's capacity");
+    CHECK(text.find("is the card's capacity", first + 1) == std::string::npos);
+    int uncapped = 0;
+    for (const auto& r : j["recommendations"])
+        uncapped += r["expected_device_peak_bytes"].is_number() && r["expected_device_peak_bytes"] != capacity &&
+                    !r.value("expected_device_capped", false);
+    CHECK(uncapped > 0);
+}
