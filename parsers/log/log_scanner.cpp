@@ -111,6 +111,24 @@ std::optional<std::int64_t> to_int(std::string_view t) {
     return v;
 }
 
+// After the prefilter threads, lines they never passed on are read from the file's mapping: calls `fn` on
+// each line after the one `p` stands in (a '\r' ending dropped), up to `stop` or until `fn` returns false.
+// Returns where it stopped.
+template <class F>
+const char* each_line_after(const char* p, const char* stop, F&& fn) {
+    while (p < stop && *p != '\n') ++p;  // the rest of the current line
+    while (p < stop) {
+        ++p;  // past the newline
+        const char* nl = p;
+        while (nl < stop && *nl != '\n') ++nl;
+        std::string_view l(p, static_cast<size_t>(nl - p));
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        if (!fn(l)) break;
+        p = nl;
+    }
+    return p;
+}
+
 }  // namespace
 
 bool verify_sig(const signature& s, std::string_view text) {
@@ -630,17 +648,11 @@ void scanner::read_open_launch(const char* base, size_t n) {
         m_launch_open = false;
         return;
     }
-    while (p < end && *p != '\n') ++p;  // the rest of the launch line
     // extend_launch closes it at a line that is not a flag, or past 256 lines / 4 KiB
-    while (p < end && m_launch_open) {
-        ++p;  // past the newline
-        const char* nl = p;
-        while (nl < end && *nl != '\n') ++nl;
-        std::string_view l(p, static_cast<size_t>(nl - p));
-        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    each_line_after(p, end, [&](std::string_view l) {
         extend_launch(l);
-        p = nl;
-    }
+        return m_launch_open;
+    });
     m_launch_open = false;
 }
 
@@ -653,17 +665,11 @@ void scanner::read_open_wraps(const char* base, size_t n) {
             ev.after_from = nullptr;
             if (!p || p < base || p >= file_end || !ev.after.empty()) continue;
             const char* end = static_cast<size_t>(file_end - p) > k_wrap_window ? p + k_wrap_window : file_end;
-            while (p < end && *p != '\n') ++p;  // the rest of the failure line
             size_t taken = 0;
-            while (p < end) {
-                ++p;  // past the newline
-                const char* nl = p;
-                while (nl < end && *nl != '\n') ++nl;
-                std::string_view l(p, static_cast<size_t>(nl - p));
+            each_line_after(p, end, [&](std::string_view l) {
                 if (const size_t cr = l.find('\r'); cr != std::string_view::npos) l = l.substr(0, cr);
-                if (!keep_wrapped_line(ev.after, l, taken)) break;
-                p = nl;
-            }
+                return keep_wrapped_line(ev.after, l, taken);
+            });
         }
 }
 
@@ -680,15 +686,10 @@ void scanner::read_open_block(const char* base, size_t n) {
     // At most the cap and the tolerated other lines: a block never costs more than that.
     const size_t budget = k_block_cap + (k_block_foreign + 8) * k_excerpt_cap;
     const char* stop = static_cast<size_t>(end - p) > budget ? p + budget : end;
-    while (p < stop && m_block.open()) {
-        ++p;  // past the newline
-        const char* nl = p;
-        while (nl < stop && *nl != '\n') ++nl;
-        std::string_view l(p, static_cast<size_t>(nl - p));
-        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    p = each_line_after(p, stop, [&](std::string_view l) {
         m_block.feed(l);
-        p = nl;
-    }
+        return m_block.open();
+    });
     if (m_block.open()) m_block.end(p >= end ? "the log ends inside it" : "no closing brace within the cap");
     m_block_next = nullptr;
     settle_block();
