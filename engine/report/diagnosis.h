@@ -144,7 +144,11 @@ struct diagnosis_report {
     std::optional<snap::rank_table> merged_ranks;
     std::optional<config_diff> baseline_diff;  // --baseline-config against the job's config
     std::optional<plan_answer> plan;           // when the configuration does not fit (or --plan)
-    std::optional<fit_limits> limits;          // preflight: largest micro-batch and sequence that fit
+    std::optional<fit_limits> limits;          // largest micro-batch and sequence that fit (diagnose: only when over)
+    // rev35: the job's own names for the micro-batch and the sequence length ("" = unknown: generic words)
+    std::string micro_batch_key, seq_len_key;
+    // rev35: framework defaults the estimate applied where the config is silent, as "key=value" in the job's keys
+    std::vector<std::string> applied_defaults;
     bool straddles_budget = false;             // the estimate's interval straddles the budget
     fact_store facts;
     inference_result inference;

@@ -269,6 +269,11 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                                                              {"reserved", format_bytes(s.devices[s.primary].reserved_bytes)}}));
     }
     if (!e.complete) w.line(w.t("report.estimate.incomplete"));
+    if (!r.applied_defaults.empty()) {
+        std::string list;
+        for (const auto& d : r.applied_defaults) list += (list.empty() ? "" : ", ") + d;
+        w.line(w.t("report.estimate.framework_defaults", {{"framework", r.framework}, {"defaults", list}}));
+    }
 }
 
 void render_snapshots(writer& w, const diagnosis_report& r) {
@@ -358,20 +363,20 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         for (size_t i = 1; i < g.whys.size(); ++i) w.bullet(g.whys[i], 2);  // another rule's reason for the same step
     }
     if (r.estimate) render_estimate(w, *r.estimate, r);
-    if (r.mode == "preflight" && r.limits && r.limits->max_micro_batch >= 0) {
+    if (r.limits && r.limits->max_micro_batch >= 0) {
         const fit_limits& l = *r.limits;
-        if (l.max_micro_batch == 0 && l.max_seq_len <= 0)
-            w.line(w.t("report.preflight.limits_none", {{"seq_len", std::to_string(l.seq_len)},
-                                                         {"micro_batch", std::to_string(l.micro_batch)}}));
-        else if (l.max_micro_batch == 0)
-            w.line(w.t("report.preflight.limits_no_micro", {{"seq_len", std::to_string(l.seq_len)},
-                                                             {"max_seq_len", std::to_string(l.max_seq_len)},
-                                                             {"micro_batch", std::to_string(l.micro_batch)}}));
-        else
-            w.line(w.t("report.preflight.limits", {{"max_micro_batch", std::to_string(l.max_micro_batch)},
-                                                    {"seq_len", std::to_string(l.seq_len)},
-                                                    {"max_seq_len", std::to_string(l.max_seq_len)},
-                                                    {"micro_batch", std::to_string(l.micro_batch)}}));
+        // rev35: in the job's own keys where the adapter names them ("per_device_train_batch_size=1")
+        auto term = [&](const std::string& key, const char* generic, std::int64_t n) {
+            return key.empty() ? w.t(generic, {{"n", std::to_string(n)}}) : key + "=" + std::to_string(n);
+        };
+        const message_args a = {
+            {"max_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.max_micro_batch)},
+            {"at_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.seq_len)},
+            {"max_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.max_seq_len)},
+            {"at_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.micro_batch)}};
+        if (l.max_micro_batch == 0 && l.max_seq_len <= 0) w.line(w.t("report.preflight.limits_none", a));
+        else if (l.max_micro_batch == 0) w.line(w.t("report.preflight.limits_no_micro", a));
+        else w.line(w.t("report.preflight.limits", a));
     }
     if (r.baseline_diff) {
         w.heading("report.heading.baseline");
@@ -574,10 +579,12 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         j["fits"] = verdict == "unknown" ? json(nullptr) : json(verdict != "exceeds");
         j["verdict_basis"] = "high end of the interval (estimate.high_bytes), or the figure anchored on a measurement";
         j["straddles_budget"] = r.straddles_budget;
-        if (r.limits && r.limits->max_micro_batch >= 0)
-            j["max_fitting"] = {{"micro_batch", r.limits->max_micro_batch}, {"at_seq_len", r.limits->seq_len},
-                                {"seq_len", r.limits->max_seq_len}, {"at_micro_batch", r.limits->micro_batch}};
     }
+    if (!r.applied_defaults.empty()) j["framework_defaults_applied"] = r.applied_defaults;
+    if (r.limits && r.limits->max_micro_batch >= 0)
+        j["max_fitting"] = {{"micro_batch", r.limits->max_micro_batch}, {"at_seq_len", r.limits->seq_len},
+                            {"seq_len", r.limits->max_seq_len}, {"at_micro_batch", r.limits->micro_batch},
+                            {"micro_batch_key", r.micro_batch_key}, {"seq_len_key", r.seq_len_key}};
     j["consistency"] = json::array();
     for (const auto& c : r.consistency)
         j["consistency"].push_back({{"id", c.id}, {"statistic", c.statistic}, {"measured_bytes", c.measured_bytes},

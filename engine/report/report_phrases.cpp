@@ -97,6 +97,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.estimate.measured_oom", "measured at the OOM: allocated by PyTorch {allocated} (the live-tensor figure), reserved {reserved}"},
     {"report.estimate.measured_snapshot", "measured in the snapshot: peak live {peak} , reserved {reserved}"},
     {"report.estimate.incomplete", "incomplete inputs: the defaults listed under uncertainty were assumed"},
+    {"report.estimate.framework_defaults", "{framework} defaults applied where the config is silent: {defaults}"},
     // Estimate against measurements.
     {"report.consistency.line", "{id}: measured {measured} {statistic} ({source}) vs estimated {estimated} - {ratio}x, {verdict}"},
     {"report.consistency.expected_figures", "expected figures: {why}"},
@@ -168,9 +169,11 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.plan.tier.none", "no change"},
     {"report.plan.tier.devices_only", "more devices, no other change"},
     {"report.plan.anchored", "anchored on the measurement ({source}): device {device} - {verdict}"},
-    {"report.preflight.limits_none", "no micro-batch fits at sequence length {seq_len}, and no sequence length at micro-batch {micro_batch}: what the model keeps besides activations (weights, gradients, optimizer states) is over the budget"},
-    {"report.preflight.limits_no_micro", "largest that fit: no micro-batch at sequence length {seq_len}; sequence length {max_seq_len} at micro-batch {micro_batch}"},
-    {"report.preflight.limits", "largest that fit: micro-batch {max_micro_batch} at sequence length {seq_len}; sequence length {max_seq_len} at micro-batch {micro_batch}"},
+    {"report.preflight.limits_none", "no micro-batch fits at {at_seq}, and no sequence length at {at_micro}: what the model keeps besides activations (weights, gradients, optimizer states) is over the budget"},
+    {"report.preflight.limits_no_micro", "largest that fit: no micro-batch at {at_seq}; {max_seq} at {at_micro}"},
+    {"report.preflight.limits", "largest that fit: {max_micro} at {at_seq}; {max_seq} at {at_micro}"},
+    {"report.preflight.limit_term.micro", "micro-batch {n}"},
+    {"report.preflight.limit_term.seq", "sequence length {n}"},
     {"report.rec.confirm", "to confirm: {confirm}"},
     // --explain.
     {"report.explain.fired", "Rules fired, in order:"},

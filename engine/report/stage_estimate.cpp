@@ -1,8 +1,38 @@
 // Stage `estimate`: the static estimate of a training step, when the model's dimensions are known
 // and the config trains (job.trains is false for an evaluation- or prediction-only config).
 #include "engine/report/pipeline.h"
+#include "parsers/config/override_syntax.h"
 
 namespace oomdx {
+
+namespace {
+
+// rev35: the framework defaults the estimate applied where the config is silent, in the job's own keys, so a
+// reader sees that LLaMA-Factory checkpoints by default or that a 4-bit load is NF4 with double quantization. Only
+// the settings that size memory and a user checks first; quantization and adapter defaults only where they apply.
+std::vector<std::string> applied_defaults(const fact_store& facts, const override_syntax& syn) {
+    static const char* const k_shown[] = {"activation_checkpoint.mode", "training.quantization_type",
+                                          "training.double_quantization", "training.load_dtype",
+                                          "training.mixed_precision_param", "optimizer.name", "training.lora_rank",
+                                          "training.lora_target"};
+    const fact* bits = facts.get("training.quantization_bit");
+    const bool four_bit = bits && bits->val.is_integer() && bits->val.as_integer() == 4;
+    const std::string ft = facts.string("training.finetuning_type").value_or("");
+    const bool adapters = ft == "lora" || ft == "qlora" || ft == "dora";
+    std::vector<std::string> out;
+    for (const char* k : k_shown) {
+        const fact* f = facts.get(k);
+        if (!f || !f->prov.from_default()) continue;
+        const std::string key = k;
+        if ((key == "training.quantization_type" || key == "training.double_quantization") && !four_bit) continue;
+        if (key.rfind("training.lora_", 0) == 0 && !adapters) continue;
+        const std::string named = job_key_name(syn, key, f->val);
+        out.push_back((named.empty() ? key : named) + "=" + value_key(f->val));
+    }
+    return out;
+}
+
+}  // namespace
 
 void stage_estimate(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
@@ -10,6 +40,7 @@ void stage_estimate(pipeline_state& s) {
     if (facts.boolean("job.trains") == std::optional<bool>(false)) return;
     s.rep.estimate = estimate(from_facts(facts));
     emit_facts(*s.rep.estimate, facts);
+    if (s.job) s.rep.applied_defaults = applied_defaults(facts, s.job->syntax);
 }
 
 }  // namespace oomdx

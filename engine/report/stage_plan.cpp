@@ -1,12 +1,13 @@
 // Stage `plan` (after `estimate`, before `rules`): when the configuration does not fit (the high
 // end of the estimate's interval in preflight, the point estimate in diagnose) or --plan asks,
 // the cheapest overrides that fit, or the smallest world size at which some do (make_plan); in
-// preflight also the largest micro-batch and sequence that fit. The answer becomes plan.* facts
+// preflight (and in diagnose when over the budget) also the largest micro-batch and sequence that fit. The answer becomes plan.* facts
 // the rules reason with, and a section of the report.
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
 #include "engine/report/pipeline.h"
+#include "parsers/config/override_syntax.h"
 
 namespace oomdx {
 
@@ -62,9 +63,13 @@ void stage_plan(pipeline_state& s) {
     if (!rep.estimate || rep.estimate->capacity_bytes <= 0 || !s.job) return;
     const estimate_result& e = *rep.estimate;
     const bool preflight = rep.mode == "preflight";
-    if (preflight) {
-        rep.limits = max_fitting(from_facts(rep.facts), true);
-        rep.straddles_budget = e.low_bytes <= e.budget_bytes && e.high_bytes > e.budget_bytes;
+    if (preflight) rep.straddles_budget = e.low_bytes <= e.budget_bytes && e.high_bytes > e.budget_bytes;
+    // rev35: diagnose states the limits too, where its own figure is over the budget (the OOM's job does not fit);
+    // where the estimate fits, limits above the job's own sizes would read against the OOM it had
+    if (preflight || e.device_peak_bytes > e.budget_bytes) {
+        rep.limits = max_fitting(from_facts(rep.facts), preflight);
+        rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
+        rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
     }
     const std::int64_t judged = preflight ? std::max(e.high_bytes, e.device_peak_bytes) : e.device_peak_bytes;
     if (!s.req.plan && judged <= e.budget_bytes) return;

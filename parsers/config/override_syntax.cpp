@@ -254,6 +254,14 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
     return lines;
 }
 
+std::string job_key_name(const override_syntax& s, const std::string& canonical_key, const value& v) {
+    if (routed_to_deepspeed(s, canonical_key)) return "";
+    const std::vector<canonical_override> one = {canonical_override{canonical_key, v}};
+    const std::vector<render_item> items = adapter_of(s).translate(one, s.spelled, s.context);
+    if (items.size() != 1 || items.front().remove || !framework_item(items.front())) return "";
+    return items.front().key;
+}
+
 expressibility can_express(const override_syntax& s, const std::vector<canonical_override>& in) {
     std::vector<canonical_override> own, ds;
     prepare(s, in, own, ds);

@@ -51,6 +51,9 @@ void set_runtime(override_syntax& s, const fact_store& facts);
 // and PyTorch read; what the framework cannot express is a `# <framework> has no setting ...` line.
 std::vector<std::string> render_overrides(const override_syntax& s, const std::vector<canonical_override>& ovs);
 
+// The job's own name for one canonical key ("per_device_train_batch_size", "tokenizer.max_seq_len"): the single
+// framework key the value renders to, "" where it renders to none or to several, or only to a DeepSpeed file.
+std::string job_key_name(const override_syntax& s, const std::string& canonical_key, const value& v);
 struct expressibility {
     bool ok = true;
     std::string why;                        // "hf_trainer has no setting for activation_checkpoint.mode = selective"

@@ -140,7 +140,8 @@ TEST_CASE("oomdx preflight: the largest micro-batch and sequence that fit, or wh
                                 "--set training.finetuning_type=lora --set training.seq_len=2048 "
                                 "--set training.local_batch_size=1");
     CHECK(lora.rc == 0);
-    CHECK(lora.out.find("largest that fit: micro-batch ") != std::string::npos);
+    // rev35: in the job's own keys (LLaMA-Factory's) where the framework names them
+    CHECK(lora.out.find("largest that fit: per_device_train_batch_size=") != std::string::npos);
     // Full fine-tuning of the same model on one card: not even micro-batch 1 at any length; at micro-batch 4 the
     // same words, never "sequence length 0 at micro-batch 4".
     for (const int mb : {1, 4}) {
@@ -149,9 +150,9 @@ TEST_CASE("oomdx preflight: the largest micro-batch and sequence that fit, or wh
                                     "--set training.finetuning_type=full --set training.seq_len=2048 "
                                     "--set training.local_batch_size=" + std::to_string(mb));
         CHECK(full.rc == 1);
-        CHECK(full.out.find("largest that fit: micro-batch 0") == std::string::npos);
-        CHECK(full.out.find("sequence length 0") == std::string::npos);
-        CHECK(full.out.find("no micro-batch fits at sequence length 2048, and no sequence length at micro-batch " +
+        CHECK(full.out.find("largest that fit: per_device_train_batch_size=0") == std::string::npos);
+        CHECK(full.out.find("cutoff_len=0") == std::string::npos);
+        CHECK(full.out.find("no micro-batch fits at cutoff_len=2048, and no sequence length at per_device_train_batch_size=" +
                             std::to_string(mb)) != std::string::npos);
     }
 }
@@ -216,4 +217,52 @@ TEST_CASE("oomdx diagnose: a launch command the paste cut gives no framework def
     // the command ends in the log: what it does not set is the trainer's default
     CHECK(checkpointing_default(head + "\n"));
     std::filesystem::remove(path);
+}
+
+// rev35: "largest that fit" in the job's own keys, and in diagnose too where the job's own figure is over the budget.
+TEST_CASE("rev35: the largest micro-batch and length that fit, in the job's keys, in preflight and diagnose") {
+    const std::string ex = std::string(OOMDX_SOURCE_DIR) + "/examples/";
+    // torchtune: batch_size and the tokenizer's max_seq_len, nested key spelled with its section
+    const run_result tt = run("preflight --config " + ex + "torchtune_qlora/8B_qlora_single_device.yaml --device rtx4090");
+    CHECK(tt.out.find("largest that fit: batch_size=") != std::string::npos);
+    CHECK(tt.out.find(" at tokenizer.max_seq_len=4096;") != std::string::npos);
+    // diagnose of a LLaMA-Factory job whose own figure is over the budget (48.46 GiB on a 4090): the line, in its keys
+    const run_result lf = run("diagnose --log " + ex + "lora_long_batch/train.log --config " + ex +
+                              "lora_long_batch/qwen3_8b_lora.yaml --device rtx4090");
+    CHECK(lf.out.find("largest that fit: per_device_train_batch_size=") != std::string::npos);
+    CHECK(lf.out.find(" at cutoff_len=4096; cutoff_len=") != std::string::npos);
+    const run_result lfz = run("diagnose --lang zh --log " + ex + "lora_long_batch/train.log --config " + ex +
+                               "lora_long_batch/qwen3_8b_lora.yaml --device rtx4090");
+    CHECK(lfz.out.find("放得下的上限：cutoff_len=4096 时最大为 per_device_train_batch_size=") != std::string::npos);
+    // look-alike: a diagnose whose estimate fits (the OOM came from growth) states no limits above the job's sizes
+    const run_result fit = run("diagnose --log " + ex + "late_oom_growing_memory/train.log --config " + ex +
+                               "late_oom_growing_memory/llama3_8b.toml --model llama3-8b --device h100-80gb --world-size 8");
+    CHECK(fit.out.find("largest that fit") == std::string::npos);
+    // torchtitan without a config: its TOML keys, section and field
+    const run_result tt2 = run("preflight --model llama3-8b --device rtx4090 --world-size 1 --framework torchtitan "
+                               "--set training.seq_len=2048");
+    CHECK(tt2.out.find(" at training.seq_len=2048; training.seq_len=") != std::string::npos);
+}
+
+// rev35: the framework defaults the estimate applied (LLaMA-Factory checkpoints by default; a 4-bit load is NF4 with
+// double quantization) are stated in the job's keys; a key the config sets, or a quantization default without a
+// 4-bit load, is not.
+TEST_CASE("rev35: framework defaults the estimate applied are stated in the job's keys") {
+    const auto cfg = std::filesystem::temp_directory_path() / ("oomdx_rev35_" + std::to_string(::getpid()) + ".yaml");
+    auto preflight = [&](const std::string& extra) {
+        std::ofstream(cfg) << "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
+                              "finetuning_type: lora\nlora_target: all\ndataset: alpaca_en_demo\ncutoff_len: 4096\n"
+                              "per_device_train_batch_size: 8\nbf16: true\n" << extra;
+        return run("preflight --config " + cfg.string() + " --device rtx3090");
+    };
+    const run_result q = preflight("quantization_bit: 4\n");
+    CHECK(q.out.find("llama_factory defaults applied where the config is silent: disable_gradient_checkpointing=false") !=
+          std::string::npos);
+    CHECK(q.out.find("quantization_type=nf4, double_quantization=true") != std::string::npos);
+    CHECK(q.out.find("lora_target=") == std::string::npos);  // the config sets it
+    // look-alikes: no 4-bit load, no quantization defaults; checkpointing set off, not listed as a default
+    const run_result plain = preflight("disable_gradient_checkpointing: true\n");
+    CHECK(plain.out.find("quantization_type=") == std::string::npos);
+    CHECK(plain.out.find("disable_gradient_checkpointing=false") == std::string::npos);
+    std::filesystem::remove(cfg);
 }
