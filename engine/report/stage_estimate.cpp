@@ -26,8 +26,8 @@ std::vector<std::string> applied_defaults(const fact_store& facts, const overrid
         const std::string key = k;
         if ((key == "training.quantization_type" || key == "training.double_quantization") && !four_bit) continue;
         if (key.rfind("training.lora_", 0) == 0 && !adapters) continue;
-        const std::string named = job_key_name(syn, key, f->val);
-        out.push_back((named.empty() ? key : named) + "=" + value_key(f->val));
+        const auto named = job_setting(syn, key, f->val);
+        out.push_back(named ? named->key + "=" + value_key(named->val) : key + "=" + value_key(f->val));
     }
     return out;
 }

@@ -2,6 +2,8 @@
 // can express, and the allocator variable name.
 #include "parsers/config/override_syntax.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -254,12 +256,17 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
     return lines;
 }
 
-std::string job_key_name(const override_syntax& s, const std::string& canonical_key, const value& v) {
-    if (routed_to_deepspeed(s, canonical_key)) return "";
+std::optional<render_item> job_setting(const override_syntax& s, const std::string& canonical_key, const value& v) {
+    if (routed_to_deepspeed(s, canonical_key)) return std::nullopt;
     const std::vector<canonical_override> one = {canonical_override{canonical_key, v}};
     const std::vector<render_item> items = adapter_of(s).translate(one, s.spelled, s.context);
-    if (items.size() != 1 || items.front().remove || !framework_item(items.front())) return "";
-    return items.front().key;
+    if (items.size() != 1 || items.front().remove || !framework_item(items.front())) return std::nullopt;
+    return items.front();
+}
+
+std::string job_key_name(const override_syntax& s, const std::string& canonical_key, const value& v) {
+    const auto it = job_setting(s, canonical_key, v);
+    return it ? it->key : "";
 }
 
 expressibility can_express(const override_syntax& s, const std::vector<canonical_override>& in) {

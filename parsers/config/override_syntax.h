@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
 // The job's own name for one canonical key ("per_device_train_batch_size", "tokenizer.max_seq_len"): the single
 // framework key the value renders to, "" where it renders to none or to several, or only to a DeepSpeed file.
 std::string job_key_name(const override_syntax& s, const std::string& canonical_key, const value& v);
+// The same key with the value as the job writes it (activation_checkpoint.mode=full -> disable_gradient_checkpointing
+// = false in LLaMA-Factory), or none.
+std::optional<render_item> job_setting(const override_syntax& s, const std::string& canonical_key, const value& v);
 struct expressibility {
     bool ok = true;
     std::string why;                        // "hf_trainer has no setting for activation_checkpoint.mode = selective"
