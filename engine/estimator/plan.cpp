@@ -90,6 +90,12 @@ std::vector<std::int64_t> larger_worlds(std::int64_t from, std::int64_t node, st
     return {s.begin(), s.end()};
 }
 
+// "...: gradient accumulation 4 -> 2", or that it stays where the new world size and micro-batch keep it.
+std::string accumulation_note(const std::string& head, std::int64_t from, std::int64_t to) {
+    if (from == to) return fmt::format("{} (gradient accumulation stays {})", head, from);
+    return fmt::format("{}: gradient accumulation {} -> {}", head, from, to);
+}
+
 // Keeps the job's global batch on more devices where the layout allows it. `at_w` is the layout
 // at `w` devices and `local_w` its per-device batch (nullopt: the job's own). The global batch
 // stays where micro-batch x data parallel divides it (the accumulation absorbs the change), and
@@ -110,9 +116,8 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
         const std::int64_t unit = *local * dp;
         if (ga && at_w.framework == train_framework::deepspeed) {
             if (*gb % unit == 0) {
-                o.push_back({"training.gradient_accumulation_steps", value(*gb / unit)});
-                notes.push_back(fmt::format("global batch kept at {} on {} devices: gradient accumulation {} -> {}", *gb, w,
-                                            *ga, *gb / unit));
+                if (*gb / unit != *ga) o.push_back({"training.gradient_accumulation_steps", value(*gb / unit)});
+                notes.push_back(accumulation_note(fmt::format("global batch kept at {} on {} devices", *gb, w), *ga, *gb / unit));
             } else {
                 const std::int64_t steps = (*gb + unit - 1) / unit;
                 o.push_back({"training.gradient_accumulation_steps", value(steps)});
@@ -134,8 +139,8 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
         const std::int64_t g0 = *local0 * *ga * std::max<std::int64_t>(1, dp0);
         const std::int64_t unit = *local * dp;
         if (g0 % unit == 0) {
-            o.push_back({"training.gradient_accumulation_steps", value(g0 / unit)});
-            notes.push_back(fmt::format("global batch kept on {} devices: gradient accumulation {} -> {}", w, *ga, g0 / unit));
+            if (g0 / unit != *ga) o.push_back({"training.gradient_accumulation_steps", value(g0 / unit)});
+            notes.push_back(accumulation_note(fmt::format("global batch kept on {} devices", w), *ga, g0 / unit));
         } else {
             const std::int64_t steps = std::max<std::int64_t>(1, (g0 + unit - 1) / unit);
             o.push_back({"training.gradient_accumulation_steps", value(steps)});

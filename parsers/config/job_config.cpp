@@ -709,8 +709,15 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
             if (!w.literal || (ext != ".yaml" && ext != ".yml" && ext != ".json" && ext != ".toml")) continue;
             if (auto ref = resolve_reference(w.text, path)) return with_base(*ref, job, a0.name());
         }
+        // ... and so is one a launcher flag names (`--job.config_file`, accelerate's `--config_file`)
+        auto names_config = [&](const raw_entry& e) {
+            if (e.key == "job.config_file") return true;
+            for (const key_mapping* m : a0.find(e.key))
+                if (m->canonical == "job.config_file") return true;
+            return false;
+        };
         for (const auto& e : job.entries)
-            if (e.key == "job.config_file" && e.literal && e.val.is_string())
+            if (e.literal && e.val.is_string() && names_config(e))
                 if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
         return with_deepspeed(job, a0, path);
     }
