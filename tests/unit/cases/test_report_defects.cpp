@@ -576,7 +576,7 @@ TEST_CASE("rev33: a training script's validation under torch's no_grad decorator
 
 TEST_CASE("rev33: an inference server that served requests before the OOM ranks the leak first, not the length cap; a start-up OOM keeps it") {
     const auto served = oomdx::test::diagnose_log_text(k_rev33_served);
-    CHECK(rev29_fired(served, "step3_inference_served_then_oom"));
+    CHECK(rev29_fired(served, "step0_inference_served_then_oom"));
     CHECK(rev30_first_action(served) == "fix_leak_in_code");
     for (const auto& r : served["recommendations"])
         if (r["action"] == "reduce_seq_len") CHECK(r["confidence"] != "high");
@@ -587,7 +587,7 @@ TEST_CASE("rev33: an inference server that served requests before the OOM ranks 
     // the same engine with no request served: a start-up OOM, the length cap first (rev30)
     const std::string s(k_rev33_served);
     const auto startup = oomdx::test::diagnose_log_text(s.substr(0, s.find('\n') + 1) + s.substr(s.find("torch.OutOfMemoryError")));
-    CHECK_FALSE(rev29_fired(startup, "step3_inference_served_then_oom"));
+    CHECK_FALSE(rev29_fired(startup, "step0_inference_served_then_oom"));
     CHECK(rev30_first_action(startup) == "reduce_seq_len");
 }
 
