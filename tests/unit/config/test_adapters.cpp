@@ -988,3 +988,20 @@ TEST_CASE("A DeepSpeed JSON job turns on activation checkpointing in its script:
     // selective checkpointing has no general spelling in a script
     CHECK_FALSE(can_express(override_syntax_for("deepspeed"), "activation_checkpoint.mode", value("selective")).ok);
 }
+
+TEST_CASE("rev33: Megatron-SWIFT's --load X-mcore names the model the checkpoint was converted from") {
+    // ms-swift's docs: `swift export --model Qwen/Qwen2.5-7B-Instruct --to_mcore true --output_dir Qwen2.5-7B-Instruct-mcore`,
+    // then `megatron sft --load Qwen2.5-7B-Instruct-mcore`: the job named no model the parser read, so no estimate
+    const job_config j = parse_job_config(write("megatron_swift_load.sh",
+        "NPROC_PER_NODE=8 megatron sft --load Qwen3-30B-A3B-mcore --micro_batch_size 4 --global_batch_size 64 "
+        "--max_length 8192\n"));
+    REQUIRE(j.framework == "ms_swift_megatron");
+    CHECK(shipped_facts(j).string("job.model_name") == std::optional<std::string>("Qwen3-30B-A3B"));
+    const job_config p = parse_job_config(write("megatron_swift_load_path.sh",
+        "megatron sft --load /ckpt/converted/Qwen2.5-7B-Instruct-mcore/ --micro_batch_size 1\n"));
+    CHECK(shipped_facts(p).string("job.model_name") == std::optional<std::string>("Qwen2.5-7B-Instruct"));
+    // a checkpoint the name does not tie to a model (a training run's own save folder): no model from it
+    const job_config r = parse_job_config(write("megatron_swift_resume.sh",
+        "megatron sft --load megatron_output/run1/iter_0001000 --micro_batch_size 1\n"));
+    CHECK_FALSE(shipped_facts(r).get("job.model_name"));
+}
