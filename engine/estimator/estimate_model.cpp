@@ -1143,6 +1143,12 @@ double compute(const estimate_input& in, breakdown& out) {
                     bwd += output_rank * pb;
                     step_eob += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
                 }
+            } else if (in.fsdp1_root_live) {
+                // est61: the same root, unsharded from the first forward op to its post-backward hook (LitGPT Fabric)
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes;
             } else if (tt && p == 1 && in.variant > 0 && build_behaves(in, date_tt_split_root_unit, true, true)) {
                 // est29, high end: torchtitan before 83e694105 puts the embedding, final norm and head in the
                 // root unit; FSDP2's lazy init never reshards the root after forward (_fsdp_state.py _lazy_init:
