@@ -156,7 +156,6 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
     for (;;) {
         const rule_def* best = nullptr;
         std::string best_key;
-        std::vector<int> best_ids;
         for (const auto& rp : rs.rules) {
             const rule_def& r = *rp;
             if (!r.enabled || !r.condition || !active.count(r.step)) continue;
@@ -167,7 +166,6 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             if (evaluate_condition(*r.condition, facts) != truth::true_) continue;
             best = &r;
             best_key = key;
-            best_ids = ids;
         }
         if (!best) break;
         if (++cycles > opts.max_cycles) {
@@ -185,13 +183,13 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
         fi.seq = static_cast<int>(res.firings.size());
         fi.rule_id = r.id;
         fi.step = r.step;
-        for (int id : best_ids)
-            if (id >= 0) fi.fact_ids.push_back(id);
-        res.firings.push_back(fi);
-
         std::vector<std::string> used_names;
-        for (const auto& n : r.facts)
-            if (facts.get(n)) used_names.push_back(n);
+        for (const auto& n : r.evidence_facts)
+            if (const fact* f = facts.get(n)) {
+                used_names.push_back(n);
+                fi.fact_ids.push_back(f->id);
+            }
+        res.firings.push_back(fi);
         auto derived = [&](std::string excerpt) {
             provenance p;
             p.producer = "rule";

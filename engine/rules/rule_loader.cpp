@@ -556,6 +556,24 @@ private:
         r->condition_text = n["condition"].as<std::string>("");
         bool cond_ok = cond.ok();
         if (cond_ok) r->condition = std::move(cond.root);
+        std::vector<std::string> facts;
+        std::function<void(const expr_node&)> walk = [&](const expr_node& x) {
+            if (x.op == expr_op::fact) facts.push_back(x.name);
+            if (x.kids.empty()) ++r->specificity;
+            for (const auto& k : x.kids) walk(*k);
+        };
+        auto sorted_unique = [](std::vector<std::string> v) {
+            std::sort(v.begin(), v.end());
+            v.erase(std::unique(v.begin(), v.end()), v.end());
+            return v;
+        };
+        if (cond_ok) {
+            // A firing's evidence is what its condition read; an exception that did not apply is not evidence.
+            walk(*r->condition);
+            r->evidence_facts = sorted_unique(facts);
+            facts.clear();
+            r->specificity = 0;
+        }
         if (cond_ok && n["exceptions"]) {
             if (!n["exceptions"].IsSequence()) {
                 diag(rule_error_code::bad_value, ctx(it.file, n["exceptions"]), "exceptions is a list of conditions", item, iw);
@@ -582,16 +600,8 @@ private:
                 r->condition_text += " and not (" + ex.as<std::string>("") + ")";
             }
         }
-        std::vector<std::string> facts;
-        std::function<void(const expr_node&)> walk = [&](const expr_node& x) {
-            if (x.op == expr_op::fact) facts.push_back(x.name);
-            if (x.kids.empty()) ++r->specificity;
-            for (const auto& k : x.kids) walk(*k);
-        };
         if (cond_ok) walk(*r->condition);
-        std::sort(facts.begin(), facts.end());
-        facts.erase(std::unique(facts.begin(), facts.end()), facts.end());
-        r->facts = facts;
+        r->facts = sorted_unique(std::move(facts));
 
         // asserts
         if (const YAML::Node a = n["asserts"]) {

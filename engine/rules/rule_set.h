@@ -67,7 +67,8 @@ struct rule_def {
     std::string condition_text;
     std::unique_ptr<expr_node> condition;
     int specificity = 0;  // number of leaf clauses
-    std::vector<std::string> facts;  // facts the condition reads (refraction key)
+    std::vector<std::string> facts;  // facts the condition and its exceptions read (refraction key)
+    std::vector<std::string> evidence_facts;  // facts the condition reads, exceptions left out (a firing's evidence)
     std::vector<std::pair<std::string, action_value>> asserts;
     std::string finding;  // template, empty when none
     std::string finding_id;

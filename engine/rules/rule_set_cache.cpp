@@ -22,7 +22,7 @@ using bin::put64;
 using bin::put_text;
 using bin::put_texts;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '3'};
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'r', 's', '4'};
 // Deeper trees than any condition has; bounds the decoder's recursion on a damaged copy.
 constexpr int k_max_depth = 512;
 
@@ -95,6 +95,7 @@ void put_rule(std::string& out, const rule_def& r) {
     put_expr(out, r.condition.get());
     put_int(out, r.specificity);
     put_texts(out, r.facts);
+    put_texts(out, r.evidence_facts);
     put_settings(out, r.asserts);
     put_text(out, r.finding);
     put_text(out, r.finding_id);
@@ -215,7 +216,7 @@ public:
     bool rule(rule_def& r) {
         if (!text(r.id) || !text(r.desc) || !text(r.step) || !small(r.salience) || !text(r.exclusive_group) ||
             !text(r.condition_text) || !expr(r.condition) || !r.condition || !small(r.specificity) ||
-            !texts(r.facts) || !settings(r.asserts) || !text(r.finding) || !text(r.finding_id) ||
+            !texts(r.facts) || !texts(r.evidence_facts) || !settings(r.asserts) || !text(r.finding) || !text(r.finding_id) ||
             !text(r.severity) || !text(r.rationale))
             return false;
         std::uint32_t n = 0;
