@@ -311,14 +311,19 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
                                                   {"share", pct(site.share)}}),
                      2);
         }
-        for (const auto& o : d.ooms) {
+        if (!d.ooms.empty()) {
+            // the last event, which the snapshot.oom.* facts and the findings describe; the moment's live and
+            // reserved bytes and the failing site with it (rev34)
+            const auto& o = d.ooms.back();
             w.line(w.t("report.snapshot.oom_event",
                        {{"index", std::to_string(o.trace_index)},
                         {"requested", format_bytes(o.requested_bytes)},
+                        {"site", o.site.empty() ? "" : w.t("report.snapshot.oom_site", {{"site", o.site}})},
+                        {"live", format_bytes(o.live_bytes)},
+                        {"reserved", format_bytes(o.reserved_bytes)},
                         {"free", o.device_free_bytes >= 0 ? format_bytes(o.device_free_bytes) : "-"},
                         {"largest", o.largest_inactive_block_bytes >= 0 ? format_bytes(o.largest_inactive_block_bytes) : "-"},
                         {"fragmentation", o.fragmentation ? w.t("report.snapshot.oom_fragmentation") : ""}}));
-            break;
         }
         for (const auto& p : d.patterns)
             w.bullet(w.t("report.snapshot.pattern",
