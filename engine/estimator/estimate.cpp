@@ -422,6 +422,20 @@ estimate_input from_facts(const fact_store& facts) {
                            r.int_opt("parallelism.fsdp_version").has_value();
     in.fsdp1 = in.hf_model && in.zero_stage >= 3 && !deepspeed &&
                r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
+    // est61: torch FSDP1's no_sync() skips the reduce-scatter in each unit's post-backward hook and leaves the
+    // unsharded gradient in the FlatParameter's .grad (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook:
+    // `if not state._sync_gradients` returns before _reduce_grad), so accumulating micro-batches under it holds the
+    // whole unsharded gradient of every unit until the synchronised backward reduces it. LitGPT's finetune scripts
+    // accumulate that way (fabric.no_backward_sync(model, enabled=is_accumulating); Lightning's FSDP backward-sync
+    // control enters module.no_sync()); a stated parallelism.fsdp_no_sync_accumulation wins for other scripts
+    in.fsdp1_no_sync = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
+                       r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
+                       r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt", nullptr);
+    // est61: FSDP1 does not reshard its root unit after forward (torch/distributed/fsdp/_runtime_utils.py
+    // _post_forward_reshard: `not state._is_root`), whoever wraps it; LitGPT's FSDPStrategy(auto_wrap_policy={Block})
+    // leaves the embedding, final norm and head in that root. HF / accelerate jobs take est17's whole term (in.fsdp1)
+    in.fsdp1_root_live = !in.fsdp1 && job_fw == "litgpt" && in.zero_stage >= 3 && !deepspeed &&
+                         r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
     // est56: a script that loads the model onto its GPU (from_pretrained(device_map=rank), model.to(device)) before
     // wrapping it in FullyShardedDataParallel; HF Trainer / accelerate load on the host and torchtune on the meta device
     in.fsdp1_device_load = in.fsdp1 && r.boolean("parallelism.fsdp_wraps_device_model", false, nullptr);

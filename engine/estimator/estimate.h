@@ -150,6 +150,11 @@ struct estimate_input {
     std::int64_t grad_accum = 1;          // micro-batches per optimizer step outside a pipeline: gradients live through later forwards
     bool fsdp_zero2_shards = false;       // torch FSDP ZeRO-2: the sharded parameters persist beside the unsharded ones (est50)
     bool fsdp1 = false;                   // torch FSDP1 (HF Trainer / accelerate): the root unit stays unsharded through backward
+    // est61: FSDP1 accumulating under no_sync (LitGPT's fabric.no_backward_sync): unsharded gradients between steps
+    bool fsdp1_no_sync = false;
+    // est61: torch FSDP1 outside HF / accelerate (LitGPT's Fabric): the root unit stays unsharded through the step's
+    // forward and backward (the live tensors of est17's term, without its allocator floor)
+    bool fsdp1_root_live = false;
     bool fsdp1_device_load = false;       // est56: every rank holds the whole model on its device before FSDP1 wraps it
     // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
     // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included

@@ -891,6 +891,7 @@ double compute(const estimate_input& in, breakdown& out) {
             if (in.framework == train_framework::megatron && !in.npu && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
                 st.params -= lin * std::max(0.0, rates.p_full - 1.0);
             st.grads = bytes_of(rates.g_full, rates.g_shard);
+            st.grads_unsharded = (rates.g_full + rates.g_shard) * (dense_rank + expert_rank);
             st.master = bytes_of(rates.m_full, rates.m_shard);
             st.optimizer = bytes_of(rates.o_full, rates.o_shard);
             st.expert_state = expert_bytes(rates.p_full + rates.g_full + rates.m_full + rates.o_full,
@@ -938,6 +939,7 @@ double compute(const estimate_input& in, breakdown& out) {
             st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
             params_whole = fbytes + (trates.p_full + trates.p_shard) * trainable;
             st.grads = tbytes(trates.g_full, trates.g_shard);
+            st.grads_unsharded = (trates.g_full + trates.g_shard) * trainable;
             st.master = tbytes(trates.m_full, trates.m_shard);
             st.optimizer = tbytes(trates.o_full, trates.o_shard);
             st.trainable_rank = trainable;
@@ -1141,6 +1143,12 @@ double compute(const estimate_input& in, breakdown& out) {
                     bwd += output_rank * pb;
                     step_eob += root * root_bytes + 2.0 * root * pb;  // end of backward: unsharded root, its grads and the flat copy
                 }
+            } else if (in.fsdp1_root_live) {
+                // est61: the same root, unsharded from the first forward op to its post-backward hook (LitGPT Fabric)
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes;
             } else if (tt && p == 1 && in.variant > 0 && build_behaves(in, date_tt_split_root_unit, true, true)) {
                 // est29, high end: torchtitan before 83e694105 puts the embedding, final norm and head in the
                 // root unit; FSDP2's lazy init never reshards the root after forward (_fsdp_state.py _lazy_init:
@@ -1306,6 +1314,10 @@ double compute(const estimate_input& in, breakdown& out) {
         if (finetune) grads_fwd = trates.grads_in_forward && !in.optimizer_in_backward ? st.grads : 0.0;
         if (in.grad_accum > 1 && !in.optimizer_in_backward) grads_fwd = st.grads;  // accumulated across micro-batches
         if (in.zero_grad_keeps_grads && !in.optimizer_in_backward) grads_fwd = st.grads;  // torch 1.x zero_grad (est26)
+        // est61: FSDP1 accumulating under no_sync: the unsharded gradients of the earlier micro-batches live through the
+        // later forwards and backwards (the synchronised backward reduce-scatters them unit by unit); the step sees shards
+        if (in.fsdp1_no_sync && in.grad_accum > 1 && !in.optimizer_in_backward)
+            grads_fwd = std::max(grads_fwd, st.grads_unsharded);
         // end of backward: all grads plus the first layer's transients
         double grads_end = in.optimizer_in_backward ? 0.0 : st.grads;
         {

@@ -169,6 +169,7 @@ struct stage_figures {
     double activations = 0, logits = 0;
     double temp_forward = 0, temp_backward = 0, temp_step = 0, temp_loss = 0;
     double grads_in_forward = 0;                         // grads resident while activations live
+    double grads_unsharded = 0;                          // est61: every trainable gradient of the stage, unsharded
     double phase_forward = 0, phase_loss = 0, phase_backward = 0, phase_step = 0;
     double phase_load = 0;                               // model load: weights + on-device quantization (0 if not modelled)
     double temp_load = 0;                                // the quantization intermediates of phase_load

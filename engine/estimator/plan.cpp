@@ -13,6 +13,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimator_constants.h"
+#include "parsers/config/framework_adapter.h"
 #include "parsers/config/job_validate.h"
 
 namespace oomdx {
@@ -90,6 +91,12 @@ std::vector<std::int64_t> larger_worlds(std::int64_t from, std::int64_t node, st
     return {s.begin(), s.end()};
 }
 
+// "...: gradient accumulation 4 -> 2", or that it stays where the new world size and micro-batch keep it.
+std::string accumulation_note(const std::string& head, std::int64_t from, std::int64_t to) {
+    if (from == to) return fmt::format("{} (gradient accumulation stays {})", head, from);
+    return fmt::format("{}: gradient accumulation {} -> {}", head, from, to);
+}
+
 // Keeps the job's global batch on more devices where the layout allows it. `at_w` is the layout
 // at `w` devices and `local_w` its per-device batch (nullopt: the job's own). The global batch
 // stays where micro-batch x data parallel divides it (the accumulation absorbs the change), and
@@ -110,9 +117,8 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
         const std::int64_t unit = *local * dp;
         if (ga && at_w.framework == train_framework::deepspeed) {
             if (*gb % unit == 0) {
-                o.push_back({"training.gradient_accumulation_steps", value(*gb / unit)});
-                notes.push_back(fmt::format("global batch kept at {} on {} devices: gradient accumulation {} -> {}", *gb, w,
-                                            *ga, *gb / unit));
+                if (*gb / unit != *ga) o.push_back({"training.gradient_accumulation_steps", value(*gb / unit)});
+                notes.push_back(accumulation_note(fmt::format("global batch kept at {} on {} devices", *gb, w), *ga, *gb / unit));
             } else {
                 const std::int64_t steps = (*gb + unit - 1) / unit;
                 o.push_back({"training.gradient_accumulation_steps", value(steps)});
@@ -134,8 +140,8 @@ std::vector<estimate_override> world_overrides(const fact_store& job, const esti
         const std::int64_t g0 = *local0 * *ga * std::max<std::int64_t>(1, dp0);
         const std::int64_t unit = *local * dp;
         if (g0 % unit == 0) {
-            o.push_back({"training.gradient_accumulation_steps", value(g0 / unit)});
-            notes.push_back(fmt::format("global batch kept on {} devices: gradient accumulation {} -> {}", w, *ga, g0 / unit));
+            if (g0 / unit != *ga) o.push_back({"training.gradient_accumulation_steps", value(g0 / unit)});
+            notes.push_back(accumulation_note(fmt::format("global batch kept on {} devices", w), *ga, g0 / unit));
         } else {
             const std::int64_t steps = std::max<std::int64_t>(1, (g0 + unit - 1) / unit);
             o.push_back({"training.gradient_accumulation_steps", value(steps)});
@@ -177,10 +183,27 @@ struct world_search {
 bool over_host(const estimate_result& e) { return e.host_budget_bytes > 0 && e.host_offload_high_bytes > e.host_budget_bytes; }
 
 // The search at one world size; candidates verified in rank order until `top` fit.
-world_search search_world(const fact_store& base_facts, const override_syntax& syntax, const plan_options& opt,
+// rev33: lines for a candidate at `world` devices follow what the job runs there (torchtune: a single-device recipe
+// reads no FSDP key, a distributed one does), not the job's own world: the adapter's conditional renders read it.
+std::optional<std::string> distributed_recipe(const fact_store& facts) {
+    const auto type = facts.string("training.finetuning_type").value_or("full");
+    if (type == "lora" || type == "qlora")
+        if (auto r = facts.string("framework.distributed_recipe_lora")) return r;
+    return facts.string("framework.distributed_recipe");
+}
+
+override_syntax syntax_at(const override_syntax& s, std::int64_t world) {
+    override_syntax out = s;
+    const auto keys = framework_adapter::get(s.framework).context_keys();
+    if (std::find(keys.begin(), keys.end(), "job.world_size") != keys.end()) out.context["job.world_size"] = std::to_string(world);
+    return out;
+}
+
+world_search search_world(const fact_store& base_facts, const override_syntax& job_syntax, const plan_options& opt,
                           std::int64_t world, const std::vector<estimate_override>& world_ovs,
                           bool need_offload_or_swap = false, const std::optional<std::int64_t>& rebatch_dp0 = std::nullopt) {
     world_search ws;
+    const override_syntax syntax = syntax_at(job_syntax, world);
     fact_store at(base_facts.vocab());
     copy_with(base_facts, at, world, world_ovs);
     try {
@@ -242,8 +265,9 @@ plan_alternative fitting_alternative(const plan_choice& c) {
 }
 
 // No fit: how close `ovs` alone comes (its verified peak, overrides and lines; nothing where it cannot be estimated).
-plan_alternative closest_alternative(const fact_store& facts, const override_syntax& syntax, std::int64_t world,
+plan_alternative closest_alternative(const fact_store& facts, const override_syntax& job_syntax, std::int64_t world,
                                      const std::vector<estimate_override>& ovs) {
+    const override_syntax syntax = syntax_at(job_syntax, world);
     plan_alternative alt;
     alt.searched = true;
     if (const auto e = verify(facts, world, ovs)) {
@@ -271,7 +295,8 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     // Nothing fits: how close does the most the framework can offload come?
     const estimate_input base = from_facts(facts);
     std::vector<estimate_override> ovs;
-    auto can = [&](const char* k, const value& v) { return can_express(syntax, k, v).ok; };
+    const override_syntax here = syntax_at(syntax, world);
+    auto can = [&](const char* k, const value& v) { return can_express(here, k, v).ok; };
     // rev31: not a line for checkpointing the job already has (torchtune's `enable_activation_checkpointing: true` again)
     if (base.ac != ac_kind::full && can("activation_checkpoint.mode", value("full")))
         ovs.push_back({"activation_checkpoint.mode", value("full")});
@@ -285,7 +310,7 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
         ovs.push_back({"parallelism.zero_stage", value(std::int64_t(3))});
     alt.host_limited = ws.host_limited;
     if (ovs.empty()) return alt;
-    ovs = canonical_closure(syntax, ovs);
+    ovs = canonical_closure(here, ovs);
     alt = closest_alternative(facts, syntax, world, ovs);
     if (!alt.overrides.empty()) {
         fact_store copy(facts.vocab());
@@ -459,6 +484,10 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
         a.world_size = w;
         take(a, ws.choices.front());
         a.rendered.insert(a.rendered.begin(), fmt::format("# run on {} devices (the job has {})", w, base.world));
+        // rev33: a job started on one device runs another recipe on several (torchtune's distributed recipes)
+        if (base.world == 1)
+            if (const auto recipe = distributed_recipe(facts))
+                a.rendered.insert(a.rendered.begin() + 1, fmt::format("# run {} in place of the single-device recipe", *recipe));
         a.notes = ws.choices.front().batch_notes;
         a.candidates = std::move(ws.choices);
         // Where offload fits at the job's size (the alternative shown below the plan), "nothing fits" would contradict it.

@@ -175,6 +175,11 @@ struct route_group {
     std::string step;
     std::string title;
     std::vector<std::string> whys;
+    // rev33: the first reason without its "Step N: " prefix (the step that sent the job here), so a line reads
+    // "Step 1: title (sent by Step 0) - reason", not "Step 1: title: Step 0: reason"; `from` is empty where the
+    // reason names no step or names the line's own step.
+    std::string from;
+    std::string first;
 };
 std::vector<route_group> grouped_route(const std::vector<report_step>& route);
 

@@ -242,6 +242,9 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
         if (e.high_bytes <= e.low_bytes)
             for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
     }
+    // rev33: a device figure the cache model capped at the card says why the verdict counts it (as the recommendations do)
+    if (e.reserved_capped)
+        w.line(w.t("report.estimate.capped", {{"device", format_bytes(e.device_peak_bytes)}, {"live", format_bytes(e.peak_bytes)}}));
     if (e.capacity_bytes > 0)
         w.line(w.t(e.fits ? "report.estimate.fits_by" : "report.estimate.over_by",
                    {{"capacity", format_bytes(e.capacity_bytes)},
@@ -313,14 +316,19 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
                                                   {"share", pct(site.share)}}),
                      2);
         }
-        for (const auto& o : d.ooms) {
+        if (!d.ooms.empty()) {
+            // the last event, which the snapshot.oom.* facts and the findings describe; the moment's live and
+            // reserved bytes and the failing site with it (rev34)
+            const auto& o = d.ooms.back();
             w.line(w.t("report.snapshot.oom_event",
                        {{"index", std::to_string(o.trace_index)},
                         {"requested", format_bytes(o.requested_bytes)},
+                        {"site", o.site.empty() ? "" : w.t("report.snapshot.oom_site", {{"site", o.site}})},
+                        {"live", format_bytes(o.live_bytes)},
+                        {"reserved", format_bytes(o.reserved_bytes)},
                         {"free", o.device_free_bytes >= 0 ? format_bytes(o.device_free_bytes) : "-"},
                         {"largest", o.largest_inactive_block_bytes >= 0 ? format_bytes(o.largest_inactive_block_bytes) : "-"},
                         {"fragmentation", o.fragmentation ? w.t("report.snapshot.oom_fragmentation") : ""}}));
-            break;
         }
         for (const auto& p : d.patterns)
             w.bullet(w.t("report.snapshot.pattern",
@@ -359,7 +367,8 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
     if (r.log) render_oom(w, *r.log);
     w.heading("report.heading.route");
     for (const auto& g : grouped_route(r.route)) {
-        w.bullet(w.t("report.route.item", {{"step", g.title}, {"why", g.whys.front()}}));
+        w.bullet(g.from.empty() ? w.t("report.route.item", {{"step", g.title}, {"why", g.first}})
+                                : w.t("report.route.item_from", {{"step", g.title}, {"from", g.from}, {"why", g.first}}));
         for (size_t i = 1; i < g.whys.size(); ++i) w.bullet(g.whys[i], 2);  // another rule's reason for the same step
     }
     if (r.estimate) render_estimate(w, *r.estimate, r);

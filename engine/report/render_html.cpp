@@ -1115,7 +1115,9 @@ std::string render_diagnosis_html(const diagnosis_report& r) {
     if (r.route.empty()) d.p(d.t("html.route.none"));
     d.raw("<ol>\n");
     for (const auto& g : grouped_route(r.route)) {
-        d.raw(fmt::format("<li><b>{}</b>{}{}", esc(g.title), esc(d.t("html.route.sep")), esc(g.whys.front())));
+        d.raw(fmt::format("<li><b>{}</b>{}{}", esc(g.title),
+                          esc(g.from.empty() ? d.t("html.route.sep") : d.t("html.route.sep_from", {{"from", g.from}})),
+                          esc(g.first)));
         if (g.whys.size() > 1) {
             d.raw("<ul>");
             for (size_t i = 1; i < g.whys.size(); ++i) d.raw(fmt::format("<li>{}</li>", esc(g.whys[i])));

@@ -34,6 +34,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.none", "none"},
     {"report.evidence", "evidence:"},
     {"report.route.item", "{step}: {why}"},
+    // rev33: a reason given at another step names it once, after the title (no "Step 1: ...: Step 0: ...")
+    {"report.route.item_from", "{step} (sent by {from}) - {why}"},
     // The report model: inputs, headline, notes (also in JSON).
     {"report.input.log", "log {file} ({lines} lines)"},
     {"report.input.config", "config {file}"},
@@ -84,6 +86,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.estimate.table_header", "| component | bytes | share of peak | how |"},
     {"report.estimate.live_peak", "live-tensor peak {peak} (compare with max_memory_allocated) at {phase}, stage {stage}"},
     {"report.estimate.reserved", "expected reserved {reserved} (compare with max_memory_reserved); device use {device}"},
+    // rev33: the cache model reaches the card: the verdict counts the cache, and says why
+    {"report.estimate.capped", "{device} is the card's capacity: the allocator model's cache reaches it. Before it raises OOM PyTorch frees only whole unused cached segments, and blocks split by earlier allocations stay, so the verdict below counts the cache, not the live peak ({live}) alone"},
     {"report.estimate.fits_by", "capacity {capacity}, budget (x0.95) {budget}: fits by {margin}"},
     {"report.estimate.over_by", "capacity {capacity}, budget (x0.95) {budget}: DOES NOT FIT by {margin}"},
     {"report.estimate.high_fits_by", "at the interval's high end ({high}): fits by {margin}"},
@@ -109,7 +113,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.snapshot.category", "{category} {bytes} ({share})"},
     {"report.list_sep", ", "},
     {"report.snapshot.site", "{site}  {bytes} in {blocks} blocks ({share})"},
-    {"report.snapshot.oom_event", "OOM event at trace #{index}: requested {requested}, device free {free}, largest inactive block {largest}{fragmentation}"},
+    {"report.snapshot.oom_event", "OOM event at trace #{index}: requested {requested}{site}, with {live} live of {reserved} reserved then, device free {free}, largest inactive block {largest}{fragmentation}"},
+    {"report.snapshot.oom_site", " from {site}"},
     {"report.snapshot.oom_fragmentation", " - fragmentation"},
     {"report.snapshot.pattern", "pattern {name}{tag}: {summary}"},
     {"report.snapshot.expected", " (expected, not a leak)"},
@@ -132,8 +137,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.rec.anchored", "anchored on the measurement ({source}): device {device} - {verdict}{trust}"},
     {"report.rec.trust", " (the figure to trust here)"},
     {"report.rec.expected_note", "expected after: {note}"},
-    // rev32: a device figure the cache model capped at the card's capacity
-    {"report.rec.capped", "{device} is the card's capacity: the allocator model's cache would fill the card, and PyTorch releases cached blocks and retries before it raises OOM, so the live peak ({live}) and fragmentation decide whether the change runs; the verdict is the estimate's for these figures (oomdx preflight with the change says the same)"},
+    // rev32: a device figure the cache model capped at the card's capacity; rev33: why the verdict counts the cache
+    {"report.rec.capped", "{device} is the card's capacity: the allocator model's cache reaches it. Before it raises OOM PyTorch frees only whole unused cached segments, and blocks split by earlier allocations stay, so the verdict counts the cache, not the live peak ({live}) alone: over the budget; a run with the change (max_memory_reserved) settles it"},
     {"report.rec.why", "why: {rationale}"},
     {"report.rec.syntax_canonical", "as canonical keys (no framework known):"},
     {"report.rec.syntax_canonical_md", "As canonical keys (no framework known):"},
@@ -217,6 +222,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"html.heading.uncertain", "What the evidence cannot tell"},
     {"html.route.none", "No steps recorded."},
     {"html.route.sep", ": "},
+    {"html.route.sep_from", " (sent by {from}) - "},
     {"html.col.site", "site"},
     {"html.col.category", "category"},
     {"html.col.bytes", "bytes"},

@@ -444,6 +444,12 @@ std::string framework_adapter::console_script_for(const std::string& command, co
 
 namespace {
 
+// Two aliases of one canonical key that write its values the same way.
+bool same_value_spelling(const key_mapping& a, const key_mapping& b) {
+    return a.values == b.values && a.tokens == b.tokens && a.flag == b.flag && a.scale == b.scale && a.match.empty() &&
+           b.match.empty();
+}
+
 // torchrun's, accelerate's and the deepspeed launcher's process counts: every adapter whose jobs
 // are launched that way maps them, so they tell the launcher, not the framework.
 bool launch_topology(const std::vector<const key_mapping*>& ms) {
@@ -581,9 +587,10 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             if (note) put({"note." + ov.key, value(*note), false});
             for (auto item : *rendered) {
                 if (item.val.is_string() && item.val.as_string() == "{value}") item.val = ov.val;
-                if (own)  // an item written under another alias of this key: the job's spelling
+                if (own)  // an item written under another alias of this key: the job's spelling, where both spell the
+                          // value alike (HF's `fsdp: "full_shard auto_wrap offload"` is no value of fsdp_offload_params)
                     for (const auto* k : find(item.key))
-                        if (k->canonical == ov.key) { item.key = own->key; break; }
+                        if (k->canonical == ov.key && same_value_spelling(*k, *own)) { item.key = own->key; break; }
                 put(std::move(item));
             }
             continue;

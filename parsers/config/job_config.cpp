@@ -634,6 +634,19 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         if (depth > 0) return over;
         return with_base_job(parse_job_config_depth(ref, over.framework_guessed ? "" : fw, depth + 1), over);
     };
+    // HF / LLaMA-Factory pointing at a DeepSpeed JSON (in the config, or as --deepspeed on a launch line): read it
+    // too; the trainer's values win.
+    auto with_deepspeed = [&](job_config& j, const framework_adapter& a, const std::string& from) -> job_config {
+        if (const fact* ds = j.find("job.deepspeed_config"); ds && ds->val.is_string() && j.framework != "deepspeed") {
+            if (auto ref = resolve_reference(ds->val.as_string(), from)) {
+                if (depth > 0) return j;
+                return with_base_job(parse_job_config_depth(*ref, "deepspeed", depth + 1), j);
+            }
+            const fact copy = *ds;
+            note_missing_deepspeed(j, a, copy);
+        }
+        return j;
+    };
     std::error_code ec;
     std::string path = path_spec, function;
     if (!fs::exists(path, ec)) {
@@ -696,23 +709,21 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
             if (!w.literal || (ext != ".yaml" && ext != ".yml" && ext != ".json" && ext != ".toml")) continue;
             if (auto ref = resolve_reference(w.text, path)) return with_base(*ref, job, a0.name());
         }
+        // ... and so is one a launcher flag names (`--job.config_file`, accelerate's `--config_file`)
+        auto names_config = [&](const raw_entry& e) {
+            if (e.key == "job.config_file") return true;
+            for (const key_mapping* m : a0.find(e.key))
+                if (m->canonical == "job.config_file") return true;
+            return false;
+        };
         for (const auto& e : job.entries)
-            if (e.key == "job.config_file" && e.literal && e.val.is_string())
+            if (e.literal && e.val.is_string() && names_config(e))
                 if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
-        return job;
+        return with_deepspeed(job, a0, path);
     }
     const framework_adapter& adapter = choose(job.entries, job.format);
     finish(job, adapter);
-    // HF / LLaMA-Factory pointing at a DeepSpeed JSON: read it too; the trainer's values win.
-    if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && job.framework != "deepspeed") {
-        if (auto ref = resolve_reference(ds->val.as_string(), path)) {
-            if (depth > 0) return job;
-            return with_base_job(parse_job_config_depth(*ref, "deepspeed", depth + 1), job);
-        }
-        const fact copy = *ds;
-        note_missing_deepspeed(job, adapter, copy);
-    }
-    return job;
+    return with_deepspeed(job, adapter, path);
 }
 
 }  // namespace

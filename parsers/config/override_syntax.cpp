@@ -225,6 +225,14 @@ override_syntax detect_override_syntax(const job_config& job) {
         if (!e.container) s.spelled.push_back(e.key);  // a value the job wrote (not a TOML table header)
     if (const fact* ds = job.find("job.deepspeed_config"); ds && ds->val.is_string() && s.framework != "deepspeed")
         s.deepspeed_file = ds->val.as_string();
+    // torch FSDP run through accelerate's config file: sharding and offload are that file's settings
+    if (const fact* f = job.find("job.fsdp_via_accelerate"); f && f->val.is_bool() && f->val.as_bool() && s.deepspeed_file.empty()) {
+        s.deepspeed_adapter = "accelerate_fsdp";
+        s.deepspeed_file = "the job's accelerate config";
+        if (const fact* c = job.find("job.config_file"); c && c->val.is_string() &&
+            (c->val.as_string().ends_with(".yaml") || c->val.as_string().ends_with(".yml")))
+            s.deepspeed_file = c->val.as_string();
+    }
     return s;
 }
 
@@ -233,8 +241,9 @@ void set_runtime(override_syntax& s, const fact_store& facts) {
     else if (auto j = facts.string("job.device_kind"); j && *j != "unknown") s.device_kind = *j;
     else if (s.framework == "torchtitan_npu" || s.framework == "mindspeed") s.device_kind = "npu";
     if (auto v = version_fact(facts, "job.torch_version")) s.torch_version = v->text;
-    for (const auto& k : framework_adapter::get(s.framework).context_keys())
-        if (const fact* f = facts.get(k); f && !f->val.is_null()) s.context[k] = value_key(f->val);
+    for (const auto* a : {&framework_adapter::get(s.framework), &framework_adapter::get(s.deepspeed_adapter)})
+        for (const auto& k : a->context_keys())
+            if (const fact* f = facts.get(k); f && !f->val.is_null()) s.context[k] = value_key(f->val);
 }
 
 std::vector<std::string> render_overrides(const override_syntax& s, const std::vector<canonical_override>& in) {
@@ -251,7 +260,7 @@ std::vector<std::string> render_overrides(const override_syntax& s, const std::v
     if (!ds.empty()) {
         const framework_adapter& d = framework_adapter::get(s.deepspeed_adapter);
         lines.push_back(fmt::format("# {} ({}):", s.deepspeed_file, d.syntax() == "json" ? "JSON merge patch" : "YAML"));
-        for (auto& l : d.render_lines_as(ds, d.syntax())) lines.push_back(std::move(l));
+        for (auto& l : d.render_lines_as(ds, d.syntax(), {}, s.context)) lines.push_back(std::move(l));
     }
     return lines;
 }

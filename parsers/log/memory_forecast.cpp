@@ -1,6 +1,7 @@
 #include "parsers/log/memory_forecast.h"
 
 #include <cmath>
+#include <set>
 
 #include "parsers/log/memory_fit.h"
 
@@ -41,9 +42,12 @@ memory_forecast forecast_memory(const std::vector<memory_point>& pts, std::int64
         f.from_step = pts[from].step;
         f.last_step = pts.back().step;
     }
-    if (x.size() - from < k_min_points || !L.ok) {
-        f.reason = "too few memory readings after the warm-up (" + std::to_string(x.size() - from) + ", need " +
-                   std::to_string(k_min_points) + ")";
+    // readings of one step printed several times (every rank, or a logger attached twice) are one step's reading:
+    // the line needs that many different steps (rev34: 5 lines of steps 2 and 3 were fitted as a trend)
+    const std::set<double> steps(x.begin() + static_cast<std::ptrdiff_t>(from), x.end());
+    if (steps.size() < k_min_points || !L.ok) {
+        f.reason = "too few memory readings after the warm-up (" + std::to_string(steps.size()) +
+                   (steps.size() < x.size() - from ? " steps" : "") + ", need " + std::to_string(k_min_points) + ")";
         return f;
     }
     f.growth_bytes_per_step = L.slope;

@@ -227,9 +227,9 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
         std::string main;
         if (!d.ooms.empty()) {
             const auto& o = d.ooms.back();
-            main = fmt::format("an allocation of {} failed on device {} with {} live and {} reserved", 
-                               format_bytes(o.requested_bytes), d.device, format_bytes(o.live_bytes),
-                               format_bytes(o.reserved_bytes));
+            main = fmt::format("an allocation of {}{} failed on device {} with {} live and {} reserved",
+                               format_bytes(o.requested_bytes), o.site.empty() ? "" : " from " + o.site, d.device,
+                               format_bytes(o.live_bytes), format_bytes(o.reserved_bytes));
             if (!d.peak_categories.empty() && d.peak_categories.front().bytes > 0)
                 main += fmt::format(" ({} {} at the peak)", percent(d.peak_categories.front().share),
                                     d.peak_categories.front().name);
@@ -249,6 +249,11 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
             main = fmt::format("{} is the largest category ({} of live memory)", d.categories.front().name,
                                percent(d.categories.front().share));
         if (!main.empty()) w.line("Main finding: " + main + ".");
+    } else if (a.devices.empty()) {
+        // rev34: an empty dump said only "0 device(s)"
+        w.line("Main finding: the snapshot is empty (no segment, no block, no trace entry): it was written before the "
+               "first allocation, after empty_cache() with nothing live, or by a process that did not use the device "
+               "that ran out; capture again in that process (oomdx capture --on-oom prints the code).");
     }
     for (const auto& wmsg : a.warnings) w.line("warning: " + wmsg);
     for (const auto& d : a.devices) render_device(w, a, d, top);

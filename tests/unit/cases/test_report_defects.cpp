@@ -537,3 +537,71 @@ TEST_CASE("rev30: a train_*.py script whose traceback runs generate() is inferen
         std::string(k_rev29_oom));
     CHECK_FALSE(rev29_fired(words, "step4_inference_log"));
 }
+
+namespace {
+
+// rev33: a training script's validation under @torch.no_grad(): train.py calls it, torch's decorator frame sits between
+// (frames written for this test, the shape of any such traceback), no trainer frame and no step logged.
+const char* const k_rev33_validation =
+    "Traceback (most recent call last):\n"
+    "  File \"/home/user/seg/train.py\", line 240, in <module>\n"
+    "    main()\n"
+    "  File \"/home/user/seg/train.py\", line 231, in main\n"
+    "    score = run_validation(model, val_loader)\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/torch/utils/_contextlib.py\", line 115, in decorate_context\n"
+    "    return func(*args, **kwargs)\n"
+    "  File \"/home/user/seg/train.py\", line 180, in run_validation\n"
+    "    out = model(images)\n";
+
+// rev33: a vLLM server that served requests for a while, then ran out (lines in vLLM 0.5's formats; figures this test's).
+const char* const k_rev33_served =
+    "INFO 07-23 10:00:12 model_runner.py:160] Loading model weights took 14.9888 GB\n"
+    "INFO 07-23 10:15:30 async_llm_engine.py:173] Received request chatcmpl-5f2a9c: prompt: 'hi', params: ...\n"
+    "INFO:     127.0.0.1:50432 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+    "INFO 07-23 13:41:02 metrics.py:341] Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 88.3 tokens/s, "
+    "Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 41.5%, CPU KV cache usage: 0.0%.\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a total capacity of 79.15 GiB of "
+    "which 601.00 MiB is free.\n";
+
+}  // namespace
+
+TEST_CASE("rev33: a training script's validation under torch's no_grad decorator is training's evaluation, not an inference process") {
+    const auto val = oomdx::test::diagnose_log_text(std::string(k_rev33_validation) + k_rev29_oom);
+    CHECK_FALSE(rev29_fired(val, "step4_inference_log"));
+    CHECK_FALSE(rev29_fired(val, "step0_init_oom_inference"));
+    // the look-alike: generate() under the same decorator in an inference script stays inference
+    const auto gen = oomdx::test::diagnose_log_text(std::string(k_rev29_generate_frames) + k_rev29_oom);
+    CHECK(rev29_fired(gen, "step4_inference_log"));
+}
+
+TEST_CASE("rev33: an inference server that served requests before the OOM ranks the leak first, not the length cap; a start-up OOM keeps it") {
+    const auto served = oomdx::test::diagnose_log_text(k_rev33_served);
+    CHECK(rev29_fired(served, "step0_inference_served_then_oom"));
+    CHECK(rev30_first_action(served) == "fix_leak_in_code");
+    for (const auto& r : served["recommendations"])
+        if (r["action"] == "reduce_seq_len") CHECK(r["confidence"] != "high");
+    bool startup_said = false;
+    for (const auto& f : served["findings"])
+        startup_said = startup_said || f["text"].get<std::string>().find("at start-up it next runs") != std::string::npos;
+    CHECK_FALSE(startup_said);
+    // the same engine with no request served: a start-up OOM, the length cap first (rev30)
+    const std::string s(k_rev33_served);
+    const auto startup = oomdx::test::diagnose_log_text(s.substr(0, s.find('\n') + 1) + s.substr(s.find("torch.OutOfMemoryError")));
+    CHECK_FALSE(rev29_fired(startup, "step0_inference_served_then_oom"));
+    CHECK(rev30_first_action(startup) == "reduce_seq_len");
+}
+
+TEST_CASE("rev33: a route line names the step that sent the job there once, after the title, in en and zh; no nested 'Step N:'") {
+    const auto path = std::filesystem::temp_directory_path() / ("oomdx_rev33_route_" + std::to_string(::getpid()) + ".log");
+    std::ofstream(path) << k_rev29_oom;
+    for (const char* lang : {"en", "zh"}) {
+        const auto text = oomdx::test::run_oomdx("diagnose --log " + path.string() + " --lang " + lang, oomdx::test::stderr_to::discard);
+        std::string route = text.out.substr(text.out.find(std::string(lang) == "en" ? "ROUTE THROUGH THE METHOD" : "- Step 0"));
+        route = route.substr(0, route.find("\n\n"));
+        // no line carries a step title and then another step's prefix
+        CHECK(route.find("x 0.95: Step 0:") == std::string::npos);
+        CHECK(route.find("× 0.95：Step 0：") == std::string::npos);
+        CHECK(route.find(std::string(lang) == "en" ? "(sent by Step 0) - " : "（由 Step 0 转入）——") != std::string::npos);
+    }
+    std::filesystem::remove(path);
+}

@@ -853,6 +853,43 @@ TEST_CASE("rev25: a job that runs DeepSpeed through accelerate gets its ZeRO set
     CHECK(shipped_facts(a).integer("parallelism.zero_stage") == 2);
 }
 
+TEST_CASE("accelerate launch --config_file with FSDP: the file is the base, and sharding / offload are written into it") {
+    write("acc_fsdp.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n"
+                           "  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_offload_params: false\n  fsdp_version: 1\n"
+                           "mixed_precision: bf16\nnum_machines: 1\nnum_processes: 4\n");
+    const job_config j = parse_job_config(write("acc_fsdp_run.sh",
+        "accelerate launch --config_file acc_fsdp.yaml train_sft.py --model_name_or_path meta-llama/Meta-Llama-3-8B "
+        "--per_device_train_batch_size 8 --max_seq_length 4096 --gradient_checkpointing --bf16 --output_dir out\n"));
+    const fact_store f = shipped_facts(j);
+    CHECK(f.integer("parallelism.zero_stage") == 3);  // the accelerate config's FULL_SHARD
+    CHECK(f.integer("job.world_size") == 4);
+    CHECK(f.integer("training.local_batch_size") == 8);  // the launch line's flags stay
+    CHECK(f.boolean("job.fsdp_via_accelerate").value_or(false));
+    override_syntax s = detect_override_syntax(j);
+    CHECK(s.deepspeed_adapter == "accelerate_fsdp");
+    CHECK(s.deepspeed_file == "acc_fsdp.yaml");
+    const std::string off = join(render_overrides(s, {{"parallelism.offload_params", "cpu"}}));
+    CHECK(off.find("# acc_fsdp.yaml (YAML):") != std::string::npos);
+    CHECK(off.find("fsdp_config:\n  fsdp_offload_params: true") != std::string::npos);
+    CHECK(off.find("--fsdp") == std::string::npos);  // not HF's flag, whose value is another spelling
+    CHECK(join(render_overrides(s, {{"parallelism.zero_stage", 2}})).find("fsdp_sharding_strategy: SHARD_GRAD_OP") !=
+          std::string::npos);
+}
+
+TEST_CASE("an alias the job spelled is used only where it spells the value the same way") {
+    // HF's `fsdp: "full_shard auto_wrap offload"` renders offload; the job's fsdp_config.fsdp_offload_params (true|false)
+    // is another spelling of the value, so the rendered key stays `fsdp`
+    const framework_adapter& hf = framework_adapter::get("hf_trainer");
+    const auto items = hf.translate({{"parallelism.offload_params", "cpu"}}, {"fsdp_config.fsdp_offload_params"}, {});
+    bool fsdp = false, wrong = false;
+    for (const auto& it : items) {
+        fsdp |= it.key == "fsdp";
+        wrong |= it.key == "fsdp_config.fsdp_offload_params" && it.val.is_string();
+    }
+    CHECK(fsdp);
+    CHECK_FALSE(wrong);
+}
+
 TEST_CASE("rev25: Megatron's bf16 Adam moments render with the precision-aware and distributed optimizer flags") {
     // arguments.py --exp-avg-dtype / --exp-avg-sq-dtype; core/optimizer/__init__.py refuses the precision-aware
     // optimizer without the distributed one (knowledge/sources/megatron_precision_aware_optimizer.md)
@@ -950,4 +987,21 @@ TEST_CASE("A DeepSpeed JSON job turns on activation checkpointing in its script:
     CHECK(can_express(override_syntax_for("deepspeed"), "activation_checkpoint.mode", value("full")).ok);
     // selective checkpointing has no general spelling in a script
     CHECK_FALSE(can_express(override_syntax_for("deepspeed"), "activation_checkpoint.mode", value("selective")).ok);
+}
+
+TEST_CASE("rev33: Megatron-SWIFT's --load X-mcore names the model the checkpoint was converted from") {
+    // ms-swift's docs: `swift export --model Qwen/Qwen2.5-7B-Instruct --to_mcore true --output_dir Qwen2.5-7B-Instruct-mcore`,
+    // then `megatron sft --load Qwen2.5-7B-Instruct-mcore`: the job named no model the parser read, so no estimate
+    const job_config j = parse_job_config(write("megatron_swift_load.sh",
+        "NPROC_PER_NODE=8 megatron sft --load Qwen3-30B-A3B-mcore --micro_batch_size 4 --global_batch_size 64 "
+        "--max_length 8192\n"));
+    REQUIRE(j.framework == "ms_swift_megatron");
+    CHECK(shipped_facts(j).string("job.model_name") == std::optional<std::string>("Qwen3-30B-A3B"));
+    const job_config p = parse_job_config(write("megatron_swift_load_path.sh",
+        "megatron sft --load /ckpt/converted/Qwen2.5-7B-Instruct-mcore/ --micro_batch_size 1\n"));
+    CHECK(shipped_facts(p).string("job.model_name") == std::optional<std::string>("Qwen2.5-7B-Instruct"));
+    // a checkpoint the name does not tie to a model (a training run's own save folder): no model from it
+    const job_config r = parse_job_config(write("megatron_swift_resume.sh",
+        "megatron sft --load megatron_output/run1/iter_0001000 --micro_batch_size 1\n"));
+    CHECK_FALSE(shipped_facts(r).get("job.model_name"));
 }

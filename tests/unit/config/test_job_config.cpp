@@ -322,6 +322,30 @@ TEST_CASE("a DeepSpeed JSON named relative to the launch directory is found unde
     fs::remove_all(root, ec);
 }
 
+TEST_CASE("a launch script's --deepspeed JSON is read beside the script, or named as missing") {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("oomdx_test_dsshell_" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    {
+        std::ofstream(root / "ds_config_zero2.json") << R"({"zero_optimization": {"stage": 2, "overlap_comm": true}})";
+        std::ofstream(root / "run.sh") << "torchrun --nproc_per_node 8 train.py \\\n  --model_name_or_path meta-llama/Llama-2-13b-hf \\\n"
+                                          "  --model_max_length 4096 --deepspeed ds_config_zero2.json --output_dir out\n";
+        std::ofstream(root / "gone.sh") << "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-2-13b-hf "
+                                           "--deepspeed not_there.json --output_dir out\n";
+    }
+    const job_config found = parse_job_config((root / "run.sh").string());
+    REQUIRE(found.find("parallelism.zero_stage"));
+    CHECK(found.find("parallelism.zero_stage")->val.as_integer() == 2);
+    CHECK_FALSE(found.find("job.missing_files"));
+    REQUIRE(found.find("training.seq_len"));  // the training script's own --model_max_length
+    CHECK(found.find("training.seq_len")->val.as_integer() == 4096);
+    const job_config gone = parse_job_config((root / "gone.sh").string());
+    REQUIRE(gone.find("job.missing_files"));
+    CHECK(gone.find("job.missing_files")->val.as_list().at(0).as_string() == "not_there.json");
+    std::error_code ec;
+    fs::remove_all(root, ec);
+}
+
 TEST_CASE("keys that only newer builds read bound the build date from below (adapter 'since')") {
     // the 2024 spelling ([training] batch_size, data_parallel_*): no bound
     CHECK(parse_job_config(dir + "torchtitan/llama3_8b_2024.toml").find("job.framework_date_min") == nullptr);

@@ -342,3 +342,6 @@ TEST_CASE("held-out rows, round est58 (ms-swift example scripts of 2024-12..2025
 TEST_CASE("held-out rows, round est59 (Qwen v1 README profile of 2023-11: Q-LoRA on Qwen-1.8B / 14B GPTQ Int4 at 256 / 2048 / 8192, LoRA with trainable wte / lm_head copies on Qwen-1.8B / 7B / 14B; 1 x padded length, GC, one A100 80G; statistic unstated)") {
     check_heldout("heldout_est59.yaml", 10, "held-out rows (est59)");
 }
+TEST_CASE("held-out rows, round est61 (LitGPT config-hub cells of 2024-03 / 04 that no round holds: TinyLlama LoRA / QLoRA on q, v at 8 x 512, Gemma 7B LoRA every linear + head on an A100, full fine-tuning of Gemma 2B / Llama 2 7B / Llama 3 8B / StableLM 3B under FSDP1 with every block checkpointed; allocated)") {
+    check_heldout("heldout_est61.yaml", 7, "held-out rows (est61)");
+}

@@ -195,7 +195,8 @@ TEST_CASE("zh29: DeepSpeed's activation checkpointing as a change in code reads 
           "ms_swift 没有与 optimizer.offload = none 对应的配置项");
     // The route of an OOM sent to the estimate first: the OOM "goes to" it (先转到), it does not "do" it (先做).
     const std::string frag = zh_report("fragmentation_snapshot");
-    CHECK(frag.find("Step 0：缓存分配器 OOM 先转到估算（Step 1）。") != std::string::npos);
+    // rev33: the step that sent it is named once, after the title ("Step 1：...：Step 0：..." nested two prefixes)
+    CHECK(frag.find("（由 Step 0 转入）——缓存分配器 OOM 先转到估算（Step 1）。") != std::string::npos);
     CHECK(frag.find("先做估算") == std::string::npos);
     // The code-review checklist ended each line with " - rg -n ..." (an English dash before the command).
     const std::string leak = zh_report("leak_three_snapshots");

@@ -115,6 +115,13 @@ TEST_CASE("forecast: flat memory, too few readings, unknown capacity say so") {
 
     auto few = analyze_log_text(titan(1, 40, 80, 1) + titan(2, 41, 80, 2) + titan(3, 42, 80, 3), "few.log");
     CHECK(few.forecast->reason.rfind("too few memory readings", 0) == 0);
+    // rev34: two steps printed five times (torchtitan#2389's paste) are two steps, not five readings
+    auto repeated = analyze_log_text(titan(2, 175.54, 178.3, 2) + titan(2, 175.54, 178.3, 2) + titan(2, 175.54, 178.3, 2) +
+                                         titan(3, 175.60, 178.3, 3) + titan(3, 175.62, 178.3, 3),
+                                     "repeated.log");
+    REQUIRE(repeated.forecast);
+    CHECK_FALSE(repeated.forecast->available);
+    CHECK(repeated.forecast->reason.rfind("too few memory readings after the warm-up (2 steps", 0) == 0);
 
     std::string megatron;  // no percentage, no OOM message: capacity unknown
     for (int s = 1; s <= 20; ++s)

@@ -547,9 +547,11 @@ TEST_CASE("rev31: the offload alternative does not turn on checkpointing the job
     CHECK(k["plan"]["at_current_size"]["rendered"].dump().find("enable_activation_checkpointing: true") != std::string::npos);
 }
 
-TEST_CASE("rev32: a device figure capped at the card's capacity says what the cap means, with the estimate's verdict") {
-    // torchtitan DeepSeek-V3 16B on 8 H100, full checkpointing: the cache model fills the card, so the device figure is
-    // the capacity (79.10 GiB) beside a live peak of 63.39 GiB; "still over the budget" alone left the reader guessing.
+TEST_CASE("rev32, rev33: a device figure capped at the card: the recommendation and the estimate block give one verdict and one reason") {
+    // torchtitan DeepSeek-V3 16B on 8 H100, full checkpointing: the cache model fills the card (79.10 GiB) beside a live
+    // peak of 63.39 GiB. rev32's line said the live peak decides while the verdict read "still over the budget"; the
+    // verdict counts the cache (PyTorch frees only whole unused segments before an OOM: NVIDIA-NeMo/Automodel#2673 failed
+    // with 73.15 GiB allocated of 79.11 GiB where the live estimate was 68 GiB), and both places now say so.
     const std::string job = "preflight --framework torchtitan --model deepseek_v3-16b --device h100-80gb --world-size 8 "
                             "--set training.local_batch_size=8 --set training.seq_len=4096 "
                             "--set activation_checkpoint.mode=selective";
@@ -560,20 +562,56 @@ TEST_CASE("rev32: a device figure capped at the card's capacity says what the ca
         if (r["action"] != "enable_full_ac") continue;
         REQUIRE(r["expected_device_peak_bytes"] == capacity);
         capped = r.value("expected_device_capped", false);
-        // the verdict is the estimate block's for the changed config
+        CHECK(r["expected_fits"] == false);
+        // the verdict is the estimate block's for the changed config, and that block gives the same reason
         const auto after = nlohmann::json::parse(run(job + " --set activation_checkpoint.mode=full --format json").out);
         CHECK(after["estimate"]["device_peak_bytes"] == r["expected_device_peak_bytes"]);
         CHECK(after["estimate"]["fits"] == r["expected_fits"]);
+        const std::string block = run(job + " --set activation_checkpoint.mode=full").out;
+        const auto reason = block.find("79.10 GiB is the card's capacity: the allocator model's cache reaches it");
+        CHECK(reason != std::string::npos);
+        CHECK(block.find("so the verdict below counts the cache, not the live peak (63.39 GiB) alone") != std::string::npos);
+        CHECK(block.find("DOES NOT FIT", reason) != std::string::npos);
     }
     CHECK(capped);
     const std::string text = run(job).out;
-    CHECK(text.find("is the card's capacity: the allocator model's cache would fill the card") != std::string::npos);
+    const auto first = text.find("so the verdict counts the cache, not the live peak (63.39 GiB) alone: over the budget");
+    CHECK(first != std::string::npos);
+    CHECK(text.find("decide whether the change runs") == std::string::npos);  // rev32's other judgement is gone
     // look-alike: the other recommendations' figures (halving the micro-batch: 90.23 GiB) are not capped: one line only
-    const auto first = text.find("is the card's capacity");
-    CHECK(text.find("is the card's capacity", first + 1) == std::string::npos);
+    CHECK(text.find("so the verdict counts the cache", first + 1) == std::string::npos);
     int uncapped = 0;
     for (const auto& r : j["recommendations"])
         uncapped += r["expected_device_peak_bytes"].is_number() && r["expected_device_peak_bytes"] != capacity &&
                     !r.value("expected_device_capped", false);
     CHECK(uncapped > 0);
+}
+
+TEST_CASE("rev33: torchtune on one device renders only what the single-device recipe reads; a plan on several names the distributed recipe") {
+    // rev31's job: full Llama 3 8B on one 4090. Its offload alternative rendered `fsdp_cpu_offload: true` (read by the
+    // distributed recipes only) and its 4-device plan did not say the job must run full_finetune_distributed.
+    const std::string job = "preflight --model llama3-8b --framework torchtune --device rtx4090 --world-size 1 "
+                            "--set activation_checkpoint.mode=full --set training.finetuning_type=full --set training.seq_len=4096 "
+                            "--set training.local_batch_size=4 --plan --format json";
+    const auto j = nlohmann::json::parse(run(job).out);
+    const auto& a = j["plan"]["at_current_size"];
+    REQUIRE(a.is_object());
+    CHECK(a["rendered"].dump().find("fsdp_cpu_offload") == std::string::npos);
+    CHECK(a["rendered"].dump().find("CPUOffloadOptimizer") != std::string::npos);
+    REQUIRE(j["plan"]["world_size"].get<int>() > 1);
+    CHECK(j["plan"]["rendered"].dump().find("# run full_finetune_distributed in place of the single-device recipe") != std::string::npos);
+    // LoRA names the LoRA recipe
+    const auto l = nlohmann::json::parse(
+        run("preflight --model llama3-70b --framework torchtune --device rtx4090 --world-size 1 --set training.finetuning_type=lora "
+            "--set activation_checkpoint.mode=full --set training.seq_len=2048 --set training.local_batch_size=1 --plan --format json")
+            .out);
+    if (l["plan"]["world_size"].get<int>() > 1)
+        CHECK(l["plan"]["rendered"].dump().find("# run lora_finetune_distributed") != std::string::npos);
+    // look-alike: a job already on several devices runs a distributed recipe: no recipe line; its FSDP offload renders
+    const auto k = nlohmann::json::parse(
+        run("preflight --model llama3-70b --framework torchtune --device a100-80gb --world-size 2 --set training.finetuning_type=full "
+            "--set activation_checkpoint.mode=full --set training.seq_len=4096 --set training.local_batch_size=1 --plan --format json")
+            .out);
+    CHECK(k["plan"]["rendered"].dump().find("in place of the single-device recipe") == std::string::npos);
+    CHECK(k["plan"]["at_current_size"]["rendered"].dump().find("fsdp_cpu_offload: true") != std::string::npos);
 }

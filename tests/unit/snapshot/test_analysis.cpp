@@ -409,6 +409,9 @@ TEST_CASE("pattern: fragmentation OOM (request > largest inactive block < total 
     CHECK(o.site == "/home/u/model.py:55:forward");
     REQUIRE(find_pattern(d, "fragmentation_oom"));
     CHECK(d.oom_count == 1);
+    // rev34: the text's main finding names where the failed request came from
+    CHECK(render_text(run(b.s, 0), false, false, 5).find("an allocation of 40.00 MiB from /home/u/model.py:55:forward failed") !=
+          std::string::npos);
 }
 
 TEST_CASE("OOM free-block replay undoes later events") {
@@ -614,6 +617,8 @@ TEST_CASE("empty and list-only snapshots analyze") {
     CHECK(sink.get("snapshot.count"));
     CHECK(to_json(a)["devices"].empty());
     CHECK_FALSE(render_text(a, false, false).empty());
+    // rev34: the text says the file is empty and what to capture instead, not only "0 device(s)"
+    CHECK(render_text(a, false, false).find("Main finding: the snapshot is empty") != std::string::npos);
 }
 
 TEST_CASE("several devices with gaps: primary is the largest") {
