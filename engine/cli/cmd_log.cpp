@@ -62,7 +62,7 @@ void add_log_command(CLI::App& app, int& exit_code) {
     add_log_merge_command(*cmd, exit_code);
     cmd->add_option("--signatures", o->sig_dirs,
                     "Extra directory of log signature YAML files (added to the shipped ones)");
-    cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: all cores; 1 = none)");
+    cmd->add_option("-j,--jobs", o->jobs, "Threads that prefilter a big log (default: one per core but one, from three cores up; 1 = none)");
     cmd->add_option("--device", o->device,
                     "Device (catalog name, e.g. h100-80gb, 910b3): its capacity for the forecast "
                     "(default: what the log states)");

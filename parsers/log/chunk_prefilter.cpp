@@ -113,7 +113,7 @@ prefilter_totals prefilter_parallel(const mapped_file& mf, size_t cap, const sig
     const char* data = mf.view().data();
     const size_t size = mf.size();
     const size_t chunk = std::clamp<size_t>(plan.chunk_bytes, 64, size_t{256} << 20);  // 5 chunks < 4 GiB
-    unsigned workers = plan.workers ? plan.workers : usable_cores();
+    unsigned workers = plan.workers ? plan.workers : std::max(2u, usable_cores() - 1);  // a core left for the serial part
     const size_t window = 2 * static_cast<size_t>(workers) + 1;  // chunks in flight: bounds memory
 
     struct slot {
