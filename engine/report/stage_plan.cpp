@@ -64,14 +64,14 @@ void stage_plan(pipeline_state& s) {
     const estimate_result& e = *rep.estimate;
     const bool preflight = rep.mode == "preflight";
     if (preflight) rep.straddles_budget = e.low_bytes <= e.budget_bytes && e.high_bytes > e.budget_bytes;
+    const std::int64_t judged = preflight ? std::max(e.high_bytes, e.device_peak_bytes) : e.device_peak_bytes;
     // rev35: diagnose states the limits too, where its own figure is over the budget (the OOM's job does not fit);
     // where the estimate fits, limits above the job's own sizes would read against the OOM it had
-    if (preflight || e.device_peak_bytes > e.budget_bytes) {
+    if (preflight || judged > e.budget_bytes) {
         rep.limits = max_fitting(from_facts(rep.facts), preflight);
         rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
         rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
     }
-    const std::int64_t judged = preflight ? std::max(e.high_bytes, e.device_peak_bytes) : e.device_peak_bytes;
     if (!s.req.plan && judged <= e.budget_bytes) return;
     try {
         rep.plan = make_plan(rep.facts, s.job->syntax, s.req.plan_opts);

@@ -556,24 +556,10 @@ private:
         r->condition_text = n["condition"].as<std::string>("");
         bool cond_ok = cond.ok();
         if (cond_ok) r->condition = std::move(cond.root);
-        std::vector<std::string> facts;
-        std::function<void(const expr_node&)> walk = [&](const expr_node& x) {
-            if (x.op == expr_op::fact) facts.push_back(x.name);
-            if (x.kids.empty()) ++r->specificity;
-            for (const auto& k : x.kids) walk(*k);
-        };
-        auto sorted_unique = [](std::vector<std::string> v) {
-            std::sort(v.begin(), v.end());
-            v.erase(std::unique(v.begin(), v.end()), v.end());
-            return v;
-        };
-        if (cond_ok) {
-            // A firing's evidence is what its condition read; an exception that did not apply is not evidence.
-            walk(*r->condition);
-            r->evidence_facts = sorted_unique(facts);
-            facts.clear();
-            r->specificity = 0;
-        }
+        // A firing's evidence is what its condition read; an exception that did not apply is not evidence. The
+        // refraction key reads both (parse_expression lists each expression's facts, sorted and unique).
+        r->evidence_facts = cond.facts;
+        std::vector<std::string> facts = cond.facts;
         if (cond_ok && n["exceptions"]) {
             if (!n["exceptions"].IsSequence()) {
                 diag(rule_error_code::bad_value, ctx(it.file, n["exceptions"]), "exceptions is a list of conditions", item, iw);
@@ -585,6 +571,7 @@ private:
                     cond_ok = false;
                     break;
                 }
+                facts.insert(facts.end(), e.facts.begin(), e.facts.end());
                 auto neg = std::make_unique<expr_node>();
                 neg->op = expr_op::not_;
                 neg->type = expr_type::boolean;
@@ -600,8 +587,14 @@ private:
                 r->condition_text += " and not (" + ex.as<std::string>("") + ")";
             }
         }
-        if (cond_ok) walk(*r->condition);
-        r->facts = sorted_unique(std::move(facts));
+        std::function<void(const expr_node&)> leaves = [&](const expr_node& x) {
+            if (x.kids.empty()) ++r->specificity;
+            for (const auto& k : x.kids) leaves(*k);
+        };
+        if (cond_ok) leaves(*r->condition);
+        std::sort(facts.begin(), facts.end());
+        facts.erase(std::unique(facts.begin(), facts.end()), facts.end());
+        r->facts = std::move(facts);
 
         // asserts
         if (const YAML::Node a = n["asserts"]) {
