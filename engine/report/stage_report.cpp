@@ -208,7 +208,8 @@ void stage_report(pipeline_state& s) {
                 fallback = code_overrides.end();
             }
         }
-        if (fallback != code_overrides.end() && !config_overrides.empty()) code_overrides.erase(fallback);
+        // With no framework known the canonical keys are no syntax the user can paste: the code change stays beside them.
+        if (fallback != code_overrides.end() && !config_overrides.empty() && known_framework) code_overrides.erase(fallback);
         if (!config_overrides.empty() && rep.estimate)
             if (const auto problem = override_problem(facts, config_overrides)) {
                 rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "check.", *problem)});
