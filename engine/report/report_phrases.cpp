@@ -141,6 +141,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.rec.capped", "{device} is the card's capacity: the allocator model's cache reaches it. Before it raises OOM PyTorch frees only whole unused cached segments, and blocks split by earlier allocations stay, so the verdict counts the cache, not the live peak ({live}) alone: over the budget; a run with the change (max_memory_reserved) settles it"},
     {"report.rec.why", "why: {rationale}"},
     {"report.rec.syntax_canonical", "as canonical keys (no framework known):"},
+    {"report.rec.keys_without_value", "# the settings: {keys} (the inputs do not give their current values)"},
     {"report.rec.syntax_canonical_md", "As canonical keys (no framework known):"},
     {"report.rec.not_offered", "not offered: {action} ({rule}): {why}"},
     {"report.rec.raises_peak", "the estimate with this change is higher ({after} per device against {now} now)"},
