@@ -41,6 +41,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.input.config", "config {file}"},
     {"report.input.model", "model {model}"},
     {"report.input.model_log", "model {model} (the config printed in the log at {at})"},
+    {"report.input.model_log_settings", "model dimensions the log printed: {layers} layers, hidden size {hidden} ({at})"},
     {"report.input.model_log_unread", "model config printed in the log at {at} not read: {why}"},
     {"report.input.device", "device {device} ({capacity})"},
     {"report.input.device_named", "device {device} ({capacity}), named in the log at {at}"},

@@ -650,3 +650,32 @@ TEST_CASE("lead30: an OOM while the runtime opens the device asks for a free dev
     CHECK_FALSE(rev29_fired(j, "step0_init_oom"));
     CHECK(j["oom"]["timing"] == "init");
 }
+
+TEST_CASE("lead30: Megatron's arguments block gives the model's dimensions and sequence parallel: a log alone gets the estimate") {
+    const std::string args =
+        "------------------------ arguments ------------------------\n"
+        "  ffn_hidden_size ................................. 28672\n"
+        "  hidden_size ..................................... 8192\n"
+        "  micro_batch_size ................................ 1\n"
+        "  num_attention_heads ............................. 64\n"
+        "  num_layers ...................................... 80\n"
+        "  num_query_groups ................................ 8\n"
+        "  padded_vocab_size ............................... 128256\n"
+        "  pipeline_model_parallel_size .................... 4\n"
+        "  seq_length ...................................... 4096\n"
+        "  sequence_parallel ............................... True\n"
+        "  swiglu .......................................... True\n"
+        "  tensor_model_parallel_size ...................... 8\n"
+        "-------------------- end of arguments ---------------------\n";
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 3 has a total capacity of 79.11 GiB of "
+        "which 1.21 GiB is free.\n";
+    const auto j = oomdx::test::diagnose_log_text(args + oom);
+    REQUIRE(j["estimate"].is_object());
+    bool named = false;
+    for (const auto& i : j["inputs"])
+        named = named || i.get<std::string>().find("model dimensions the log printed: 80 layers, hidden size 8192") != std::string::npos;
+    CHECK(named);
+    // the same log without the block: no model, no estimate
+    CHECK(oomdx::test::diagnose_log_text(oom)["estimate"].is_null());
+}
