@@ -26,6 +26,8 @@ struct memory_point {
     std::int64_t line = 0;
     std::string file;
     std::optional<std::int64_t> time_ms;  // the line's timestamp, when it has one
+    // the same line's peak allocated of the step (Megatron's "max allocated" beside "allocated"); 0 = none
+    std::int64_t peak_bytes = 0;
 };
 
 // The forecast from a log that has not failed (yet): the steady per-step growth of one rank

@@ -186,9 +186,11 @@ nlohmann::json to_json(const log_analysis& a) {
     }
     j["model_config"] = mc;
     json ms = json::array();
-    for (const auto& p : a.memory_series)
-        ms.push_back({{"step", p.step}, {"bytes", p.bytes}, {"statistic", p.statistic},
-                      {"file", utf8(p.file)}, {"line", p.line}});
+    for (const auto& p : a.memory_series) {
+        json point{{"step", p.step}, {"bytes", p.bytes}, {"statistic", p.statistic}, {"file", utf8(p.file)}, {"line", p.line}};
+        if (p.peak_bytes > 0) point["peak_bytes"] = p.peak_bytes;  // the step's peak printed beside the reading
+        ms.push_back(std::move(point));
+    }
     j["memory_series"] = ms;
     j["memory_series_rank"] = opt(a.memory_series_rank);
     j["memory_growth_bytes_per_step"] =
@@ -413,6 +415,7 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
         sink.emit("log.memory_series_points", value(static_cast<std::int64_t>(a.memory_series.size())), mp);
         sink.emit("log.memory_last_bytes", value(last.bytes), mp);
         sink.emit("log.memory_series_statistic", value(last.statistic), mp);
+        if (last.peak_bytes > 0) sink.emit("log.memory_last_peak_bytes", value(last.peak_bytes), mp);
         const auto& first = a.memory_series.front();
         auto fp = prov(a, first.line, "", first.file);
         sink.emit("log.memory_first_bytes", value(first.bytes), fp);

@@ -51,7 +51,8 @@ const std::vector<std::string> k_field_names{
     "requested_bytes", "capacity_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
     "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
-    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value", "path"};
+    "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value", "path",
+    "step_peak_bytes"};
 
 }  // namespace
 

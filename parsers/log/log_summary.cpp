@@ -246,6 +246,7 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         m.step = r.integer(p, "step");
         m.bytes = r.integer(p, "bytes");
         m.statistic = r.text(p, "statistic");
+        m.peak_bytes = r.opt_int(p, "peak_bytes").value_or(0);
         m.file = r.text(p, "file");
         m.line = r.integer(p, "line");
         a.memory_series.push_back(std::move(m));
