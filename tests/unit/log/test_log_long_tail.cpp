@@ -1237,3 +1237,31 @@ TEST_CASE("progress formats from the producers (logs47): look-alikes after the t
         CHECK_FALSE(a.last_logged_step);
     }
 }
+
+TEST_CASE("a caught OOM: the job warns once per skipped batch and its bar goes on (logs62)") {
+    auto warn = [](int n, const std::string& gib) {
+        return "WARNING:root:CUDA out of memory. Tried to allocate " + gib + " GiB (GPU 0; 10.76 GiB total capacity; "
+               "4.01 GiB already allocated; 356.00 MiB free; 5.54 GiB cached)              | " + std::to_string(n) +
+               "/2538 [00:01<53:05,  1.26s/batch]\n";
+    };
+    SUBCASE("later OOM lines two or more steps on (pytorch#31252): the newest counter, no failing step") {
+        auto a = run(warn(1, "1.72") + warn(2, "1.68") + warn(4, "1.64") + warn(6, "1.69"));
+        CHECK(a.last_logged_step == 6);
+        CHECK_FALSE(a.step);
+        CHECK(a.step_basis == "oom_caught");
+        CHECK(a.requested_bytes == static_cast<std::int64_t>(1.72 * 1024 * 1024 * 1024 + 0.5));
+    }
+    SUBCASE("one step on is the step in flight, redrawn after the message (PCAccumulation#5): not caught") {
+        auto a = run(warn(283, "1.72") + warn(284, "1.68") + warn(284, "1.64"));
+        CHECK(a.last_logged_step == 283);
+        CHECK(a.step == 284);
+        CHECK(a.step_basis != "oom_caught");
+    }
+    SUBCASE("one OOM, then the bar redrawn at the same count (CCSR#12): the next step failed") {
+        auto a = run("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 3; 23.69 GiB "
+                     "total capacity; 23.03 GiB already allocated; 21.69 MiB free; 23.19 GiB reserved in total by "
+                     "PyTorch)\nEpoch 0:   0%|          | 2/35135 [00:29<144:16:07, 14.78s/it, loss=0.389, v_num=0]\n");
+        CHECK(a.last_logged_step == 2);
+        CHECK(a.step == 3);
+    }
+}
