@@ -154,6 +154,15 @@ bool lightning_eval_bar(std::string_view text) {
     return text.find("Validating") != std::string_view::npos || text.find("Validation DataLoader") != std::string_view::npos;
 }
 
+// The failure among the fallback wordings: the first that names a source. The generic out-of-memory wording
+// (unknown_oom) counts only where no named family matched (fallback.yaml), so a bare "Out of memory" title
+// does not outrank "The process gets killed by out-of-memory handler" under it (cases68, Multi-YOLOv3#5).
+const event& first_named_fallback(const std::vector<event>& fallback, const std::vector<signature>& all) {
+    for (const auto& ev : fallback)
+        if (all[ev.sig].source != "unknown_oom") return ev;
+    return fallback.front();
+}
+
 }  // namespace
 
 log_analysis scanner::finish() {
@@ -178,7 +187,7 @@ log_analysis scanner::finish() {
     // Any out-of-memory wording no named signature matched comes after the named ones.
     const event* prim = nullptr;
     if (!m_strong.empty()) prim = &m_strong.front();
-    else if (!m_fallback.empty()) prim = &m_fallback.front();
+    else if (!m_fallback.empty()) prim = &first_named_fallback(m_fallback, all);
     else if (!m_weak.empty() && m_not_oom.empty()) prim = &m_weak.front();
     const event* failure = prim;
     std::optional<std::int64_t> detail_rank;  // a follow-up line of the failure names its rank

@@ -34,6 +34,13 @@ TEST_CASE("any out-of-memory wording is an OOM, never 'no OOM'") {
         CHECK(a.source == "caching_allocator");
         CHECK(a.line == 2);
     }
+    SUBCASE("a host kill in words under a bare title: the named fallback is the failure (cases68)") {
+        const std::string title = "Out of memory\nCan't train with train_multi.py, even with batch size 1.\n";
+        const auto killed = run(title + "The process gets killed by out-of-memory handler.\n");
+        CHECK((killed.source == "host_oom" && killed.line == 3));
+        const auto bare = run(title);  // the title alone stays the generic wording
+        CHECK((bare.source == "unknown_oom" && bare.line == 1));
+    }
     SUBCASE("advice that mentions running out of memory is not a failure") {
         auto a = run("Tip: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid out of memory errors\nstep 3, loss 1.2\n");
         CHECK(a.source == "none");
