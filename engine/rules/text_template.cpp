@@ -77,8 +77,17 @@ std::string apply_filter(const value& v, const std::string& filter, const fact_d
     }
     // rev28: a list written "a, b, c" (plan.overrides) joined with the language's separator ("，" in Chinese)
     if (filter == "list") {
-        std::string s = v.is_string() ? v.as_string() : v.to_string();
         const std::string sep = tr ? tr->pick("template.list_sep", ", ") : ", ";
+        // cases69: a list value (job.missing_files) is its items joined, strings without quotes
+        if (v.is_list()) {
+            std::string out;
+            for (const auto& item : v.as_list()) {
+                if (!out.empty()) out += sep;
+                out += item.is_string() ? item.as_string() : item.to_string();
+            }
+            return out;
+        }
+        std::string s = v.is_string() ? v.as_string() : v.to_string();
         if (sep == ", ") return s;
         std::string out;
         for (size_t i = 0; i < s.size();) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
@@ -582,6 +583,20 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
             continue;
         }
         const key_mapping* own = spelling_for(ov.key, spelled);
+        // cases69: the job wrote the value as a sum of parts (join "+": prompt + response); one part cannot take the
+        // whole, so the parts are named with the total they must add up to.
+        if (own && own->join == "+" && !own->render) {
+            std::vector<std::string> parts;
+            for (const auto& w : spelled)
+                for (const auto* k : find(w))
+                    if (k->canonical == ov.key && k->join == "+" &&
+                        std::find(parts.begin(), parts.end(), k->key) == parts.end())
+                        parts.push_back(k->key);
+            if (parts.size() > 1) {
+                put({"note." + ov.key, value(fmt::format("{} = {} in all", fmt::join(parts, " + "), value_key(ov.val))), false});
+                continue;
+            }
+        }
         const std::string* note = nullptr;
         if (const auto* rendered = render_for(ov.key, ov.val, context, &note)) {
             if (note) put({"note." + ov.key, value(*note), false});

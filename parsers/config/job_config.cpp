@@ -566,6 +566,18 @@ std::optional<std::string> resolve_reference(const std::string& ref, const std::
     return std::nullopt;
 }
 
+// A file the config names was not found: added to job.missing_files (one list, in the order met).
+void add_missing_file(job_config& job, const std::string& name, const provenance& p) {
+    for (auto& f : job.facts)
+        if (f.name == "job.missing_files" && f.val.is_list()) {
+            value::list_t l = f.val.as_list();
+            l.push_back(value(name));
+            f.val = value(l);
+            return;
+        }
+    job.facts.push_back(fact{"job.missing_files", value(value::list_t{value(name)}), p});
+}
+
 // The DeepSpeed JSON a trainer config names could not be read: the settings of the framework's
 // own file of that name when it ships one, otherwise a note that the file is missing.
 void note_missing_deepspeed(job_config& job, const framework_adapter& a, const fact& ds) {
@@ -583,7 +595,7 @@ void note_missing_deepspeed(job_config& job, const framework_adapter& a, const f
     }
     p.producer = "config." + a.name();
     p.excerpt = ds.prov.excerpt;
-    job.facts.push_back(fact{"job.missing_files", value(value::list_t{value(ds.val.as_string())}), p});
+    add_missing_file(job, ds.val.as_string(), p);
 }
 
 job_config with_base_job(job_config base, const job_config& over) {
@@ -719,6 +731,15 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         for (const auto& e : job.entries)
             if (e.literal && e.val.is_string() && names_config(e))
                 if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
+        // cases69: a config the launcher names that is not here (accelerate's --config_file=zero3.yaml): its settings
+        // (ZeRO stage, offload, FSDP) were not read, and the report says so instead of planning from the defaults.
+        if (depth == 0)
+            if (const fact* cf = job.find("job.config_file"))
+                for (const auto& e : job.entries)
+                    if (e.literal && e.val.is_string() && names_config(e) && cf->val == e.val) {
+                        add_missing_file(job, e.val.as_string(), cf->prov);
+                        break;
+                    }
         return with_deepspeed(job, a0, path);
     }
     const framework_adapter& adapter = choose(job.entries, job.format);

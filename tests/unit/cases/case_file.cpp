@@ -80,7 +80,7 @@ load_outcome parse_case(const std::string& text, const std::string& file, const 
         err("a case is a YAML mapping");
         return o;
     }
-    static const std::set<std::string> top = {"id", "source", "confirmed", "kind", "inputs", "log", "fix", "notes"};
+    static const std::set<std::string> top = {"id", "source", "confirmed", "kind", "inputs", "log", "fix", "notes", "config"};
     static const std::set<std::string> input_keys = {"device", "world_size", "model", "framework", "sets"};
     for (const auto& kv : root) {
         const std::string k = kv.first.as<std::string>();
@@ -124,6 +124,22 @@ load_outcome parse_case(const std::string& text, const std::string& file, const 
             const std::string id = a.IsScalar() ? a.Scalar() : "";
             if (!cat.actions.count(id)) err("unknown action '" + id + "' (knowledge/actions.yaml)", &a);
             else tc.fix.push_back(id);
+        }
+    }
+
+    if (const YAML::Node cfg = root["config"]) {
+        static const std::regex base_name("^[A-Za-z0-9_.-]+\\.[A-Za-z0-9]+$");
+        const YAML::Node f = cfg.IsMap() ? cfg["file"] : YAML::Node();
+        const YAML::Node t = cfg.IsMap() ? cfg["text"] : YAML::Node();
+        if (!cfg.IsMap() || cfg.size() != 2 || !f || !t) {
+            err("'config' must be a mapping of 'file' (a base name with an extension) and 'text'", &cfg);
+        } else if (!f.IsScalar() || !std::regex_match(f.Scalar(), base_name)) {
+            err("'config.file' must be a base name with an extension, such as train.yaml", &f);
+        } else if (!t.IsScalar() || t.Scalar().empty()) {
+            err("'config.text' must be a non-empty string", &t);
+        } else {
+            tc.config_file = f.Scalar();
+            tc.config_text = t.Scalar();
         }
     }
 

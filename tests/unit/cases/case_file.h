@@ -25,6 +25,9 @@ struct test_case {
     std::vector<std::pair<std::string, std::string>> sets;  // canonical key, value as written
     std::string log;
     std::vector<std::string> fix;
+    // The job's config as the thread posted it, in the framework's own syntax (optional): the runner
+    // writes `text` to a file named `config_file` (its extension picks the reader) and passes it as --config.
+    std::string config_file, config_text;
 
     std::vector<std::string> set_args() const;  // "key=value" for diagnosis_request::sets
 };

@@ -35,6 +35,12 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
     }
     diagnosis_request req;
     req.logs = {log.string()};
+    const fs::path cfg_dir = fs::path(scratch_dir) / tc.id;
+    if (!tc.config_file.empty()) {
+        fs::create_directories(cfg_dir);
+        std::ofstream(cfg_dir / tc.config_file, std::ios::binary) << tc.config_text;
+        req.config = (cfg_dir / tc.config_file).string();
+    }
     req.device = tc.device;
     req.model = tc.model;
     req.framework = tc.framework;
@@ -73,6 +79,7 @@ case_result run_case(const test_case& tc, const std::string& scratch_dir) {
         r.error = e.what();
     }
     fs::remove(log);
+    if (!tc.config_file.empty()) fs::remove_all(cfg_dir);
     return r;
 }
 

@@ -78,3 +78,20 @@ TEST_CASE("cases: text that is not a YAML mapping is one located error") {
     CHECK(mentions(bad, "not valid YAML"));
     CHECK(mentions(parse("- a list\n"), "a case is a YAML mapping"));
 }
+
+TEST_CASE("cases: a config fixture is a file name and the posted text") {
+    const std::string with_config = std::string(k_valid) +
+                                    "config:\n  file: llama3_lora_sft.yaml\n  text: |\n    cutoff_len: 4096\n"
+                                    "    per_device_train_batch_size: 4\n";
+    const load_outcome o = parse(with_config);
+    CHECK(o.ok());
+    CHECK(o.tc.config_file == "llama3_lora_sft.yaml");
+    CHECK(o.tc.config_text == "cutoff_len: 4096\nper_device_train_batch_size: 4\n");
+    CHECK(parse(k_valid).tc.config_file.empty());
+    const std::string what = "'config' must be a mapping";
+    CHECK(mentions(parse(std::string(k_valid) + "config: train.yaml\n"), what));
+    CHECK(mentions(parse(std::string(k_valid) + "config:\n  file: train.yaml\n"), what));
+    CHECK(mentions(parse(replaced(with_config, "llama3_lora_sft.yaml", "../etc/train.yaml")), "'config.file' must be a base name"));
+    CHECK(mentions(parse(replaced(with_config, "llama3_lora_sft.yaml", "train")), "'config.file' must be a base name"));
+    CHECK(mentions(parse(std::string(k_valid) + "config:\n  file: train.yaml\n  text: ''\n"), "'config.text' must be a non-empty"));
+}

@@ -890,6 +890,34 @@ TEST_CASE("an alias the job spelled is used only where it spells the value the s
     CHECK_FALSE(wrong);
 }
 
+TEST_CASE("cases69: a length the job wrote as prompt + answer is a note with the total, not the total in one part") {
+    // hiyouga/LlamaFactory#24: the what-if on the length rendered `max_source_length: 512` for a total of 512 over
+    // max_source_length 512 + max_target_length 512
+    const framework_adapter& lf = framework_adapter::get("llama_factory");
+    const auto items = lf.translate({{"training.seq_len", 512}}, {"max_source_length", "max_target_length"}, {});
+    bool note = false, part = false;
+    for (const auto& it : items) {
+        note |= it.key == "note.training.seq_len" && it.val.is_string() &&
+                it.val.as_string() == "max_source_length + max_target_length = 512 in all";
+        part |= it.key == "max_source_length" || it.key == "max_target_length";
+    }
+    CHECK(note);
+    CHECK_FALSE(part);
+    // a job that wrote cutoff_len keeps its key
+    bool cutoff = false;
+    for (const auto& it : lf.translate({{"training.seq_len", 512}}, {"cutoff_len"}, {})) cutoff |= it.key == "cutoff_len";
+    CHECK(cutoff);
+}
+
+TEST_CASE("cases69: fp16 mixed precision renders as HF's fp16 flag, not bf16") {
+    // Chinese-LLaMA-Alpaca-3#44 (a T4): the fp16 lever rendered "# code: ... bf16"
+    const std::string fp16 = framework_adapter::get("hf_trainer").render({{"training.mixed_precision_param", "float16"}});
+    CHECK(fp16.find("fp16") != std::string::npos);
+    CHECK(fp16.find("bf16") == std::string::npos);
+    const std::string bf16 = framework_adapter::get("hf_trainer").render({{"training.mixed_precision_param", "bfloat16"}});
+    CHECK(bf16.find("bf16") != std::string::npos);
+}
+
 TEST_CASE("rev25: Megatron's bf16 Adam moments render with the precision-aware and distributed optimizer flags") {
     // arguments.py --exp-avg-dtype / --exp-avg-sq-dtype; core/optimizer/__init__.py refuses the precision-aware
     // optimizer without the distributed one (knowledge/sources/megatron_precision_aware_optimizer.md)

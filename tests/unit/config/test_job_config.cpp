@@ -444,3 +444,47 @@ TEST_CASE("a function body that opens with a docstring is read") {
     CHECK(by["a"].val == value(1));
     CHECK(by["b"].val == value(2));
 }
+
+TEST_CASE("cases69: an accelerate config the launch line names and that is not here is named as missing") {
+    // open-r1#506: `accelerate launch --config_file=recipes/accelerate_configs/zero3.yaml src/open_r1/sft.py ...` posted
+    // without the recipe; the report planned from ZeRO stage 0 without saying the accelerate config was not read.
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("oomdx_test_accmiss_" + std::to_string(::getpid()));
+    fs::create_directories(root / "recipes");
+    {
+        std::ofstream(root / "recipes/zero2.yaml") << "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nnum_processes: 8\n";
+        std::ofstream(root / "here.sh") << "accelerate launch --config_file=recipes/zero2.yaml src/open_r1/sft.py "
+                                           "--model_name_or_path Qwen2.5-1.5B-Instruct --per_device_train_batch_size 16 --bf16\n";
+        std::ofstream(root / "gone.sh") << "accelerate launch --config_file=recipes/zero3.yaml src/open_r1/sft.py "
+                                           "--model_name_or_path Qwen2.5-1.5B-Instruct --per_device_train_batch_size 16 --bf16\n";
+        std::ofstream(root / "none.sh") << "accelerate launch src/open_r1/sft.py --model_name_or_path Qwen2.5-1.5B-Instruct "
+                                           "--per_device_train_batch_size 16 --bf16\n";
+    }
+    const job_config here = parse_job_config((root / "here.sh").string());
+    CHECK_FALSE(here.find("job.missing_files"));
+    const job_config gone = parse_job_config((root / "gone.sh").string());
+    REQUIRE(gone.find("job.missing_files"));
+    CHECK(gone.find("job.missing_files")->val.as_list().size() == 1);
+    CHECK(gone.find("job.missing_files")->val.as_list().at(0).as_string() == "recipes/zero3.yaml");
+    REQUIRE(gone.find("training.local_batch_size"));  // the line's own flags still read
+    CHECK(gone.find("training.local_batch_size")->val.as_integer() == 16);
+    const job_config none = parse_job_config((root / "none.sh").string());
+    CHECK_FALSE(none.find("job.missing_files"));
+    std::error_code ec;
+    fs::remove_all(root, ec);
+}
+
+TEST_CASE("cases69: LLaMA-Efficient-Tuning's max_source_length + max_target_length are the sequence, and a training config") {
+    // hiyouga/LlamaFactory#24 (June 2023): `quantization_bit: 4, max_source_length: 512, max_target_length: 512` was
+    // taken for an export config (no training key) and got no estimate.
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("oomdx_test_srctgt_" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    std::ofstream(root / "train_args.yaml") << "quantization_bit: 4\nmax_source_length: 512\nmax_target_length: 256\n";
+    const job_config j = parse_job_config((root / "train_args.yaml").string(), "llama_factory");
+    REQUIRE(j.find("training.seq_len"));
+    CHECK(j.find("training.seq_len")->val.as_integer() == 768);
+    if (const fact* t = j.find("job.trains")) CHECK(t->val.as_bool());
+    std::error_code ec;
+    fs::remove_all(root, ec);
+}

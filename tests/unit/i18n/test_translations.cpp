@@ -65,6 +65,17 @@ TEST_CASE("the shipped knowledge translations load, and phrases render in Chines
     CHECK(render_template("{oom.step}", facts, nullptr, &zh) == "未知");
 }
 
+TEST_CASE("cases69: a list fact under |list renders its items joined, without quotes or brackets") {
+    // open-r1#506: step1_config_file_missing wrote `The config names ["recipes/accelerate_configs/zero3.yaml"]`.
+    const translation_table& zh = translation_table::shipped("zh");
+    fact_store facts(&vocabulary::shipped());
+    provenance p;
+    p.producer = "test";
+    facts.emit("job.missing_files", value(value::list_t{value("a/zero3.yaml"), value("ds.json")}), p);
+    CHECK(render_template("names {job.missing_files|list}.", facts) == "names a/zero3.yaml, ds.json.");
+    CHECK(render_template("引用了 {job.missing_files|list}。", facts, nullptr, &zh) == "引用了 a/zero3.yaml，ds.json。");
+}
+
 TEST_CASE("template placeholders compare facts and expressions, not the words of string literals") {
     CHECK(template_placeholders("a {x|bytes} b {= y + 1 | pct}") == std::vector<std::string>{"x|bytes", "=y+1|pct"});
     CHECK(template_placeholders("{= if(a, ' to ' + str(b), '')}") == template_placeholders("{= if(a, '至 ' + str(b), '')}"));
