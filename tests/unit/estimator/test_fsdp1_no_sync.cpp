@@ -56,3 +56,34 @@ TEST_CASE("est61: one micro-batch per step, or a stated synchronising script, ke
     // the fact turns it on for another framework's FSDP1 job
     CHECK(litgpt_fsdp_full_job(64, 1).peak_bytes == litgpt_fsdp_full_job(64, -1).peak_bytes);
 }
+
+namespace {
+
+// est62: the same job through the HF Trainer on accelerate's FSDP1 (FULL_SHARD), AMP bf16 over fp32 weights
+estimate_result hf_fsdp1_full_job(std::int64_t global, int no_sync) {
+    fact_store f;
+    using test_util::emit;
+    test_util::emit_llama8b(f);
+    test_util::emit_framework(f, "hf_trainer");
+    emit(f, "job.world_size", std::int64_t(4));
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    emit(f, "parallelism.fsdp_version", std::int64_t(1));
+    emit(f, "training.finetuning_type", "full");
+    emit(f, "training.seq_len", std::int64_t(512));
+    emit(f, "training.local_batch_size", std::int64_t(4));
+    emit(f, "training.global_batch_size", global);
+    emit(f, "training.mixed_precision_param", "bfloat16");
+    emit(f, "activation_checkpoint.mode", "full");
+    if (no_sync >= 0) emit(f, "parallelism.fsdp_no_sync_accumulation", no_sync == 1);
+    return estimate(from_facts(f));
+}
+
+}  // namespace
+
+TEST_CASE("est62: HF Trainer / accelerate FSDP1 accumulation also runs under no_sync unless sync_each_batch") {
+    // accelerate's accumulate() and the Trainer's loop enter FSDP1's no_sync on every micro-batch but the last
+    CHECK(hf_fsdp1_full_job(64, -1).peak_bytes == hf_fsdp1_full_job(64, 1).peak_bytes);
+    CHECK(hf_fsdp1_full_job(64, -1).peak_bytes > hf_fsdp1_full_job(64, 0).peak_bytes);
+    // one micro-batch per step: nothing accumulates
+    CHECK(hf_fsdp1_full_job(16, -1).peak_bytes == hf_fsdp1_full_job(16, 0).peak_bytes);
+}
