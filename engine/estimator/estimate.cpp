@@ -388,6 +388,7 @@ estimate_input from_facts(const fact_store& facts) {
         in.schedule = pp_schedule_kind::zero_bubble;
     else
         in.schedule = pp_schedule_kind::one_f_one_b;
+    in.pp_mb_group = std::max<std::int64_t>(0, r.integer("parallelism.pipeline_microbatch_group_size", 0, nullptr));
     if (in.schedule == pp_schedule_kind::interleaved && in.vpp <= 1) {
         in.vpp = 2;
         in.assumptions.push_back("parallelism.virtual_pipeline_degree = 2 (interleaved schedule, degree missing)");
@@ -427,10 +428,14 @@ estimate_input from_facts(const fact_store& facts) {
     // `if not state._sync_gradients` returns before _reduce_grad), so accumulating micro-batches under it holds the
     // whole unsharded gradient of every unit until the synchronised backward reduces it. LitGPT's finetune scripts
     // accumulate that way (fabric.no_backward_sync(model, enabled=is_accumulating); Lightning's FSDP backward-sync
-    // control enters module.no_sync()); a stated parallelism.fsdp_no_sync_accumulation wins for other scripts
+    // control enters module.no_sync()); a stated parallelism.fsdp_no_sync_accumulation wins for other scripts.
+    // est62: HF Trainer / accelerate FSDP1 too: accelerate's accumulate() enters no_sync(model) on every micro-batch
+    // but the synchronising one unless the GradientAccumulationPlugin sets sync_each_batch (accelerator.py), and the
+    // Trainer's loop wraps every micro-batch but the last in accelerator.no_sync except under DeepSpeed (trainer.py);
+    // for FSDP1 that is FullyShardedDataParallel.no_sync
     in.fsdp1_no_sync = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
                        r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
-                       r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt", nullptr);
+                       r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt" || in.fsdp1, nullptr);
     // est61: FSDP1 does not reshard its root unit after forward (torch/distributed/fsdp/_runtime_utils.py
     // _post_forward_reshard: `not state._is_root`), whoever wraps it; LitGPT's FSDPStrategy(auto_wrap_policy={Block})
     // leaves the embedding, final norm and head in that root. HF / accelerate jobs take est17's whole term (in.fsdp1)
@@ -675,6 +680,8 @@ estimate_input from_facts(const fact_store& facts) {
         const std::string ce = lower(r.str("training.cross_entropy_fusion", "none", nullptr));
         const std::string impl = lower(r.str("training.cross_entropy_fusion_impl", "native", nullptr));
         if (ce != "none" && ce != "false") in.ce_fusion = (ce == "te" || impl == "te") ? 2 : 1;
+        in.defer_embedding_wgrad = r.boolean("training.defer_embedding_wgrad", false, nullptr);
+        in.wgrad_deferral_limit = std::max<std::int64_t>(0, r.integer("training.wgrad_deferral_limit", 0, nullptr));
         // --grad-reduce-in-bf16: the DDP gradient buffer in the parameters' dtype instead of fp32
         const std::string red = lower(r.str("training.mixed_precision_reduce", "float32", nullptr));
         if (red == "bfloat16" || red == "float16") in.grad_reduce_bytes = 2;
@@ -1408,10 +1415,16 @@ estimate_result estimate(const estimate_input& in) {
                 "Megatron's native fused cross-entropy runs through torch.compile: {:g} B per token x vocab/TP element "
                 "with one compiled fp32 copy (point), {:g} B when inductor keeps two (high end; PyTorch builds differ)",
                 k.logits_bytes_megatron_fused, k.logits_bytes_megatron_fused_high));
-        if (in.float8 && fsdp && in.ac != ac_kind::full && in.fp8_force_recompute != 1)
+        if (in.float8 && fsdp && in.ac != ac_kind::full && in.fp8_force_recompute != 1 &&
+            !(in.compile && in.fp8_force_recompute == 0 && est::build_side(in, est::date_torchao_fp8_recompute_noop) < 0))
             r.interval_reasons.push_back(
                 "float8 with FSDP: torch.compile may save the unsharded fp8 weights for backward unless "
                 "force_recompute_fp8_weight_in_bwd is set (torchao Float8LinearConfig); high end includes them");
+        if (in.lowp == lowp_kind::float8_tensorwise && in.ac == ac_kind::none && in.framework != train_framework::megatron &&
+            est::build_side(in, est::date_torchao_fp8_recompute_noop) == 0)
+            r.interval_reasons.push_back(
+                "torchao tensorwise float8 without activation checkpointing: builds before 2025-06-13 save each linear's "
+                "fp8 input cast instead of the bf16 input (low end), later builds the bf16 input (point)");
         if (in.lowp == lowp_kind::mxfp8 && fsdp && in.ac != ac_kind::full &&
             est::build_side(in, est::date_mxfp8_saves_dgrad_weight) == 0)
             r.interval_reasons.push_back(

@@ -102,6 +102,7 @@ struct estimate_input {
     estimate_model model;
     train_framework framework = train_framework::torchtitan;
     std::int64_t world = 1, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
+    std::int64_t pp_mb_group = 0;         // Megatron --microbatch-group-size-per-virtual-pipeline-stage (0: the PP degree; est62)
     std::int64_t dp_shard = 1, dp_replicate = 1;
     bool sequence_parallel = true;
     int zero_stage = 3;                   // 0 none, 1 optimizer, 2 +grads, 3 +params (FSDP)
@@ -126,6 +127,8 @@ struct estimate_input {
     bool activation_offload = false;
     bool swap_attention = false;          // MindSpeed --swap-attention: each layer's attention-block activations on the host
     int ce_fusion = 0;                    // Megatron --cross-entropy-loss-fusion: 0 off, 1 native (compiled), 2 te
+    bool defer_embedding_wgrad = false;   // Megatron --defer-embedding-wgrad-compute (est62)
+    std::int64_t wgrad_deferral_limit = 0;  // --wgrad-deferral-limit: micro-batches deferred, 0 = all of them
     int grad_reduce_bytes = 4;            // Megatron gradient buffer (main_grad): fp32, 2 with --grad-reduce-in-bf16
     // Added with issue 16 (all additive; defaults keep the earlier behaviour).
     finetune_spec ft;

@@ -890,6 +890,10 @@ double compute(const estimate_input& in, breakdown& out) {
             // distributed optimizer's fp32 main copy and the main-grad buffer are unchanged)
             if (in.framework == train_framework::megatron && !in.npu && float8 && in.fp8_all_gather && rates.p_shard == 0.0)
                 st.params -= lin * std::max(0.0, rates.p_full - 1.0);
+            // est62: torch FSDP ZeRO-2 (FSDP2 reshard_after_forward=False) with torchao's float8 all-gather keeps each
+            // converted linear unsharded as the all-gathered fp8 data (torchao float8/fsdp_utils.py fsdp_post_all_gather:
+            // a Float8Tensor over the uint8 all-gather output), 1 B/param; the bf16 shard the optimizer steps stays
+            if (in.fsdp_zero2_shards && fp8_ag) st.params -= lin * std::max(0.0, rates.p_full - 1.0);
             st.grads = bytes_of(rates.g_full, rates.g_shard);
             st.grads_unsharded = (rates.g_full + rates.g_shard) * (dense_rank + expert_rank);
             st.master = bytes_of(rates.m_full, rates.m_shard);
@@ -996,7 +1000,10 @@ double compute(const estimate_input& in, breakdown& out) {
             switch (in.schedule) {
                 case pp_schedule_kind::gpipe: inflight_mb = mb; break;
                 case pp_schedule_kind::interleaved: {
-                    const double chunks = std::min(double(p * v + p - 1 - 2 * s), mb * double(v));
+                    // Megatron's interleaved warmup (schedules.py get_pp_rank_microbatches): (p - s - 1) x 2 +
+                    // (v - 1) x microbatch_group_size_per_vp_stage forwards, + 1; the group defaults to p (est62)
+                    const double group = in.pp_mb_group > 0 ? double(in.pp_mb_group) : double(p);
+                    const double chunks = std::min(double(2 * (p - 1 - s)) + double(v - 1) * group + 1.0, mb * double(v));
                     inflight_mb = 1;
                     layers_held = chunks * double(n) / double(v);
                     break;
@@ -1028,7 +1035,35 @@ double compute(const estimate_input& in, breakdown& out) {
                 st.lowp_saved = converted_lin * (1.0 + 1.0 / 32.0);
             if (float8 && in.variant > 0 && in.fp8_force_recompute != 1) st.lowp_saved = converted_lin;
         }
+        // est62: the flag stated off (torchao's default then) on a build before it became a no-op: compile saves the
+        // unsharded fp8 weight transpose (torchao config.py's own comment, e91955800..03c850afa), under ZeRO-2 as under
+        // ZeRO-3; lightning-thunder #1528 measured it: turning the flag on lowered the peak by the linears' fp8 size
+        if (in.ac != ac_kind::full && (fsdp || in.fsdp_zero2_shards) && float8 && in.compile &&
+            in.fp8_force_recompute == 0 && build_side(in, date_torchao_fp8_recompute_noop) < 0)
+            st.lowp_saved = converted_lin;
+        // est62: torchao's tensorwise Float8Linear saves its fp8 input cast for backward, not the bf16 input
+        // (float8_linear.py at 4f8021f2a, 2024-12: manual_float8_matmul_with_args_in_float8 saves (input_fp8,
+        // weight_fp8_t)); without AC the bf16 inputs nothing else keeps are freed: the q/k/v and gate/up inputs (norm
+        // outputs) and the down projection's; the attention output stays (flash keeps it) and gains its fp8 copy. Net
+        // (2h + f - a d) x 1 B less per token and layer. From 03c850afa (2025-06-13) the hp inputs are saved instead
+        // (the point keeps bf16 there); undated builds: low end. lightning-thunder #997 / #1528 measure the effect
+        const int ao_side = build_side(in, date_torchao_fp8_recompute_noop);
+        if (in.lowp == lowp_kind::float8_tensorwise && in.ac == ac_kind::none && in.framework != train_framework::megatron &&
+            (ao_side < 0 || (ao_side == 0 && in.variant < 0))) {
+            const double per_token = 2.0 * h + (double(m.ffn) - double(m.heads) * double(std::max<std::int64_t>(1, m.head_dim))) / t;
+            st.activations -= std::max(0.0, st.inflight * tokens * per_token * (1.0 - tail_frac));
+        }
         st.activations += st.lowp_saved;
+        // est62: Megatron --defer-embedding-wgrad-compute: the output layer keeps its input (forward) and the incoming
+        // logits gradient (backward) of the first wgrad_deferral_limit micro-batches (0: all) and computes their weight
+        // gradients only after the last backward (tensor_parallel/layers.py embedding_activation_buffer /
+        // grad_output_buffer; schedules.py finish_embedding_wgrad_compute); the current micro-batch's are counted already
+        if (last && in.framework == train_framework::megatron && in.defer_embedding_wgrad && V_out > 0) {
+            const double limit = in.wgrad_deferral_limit > 0 ? double(in.wgrad_deferral_limit) : mb;
+            const double held = std::max(0.0, std::min(limit, mb - 1.0));
+            const double in_tokens = in.sequence_parallel && t > 1 ? tokens / t : tokens;
+            st.activations += held * (in_tokens * h + tokens * V_out / t) * pb;
+        }
 
         // logits and loss (last stage)
         if (last) {

@@ -18,6 +18,9 @@ inline constexpr int date_pp_drops_outputs = 20251022;     // e5ef99aa: step(ret
 // 01f0ffad1: torchtitan's own MXFP8 linear keeps the quantized dgrad weight for backward; before it
 // torchao's mx_mm saved the bf16 input and the FSDP-managed weight (nothing extra; est19)
 inline constexpr int date_mxfp8_saves_dgrad_weight = 20260821;
+// est62: torchao 03c850afa (#2356) makes Float8LinearConfig.force_recompute_fp8_weight_in_bwd a no-op; from e91955800
+// (2024-10-02) until then its default (False) let torch.compile save the unsharded fp8 weight transpose for backward
+inline constexpr int date_torchao_fp8_recompute_noop = 20250613;
 // est29: torchtitan 83e694105 (#1094) wraps tok_embeddings and [norm, output] as their own FSDP units; before,
 // they belonged to the root unit, which FSDP2 never reshards after forward
 inline constexpr int date_tt_split_root_unit = 20250728;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
@@ -12,13 +13,14 @@ using namespace oomdx;
 
 namespace {
 
-// Llama 3 8B full fine-tuning in bf16 (bf16 AdamW states), LitGPT's full.py under FSDP1 over four GPUs, every block
-// checkpointed, 4 x 512 per micro-batch; `global` sets the accumulation (64: four micro-batches per step)
-estimate_result litgpt_fsdp_full_job(std::int64_t global, int no_sync) {
+// Llama 3 8B full fine-tuning under FSDP1 over four GPUs, every block checkpointed, 4 x 512 per micro-batch; `global`
+// sets the accumulation (64: four micro-batches per step). LitGPT's full.py trains pure bf16 (bf16 AdamW states);
+// est62: the HF Trainer on accelerate's FSDP1 runs AMP bf16 over fp32 weights
+estimate_result fsdp1_full_job(const char* framework, std::int64_t global, int no_sync) {
     fact_store f;
     using test_util::emit;
     test_util::emit_llama8b(f);
-    test_util::emit_framework(f, "litgpt");
+    test_util::emit_framework(f, framework);
     emit(f, "job.world_size", std::int64_t(4));
     emit(f, "parallelism.zero_stage", std::int64_t(3));
     emit(f, "parallelism.fsdp_version", std::int64_t(1));
@@ -27,13 +29,17 @@ estimate_result litgpt_fsdp_full_job(std::int64_t global, int no_sync) {
     emit(f, "training.local_batch_size", std::int64_t(4));
     emit(f, "training.global_batch_size", global);
     emit(f, "training.mixed_precision_param", "bfloat16");
-    emit(f, "optimizer.name", "adamw");
-    emit(f, "optimizer.master_weights", false);
-    emit(f, "optimizer.state_dtype", "bfloat16");
+    if (std::string(framework) == "litgpt") {
+        emit(f, "optimizer.name", "adamw");
+        emit(f, "optimizer.master_weights", false);
+        emit(f, "optimizer.state_dtype", "bfloat16");
+    }
     emit(f, "activation_checkpoint.mode", "full");
     if (no_sync >= 0) emit(f, "parallelism.fsdp_no_sync_accumulation", no_sync == 1);
     return estimate(from_facts(f));
 }
+
+estimate_result litgpt_fsdp_full_job(std::int64_t global, int no_sync) { return fsdp1_full_job("litgpt", global, no_sync); }
 
 }  // namespace
 
@@ -55,4 +61,12 @@ TEST_CASE("est61: one micro-batch per step, or a stated synchronising script, ke
     CHECK(litgpt_fsdp_full_job(16, -1).peak_bytes == litgpt_fsdp_full_job(16, 0).peak_bytes);
     // the fact turns it on for another framework's FSDP1 job
     CHECK(litgpt_fsdp_full_job(64, 1).peak_bytes == litgpt_fsdp_full_job(64, -1).peak_bytes);
+}
+
+TEST_CASE("est62: HF Trainer / accelerate FSDP1 accumulation also runs under no_sync unless sync_each_batch") {
+    // accelerate's accumulate() and the Trainer's loop enter FSDP1's no_sync on every micro-batch but the last
+    CHECK(fsdp1_full_job("hf_trainer", 64, -1).peak_bytes == fsdp1_full_job("hf_trainer", 64, 1).peak_bytes);
+    CHECK(fsdp1_full_job("hf_trainer", 64, -1).peak_bytes > fsdp1_full_job("hf_trainer", 64, 0).peak_bytes);
+    // one micro-batch per step: nothing accumulates
+    CHECK(fsdp1_full_job("hf_trainer", 16, -1).peak_bytes == fsdp1_full_job("hf_trainer", 16, 0).peak_bytes);
 }

@@ -345,3 +345,7 @@ TEST_CASE("held-out rows, round est59 (Qwen v1 README profile of 2023-11: Q-LoRA
 TEST_CASE("held-out rows, round est61 (LitGPT config-hub cells of 2024-03 / 04 that no round holds: TinyLlama LoRA / QLoRA on q, v at 8 x 512, Gemma 7B LoRA every linear + head on an A100, full fine-tuning of Gemma 2B / Llama 2 7B / Llama 3 8B / StableLM 3B under FSDP1 with every block checkpointed; allocated)") {
     check_heldout("heldout_est61.yaml", 7, "held-out rows (est61)");
 }
+
+TEST_CASE("held-out rows, round est62 (torchao float8 tensorwise with fp8 all-gather through lightning-thunder's benchmark script on the PyTorch path: Llama 2 7B / Llama 3 8B, FSDP2 x 8 zero2, torch.compile, no AC, 1-2 x block size, with and without force_recompute_fp8_weight_in_bwd; four Megatron-Core GPT functional tests: PP 4 interleaved with 5 micro-batches, TP 4 qk-layernorm, TP 2 PP 2 deferred embedding wgrad, TP 2 with two distributed-optimizer instances; 8 x H100, allocated)") {
+    check_heldout("heldout_est62.yaml", 9, "held-out rows (est62)");
+}
