@@ -43,6 +43,17 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     const std::string ov = listed(p.overrides);
     facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
     facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
+    // rev36: a plan at the job's size that only lowers the micro-batch (its accumulation beside it) names the micro-batch
+    // the recommendation lowers to, so the two agree (6 -> 4 with accumulation 12, not a halving to 3)
+    if (p.world_size == p.base_world_size) {
+        std::optional<std::int64_t> micro;
+        bool batch_only = true;
+        for (const auto& o : p.overrides) {
+            if (o.key == "training.local_batch_size" && o.val.is_integer()) micro = o.val.as_integer();
+            else if (o.key != "training.gradient_accumulation_steps" && o.key != "training.global_batch_size") batch_only = false;
+        }
+        if (micro && batch_only) facts.emit("plan.local_batch_size", value(*micro), pr);
+    }
     if (p.at_current_size.searched) {
         alternative("offload", p.at_current_size);
         // What that alternative moves to the host: parameter offload (FSDP CPUOffload, ZeRO-3
@@ -68,7 +79,9 @@ void stage_plan(pipeline_state& s) {
     // rev35: diagnose states the limits too, where its own figure is over the budget (the OOM's job does not fit);
     // where the estimate fits, limits above the job's own sizes would read against the OOM it had
     if (preflight || judged > e.budget_bytes) {
-        rep.limits = max_fitting(from_facts(rep.facts), preflight);
+        // rev36: judged as the plan's candidates are (plan.cpp verify: the interval's high end, both modes), so the
+        // limits and the plan agree; diagnose's point figure put the limit above what the plan would accept
+        rep.limits = max_fitting(from_facts(rep.facts), true);
         rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
         rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
     }
