@@ -194,8 +194,13 @@ std::optional<std::string> distributed_recipe(const fact_store& facts) {
 
 // rev36: on more devices the batch keys are set anew after the search (rebatched): the micro-batch term says the
 // accumulation the plan renders, not the one the search assumed ("more accumulation steps" beside "stays 4").
-void restate_micro_batch_term(const fact_store& job, const std::vector<estimate_override>& ovs,
+// Only where the accumulation is a key of its own: a stated global batch (torchtitan, Megatron, DeepSpeed's
+// train_batch_size) or a pipeline derives it, and the search's term already follows that.
+void restate_micro_batch_term(const fact_store& job, const plan_candidate& c, const std::vector<estimate_override>& ovs,
                               std::vector<plan_cost_term>& terms) {
+    if (c.input.pp > 1 || positive(job, "training.global_batch_size")) return;
+    for (const auto& o : ovs)
+        if (o.key == "training.global_batch_size") return;
     const auto local0 = positive(job, "training.local_batch_size");
     const std::int64_t ga0 = positive(job, "training.gradient_accumulation_steps").value_or(1);
     std::int64_t local = local0.value_or(0), ga = ga0;
@@ -257,7 +262,7 @@ world_search search_world(const fact_store& base_facts, const override_syntax& j
         ch.candidate.margin_bytes = e->margin_bytes;
         ch.rendered = render_overrides(syntax, ovs);
         ch.batch_notes = std::move(batch_notes);
-        if (rebatch_dp0) restate_micro_batch_term(base_facts, ovs, ch.candidate.terms);
+        if (rebatch_dp0) restate_micro_batch_term(base_facts, c, ovs, ch.candidate.terms);
         ch.host_bytes = e->host_offload_high_bytes;
         ch.host_sizing = e->host_offload_sizing;
         ws.choices.push_back(std::move(ch));

@@ -67,6 +67,24 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     }
 }
 
+// rev36: a plan at the job's size whose micro-batch is below the largest that fits (the limits line) keeps the global
+// batch, which that larger one cannot (4 x 2 = 8 sequences a step; 3 fits, 3 divides nothing): the plan says why.
+void note_larger_micro_batch(diagnosis_report& rep) {
+    if (!rep.limits || !rep.plan || !rep.plan->fits || rep.plan->world_size != rep.plan->base_world_size) return;
+    if (rep.facts.get("training.global_batch_size")) return;
+    std::optional<std::int64_t> micro;
+    for (const auto& o : rep.plan->overrides)
+        if (o.key == "training.local_batch_size" && o.val.is_integer()) micro = o.val.as_integer();
+    const std::int64_t largest = rep.limits->max_micro_batch;
+    if (!micro || *micro >= largest || largest >= rep.limits->micro_batch) return;
+    const fact* ga = rep.facts.get("training.gradient_accumulation_steps");
+    const std::int64_t seqs = rep.limits->micro_batch * (ga && ga->val.is_integer() ? ga->val.as_integer() : 1);
+    if (seqs % largest == 0) return;
+    rep.plan->notes.push_back(fmt::format("micro-batch {} fits too (the largest), but no accumulation keeps the {} sequences "
+                                          "of a step with it: the plan keeps the global batch at micro-batch {}",
+                                          largest, seqs, *micro));
+}
+
 }  // namespace
 
 void stage_plan(pipeline_state& s) {
@@ -91,6 +109,7 @@ void stage_plan(pipeline_state& s) {
     } catch (const usage_error&) {
         return;  // no capacity or no model: the report says so elsewhere
     }
+    note_larger_micro_batch(rep);
     emit_plan_facts(*rep.plan, rep.facts);
 }
 

@@ -164,7 +164,12 @@ const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, c
             return w.size() > 3 && w.ends_with(".py") && w.rfind("-", 0) != 0;
         });
         const bool own_flags = std::any_of(entries.begin(), entries.end(), [&](const raw_entry& e) {
-            return e.key.rfind("-", 0) != 0 && e.key.rfind("job.", 0) != 0 && !own.find(e.key).empty();
+            // (read before any adapter, a flag keeps its dashes: `--batch_size`; the launcher's own are not among these)
+            const std::size_t at = std::min(e.key.find_first_not_of('-'), e.key.size());
+            if (e.key.rfind("job.", 0) == 0) return false;
+            for (const auto* m : own.find(e.key.substr(at)))
+                if (m->canonical.rfind("training.", 0) == 0) return true;
+            return false;
         });
         if (script && own_flags) return own;
     }

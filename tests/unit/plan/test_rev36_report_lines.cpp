@@ -70,12 +70,15 @@ TEST_CASE("rev36: the plan takes the largest micro-batch that fits and keeps the
     // look-alike: 4 x 2 = 8 sequences; 3 fits but divides nothing, so the plan keeps the global batch at 2 x 4
     const auto small = rev36_file("8B_qlora_single_device.yaml", rev36_torchtune(4, 2));
     const run_result s = rev36_run("preflight --config " + small.string() + " --device a10g --plan --set training.seq_len=3072");
-    CHECK(rev36_has(s.out.substr(s.out.find("A PLAN THAT FITS")), "gradient_accumulation_steps: 4\n"));
+    const auto splan = s.out.substr(s.out.find("A PLAN THAT FITS"));
+    CHECK(rev36_has(splan, "gradient_accumulation_steps: 4\n"));
+    CHECK(rev36_has(splan, "micro-batch 3 fits too (the largest), but no accumulation keeps the 8 sequences of a step"));
 }
 
 TEST_CASE("rev36: the micro-batch term says what the plan does to the accumulation") {
     const auto cfg = rev36_file("lf_full.yaml",
                                 "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+                                "deepspeed: examples/deepspeed/ds_z3_config.json\n"
                                 "dataset: alpaca_en_demo\ntemplate: qwen\ncutoff_len: 2048\nper_device_train_batch_size: 8\n"
                                 "gradient_accumulation_steps: 4\nbf16: true\n");
     const run_result r = rev36_run("preflight --config " + cfg.string() + " --device a100-80gb --world-size 1 --plan");
