@@ -335,6 +335,12 @@ void stage_facts(pipeline_state& s) {
     facts.emit("job.has_log", value(!req.logs.empty()), oomdx_provenance());
     emit_facts(*s.job, facts);
     apply_log_settings(s);
+    // The model's dimensions from the job's own printout (Megatron's arguments block), where no model was given.
+    if (const fact* h = facts.get("model.hidden_size"); h && h->prov.producer == "log.setting")
+        if (const fact* l = facts.get("model.num_layers"); l && l->prov.producer == "log.setting")
+            rep.inputs.push_back(phrase(rep.lang, "report.input.model_log_settings",
+                                        {{"layers", l->val.to_string()}, {"hidden", h->val.to_string()},
+                                         {"at", fmt::format("{}:{}", h->prov.file, h->prov.line)}}));
     derive_world_size(s);
     derive_framework(s);
     derive_device(s);

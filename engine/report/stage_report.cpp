@@ -145,6 +145,30 @@ void complete_batch_change(const fact_store& facts, std::vector<canonical_overri
     }
 }
 
+// The job's own keys for a change whose value the inputs do not give ("halve the micro-batch" with no micro-batch
+// stated): named, not invented, so the user knows where the change goes. A smaller micro-batch names the
+// accumulation beside it, as complete_batch_change writes it when the value is known.
+std::vector<std::string> keys_without_value(const framework_adapter& adapter, const override_syntax& syntax,
+                                            const std::vector<override_value>& overrides) {
+    std::vector<canonical_override> wanted;
+    for (const auto& o : overrides)
+        if (o.val.is_null() && o.key.rfind("code.", 0) != 0) {
+            wanted.push_back({o.key, value(std::int64_t{1})});
+            if (o.key == "training.local_batch_size") wanted.push_back({"training.gradient_accumulation_steps", value(std::int64_t{2})});
+        }
+    std::vector<std::string> keys;
+    for (const auto& o : wanted) {
+        try {
+            for (const auto& item : adapter.translate({o}, syntax.spelled))
+                if (!item.key.empty() && item.key[0] != '#' && item.key.rfind("note.", 0) != 0 &&
+                    std::find(keys.begin(), keys.end(), item.key) == keys.end())
+                    keys.push_back(item.key);
+        } catch (const std::exception&) {
+        }  // a key the framework cannot spell is left out
+    }
+    return keys;
+}
+
 }  // namespace
 
 void stage_report(pipeline_state& s) {
@@ -208,7 +232,8 @@ void stage_report(pipeline_state& s) {
                 fallback = code_overrides.end();
             }
         }
-        if (fallback != code_overrides.end() && !config_overrides.empty()) code_overrides.erase(fallback);
+        // With no framework known the canonical keys are no syntax the user can paste: the code change stays beside them.
+        if (fallback != code_overrides.end() && !config_overrides.empty() && known_framework) code_overrides.erase(fallback);
         if (!config_overrides.empty() && rep.estimate)
             if (const auto problem = override_problem(facts, config_overrides)) {
                 rep.not_offered.push_back({r.action, r.rule_id, translated(rep.lang, "check.", *problem)});
@@ -227,6 +252,12 @@ void stage_report(pipeline_state& s) {
                 if (line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#')
                     line = translated(rep.lang, "adapter.", line);
         }
+        if (known_framework && config_overrides.empty() && code_overrides.empty())
+            if (const auto keys = keys_without_value(adapter, s.job->syntax, r.overrides); !keys.empty()) {
+                std::string joined;
+                for (const auto& k : keys) joined += (joined.empty() ? "" : ", ") + k;
+                rr.rendered.push_back(phrase(rep.lang, "report.rec.keys_without_value", {{"keys", joined}}));
+            }
         for (const auto& o : code_overrides) {
             std::string shown = o.val.is_string() ? o.val.as_string() : o.val.to_string();
             for (const auto& [key, text] : r.code_texts)

@@ -181,7 +181,8 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
                 fv.str = std::to_string(std::llround(static_cast<double>(*v) * f.unit));
             } else if (is_str) {
                 fv.is_str = true;
-                fv.str = std::string(c.substr(0, f.name == "path" ? 512 : 64));  // a source path runs long
+                // a source path runs long, and so does a setting that is a path (a snapshot file)
+                fv.str = std::string(c.substr(0, f.name == "path" || f.name == "value" ? 512 : 64));
             } else if (is_pct) {
                 std::string tmp(c.substr(0, 32));
                 char* end = nullptr;

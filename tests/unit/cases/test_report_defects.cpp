@@ -605,3 +605,77 @@ TEST_CASE("rev33: a route line names the step that sent the job there once, afte
     }
     std::filesystem::remove(path);
 }
+
+namespace {
+
+// LLaMA-Factory-6040's torchrun summary (the launcher of a checkout named LLaMA-Factory-main) after an OOM line
+// without figures: the framework is known, the micro-batch is not.
+const char* const k_lead30_llamafactory =
+    "torch.OutOfMemoryError: CUDA out of memory.\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+    "/work/LLaMA-Factory-main/src/llamafactory/launcher.py FAILED\n";
+
+// PTOAS#341: CANN fails to open the device (EL0004 under aclrtSetDevice).
+const char* const k_lead30_device_open =
+    "[ERROR] aclrtSetDevice(deviceId) failed: 507033 (main.cpp:72)\n"
+    "[ERROR] RecentErrMsg: [PID: 1613532] 2026-03-24-12:14:45.885.234 Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n"
+    "        allocate device memory failed.[FUNC:Init][FILE:memory_pool_manager.cc][LINE:50]\n"
+    "        Fail to init MemoryPoolManager, retCode=0x711000e.[FUNC:Init][FILE:raw_device.cc][LINE:670]\n"
+    "        open device 2 failed, runtime result = 507033.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]\n";
+
+}  // namespace
+
+TEST_CASE("lead30: a known framework's lever with no value in the inputs names the job's keys; none are invented") {
+    const auto j = oomdx::test::diagnose_log_text(k_lead30_llamafactory);
+    CHECK(j["framework"] == "llama_factory");
+    const std::string lines = rendered_for(j, "reduce_micro_batch");
+    CHECK(lines.find("per_device_train_batch_size, gradient_accumulation_steps") != std::string::npos);
+    CHECK(lines.find("do not give their current values") != std::string::npos);
+    CHECK(lines.find(": 1") == std::string::npos);
+}
+
+TEST_CASE("lead30: with no framework known a lever's code change stands beside its canonical keys") {
+    const auto j = oomdx::test::diagnose_log_text(k_rev29_oom);
+    const std::string ac = rendered_for(j, "enable_full_ac");
+    CHECK(ac.find("activation_checkpoint.mode = full") != std::string::npos);
+    CHECK(ac.find("gradient_checkpointing_enable()") != std::string::npos);
+    CHECK(rendered_for(j, "mixed_precision").find("torch.autocast") != std::string::npos);
+}
+
+TEST_CASE("lead30: an OOM while the runtime opens the device asks for a free device, not a smaller configuration") {
+    const auto j = oomdx::test::diagnose_log_text(k_lead30_device_open);
+    CHECK(rev30_first_action(j) == "stop_other_processes");
+    CHECK_FALSE(offered(j, "reduce_micro_batch"));
+    CHECK_FALSE(offered(j, "enable_full_ac"));
+    CHECK_FALSE(rev29_fired(j, "step0_init_oom"));
+    CHECK(j["oom"]["timing"] == "init");
+}
+
+TEST_CASE("lead30: Megatron's arguments block gives the model's dimensions and sequence parallel: a log alone gets the estimate") {
+    const std::string args =
+        "------------------------ arguments ------------------------\n"
+        "  ffn_hidden_size ................................. 28672\n"
+        "  hidden_size ..................................... 8192\n"
+        "  micro_batch_size ................................ 1\n"
+        "  num_attention_heads ............................. 64\n"
+        "  num_layers ...................................... 80\n"
+        "  num_query_groups ................................ 8\n"
+        "  padded_vocab_size ............................... 128256\n"
+        "  pipeline_model_parallel_size .................... 4\n"
+        "  seq_length ...................................... 4096\n"
+        "  sequence_parallel ............................... True\n"
+        "  swiglu .......................................... True\n"
+        "  tensor_model_parallel_size ...................... 8\n"
+        "-------------------- end of arguments ---------------------\n";
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 3 has a total capacity of 79.11 GiB of "
+        "which 1.21 GiB is free.\n";
+    const auto j = oomdx::test::diagnose_log_text(args + oom);
+    REQUIRE(j["estimate"].is_object());
+    bool named = false;
+    for (const auto& i : j["inputs"])
+        named = named || i.get<std::string>().find("model dimensions the log printed: 80 layers, hidden size 8192") != std::string::npos;
+    CHECK(named);
+    // the same log without the block: no model, no estimate
+    CHECK(oomdx::test::diagnose_log_text(oom)["estimate"].is_null());
+}

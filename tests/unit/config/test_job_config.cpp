@@ -346,6 +346,27 @@ TEST_CASE("a launch script's --deepspeed JSON is read beside the script, or name
     fs::remove_all(root, ec);
 }
 
+TEST_CASE("the DeepSpeed launcher's and accelerate's process counts in a launch script give the world size") {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("oomdx_test_dslaunch_" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    {
+        std::ofstream(root / "ds.json") << R"({"zero_optimization": {"stage": 3}})";
+        std::ofstream(root / "ds.sh") << "deepspeed --num_gpus 8 --num_nodes 2 train.py \\\n  --model_name_or_path meta-llama/Llama-2-70b-hf "
+                                         "--deepspeed ds.json --bf16 True --per_device_train_batch_size 4 --output_dir out\n";
+        std::ofstream(root / "acc.sh") << "accelerate launch --num_processes 16 train.py --model_name_or_path meta-llama/Llama-2-7b-hf "
+                                          "--per_device_train_batch_size 4 --output_dir out\n";
+    }
+    const job_config ds = parse_job_config((root / "ds.sh").string());
+    REQUIRE(ds.find("job.world_size"));
+    CHECK(ds.find("job.world_size")->val.as_integer() == 16);
+    const job_config acc = parse_job_config((root / "acc.sh").string());
+    REQUIRE(acc.find("job.world_size"));
+    CHECK(acc.find("job.world_size")->val.as_integer() == 16);
+    std::error_code ec;
+    fs::remove_all(root, ec);
+}
+
 TEST_CASE("keys that only newer builds read bound the build date from below (adapter 'since')") {
     // the 2024 spelling ([training] batch_size, data_parallel_*): no bound
     CHECK(parse_job_config(dir + "torchtitan/llama3_8b_2024.toml").find("job.framework_date_min") == nullptr);
