@@ -192,6 +192,26 @@ std::optional<std::string> distributed_recipe(const fact_store& facts) {
     return facts.string("framework.distributed_recipe");
 }
 
+// rev36: on more devices the batch keys are set anew after the search (rebatched): the micro-batch term says the
+// accumulation the plan renders, not the one the search assumed ("more accumulation steps" beside "stays 4").
+// Only where the accumulation is a key of its own: a stated global batch (torchtitan, Megatron, DeepSpeed's
+// train_batch_size) or a pipeline derives it, and the search's term already follows that.
+void restate_micro_batch_term(const fact_store& job, const plan_candidate& c, const std::vector<estimate_override>& ovs,
+                              std::vector<plan_cost_term>& terms) {
+    if (c.input.pp > 1 || positive(job, "training.global_batch_size")) return;
+    for (const auto& o : ovs)
+        if (o.key == "training.global_batch_size") return;
+    const auto local0 = positive(job, "training.local_batch_size");
+    const std::int64_t ga0 = positive(job, "training.gradient_accumulation_steps").value_or(1);
+    std::int64_t local = local0.value_or(0), ga = ga0;
+    for (const auto& o : ovs) {
+        if (o.key == "training.local_batch_size" && o.val.is_integer()) local = o.val.as_integer();
+        if (o.key == "training.gradient_accumulation_steps" && o.val.is_integer()) ga = o.val.as_integer();
+    }
+    for (auto& t : terms)
+        if (t.name == "micro_batch" && local0 && local > 0) t.why = micro_batch_term(*local0, local, ga0, ga);
+}
+
 override_syntax syntax_at(const override_syntax& s, std::int64_t world) {
     override_syntax out = s;
     const auto keys = framework_adapter::get(s.framework).context_keys();
@@ -242,6 +262,7 @@ world_search search_world(const fact_store& base_facts, const override_syntax& j
         ch.candidate.margin_bytes = e->margin_bytes;
         ch.rendered = render_overrides(syntax, ovs);
         ch.batch_notes = std::move(batch_notes);
+        if (rebatch_dp0) restate_micro_batch_term(base_facts, c, ovs, ch.candidate.terms);
         ch.host_bytes = e->host_offload_high_bytes;
         ch.host_sizing = e->host_offload_sizing;
         ws.choices.push_back(std::move(ch));

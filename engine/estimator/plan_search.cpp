@@ -165,6 +165,17 @@ std::vector<std::int64_t> halvings(std::int64_t from) {
     return v;
 }
 
+// rev36: the halvings, and every micro-batch below `from` that divides the sequences of a step (`from` x `accum`), so
+// the largest that fits keeps the global batch (6 x 8: 4 x 12), not only the halvings (6 -> 3)
+std::vector<std::int64_t> micro_batches(std::int64_t from, std::int64_t accum) {
+    std::vector<std::int64_t> v = halvings(from);
+    const std::int64_t seqs = from * std::max<std::int64_t>(1, accum);
+    for (std::int64_t m = from - 1; m >= 2; --m)
+        if (seqs % m == 0 && std::find(v.begin(), v.end(), m) == v.end()) v.push_back(m);
+    if (std::find(v.begin(), v.end(), 1) == v.end()) v.push_back(1);
+    return v;
+}
+
 }  // namespace
 
 int plan_tier_of(const estimate_input& b, const estimate_input& c) {
@@ -176,6 +187,13 @@ int plan_tier_of(const estimate_input& b, const estimate_input& c) {
     if (c.tp != b.tp || c.pp != b.pp || c.cp != b.cp || c.ep != b.ep) t = std::max<int>(t, tier_parallelism);
     if (c.micro_batch < b.micro_batch) t = std::max<int>(t, tier_batch);
     return t;
+}
+
+std::string micro_batch_term(std::int64_t from, std::int64_t to, std::int64_t accum_from, std::int64_t accum_to) {
+    if (accum_to > accum_from) return fmt::format("micro-batch {} -> {}: smaller GEMMs, more accumulation steps", from, to);
+    if (accum_to == accum_from)
+        return fmt::format("micro-batch {} -> {}: smaller GEMMs (gradient accumulation stays {})", from, to, accum_to);
+    return fmt::format("micro-batch {} -> {}: smaller GEMMs, gradient accumulation {} -> {}", from, to, accum_from, accum_to);
 }
 
 std::vector<plan_cost_term> plan_cost(const estimate_input& b, const estimate_input& c) {
@@ -195,8 +213,9 @@ std::vector<plan_cost_term> plan_cost(const estimate_input& b, const estimate_in
     add("expert_parallel", f[t_ep], fmt::format("EP {} -> {}: token all-to-all", b.ep, c.ep));
     add("sharding", f[t_shard], fmt::format("ZeRO/FSDP stage {} -> {}: parameter all-gathers", b.zero_stage, c.zero_stage));
     add("offload", f[t_offload], "host transfers of optimizer state / parameters");
+    // (under a pipeline the micro-batches of one step grow in number: the search keeps no accumulation there)
     add("micro_batch", f[t_micro],
-        fmt::format("micro-batch {} -> {}: smaller GEMMs, more accumulation steps", b.micro_batch, c.micro_batch));
+        micro_batch_term(b.micro_batch, c.micro_batch, b.grad_accum, c.pp > 1 ? b.grad_accum + 1 : c.grad_accum));
     add("chunked_loss", f[t_loss], "chunked (fused linear) cross-entropy: the logits are never materialized whole");
     return t;
 }
@@ -251,7 +270,6 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
         // as a smaller micro-batch does: the same keys keep it (torchtitan's default global batch is local x DP).
         // More data-parallel ranks (PP given back) let the batch grow as before: local x DP cannot divide the old one.
         if (c.micro_batch != local) o.push_back({"training.local_batch_size", value(c.micro_batch)});
-        const std::int64_t factor = local / std::max<std::int64_t>(1, c.micro_batch);
         if (c.framework == train_framework::torchtitan) {
             // torchtitan states the global batch; torchtune keeps it through the accumulation
             if (c.micro_batch != local || !batch.global_batch) o.push_back({"training.global_batch_size", value(titan_gb)});
@@ -259,8 +277,10 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
                    !(c.framework == train_framework::deepspeed && batch.global_batch && !batch.grad_accum)) {
             // (DeepSpeed derives the accumulation from train_batch_size when only that is given.)
             const std::int64_t from = dp_c < dp_b ? dp_b : dp_c;  // fewer data-parallel ranks: more accumulation
-            const std::int64_t steps = batch.grad_accum.value_or(1) * factor * from;
-            o.push_back({"training.gradient_accumulation_steps", value(std::max<std::int64_t>(1, (steps + dp_c - 1) / dp_c))});
+            // sequences per step over (micro-batch x ranks), upward: 6 x 8 at micro-batch 4 is 12 steps
+            const std::int64_t seqs = batch.grad_accum.value_or(1) * local * from;
+            const std::int64_t unit = std::max<std::int64_t>(1, c.micro_batch) * dp_c;
+            o.push_back({"training.gradient_accumulation_steps", value(std::max<std::int64_t>(1, (seqs + unit - 1) / unit))});
         }
     }
     // torchtitan's pipeline micro-batch path: a smaller DP still needs the global batch stated
@@ -370,7 +390,12 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                     if (inner % (t * p * c) != 0) continue;
                     const std::int64_t shard = inner / (t * p * c);
                     const std::int64_t mb0 = titan && p > 1 ? batch.pp_microbatch.value_or(1) : local;
-                    const std::vector<std::int64_t> mbs = can_mb ? halvings(mb0) : std::vector<std::int64_t>{mb0};
+                    // accumulation keeps the global batch (not torchtitan's pipeline micro-batch, nor Megatron's
+                    // or a stated global batch, where the micro-batch must divide it per rank: halvings there)
+                    const bool by_accum = !(titan && p > 1) && !batch.global_batch && base.framework != train_framework::megatron;
+                    const std::vector<std::int64_t> mbs = !can_mb   ? std::vector<std::int64_t>{mb0}
+                                                          : by_accum ? micro_batches(mb0, batch.grad_accum.value_or(1))
+                                                                     : halvings(mb0);
                     for (auto e : eps)
                         for (auto mb : mbs)
                             for (auto ac : acs)
@@ -402,7 +427,7 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                             }
                                             // a smaller micro-batch at the same global batch accumulates more
                                             // micro-batches (gradients alive through the later forwards)
-                                            in.grad_accum = p > 1 ? 1 : std::max<std::int64_t>(1, base.grad_accum * std::max<std::int64_t>(1, local / mb));
+                                            in.grad_accum = p > 1 ? 1 : std::max<std::int64_t>(1, (base.grad_accum * local + mb - 1) / mb);
                                             if (p > 1 && in.schedule == pp_schedule_kind::interleaved &&
                                                 base.model.layers % (p * std::max<std::int64_t>(1, in.vpp)) != 0)
                                                 in.schedule = pp_schedule_kind::one_f_one_b;

@@ -81,6 +81,8 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt = {}
                         std::size_t pool = 0);
 // Cost of one input relative to the base (also used to explain a recommendation).
 std::vector<plan_cost_term> plan_cost(const estimate_input& base, const estimate_input& cand);
+// The micro-batch term's words, saying what the plan does to the gradient accumulation (rev36).
+std::string micro_batch_term(std::int64_t from, std::int64_t to, std::int64_t accum_from, std::int64_t accum_to);
 int plan_tier_of(const estimate_input& base, const estimate_input& cand);
 // Canonical overrides that turn `base` into `cand`.
 std::vector<estimate_override> plan_overrides(const estimate_input& base, const estimate_input& cand,

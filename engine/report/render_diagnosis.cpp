@@ -21,6 +21,7 @@ class writer {
 public:
     explicit writer(const render_options& o) : m_o(o) {}
     std::string t(const std::string& key, const message_args& args = {}) const { return phrase(m_o.lang, key, args); }
+    const std::string& lang() const { return m_o.lang; }
     std::string v(const std::string& kind, const std::string& value) const { return value_phrase(m_o.lang, kind, value); }
     std::string produced(const std::string& prefix, const std::string& english) const {
         return translated(m_o.lang, prefix, english);
@@ -272,11 +273,7 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
                                                              {"reserved", format_bytes(s.devices[s.primary].reserved_bytes)}}));
     }
     if (!e.complete) w.line(w.t("report.estimate.incomplete"));
-    if (!r.applied_defaults.empty()) {
-        std::string list;
-        for (const auto& d : r.applied_defaults) list += (list.empty() ? "" : ", ") + d;
-        w.line(w.t("report.estimate.framework_defaults", {{"framework", r.framework}, {"defaults", list}}));
-    }
+    if (const std::string d = framework_defaults_sentence(w.lang(), r); !d.empty()) w.line(d);
 }
 
 void render_snapshots(writer& w, const diagnosis_report& r) {
@@ -353,6 +350,30 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
 
 }  // namespace
 
+std::string limits_sentence(const std::string& lang, const diagnosis_report& r) {
+    if (!r.limits || r.limits->max_micro_batch < 0) return "";
+    const fit_limits& l = *r.limits;
+    // rev35: in the job's own keys where the adapter names them ("per_device_train_batch_size=1")
+    auto term = [&](const std::string& key, const char* generic, std::int64_t n) {
+        return key.empty() ? phrase(lang, generic, {{"n", std::to_string(n)}}) : key + "=" + std::to_string(n);
+    };
+    const message_args a = {
+        {"max_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.max_micro_batch)},
+        {"at_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.seq_len)},
+        {"max_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.max_seq_len)},
+        {"at_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.micro_batch)}};
+    if (l.max_micro_batch == 0 && l.max_seq_len <= 0) return phrase(lang, "report.preflight.limits_none", a);
+    if (l.max_micro_batch == 0) return phrase(lang, "report.preflight.limits_no_micro", a);
+    return phrase(lang, "report.preflight.limits", a);
+}
+
+std::string framework_defaults_sentence(const std::string& lang, const diagnosis_report& r) {
+    if (r.applied_defaults.empty()) return "";
+    std::string list;
+    for (const auto& d : r.applied_defaults) list += (list.empty() ? "" : ", ") + d;
+    return phrase(lang, "report.estimate.framework_defaults", {{"framework", r.framework}, {"defaults", list}});
+}
+
 std::string render_diagnosis_text(const diagnosis_report& r, const render_options& o) {
     writer w(o);
     const std::string title = w.t(r.mode == "preflight" ? "report.title_preflight" : "report.title");
@@ -372,21 +393,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         for (size_t i = 1; i < g.whys.size(); ++i) w.bullet(g.whys[i], 2);  // another rule's reason for the same step
     }
     if (r.estimate) render_estimate(w, *r.estimate, r);
-    if (r.limits && r.limits->max_micro_batch >= 0) {
-        const fit_limits& l = *r.limits;
-        // rev35: in the job's own keys where the adapter names them ("per_device_train_batch_size=1")
-        auto term = [&](const std::string& key, const char* generic, std::int64_t n) {
-            return key.empty() ? w.t(generic, {{"n", std::to_string(n)}}) : key + "=" + std::to_string(n);
-        };
-        const message_args a = {
-            {"max_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.max_micro_batch)},
-            {"at_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.seq_len)},
-            {"max_seq", term(r.seq_len_key, "report.preflight.limit_term.seq", l.max_seq_len)},
-            {"at_micro", term(r.micro_batch_key, "report.preflight.limit_term.micro", l.micro_batch)}};
-        if (l.max_micro_batch == 0 && l.max_seq_len <= 0) w.line(w.t("report.preflight.limits_none", a));
-        else if (l.max_micro_batch == 0) w.line(w.t("report.preflight.limits_no_micro", a));
-        else w.line(w.t("report.preflight.limits", a));
-    }
+    if (const std::string l = limits_sentence(w.lang(), r); !l.empty()) w.line(l);
     if (r.baseline_diff) {
         w.heading("report.heading.baseline");
         w.out() += render_diff_text(*r.baseline_diff, o.markdown).substr(o.markdown ? 15 : 12);

@@ -20,6 +20,10 @@ struct render_options {
 };
 
 std::string render_diagnosis_text(const diagnosis_report& r, const render_options& o);
+// rev36: the sentences under the estimate that text and HTML both print, in `lang` ("" where the report has none):
+// "largest that fit: ..." (the limits) and "<framework> defaults applied where the config is silent: ...".
+std::string limits_sentence(const std::string& lang, const diagnosis_report& r);
+std::string framework_defaults_sentence(const std::string& lang, const diagnosis_report& r);
 nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain);
 
 }  // namespace oomdx

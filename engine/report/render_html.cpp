@@ -8,6 +8,7 @@
 
 #include "engine/core/bytes.h"
 #include "engine/core/utf8.h"
+#include "engine/report/render_diagnosis.h"
 #include "engine/report/render_plan.h"
 #include "engine/report/report_phrases.h"
 
@@ -925,6 +926,9 @@ void estimate_section(doc& d, const diagnosis_report& r, const estimate_result& 
     }
     d.raw("</table>\n");
     if (!e.complete) d.p(d.t("html.estimate.incomplete"), "muted");
+    // rev36: the framework defaults the estimate applied and the largest sizes that fit, as the text report says them
+    if (const std::string f = framework_defaults_sentence(d.lang(), r); !f.empty()) d.p(f);
+    if (const std::string l = limits_sentence(d.lang(), r); !l.empty()) d.p(l);
     if (!e.assumptions.empty()) {
         d.p(d.t("html.estimate.assumptions"), "muted");
         std::vector<std::string> shown;

@@ -43,6 +43,17 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     const std::string ov = listed(p.overrides);
     facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
     facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
+    // rev36: a plan at the job's size that only lowers the micro-batch (its accumulation beside it) names the micro-batch
+    // the recommendation lowers to, so the two agree (6 -> 4 with accumulation 12, not a halving to 3)
+    if (p.world_size == p.base_world_size) {
+        std::optional<std::int64_t> micro;
+        bool batch_only = true;
+        for (const auto& o : p.overrides) {
+            if (o.key == "training.local_batch_size" && o.val.is_integer()) micro = o.val.as_integer();
+            else if (o.key != "training.gradient_accumulation_steps" && o.key != "training.global_batch_size") batch_only = false;
+        }
+        if (micro && batch_only) facts.emit("plan.local_batch_size", value(*micro), pr);
+    }
     if (p.at_current_size.searched) {
         alternative("offload", p.at_current_size);
         // What that alternative moves to the host: parameter offload (FSDP CPUOffload, ZeRO-3
@@ -54,6 +65,24 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
         if (p.at_current_size.host_bytes > 0) facts.emit("plan.offload_host_bytes", value(p.at_current_size.host_bytes), pr);
         facts.emit("plan.offload_host_limited", value(p.at_current_size.host_limited), pr);
     }
+}
+
+// rev36: a plan at the job's size whose micro-batch is below the largest that fits (the limits line) keeps the global
+// batch, which that larger one cannot (4 x 2 = 8 sequences a step; 3 fits, 3 divides nothing): the plan says why.
+void note_larger_micro_batch(diagnosis_report& rep) {
+    if (!rep.limits || !rep.plan || !rep.plan->fits || rep.plan->world_size != rep.plan->base_world_size) return;
+    if (rep.facts.get("training.global_batch_size")) return;
+    std::optional<std::int64_t> micro;
+    for (const auto& o : rep.plan->overrides)
+        if (o.key == "training.local_batch_size" && o.val.is_integer()) micro = o.val.as_integer();
+    const std::int64_t largest = rep.limits->max_micro_batch;
+    if (!micro || *micro >= largest || largest >= rep.limits->micro_batch) return;
+    const fact* ga = rep.facts.get("training.gradient_accumulation_steps");
+    const std::int64_t seqs = rep.limits->micro_batch * (ga && ga->val.is_integer() ? ga->val.as_integer() : 1);
+    if (seqs % largest == 0) return;
+    rep.plan->notes.push_back(fmt::format("micro-batch {} fits too (the largest), but no accumulation keeps the {} sequences "
+                                          "of a step with it: the plan keeps the global batch at micro-batch {}",
+                                          largest, seqs, *micro));
 }
 
 }  // namespace
@@ -68,7 +97,9 @@ void stage_plan(pipeline_state& s) {
     // rev35: diagnose states the limits too, where its own figure is over the budget (the OOM's job does not fit);
     // where the estimate fits, limits above the job's own sizes would read against the OOM it had
     if (preflight || judged > e.budget_bytes) {
-        rep.limits = max_fitting(from_facts(rep.facts), preflight);
+        // rev36: judged as the plan's candidates are (plan.cpp verify: the interval's high end, both modes), so the
+        // limits and the plan agree; diagnose's point figure put the limit above what the plan would accept
+        rep.limits = max_fitting(from_facts(rep.facts), true);
         rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
         rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
     }
@@ -78,6 +109,7 @@ void stage_plan(pipeline_state& s) {
     } catch (const usage_error&) {
         return;  // no capacity or no model: the report says so elsewhere
     }
+    note_larger_micro_batch(rep);
     emit_plan_facts(*rep.plan, rep.facts);
 }
 

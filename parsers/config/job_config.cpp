@@ -156,6 +156,23 @@ const framework_adapter& choose_adapter(const std::vector<raw_entry>& entries, c
         }
     }
     if (best) return *best;
+    // rev36: a launched script whose own flags name a batch, length or accumulation (own_script's keys) is read in
+    // those flags, so the overrides speak them; its adapter signs nothing by detection
+    if (format == "shell" || format == "cli") {
+        const framework_adapter& own = framework_adapter::get("own_script");
+        const bool script = std::any_of(launch.begin(), launch.end(), [](const std::string& w) {
+            return w.size() > 3 && w.ends_with(".py") && w.rfind("-", 0) != 0;
+        });
+        const bool own_flags = std::any_of(entries.begin(), entries.end(), [&](const raw_entry& e) {
+            // (read before any adapter, a flag keeps its dashes: `--batch_size`; the launcher's own are not among these)
+            const std::size_t at = std::min(e.key.find_first_not_of('-'), e.key.size());
+            if (e.key.rfind("job.", 0) == 0) return false;
+            for (const auto* m : own.find(e.key.substr(at)))
+                if (m->canonical.rfind("training.", 0) == 0) return true;
+            return false;
+        });
+        if (script && own_flags) return own;
+    }
     if (guessed) *guessed = true;
     return framework_adapter::get(fallback_framework(format));
 }
@@ -378,6 +395,18 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         job.facts.push_back(fact{name, std::move(v), std::move(p)});
         touched.insert(name);
     };
+    // rev36: an adapter may read the config's own file name (torchtune's *_single_device.yaml are the single-device
+    // recipes' configs); a key the file sets wins over it
+    if (!job.file.empty())
+        for (const auto* m : a.find("job.config_file_name")) {
+            raw_entry e;
+            e.key = "job.config_file_name";
+            e.text = std::filesystem::path(job.file).filename().string();
+            e.val = value(e.text);
+            e.excerpt = "config file name " + e.text;
+            translated t = translate(e, *m);
+            if (t.status == translated::ok && !t.val.is_null()) add(m->canonical, std::move(t.val), e);
+        }
     for (const auto& e : job.entries) {
         if (e.key == "job.entry_script") {  // any framework's launch line
             add(e.key, e.val, e);
