@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Golden test of `oomdx snapshot` text in English and Chinese (--lang, rev37): one file with an OOM, the two ranks of
-# examples/ranks_one_failed (the cross-rank table) and a diff, each equal to tests/fixtures/snapshot_text/<name>.txt.
+# Golden test of `oomdx snapshot` text in English and Chinese (--lang, rev37): one file with an OOM (text and
+# markdown), the two ranks of examples/ranks_one_failed (the cross-rank table), a diff and a trend, each equal to
+# tests/fixtures/snapshot_text/<name>.txt.
 # The Chinese reports must not fall back to English in their fixed texts (section titles, keys, table heads).
 # OOMDX_UPDATE_GOLDEN=1 rewrites the expected files.
 set -u
@@ -24,9 +25,9 @@ run() {  # name, then the arguments
     head -30 /tmp/oomdx_snaptext_$$.diff
     fail=$((fail + 1))
   fi
-  if [[ $name == *_zh ]] && printf '%s\n' "$out" | grep -E -q '^(Device [0-9]|  (reserved|live allocated|fragmentation|frees) )|: (live memory by category|trace|diagnosis)$|^Main finding'; then
+  if [[ $name == *_zh ]] && printf '%s\n' "$out" | grep -E -q '^(Snapshot |Device [0-9]|  (reserved|live allocated|fragmentation|frees|verdict) )|: (live memory by category|trace|diagnosis)$|^Main finding'; then
     echo "FAIL $name: English fixed text in the Chinese report"
-    printf '%s\n' "$out" | grep -E '^(Device [0-9]|  (reserved|live allocated|fragmentation|frees) )|: (live memory by category|trace|diagnosis)$|^Main finding' | head -5
+    printf '%s\n' "$out" | grep -E '^(Snapshot |Device [0-9]|  (reserved|live allocated|fragmentation|frees|verdict) )|: (live memory by category|trace|diagnosis)$|^Main finding' | head -5
     fail=$((fail + 1))
   fi
 }
@@ -35,6 +36,8 @@ for lang in en zh; do
   run "ranks_$lang" ranks_one_failed/rank0.pickle ranks_one_failed/rank1.pickle --lang "$lang"
   run "diff_$lang" diff leak_three_snapshots/step5.pickle leak_three_snapshots/step10.pickle --lang "$lang"
   run "oom_md_$lang" fragmentation_snapshot/oom.pickle --format markdown --lang "$lang"
+  run "trend_$lang" trend leak_three_snapshots/step5.pickle leak_three_snapshots/step10.pickle \
+    leak_three_snapshots/step20.pickle --lang "$lang"
 done
 rm -f /tmp/oomdx_snaptext_$$.diff
 [ "$fail" = 0 ] && echo "ok: snapshot text goldens (en, zh)"
