@@ -490,7 +490,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
         std::string block = render_plan_text(p, o.explain ? 5 : 3, r.lang);
-        if (r.anchor && p.fits) {
+        if (r.anchor && r.anchor->used && p.fits) {
             const double left = p.base_device_peak_bytes > 0 ? static_cast<double>(p.expected_device_peak_bytes) /
                                                                    static_cast<double>(p.base_device_peak_bytes)
                                                              : 1.0;
