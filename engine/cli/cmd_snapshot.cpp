@@ -11,6 +11,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "engine/core/thread_heap.h"
+#include "engine/core/translations.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
 #include "parsers/snapshot/compare.h"
@@ -34,6 +35,7 @@ struct snapshot_opts {
     std::int64_t rank = -1;      // --rank: the rank of a single file
     std::int64_t world_size = 0; // merge: ranks expected
     bool strict = false;         // merge: exit 2 when a summary is bad or missing
+    std::string lang = "en";     // text and markdown: the report language (JSON and HTML stay English)
 };
 
 void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
@@ -45,6 +47,8 @@ void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
     cmd->add_option("--capacity", o.capacity,
                     "Device memory capacity (e.g. 80GiB) to measure memory outside PyTorch at an OOM");
     cmd->add_option("-j,--jobs", o.jobs, "Files analyzed in parallel (default: all cores)");
+    cmd->add_option("--lang", o.lang, "Language of the text and markdown report: en or zh (JSON keys and HTML stay English)")
+        ->check(CLI::IsMember({"en", "zh"}));
     cmd->add_option("--rules", o.rule_dirs,
                     "Site rule packs loaded after the shipped ones (thresholds of rules/evidence_snapshot.yaml "
                     "replaced with 'override: true')");
@@ -159,7 +163,7 @@ void run_analyze(const snapshot_opts& o) {
     }
     if (all.size() == 1) {
         if (o.format == output_format::json) print(snap::to_json(all[0], o.top).dump(2));
-        else print(snap::render_text(all[0], md, use_color(), o.top));
+        else print(snap::render_text(all[0], md, use_color(), o.top, o.lang));
         return;
     }
     snap::rank_table ranks = snap::compare_ranks(all);
@@ -175,7 +179,7 @@ void run_analyze(const snapshot_opts& o) {
         print(j.dump(2));
         return;
     }
-    std::string out = snap::render_text(ranks, md, use_color());
+    std::string out = snap::render_text(ranks, md, use_color(), o.lang);
     // Full reports: all of them for a few files, else the outlier (or the largest peak).
     std::vector<std::size_t> shown;
     if (all.size() <= 4) {
@@ -192,9 +196,10 @@ void run_analyze(const snapshot_opts& o) {
             }
         }
         shown.push_back(pick);
-        out += fmt::format("\n(full report of {} below; --format json has every rank)\n", all[pick].file);
+        out += "\n" + translation_table::shipped(o.lang).produced(
+                           "snapshot.", fmt::format("(full report of {} below; --format json has every rank)", all[pick].file)) + "\n";
     }
-    for (std::size_t i : shown) out += "\n" + snap::render_text(all[i], md, use_color(), o.top);
+    for (std::size_t i : shown) out += "\n" + snap::render_text(all[i], md, use_color(), o.top, o.lang);
     print(out);
 }
 
@@ -208,7 +213,7 @@ void run_diff(const snapshot_opts& o) {
     auto all = run_all(files, p, o.jobs);
     auto d = snap::diff(all[0], all[1]);
     if (o.format == output_format::json) print(snap::to_json(d).dump(2));
-    else print(snap::render_text(d, o.format == output_format::markdown, use_color(), o.top));
+    else print(snap::render_text(d, o.format == output_format::markdown, use_color(), o.top, o.lang));
 }
 
 // The reduce step: per-file summaries (oomdx snapshot FILE --format json) into the cross-rank
@@ -245,9 +250,10 @@ int run_merge(const snapshot_opts& o) {
                       {"peak_summary", m.peak_summary.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.peak_summary)}};
         print(j.dump(2));
     } else {
-        std::string out = snap::render_text(m.table, o.format == output_format::markdown, use_color());
-        out += fmt::format("\n{} summaries merged of {} inputs\n", m.table.rows.size(), m.inputs);
-        for (const auto& b : m.bad) out += fmt::format("  not merged: {}\n", b.message);
+        std::string out = snap::render_text(m.table, o.format == output_format::markdown, use_color(), o.lang);
+        const translation_table& tr = translation_table::shipped(o.lang);
+        out += "\n" + tr.produced("snapshot.", fmt::format("{} summaries merged of {} inputs", m.table.rows.size(), m.inputs)) + "\n";
+        for (const auto& b : m.bad) out += "  " + tr.produced("snapshot.", fmt::format("not merged: {}", b.message)) + "\n";
         print(out);
     }
     return o.strict && (!m.bad.empty() || m.table.missing_rank_count > 0) ? 2 : 0;
@@ -263,7 +269,7 @@ void run_trend(const snapshot_opts& o) {
     auto t = snap::trend(all);
     apply_snapshot_verdicts(t, p.verdicts());
     if (o.format == output_format::json) print(snap::to_json(t).dump(2));
-    else print(snap::render_text(t, o.format == output_format::markdown, use_color(), o.top));
+    else print(snap::render_text(t, o.format == output_format::markdown, use_color(), o.top, o.lang));
 }
 
 }  // namespace

@@ -139,9 +139,10 @@ struct diagnosis_report {
     std::vector<snap::snapshot_analysis> snapshots;
     std::optional<snap::trend_result> trend;
     std::optional<snap::diff_result> diff;
-    // The cross-rank view when merged summaries (oomdx snapshot merge) were among the snapshots:
-    // their rows and the rows of the other snapshots given.
-    std::optional<snap::rank_table> merged_ranks;
+    // The cross-rank view: of merged summaries (oomdx snapshot merge) and the other snapshots given,
+    // or of several snapshots the rules call ranks of one moment (snapshot.files.relation, rev37).
+    std::optional<snap::rank_table> ranks;
+    bool snapshots_merged = false;  // merged summaries were among the snapshots
     std::optional<config_diff> baseline_diff;  // --baseline-config against the job's config
     std::optional<plan_answer> plan;           // when the configuration does not fit (or --plan)
     std::optional<fit_limits> limits;          // largest micro-batch and sequence that fit (diagnose: only when over)

@@ -276,6 +276,36 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
     if (const std::string d = framework_defaults_sentence(w.lang(), r); !d.empty()) w.line(d);
 }
 
+// Several ranks of one job (rev37): each rank's peak, live and reserved, the failed ones marked,
+// and the outlier the rules name; the rows of the failed, the outlier and the first ranks when many.
+void render_ranks(writer& w, const snap::rank_table& t) {
+    w.line(w.t("report.snapshot.ranks", {{"n", std::to_string(t.rows.size())},
+                                         {"median", format_bytes(t.median_peak)},
+                                         {"spread", pct(t.peak_spread)}}));
+    constexpr std::size_t k_rows = 8;
+    std::size_t shown = 0;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        const auto& row = t.rows[i];
+        const bool failed = row.oom_events > 0;
+        if (t.rows.size() > k_rows && shown >= k_rows - 2 && !failed && static_cast<int>(i) != t.outlier) continue;
+        ++shown;
+        w.bullet(w.t("report.snapshot.rank_row", {{"rank", std::to_string(row.rank)},
+                                                  {"device", std::to_string(row.device)},
+                                                  {"peak", format_bytes(row.peak)},
+                                                  {"live", format_bytes(row.live)},
+                                                  {"reserved", format_bytes(row.reserved)},
+                                                  {"failed", failed ? w.t("report.snapshot.rank_failed") : ""}}),
+                 2);
+    }
+    if (shown < t.rows.size())
+        w.bullet(w.t("report.snapshot.rank_more", {{"n", std::to_string(t.rows.size() - shown)}}), 2);
+    if (t.outlier >= 0)
+        w.line(w.t("report.snapshot.rank_outlier", {{"rank", std::to_string(t.rows[t.outlier].rank)},
+                                                    {"deviation", fmt::format("{:+.1f}%", t.outlier_deviation * 100.0)}}));
+    else if (t.rows.size() >= 3)
+        w.line(w.t("report.snapshot.rank_no_outlier"));
+}
+
 void render_snapshots(writer& w, const diagnosis_report& r) {
     w.heading("report.heading.snapshot");
     for (const auto& s : r.snapshots) {
@@ -346,6 +376,7 @@ void render_snapshots(writer& w, const diagnosis_report& r) {
         w.line(w.t("report.snapshot.diff", {{"a", format_bytes(r.diff->live_a)}, {"b", format_bytes(r.diff->live_b)}}));
         for (const auto& f : r.diff->findings) w.bullet(w.produced("snapshot.diff.", f), 2);
     }
+    if (r.ranks) render_ranks(w, *r.ranks);
 }
 
 }  // namespace
@@ -466,7 +497,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         w.heading("report.heading.plan");
         const plan_answer& p = *r.plan;
         std::string block = render_plan_text(p, o.explain ? 5 : 3, r.lang);
-        if (r.anchor && p.fits) {
+        if (r.anchor && r.anchor->used && p.fits) {
             const double left = p.base_device_peak_bytes > 0 ? static_cast<double>(p.expected_device_peak_bytes) /
                                                                    static_cast<double>(p.base_device_peak_bytes)
                                                              : 1.0;
@@ -539,7 +570,7 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
         j["snapshot"] = {{"files", s}};
         if (r.trend) j["snapshot"]["trend"] = snap::to_json(*r.trend);
         if (r.diff) j["snapshot"]["diff"] = snap::to_json(*r.diff);
-        if (r.merged_ranks) j["snapshot"]["ranks"] = snap::to_json(*r.merged_ranks);
+        if (r.ranks) j["snapshot"]["ranks"] = snap::to_json(*r.ranks);
     }
     j["route"] = json::array();
     for (const auto& s : r.route)

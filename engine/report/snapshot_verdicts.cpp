@@ -1,5 +1,7 @@
 #include "engine/report/snapshot_verdicts.h"
 
+#include "parsers/snapshot/file_relation.h"
+
 #include <string>
 
 #include "engine/core/data_dir.h"
@@ -105,6 +107,13 @@ void apply_snapshot_verdicts(snap::rank_table& t, const rule_set& rules) {
     if (auto r = facts.integer("snapshot.rank_outlier"))
         for (std::size_t i = 0; i < t.rows.size(); ++i)
             if (t.rows[i].rank == *r && static_cast<int>(i) == t.farthest) t.outlier = static_cast<int>(i);
+}
+
+std::string snapshot_files_relation(const std::vector<snap::snapshot_analysis>& v, const rule_set& rules) {
+    fact_store facts;
+    snap::emit_relation_facts(v, facts);
+    run_evidence(rules, facts);
+    return facts.string("snapshot.files.relation").value_or("timeline");
 }
 
 }  // namespace oomdx

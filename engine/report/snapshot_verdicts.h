@@ -36,5 +36,7 @@ void apply_snapshot_verdicts(std::vector<snap::snapshot_analysis>& v, const rule
 void apply_snapshot_verdicts(snap::trend_result& t, const rule_set& rules);
 // The outlier rank.
 void apply_snapshot_verdicts(snap::rank_table& t, const rule_set& rules);
+// Several snapshots: "ranks" (of one moment) or "timeline" (one rank at several moments).
+std::string snapshot_files_relation(const std::vector<snap::snapshot_analysis>& v, const rule_set& rules);
 
 }  // namespace oomdx

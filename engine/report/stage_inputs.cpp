@@ -10,6 +10,7 @@
 #include "engine/report/log_summaries.h"
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
+#include "engine/report/snapshot_verdicts.h"
 #include "parsers/config/device_catalog.h"
 #include "parsers/config/framework_defaults.h"
 #include "parsers/config/framework_semantics.h"
@@ -20,6 +21,8 @@
 #include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
+#include "parsers/snapshot/compare.h"
+#include "parsers/snapshot/file_relation.h"
 #include "parsers/snapshot/summary.h"
 
 namespace oomdx {
@@ -318,10 +321,16 @@ void stage_inputs(pipeline_state& s) {
             }
             for (const auto& a : rep.snapshots) rows.push_back(snap::rank_row_of(a, static_cast<std::int64_t>(rows.size())));
             for (const auto& p : peaks) rep.snapshots.push_back(snap::analyze_file(p, ao));
-            rep.merged_ranks = snap::rank_table_of(std::move(rows));
-        } else {
-            if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
-            if (rep.snapshots.size() == 2) rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
+            rep.ranks = snap::rank_table_of(std::move(rows));
+            rep.snapshots_merged = true;
+        } else if (rep.snapshots.size() >= 2) {
+            // Ranks of one moment are compared as ranks; one rank's files over time make a diff or a trend
+            // (the rules decide from what the files say: rev37).
+            std::optional<load_result> holder;
+            if (snapshot_files_relation(rep.snapshots, rules_with(req.rule_dirs, holder)) == "ranks")
+                rep.ranks = snap::compare_ranks(rep.snapshots);
+            else if (rep.snapshots.size() >= 3) rep.trend = snap::trend(rep.snapshots);
+            else rep.diff = snap::diff(rep.snapshots[0], rep.snapshots[1]);
         }
     }
 }
@@ -348,14 +357,16 @@ void stage_facts(pipeline_state& s) {
     finish_job_inputs(*s.job, facts);  // derived facts (torchtitan zero_stage), input checks, render syntax
     facts.emit("job.has_config", value(!req.config.empty() || !req.sets.empty()), oomdx_provenance());
     facts.emit("job.has_model", value(facts.has("model.hidden_size")), oomdx_provenance());
-    if (rep.merged_ranks) {
+    if (rep.ranks) {
         // The analysis with the largest peak (when any was given) and the merged ranks' view.
-        snap::emit_analysis_facts(max_peak(rep.snapshots), facts, static_cast<std::int64_t>(rep.merged_ranks->rows.size()));
-        snap::emit_facts(*rep.merged_ranks, facts);
+        snap::emit_analysis_facts(max_peak(rep.snapshots), facts, static_cast<std::int64_t>(rep.ranks->rows.size()));
+        snap::emit_facts(*rep.ranks, facts);
     } else if (!rep.snapshots.empty()) {
-        snap::emit_facts(rep.snapshots, facts, rep.snapshots.size() >= 3);
+        snap::emit_analysis_facts(max_peak(rep.snapshots), facts, static_cast<std::int64_t>(rep.snapshots.size()));
+        if (rep.trend) snap::emit_facts(*rep.trend, facts);
         if (rep.diff) snap::emit_facts(*rep.diff, facts);
     }
+    if (!rep.snapshots_merged) snap::emit_relation_facts(rep.snapshots, facts);  // merged summaries are ranks already
     facts.emit("job.has_snapshot", value(!req.snapshots.empty()), oomdx_provenance());
 }
 

@@ -313,7 +313,9 @@ void stage_report(pipeline_state& s) {
             --rank;
             continue;
         }
-        if (rep.anchor && rr.expected_device_peak_bytes && rep.estimate) {
+        // Anchored only on a measurement that disagrees (rev37): one that agrees leaves the estimate's figures standing,
+        // as the consistency line says; its offset would give a second verdict beside the expected one.
+        if (rep.anchor && rep.anchor->used && rr.expected_device_peak_bytes && rep.estimate) {
             const double left = rr.expected_peak_bytes && rep.estimate->peak_bytes > 0
                                     ? static_cast<double>(*rr.expected_peak_bytes) / static_cast<double>(rep.estimate->peak_bytes)
                                     : 1.0;

@@ -31,7 +31,7 @@ void stage_rules(pipeline_state& s) {
     // The snapshot sections show each file's verdicts, decided by the same packs.
     apply_snapshot_verdicts(rep.snapshots, *s.rules);
     if (rep.trend) apply_snapshot_verdicts(*rep.trend, *s.rules);
-    if (rep.merged_ranks) apply_snapshot_verdicts(*rep.merged_ranks, *s.rules);
+    if (rep.ranks) apply_snapshot_verdicts(*rep.ranks, *s.rules);
 
     for (const auto& r : rep.inference.route) {
         report_step st;

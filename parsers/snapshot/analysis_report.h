@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/translations.h"
 #include "parsers/snapshot/snapshot_analysis.h"
 
 namespace oomdx::snap {
@@ -19,6 +20,9 @@ void emit_analysis_facts(const snapshot_analysis& a, fact_sink& sink, std::int64
 class report_writer {
 public:
     report_writer(bool markdown, bool color) : m_md(markdown), m_color(color) {}
+    // Another report language (`--lang`): each text written is rewritten by the templates of
+    // knowledge/i18n/<lang>/snapshot*.yaml under "snapshot." (English when none matches).
+    void set_lang(const std::string& lang);
 
     void title(const std::string& t);
     void section(const std::string& t);
@@ -30,11 +34,17 @@ public:
     void bullet(const std::string& t);
     void blank();
     std::string str() const { return m_out; }
+    // A text in the report language (itself when English).
+    std::string tr(const std::string& s) const { return m_tr ? m_tr->produced("snapshot.", s) : s; }
 
 private:
     bool m_md, m_color;
     std::string m_out;
+    const translation_table* m_tr = nullptr;
     std::string bold(const std::string& s) const;
+    void write_table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                     const std::vector<bool>& numeric);
+
 };
 
 // "…/pkg/module.py:12:fn" for long paths.

@@ -14,30 +14,53 @@ std::string report_writer::bold(const std::string& s) const {
     return s;
 }
 
-void report_writer::title(const std::string& t) {
+void report_writer::set_lang(const std::string& lang) {
+    m_tr = lang == "en" || lang.empty() ? nullptr : &translation_table::shipped(lang);
+}
+
+void report_writer::title(const std::string& text) {
+    const std::string t = tr(text);
     if (m_md) m_out += "# " + t + "\n\n";
     else m_out += bold(t) + "\n";
 }
 
-void report_writer::section(const std::string& t) {
+void report_writer::section(const std::string& text) {
+    const std::string t = tr(text);
     if (m_md) m_out += "\n## " + t + "\n\n";
     else m_out += "\n" + bold(t) + "\n";
 }
 
-void report_writer::line(const std::string& t) { m_out += (m_md ? "" : "  ") + t + "\n"; }
+void report_writer::line(const std::string& t) {
+    // Keep the indent of a continuation line ("    held: ...") outside the template.
+    const std::size_t lead = m_tr ? t.find_first_not_of(' ') : 0;
+    const std::string body = lead == std::string::npos || lead == 0 ? tr(t) : t.substr(0, lead) + tr(t.substr(lead));
+    m_out += (m_md ? "" : "  ") + body + "\n";
+}
 
-void report_writer::kv(const std::string& k, const std::string& v) {
+void report_writer::kv(const std::string& key, const std::string& value) {
+    const std::string k = tr(key), v = tr(value);
     if (m_md) m_out += "- " + k + ": " + v + "\n";
     else m_out += fmt::format("  {:<22} {}\n", k, v);
 }
 
-void report_writer::bullet(const std::string& t) { m_out += (m_md ? "- " : "  - ") + t + "\n"; }
+void report_writer::bullet(const std::string& t) { m_out += (m_md ? "- " : "  - ") + tr(t) + "\n"; }
 
 void report_writer::blank() { m_out += "\n"; }
 
-void report_writer::table(const std::vector<std::string>& head,
+void report_writer::table(const std::vector<std::string>& head_in,
                           const std::vector<std::vector<std::string>>& rows,
                           const std::vector<bool>& numeric) {
+    if (m_tr) {
+        std::vector<std::string> h;
+        for (const auto& c : head_in) h.push_back(tr(c));
+        return write_table(h, rows, numeric);
+    }
+    write_table(head_in, rows, numeric);
+}
+
+void report_writer::write_table(const std::vector<std::string>& head,
+                                const std::vector<std::vector<std::string>>& rows,
+                                const std::vector<bool>& numeric) {
     auto num = [&](std::size_t c) { return c < numeric.size() && numeric[c]; };
     if (m_md) {
         auto esc = [](std::string s) {
@@ -214,8 +237,9 @@ void render_device(report_writer& w, const snapshot_analysis& a, const device_an
 
 }  // namespace
 
-std::string render_text(const snapshot_analysis& a, bool markdown, bool color, int top) {
+std::string render_text(const snapshot_analysis& a, bool markdown, bool color, int top, const std::string& lang) {
     report_writer w(markdown, color);
+    w.set_lang(lang);
     w.title(fmt::format("Snapshot {}", a.file));
     std::string era = a.info.era.empty() ? "" : ", era " + a.info.era;
     w.line(fmt::format("{}{} from {}{}; {} device(s){}", a.info.format,
@@ -233,7 +257,7 @@ std::string render_text(const snapshot_analysis& a, bool markdown, bool color, i
             if (!d.peak_categories.empty() && d.peak_categories.front().bytes > 0)
                 main += fmt::format(" ({} {} at the peak)", percent(d.peak_categories.front().share),
                                     d.peak_categories.front().name);
-            if (!d.patterns.empty()) main += "; " + d.patterns.front().summary;
+            if (!d.patterns.empty()) main = w.tr(main) + w.tr("; ") + w.tr(d.patterns.front().summary);
         } else if (!d.patterns.empty()) {
             main = d.patterns.front().summary;
         }

@@ -241,6 +241,10 @@ void replay_trace(const snapshot& s, const trace_list& trace,
         }
     }
     if (has_time) d.has_time = true;
+    if (has_time && trace.size() > 0) {
+        d.trace_first_time_us = trace[0].time_us;
+        d.trace_last_time_us = trace[trace.size() - 1].time_us;
+    }
     for (auto name : first_seen) {
         action_kind k = parse_action(name);
         std::int64_t n = k == action_kind::other ? other_actions[name] : kind_count[static_cast<std::size_t>(k)];

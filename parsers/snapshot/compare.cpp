@@ -293,20 +293,33 @@ std::int64_t rank_tail(std::string_view s) {
 
 }  // namespace
 
-std::int64_t rank_from_name(const std::string& path, std::int64_t fallback) {
+namespace {
+
+// The rank word of the name, else the trailing digits of the name (with `tail`), else the rank
+// word of a directory, innermost first ("rank3/oom.pickle", "node0/gpu3/snapshot.pickle").
+std::int64_t rank_of_path(const std::string& path, bool tail) {
     const std::size_t slash = path.find_last_of("/\\");
     const std::string_view name = std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
     if (const std::int64_t r = rank_word(name); r >= 0) return r;
-    if (const std::int64_t r = rank_tail(name); r >= 0) return r;
-    // The directories, innermost first ("rank3/oom.pickle", "node0/gpu3/snapshot.pickle").
+    if (tail)
+        if (const std::int64_t r = rank_tail(name); r >= 0) return r;
     for (std::size_t end = slash; end != std::string::npos && end > 0;) {
         const std::size_t b = path.find_last_of("/\\", end - 1);
         const std::size_t from = b == std::string::npos ? 0 : b + 1;
         if (const std::int64_t r = rank_word(std::string_view(path).substr(from, end - from)); r >= 0) return r;
         end = b;
     }
-    return fallback;
+    return -1;
 }
+
+}  // namespace
+
+std::int64_t rank_from_name(const std::string& path, std::int64_t fallback) {
+    const std::int64_t r = rank_of_path(path, true);
+    return r >= 0 ? r : fallback;
+}
+
+std::int64_t rank_word_of_path(const std::string& path) { return rank_of_path(path, false); }
 
 rank_row rank_row_of(const snapshot_analysis& a, std::int64_t fallback_rank) {
     rank_row r;
@@ -403,6 +416,48 @@ rank_table rank_table_of(std::vector<rank_row> rows) {
     return t;
 }
 
+namespace {
+
+std::int64_t median_of(std::vector<std::int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The rank that failed first against the other ranks (method Step 3 on ranks: its live and
+// reserved bytes against theirs).
+void emit_failed_rank_facts(const rank_table& t, fact_sink& sink) {
+    if (t.first_failed_rank < 0 || t.rows.size() < 2) return;
+    const rank_row* failed = nullptr;
+    std::vector<std::int64_t> live, reserved, peak;
+    for (const auto& r : t.rows) {
+        if (r.rank == t.first_failed_rank && !failed) {
+            failed = &r;
+            continue;
+        }
+        live.push_back(r.live);
+        reserved.push_back(r.reserved);
+        peak.push_back(r.peak);
+    }
+    if (!failed) return;
+    provenance p;
+    p.producer = "snapshot";
+    p.file = failed->file;
+    const std::int64_t median_peak = median_of(peak);
+    p.excerpt = fmt::format("rank {} failed: live {}, reserved {}, peak {}; other ranks' median peak {}", failed->rank,
+                            failed->live, failed->reserved, failed->peak, median_peak);
+    sink.emit("snapshot.rank_failed", failed->rank, p);
+    sink.emit("snapshot.rank_failed_live_bytes", failed->live, p);
+    sink.emit("snapshot.rank_failed_reserved_bytes", failed->reserved, p);
+    sink.emit("snapshot.rank_failed_peak_bytes", failed->peak, p);
+    sink.emit("snapshot.rank_others_median_live_bytes", median_of(live), p);
+    sink.emit("snapshot.rank_others_median_reserved_bytes", median_of(reserved), p);
+    sink.emit("snapshot.rank_others_median_peak_bytes", median_peak, p);
+    if (median_peak > 0)
+        sink.emit("snapshot.rank_failed_peak_deviation", static_cast<double>(failed->peak - median_peak) / median_peak, p);
+}
+
+}  // namespace
+
 void emit_facts(const rank_table& t, fact_sink& sink) {
     provenance p;
     p.producer = "snapshot";
@@ -415,6 +470,7 @@ void emit_facts(const rank_table& t, fact_sink& sink) {
         sink.emit("snapshot.rank_farthest", t.rows[t.farthest].rank, p);
         sink.emit("snapshot.rank_farthest_deviation", t.outlier_deviation, p);
     }
+    emit_failed_rank_facts(t, sink);
 }
 
 // ---- rendering ---------------------------------------------------------------------------------
@@ -508,8 +564,9 @@ std::string signed_bytes(std::int64_t v) { return (v < 0 ? "-" : "+") + format_b
 
 }  // namespace
 
-std::string render_text(const diff_result& d, bool markdown, bool color, int top) {
+std::string render_text(const diff_result& d, bool markdown, bool color, int top, const std::string& lang) {
     report_writer w(markdown, color);
+    w.set_lang(lang);
     w.title(fmt::format("Snapshot diff: {} -> {}", d.file_a, d.file_b));
     w.kv("device", std::to_string(d.device));
     w.kv("live allocated", fmt::format("{} -> {} ({})", format_bytes(d.live_a), format_bytes(d.live_b),
@@ -537,8 +594,9 @@ std::string render_text(const diff_result& d, bool markdown, bool color, int top
     return w.str();
 }
 
-std::string render_text(const trend_result& t, bool markdown, bool color, int top) {
+std::string render_text(const trend_result& t, bool markdown, bool color, int top, const std::string& lang) {
     report_writer w(markdown, color);
+    w.set_lang(lang);
     w.title(fmt::format("Snapshot trend over {} snapshots (device {})", t.files.size(), t.device));
     w.kv("verdict", t.verdict);
     w.line(t.explanation);
@@ -569,8 +627,9 @@ std::string render_text(const trend_result& t, bool markdown, bool color, int to
     return w.str();
 }
 
-std::string render_text(const rank_table& t, bool markdown, bool color) {
+std::string render_text(const rank_table& t, bool markdown, bool color, const std::string& lang) {
     report_writer w(markdown, color);
+    w.set_lang(lang);
     w.section(fmt::format("Ranks ({})", t.rows.size()));
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < t.rows.size(); ++i) {

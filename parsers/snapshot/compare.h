@@ -112,13 +112,16 @@ rank_table rank_table_of(std::vector<rank_row> rows);
 // Rank number from the file name ("rank3", "dev3", "_3.pickle"), else from a directory of the
 // path ("rank3/oom.pickle"); fallback when none.
 std::int64_t rank_from_name(const std::string& path, std::int64_t fallback);
+// Only a rank word (rank|rk|dev|device|npu|gpu|cuda and digits) of the name or a directory, -1
+// when none: trailing digits alone ("s10.pickle") may be a step as well as a rank.
+std::int64_t rank_word_of_path(const std::string& path);
 void emit_facts(const rank_table& t, fact_sink& sink);
 
 nlohmann::json to_json(const diff_result& d);
 nlohmann::json to_json(const trend_result& t);
 nlohmann::json to_json(const rank_table& t);
-std::string render_text(const diff_result& d, bool markdown, bool color, int top = 10);
-std::string render_text(const trend_result& t, bool markdown, bool color, int top = 10);
-std::string render_text(const rank_table& t, bool markdown, bool color);
+std::string render_text(const diff_result& d, bool markdown, bool color, int top = 10, const std::string& lang = "en");
+std::string render_text(const trend_result& t, bool markdown, bool color, int top = 10, const std::string& lang = "en");
+std::string render_text(const rank_table& t, bool markdown, bool color, const std::string& lang = "en");
 
 }  // namespace oomdx::snap

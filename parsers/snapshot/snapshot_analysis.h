@@ -168,6 +168,7 @@ struct device_analysis {
     std::vector<std::pair<std::string, std::int64_t>> actions;  // count per action, file order
     bool has_trace = false;       // at least one alloc/free event
     bool has_time = false;
+    std::int64_t trace_first_time_us = -1, trace_last_time_us = -1;  // the trace's time range, -1 unknown
     std::int64_t initial_active_bytes = 0;   // allocated before the trace started
     std::int64_t peak_bytes = 0;             // peak active bytes (final active without a trace)
     std::int64_t peak_index = -1;
@@ -215,6 +216,7 @@ void emit_facts(const snapshot_analysis& a, fact_sink& sink);
 void emit_device_facts(const snapshot_analysis& a, std::size_t device, fact_sink& sink, std::int64_t count = 1);
 
 nlohmann::json to_json(const snapshot_analysis& a, int top = 10);
-std::string render_text(const snapshot_analysis& a, bool markdown, bool color, int top = 10);
+// `lang`: the report language of the texts (report_writer::set_lang).
+std::string render_text(const snapshot_analysis& a, bool markdown, bool color, int top = 10, const std::string& lang = "en");
 
 }  // namespace oomdx::snap
