@@ -279,9 +279,13 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
 // Several ranks of one job (rev37): each rank's peak, live and reserved, the failed ones marked,
 // and the outlier the rules name; the rows of the failed, the outlier and the first ranks when many.
 void render_ranks(writer& w, const snap::rank_table& t) {
-    w.line(w.t("report.snapshot.ranks", {{"n", std::to_string(t.rows.size())},
-                                         {"median", format_bytes(t.median_peak)},
-                                         {"spread", pct(t.peak_spread)}}));
+    // rev38: of two ranks the median is one of them (the upper): the two rows say it, the header gives the spread only
+    if (t.rows.size() == 2)
+        w.line(w.t("report.snapshot.ranks_two", {{"spread", pct(t.peak_spread)}}));
+    else
+        w.line(w.t("report.snapshot.ranks", {{"n", std::to_string(t.rows.size())},
+                                             {"median", format_bytes(t.median_peak)},
+                                             {"spread", pct(t.peak_spread)}}));
     constexpr std::size_t k_rows = 8;
     std::size_t shown = 0;
     for (std::size_t i = 0; i < t.rows.size(); ++i) {

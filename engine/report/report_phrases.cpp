@@ -125,6 +125,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.snapshot.growing_site", "growing site: {site}"},
     {"report.snapshot.diff", "diff: live {a} -> {b}"},
     {"report.snapshot.ranks", "compared as ranks of one job ({n} snapshots of one moment): median peak {median}, peaks spread {spread}"},
+    {"report.snapshot.ranks_two", "compared as ranks of one job (2 snapshots of one moment): peaks spread {spread}"},
     {"report.snapshot.rank_row", "rank {rank} (device {device}): peak {peak}, live {live}, reserved {reserved}{failed}"},
     {"report.snapshot.rank_failed", " - OOM here"},
     {"report.snapshot.rank_more", "{n} more ranks (oomdx snapshot DIR --format json has every rank)"},

@@ -102,6 +102,14 @@ void stage_plan(pipeline_state& s) {
         rep.limits = max_fitting(from_facts(rep.facts), true);
         rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
         rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
+        // rev38: the longest sequence that fits at the job's micro-batch, the figure the limits line states, so a
+        // sequence recommendation caps at it instead of halving (1689 tokens, not 1024, at micro-batch 6)
+        if (rep.limits->max_seq_len > 0) {
+            provenance pr;
+            pr.producer = "planner";
+            pr.excerpt = fmt::format("largest sequence that fits at micro-batch {}: {}", rep.limits->micro_batch, rep.limits->max_seq_len);
+            rep.facts.emit("plan.max_seq_len", value(rep.limits->max_seq_len), pr);
+        }
     }
     if (!s.req.plan && judged <= e.budget_bytes) return;
     try {

@@ -640,7 +640,7 @@ std::string render_text(const rank_table& t, bool markdown, bool color, const st
     }
     w.table({"rank", "peak", "live", "reserved", "frag", "ooms", "", "file"}, rows,
             {true, true, true, true, true, true, false, false});
-    w.kv("median peak", format_bytes(t.median_peak));
+    if (t.rows.size() != 2) w.kv("median peak", format_bytes(t.median_peak));  // rev38: of two, one of the rows
     w.kv("peak spread", percent(t.peak_spread));
     if (t.outlier >= 0)
         w.kv("outlier", fmt::format("rank {} ({:+.1f}% from the median peak)", t.rows[t.outlier].rank,

@@ -179,10 +179,16 @@ void describe_patterns(const snapshot_analysis& a, device_analysis& d, const rep
     if (params > 0 && grads > 0 && live > 0) {
         pattern p;
         p.name = "ddp_replicated_gradients";
-        p.summary = fmt::format(
-            "full-size gradients ({}) next to full-size parameters ({}): every rank holds a replica "
-            "(DDP); FSDP/ZeRO-style sharding is the structural fix when memory-bound",
-            format_bytes(grads), format_bytes(params));
+        // rev38: without DDP frames equal gradients and parameters are also what full sharding leaves (FSDP, ZeRO-3
+        // without FSDP frames in the stacks): the file's own line does not claim DDP then
+        p.summary = x.ddp_frames
+                        ? fmt::format("full-size gradients ({}) next to full-size parameters ({}): every rank holds a replica "
+                                      "(DDP); FSDP/ZeRO-style sharding is the structural fix when memory-bound",
+                                      format_bytes(grads), format_bytes(params))
+                        : fmt::format("gradients ({}) as large as the parameters ({}): a full replica on every rank under DDP, "
+                                      "or equal shards under FSDP / ZeRO-3; no DDP frame in the stacks, so the file alone "
+                                      "does not say which (the job's config does)",
+                                      format_bytes(grads), format_bytes(params));
         p.evidence.push_back(fmt::format("parameters + gradients + optimizer state = {} of live memory",
                                          pct(double(params + grads + opt_live) / double(live))));
         if (x.ddp_frames) p.evidence.push_back("DistributedDataParallel frames in the allocation stacks");
