@@ -443,8 +443,9 @@ void emit_failed_rank_facts(const rank_table& t, fact_sink& sink) {
     p.producer = "snapshot";
     p.file = failed->file;
     const std::int64_t median_peak = median_of(peak);
-    p.excerpt = fmt::format("rank {} failed: live {}, reserved {}, peak {}; other ranks' median peak {}", failed->rank,
-                            failed->live, failed->reserved, failed->peak, median_peak);
+    p.excerpt = fmt::format("rank {} failed: live {}, reserved {}, peak {}; {} {}", failed->rank, failed->live,
+                            failed->reserved, failed->peak,
+                            peak.size() == 1 ? "the other rank's peak" : "other ranks' median peak", median_peak);
     sink.emit("snapshot.rank_failed", failed->rank, p);
     sink.emit("snapshot.rank_failed_live_bytes", failed->live, p);
     sink.emit("snapshot.rank_failed_reserved_bytes", failed->reserved, p);
@@ -461,7 +462,8 @@ void emit_failed_rank_facts(const rank_table& t, fact_sink& sink) {
 void emit_facts(const rank_table& t, fact_sink& sink) {
     provenance p;
     p.producer = "snapshot";
-    p.excerpt = fmt::format("{} ranks, median peak {}", t.rows.size(), t.median_peak);
+    p.excerpt = t.rows.size() == 2 ? fmt::format("2 ranks, peaks {} and {}", t.rows[0].peak, t.rows[1].peak)
+                                   : fmt::format("{} ranks, median peak {}", t.rows.size(), t.median_peak);
     sink.emit("snapshot.rank_peak_spread", t.peak_spread, p);
     sink.emit("snapshot.ranks", static_cast<std::int64_t>(t.rows.size()), p);
     sink.emit("snapshot.rank_median_peak_bytes", t.median_peak, p);
