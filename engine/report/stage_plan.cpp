@@ -102,21 +102,24 @@ void stage_plan(pipeline_state& s) {
         rep.limits = max_fitting(from_facts(rep.facts), true);
         rep.micro_batch_key = job_key_name(s.job->syntax, "training.local_batch_size", value(rep.limits->micro_batch));
         rep.seq_len_key = job_key_name(s.job->syntax, "training.seq_len", value(rep.limits->seq_len));
-        // rev38: the longest sequence that fits at the job's micro-batch, the figure the limits line states, so a
-        // sequence recommendation caps at it instead of halving (1689 tokens, not 1024, at micro-batch 6)
-        if (rep.limits->max_seq_len > 0) {
-            provenance pr;
-            pr.producer = "planner";
-            pr.excerpt = fmt::format("largest sequence that fits at micro-batch {}: {}", rep.limits->micro_batch, rep.limits->max_seq_len);
-            rep.facts.emit("plan.max_seq_len", value(rep.limits->max_seq_len), pr);
+    }
+    if (s.req.plan || judged > e.budget_bytes) {
+        try {
+            rep.plan = make_plan(rep.facts, s.job->syntax, s.req.plan_opts);
+        } catch (const usage_error&) {
+            rep.plan.reset();  // no capacity or no model: the report says so elsewhere
         }
     }
-    if (!s.req.plan && judged <= e.budget_bytes) return;
-    try {
-        rep.plan = make_plan(rep.facts, s.job->syntax, s.req.plan_opts);
-    } catch (const usage_error&) {
-        return;  // no capacity or no model: the report says so elsewhere
+    // rev38: the longest sequence that fits at the job's micro-batch, the figure the limits line states, so a sequence
+    // recommendation caps at it instead of halving (1648 tokens, not 1024, at micro-batch 6); emitted after the plan's
+    // search, which reads the facts
+    if (rep.limits && rep.limits->max_seq_len > 0) {
+        provenance pr;
+        pr.producer = "planner";
+        pr.excerpt = fmt::format("largest sequence that fits at micro-batch {}: {}", rep.limits->micro_batch, rep.limits->max_seq_len);
+        rep.facts.emit("plan.max_seq_len", value(rep.limits->max_seq_len), pr);
     }
+    if (!rep.plan) return;
     note_larger_micro_batch(rep);
     emit_plan_facts(*rep.plan, rep.facts);
 }
