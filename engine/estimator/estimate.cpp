@@ -433,9 +433,13 @@ estimate_input from_facts(const fact_store& facts) {
     // but the synchronising one unless the GradientAccumulationPlugin sets sync_each_batch (accelerator.py), and the
     // Trainer's loop wraps every micro-batch but the last in accelerator.no_sync except under DeepSpeed (trainer.py);
     // for FSDP1 that is FullyShardedDataParallel.no_sync
+    // Not the frameworks with their own loops that call backward on every micro-batch without no_sync (verl's
+    // dp_actor, llama-recipes' train_utils): the default holds for the HF Trainer / accelerate family only.
+    const bool own_loop = job_fw == "verl" || job_fw == "verl_sft" || job_fw == "llama_recipes" || job_fw == "torchtune" ||
+                          job_fw == "torchtitan";
     in.fsdp1_no_sync = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
                        r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
-                       r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt" || in.fsdp1, nullptr);
+                       r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt" || (in.fsdp1 && !own_loop), nullptr);
     // est61: FSDP1 does not reshard its root unit after forward (torch/distributed/fsdp/_runtime_utils.py
     // _post_forward_reshard: `not state._is_root`), whoever wraps it; LitGPT's FSDPStrategy(auto_wrap_policy={Block})
     // leaves the embedding, final norm and head in that root. HF / accelerate jobs take est17's whole term (in.fsdp1)

@@ -211,8 +211,17 @@ void stage_report(pipeline_state& s) {
         rr.framework = known_framework ? adapter.name() : "canonical";
         for (int id : r.evidence) rr.evidence.push_back(evidence_of(facts, id));
         std::vector<canonical_override> config_overrides, code_overrides;
+        // A setting at the job's own value beside real changes (the closure of the rendered keys: ZeRO stage 3 beside
+        // FSDP's parameter offload for a job at stage 3) changes nothing: not listed as a change (lead30, LlamaFactory#5977).
+        auto current = [&](const override_value& o) {
+            const fact* f = o.key.rfind("code.", 0) == 0 ? nullptr : facts.get(o.key);
+            return f && !o.val.is_null() && f->val == o.val;
+        };
+        if (std::any_of(r.overrides.begin(), r.overrides.end(),
+                        [&](const override_value& o) { return !o.val.is_null() && o.key.rfind("code.", 0) != 0 && !current(o); }))
+            std::erase_if(rr.overrides, current);
         for (const auto& o : r.overrides) {
-            if (o.val.is_null()) continue;
+            if (o.val.is_null() || (current(o) && rr.overrides.size() < r.overrides.size())) continue;
             if (o.key.rfind("code.", 0) == 0) code_overrides.push_back({o.key, o.val});
             else config_overrides.push_back({o.key, o.val});
         }

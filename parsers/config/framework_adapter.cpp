@@ -572,9 +572,22 @@ std::vector<render_item> framework_adapter::translate(const std::vector<canonica
                                                       const std::vector<std::string>& spelled,
                                                       const render_context& context) const {
     std::vector<render_item> out;
+    // Two overrides that render to one key (HF's `fsdp` takes the stage and the offload): a later value whose words the
+    // earlier one already holds ("full_shard auto_wrap" after "full_shard auto_wrap offload") does not undo it.
+    auto covers = [](const value& have, const value& next) {
+        if (!have.is_string() || !next.is_string()) return false;
+        std::istringstream words(next.as_string());
+        const std::string h = " " + have.as_string() + " ";
+        for (std::string w; words >> w;)
+            if (h.find(" " + w + " ") == std::string::npos) return false;
+        return true;
+    };
     auto put = [&](render_item it) {
         for (auto& o : out)
-            if (o.key == it.key) { o = std::move(it); return; }
+            if (o.key == it.key) {
+                if (!covers(o.val, it.val)) o = std::move(it);
+                return;
+            }
         out.push_back(std::move(it));
     };
     for (const auto& ov : ovs) {

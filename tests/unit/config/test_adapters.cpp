@@ -1033,3 +1033,22 @@ TEST_CASE("rev33: Megatron-SWIFT's --load X-mcore names the model the checkpoint
         "megatron sft --load megatron_output/run1/iter_0001000 --micro_batch_size 1\n"));
     CHECK_FALSE(shipped_facts(r).get("job.model_name"));
 }
+
+TEST_CASE("two overrides that render to one key: the later one does not undo words the earlier one holds") {
+    // the plan's offload alternative sets the ZeRO stage and the parameter offload; for HF (and LLaMA-Factory, which
+    // extends it) both are words of `fsdp`, in either order
+    const framework_adapter& lf = framework_adapter::get("llama_factory");
+    for (const bool offload_first : {true, false}) {
+        std::vector<canonical_override> ovs{{"parallelism.zero_stage", 3}, {"parallelism.offload_params", "cpu"}};
+        if (offload_first) std::swap(ovs[0], ovs[1]);
+        std::string fsdp;
+        for (const auto& it : lf.translate(ovs, {}, {}))
+            if (it.key == "fsdp") fsdp = it.val.as_string();
+        CHECK(fsdp == "full_shard auto_wrap offload");
+    }
+    // a later value with a word the earlier one lacks replaces it
+    std::string stage;
+    for (const auto& it : lf.translate({{"parallelism.zero_stage", 3}, {"parallelism.zero_stage", 2}}, {}, {}))
+        if (it.key == "fsdp") stage = it.val.as_string();
+    CHECK(stage == "shard_grad_op auto_wrap");
+}
