@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "engine/core/fact_store.h"
@@ -19,7 +20,19 @@ using namespace oomdx;
 
 namespace {
 
-const std::string tokenizer_script = std::string(OOMDX_TEST_DIR) + "/fixtures/configs/megatron/pretrain_llama3_8b_hf_tokenizer.sh";
+// The Megatron-LM Llama 3 8B fixture (TP 2, PP 2, 2 x 8 GPUs, --tokenizer-type HuggingFaceTokenizer) with its
+// tokenizer named by the hub id instead of the script's $2: the layout of rev36's report
+std::string tokenizer_script() {
+    std::ifstream in(std::string(OOMDX_TEST_DIR) + "/fixtures/configs/megatron/pretrain_llama3_8b.sh");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string var = "--tokenizer-model $TOKENIZER_MODEL";
+    const auto at = text.find(var);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, var.size(), "--tokenizer-model meta-llama/Meta-Llama-3-8B");
+    const auto path = std::filesystem::temp_directory_path() / "oomdx_est63_pretrain_llama3_8b.sh";
+    std::ofstream(path) << text;
+    return path.string();
+}
 
 estimate_input tokenizer_input(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--num-layers", "32", "--hidden-size", "4096", "--num-attention-heads", "32",
@@ -46,8 +59,9 @@ TEST_CASE("est63: Megatron's padding of the tokenizer's vocabulary") {
     CHECK(megatron_padded_vocab(151643, 1, 4) == 151644);
 }
 
-TEST_CASE("est63: the script's HF tokenizer sets the vocabulary (Llama 3 8B, TP 2)") {
-    job_config job = parse_job_config(tokenizer_script);
+TEST_CASE("est63: the script's HF tokenizer sets the vocabulary (Llama 3 8B, TP 2 PP 2)") {
+    const std::string script = tokenizer_script();
+    job_config job = parse_job_config(script);
     fact_store f;
     emit_facts(job, f);
     const estimate_input in = from_facts(f);
@@ -57,7 +71,8 @@ TEST_CASE("est63: the script's HF tokenizer sets the vocabulary (Llama 3 8B, TP 
     CHECK(says(in, "make-vocab-size-divisible-by 128 x TP 2"));
     CHECK_FALSE(says(in, "model dims missing"));
     // the same script as the model source (`--model script.sh`) no longer throws
-    CHECK(load_model(tokenizer_script).vocab_size == 128256);
+    CHECK(load_model(script).vocab_size == 128256);
+    std::filesystem::remove(script);
 }
 
 TEST_CASE("est63: padding follows TP and --make-vocab-size-divisible-by") {
@@ -95,4 +110,24 @@ TEST_CASE("est63: a tokenizer that resolves to nothing is an assumed vocabulary"
     CHECK(in.model.vocab == 32000);
     CHECK_FALSE(in.complete);
     CHECK(says(in, "model.vocab_size = 32000 assumed: the tokenizer /nonexistent/our-private-tokenizer is neither"));
+}
+
+TEST_CASE("est63: distributed-optimizer instances and --qk-layernorm from the script") {
+    const std::vector<std::string> common = {"--tokenizer-model", "meta-llama/Llama-2-7b-hf", "--use-distributed-optimizer",
+                                             "--nproc_per_node", "8", "--tensor-model-parallel-size", "2"};
+    std::vector<std::string> two = common;
+    two.insert(two.end(), {"--num-distributed-optimizer-instances", "2", "--qk-layernorm"});
+    const estimate_input one_in = tokenizer_input(common), two_in = tokenizer_input(two);
+    CHECK(one_in.dist_opt_instances == 1);
+    CHECK(two_in.dist_opt_instances == 2);
+    CHECK_FALSE(one_in.model.qk_norm);
+    CHECK(two_in.model.qk_norm);
+    // DP 4 in two instances: the fp32 master weights and both moments are sharded over 2 ranks instead of 4
+    estimate_input no_qk = two_in;
+    no_qk.model.qk_norm = false;
+    const estimate_result r1 = estimate(one_in), r2 = estimate(no_qk);
+    const double s1 = double(r1.component("optimizer") + r1.component("master_weights"));
+    const double s2 = double(r2.component("optimizer") + r2.component("master_weights"));
+    CHECK(s1 > 0);
+    CHECK(s2 == doctest::Approx(2.0 * s1).epsilon(0.001));
 }
