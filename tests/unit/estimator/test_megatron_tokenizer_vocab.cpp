@@ -44,7 +44,7 @@ estimate_input tokenizer_input(const std::vector<std::string>& extra) {
     return from_facts(f);
 }
 
-bool says(const estimate_input& in, const std::string& part) {
+bool assumes_text(const estimate_input& in, const std::string& part) {
     return std::any_of(in.assumptions.begin(), in.assumptions.end(),
                        [&](const std::string& a) { return a.find(part) != std::string::npos; });
 }
@@ -67,9 +67,9 @@ TEST_CASE("est63: the script's HF tokenizer sets the vocabulary (Llama 3 8B, TP 
     const estimate_input in = from_facts(f);
     CHECK(in.model.vocab == 128256);  // 128256 is a multiple of 128 x 2
     CHECK(in.complete);
-    CHECK(says(in, "the tokenizer meta-llama/Meta-Llama-3-8B has 128256 tokens (preset llama3-8b)"));
-    CHECK(says(in, "make-vocab-size-divisible-by 128 x TP 2"));
-    CHECK_FALSE(says(in, "model dims missing"));
+    CHECK(assumes_text(in, "the tokenizer meta-llama/Meta-Llama-3-8B has 128256 tokens (preset llama3-8b)"));
+    CHECK(assumes_text(in, "make-vocab-size-divisible-by 128 x TP 2"));
+    CHECK_FALSE(assumes_text(in, "model dims missing"));
     // the same script as the model source (`--model script.sh`) no longer throws
     CHECK(load_model(script).vocab_size == 128256);
     std::filesystem::remove(script);
@@ -100,7 +100,7 @@ TEST_CASE("est63: a local HF tokenizer directory's config.json") {
     const estimate_input in = tokenizer_input({"--tokenizer-type", "Llama2Tokenizer", "--tokenizer-model",
                                                (dir / "tokenizer.model").string(), "--tensor-model-parallel-size", "2"});
     CHECK(in.model.vocab == 50176);  // 49953 up to a multiple of 256
-    CHECK(says(in, (dir / "config.json").string()));
+    CHECK(assumes_text(in, (dir / "config.json").string()));
     std::filesystem::remove_all(dir);
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("est63: a tokenizer that resolves to nothing is an assumed vocabulary"
                                                "/nonexistent/our-private-tokenizer"});
     CHECK(in.model.vocab == 32000);
     CHECK_FALSE(in.complete);
-    CHECK(says(in, "model.vocab_size = 32000 assumed: the tokenizer /nonexistent/our-private-tokenizer is neither"));
+    CHECK(assumes_text(in, "model.vocab_size = 32000 assumed: the tokenizer /nonexistent/our-private-tokenizer is neither"));
 }
 
 TEST_CASE("est63: distributed-optimizer instances and --qk-layernorm from the script") {
