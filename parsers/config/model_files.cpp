@@ -173,6 +173,8 @@ model_dims load_megatron_model(const std::string& path) {
     // Megatron ties embeddings unless told otherwise.
     const fact* untie = job.find("model.tie_word_embeddings");
     m.tie_word_embeddings = !(untie && untie->val.is_bool() && !untie->val.as_bool());
+    const fact* qk = job.find("model.qk_norm");  // --qk-layernorm (est63)
+    m.qk_norm = qk && qk->val.is_bool() && qk->val.as_bool();
     const fact* swiglu = job.find("model.gated_mlp");
     const bool gated = swiglu && swiglu->val.is_bool() && swiglu->val.as_bool();
     if (m.kv_lora_rank > 0) m.family = "deepseek_v3";
