@@ -259,7 +259,30 @@ estimate_input from_facts(const fact_store& facts) {
     m.kv_heads = r.integer("model.num_kv_heads", m.heads, nullptr);
     m.head_dim = r.integer("model.head_dim", m.heads > 0 ? m.hidden / m.heads : 128, nullptr);
     m.ffn = r.integer("model.intermediate_size", m.hidden * 4, "model dims missing", true);
-    m.vocab = r.integer("model.vocab_size", 32000, "model dims missing", true);
+    // est63: a Megatron script with no --vocab-size takes its tokenizer's vocabulary, padded by
+    // Megatron to a multiple of --make-vocab-size-divisible-by (default 128) x TP
+    // (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding); TP is the job's
+    const auto tokenizer_vocab = r.int_opt("model.tokenizer_vocab_size");
+    const std::string tokenizer = r.str_opt("model.tokenizer").value_or(r.str_opt("model.tokenizer_type").value_or(""));
+    if (r.int_opt("model.vocab_size")) {
+        m.vocab = *r.int_opt("model.vocab_size");
+    } else if (tokenizer_vocab && *tokenizer_vocab > 0) {
+        const std::int64_t div = std::max<std::int64_t>(1, r.int_opt("model.vocab_divisible_by").value_or(128));
+        const std::int64_t tp = std::max<std::int64_t>(1, r.int_opt("parallelism.tensor_parallel_degree").value_or(1));
+        m.vocab = (*tokenizer_vocab + div * tp - 1) / (div * tp) * (div * tp);
+        in.assumptions.push_back(fmt::format(
+            "model.vocab_size = {}: the tokenizer {} has {} tokens ({}), padded to a multiple of {} "
+            "(make-vocab-size-divisible-by {} x TP {})",
+            m.vocab, tokenizer, *tokenizer_vocab, r.str_opt("model.tokenizer_vocab_source").value_or("?"), div * tp, div, tp));
+    } else if (!tokenizer.empty()) {
+        m.vocab = 32000;
+        in.complete = false;
+        in.assumptions.push_back(fmt::format("model.vocab_size = 32000 assumed: the tokenizer {} is neither a known model "
+                                             "preset nor a local HF directory with config.json",
+                                             tokenizer));
+    } else {
+        m.vocab = r.integer("model.vocab_size", 32000, "model dims missing", true);
+    }
     m.tied = r.boolean("model.tie_word_embeddings", false, nullptr);
     // LitGPT's checkpoint conversion copies a tied embedding into a separate lm_head weight
     // (scripts/convert_hf_checkpoint.py) and its fine-tuning scripts never tie them again
@@ -330,6 +353,8 @@ estimate_input from_facts(const fact_store& facts) {
     // modeling code; Megatron-Core qk_layernorm in Megatron-Bridge's providers)
     m.qk_norm = m.family == "qwen3" || m.family == "qwen3_moe" || m.family == "olmo2" || m.family == "olmo3" ||
                 m.family == "gemma3";
+    // est63: a stated one wins (Megatron --qk-layernorm on any family)
+    if (auto q = r.bool_opt("model.qk_norm")) m.qk_norm = *q;
     const auto sane = [](std::int64_t v, std::int64_t hi) { return v >= 0 && v <= hi; };
     if (!sane(m.hidden, 1 << 20) || !sane(m.layers, 100000) || !sane(m.heads, 1 << 16) ||
         !sane(m.kv_heads, 1 << 16) || !sane(m.head_dim, 1 << 16) || !sane(m.ffn, 1 << 24) ||
@@ -412,6 +437,13 @@ estimate_input from_facts(const fact_store& facts) {
                         ? int(zdef)
                         : int(std::clamp<std::int64_t>(r.integer("parallelism.zero_stage", zdef, zwhy), 0, 3));
     if (in.framework == train_framework::megatron && dist_opt) in.zero_stage = std::max(in.zero_stage, 1);
+    // est63: --num-distributed-optimizer-instances N keeps N copies of the distributed optimizer, each sharded over its
+    // intra-instance group of DP x CP / N ranks (core/parallel_state.py intra_distributed_optimizer_instance_group, the
+    // collective group of core/distributed/param_and_grad_buffer.py's bucket groups under the distributed optimizer)
+    if (in.framework == train_framework::megatron && dist_opt) {
+        const std::int64_t n = r.integer("optimizer.distributed_instances", 1, nullptr);
+        if (n > 1 && (in.dp_shard * in.dp_replicate * in.cp) % n == 0) in.dist_opt_instances = n;
+    }
     // HF Trainer / LLaMA-Factory shard through accelerate's FSDP1 (FullyShardedDataParallel) unless
     // the config asks for fsdp_version 2; a DeepSpeed config takes the ZeRO path instead
     // est50: torch FSDP without resharding after forward (FSDP1 SHARD_GRAD_OP, FSDP2 reshard_after_forward False)

@@ -103,6 +103,7 @@ struct estimate_input {
     train_framework framework = train_framework::torchtitan;
     std::int64_t world = 1, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
     std::int64_t pp_mb_group = 0;         // Megatron --microbatch-group-size-per-virtual-pipeline-stage (0: the PP degree; est62)
+    std::int64_t dist_opt_instances = 1;  // Megatron --num-distributed-optimizer-instances: shards over DP x CP / N (est63)
     std::int64_t dp_shard = 1, dp_replicate = 1;
     bool sequence_parallel = true;
     int zero_stage = 3;                   // 0 none, 1 optimizer, 2 +grads, 3 +params (FSDP)

@@ -706,7 +706,7 @@ double compute(const estimate_input& in, breakdown& out) {
         in.framework == train_framework::torchtune)
         shard_n = double(std::max<std::int64_t>(1, in.dp_shard)) * c;
     else
-        shard_n = dp_total * c;
+        shard_n = std::max(1.0, dp_total * c / double(std::max<std::int64_t>(1, in.dist_opt_instances)));
     const double expert_shard_n = std::max(1.0, shard_n * t / (ep * etp));
     out.shard_n = shard_n;
     out.expert_shard_n = expert_shard_n;

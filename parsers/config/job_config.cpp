@@ -17,6 +17,7 @@
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/py_expr.h"
 #include "parsers/config/shell_args.h"
+#include "parsers/config/tokenizer_vocab.h"
 
 namespace oomdx {
 
@@ -521,6 +522,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         job.facts.push_back(fact{name, v, p});
     }
     derive_dynamic_batch(job);
+    derive_tokenizer_vocab(job);  // est63
     (void)producer_file;
 }
 

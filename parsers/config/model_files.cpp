@@ -12,6 +12,7 @@
 #include "parsers/config/model_sources.h"
 #include "parsers/config/py_expr.h"
 #include "parsers/config/raw_entry.h"
+#include "parsers/config/tokenizer_vocab.h"
 
 namespace oomdx {
 
@@ -147,9 +148,16 @@ model_dims load_megatron_model(const std::string& path) {
     get("model.num_kv_heads", m.num_kv_heads);
     get("model.head_dim", m.head_dim);
     if (!get("model.intermediate_size", m.intermediate_size)) m.intermediate_size = 4 * m.hidden_size;
-    if (!get("model.vocab_size", m.vocab_size))
-        throw input_error::in_file(path, "no --vocab-size / --padded-vocab-size in this script (the tokenizer decides it); "
-                                         "give the model as a preset or HF config.json");
+    if (!get("model.vocab_size", m.vocab_size)) {
+        // est63: the tokenizer the script names, padded as Megatron pads it at the script's TP
+        std::int64_t raw = 0, div = 128, tp = 1;
+        if (!get("model.tokenizer_vocab_size", raw))
+            throw input_error::in_file(path, "no --vocab-size / --padded-vocab-size in this script and its tokenizer is not "
+                                             "a known preset or local HF directory; give the model as a preset or HF config.json");
+        get("model.vocab_divisible_by", div);
+        get("parallelism.tensor_parallel_degree", tp);
+        m.vocab_size = megatron_padded_vocab(raw, div, tp);
+    }
     get("model.max_position_embeddings", m.max_position_embeddings);
     get("model.num_experts", m.num_experts);
     get("model.num_experts_per_tok", m.num_experts_per_tok);
@@ -165,6 +173,8 @@ model_dims load_megatron_model(const std::string& path) {
     // Megatron ties embeddings unless told otherwise.
     const fact* untie = job.find("model.tie_word_embeddings");
     m.tie_word_embeddings = !(untie && untie->val.is_bool() && !untie->val.as_bool());
+    const fact* qk = job.find("model.qk_norm");  // --qk-layernorm (est63)
+    m.qk_norm = qk && qk->val.is_bool() && qk->val.as_bool();
     const fact* swiglu = job.find("model.gated_mlp");
     const bool gated = swiglu && swiglu->val.is_bool() && swiglu->val.as_bool();
     if (m.kv_lora_rank > 0) m.family = "deepseek_v3";
