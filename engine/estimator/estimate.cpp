@@ -465,10 +465,9 @@ estimate_input from_facts(const fact_store& facts) {
     // but the synchronising one unless the GradientAccumulationPlugin sets sync_each_batch (accelerator.py), and the
     // Trainer's loop wraps every micro-batch but the last in accelerator.no_sync except under DeepSpeed (trainer.py);
     // for FSDP1 that is FullyShardedDataParallel.no_sync
-    // Not the frameworks with their own loops that call backward on every micro-batch without no_sync (verl's
-    // dp_actor, llama-recipes' train_utils): the default holds for the HF Trainer / accelerate family only.
-    const bool own_loop = job_fw == "verl" || job_fw == "verl_sft" || job_fw == "llama_recipes" || job_fw == "torchtune" ||
-                          job_fw == "torchtitan";
+    // Not the frameworks whose own loops call backward on every micro-batch without no_sync (their adapters' feature
+    // fsdp1_no_sync_accumulation: false; verl's dp_actor, llama-recipes' train_utils)
+    const bool own_loop = !r.boolean("framework.fsdp1_no_sync_accumulation", true, nullptr);
     in.fsdp1_no_sync = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
                        r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
                        r.boolean("parallelism.fsdp_no_sync_accumulation", job_fw == "litgpt" || (in.fsdp1 && !own_loop), nullptr);
