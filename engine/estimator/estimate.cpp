@@ -14,6 +14,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/expert_tp.h"
 #include "engine/core/fact_store.h"
+#include "engine/core/padded_vocab.h"
 #include "engine/core/version.h"
 #include "engine/estimator/estimate_model.h"
 #include "engine/estimator/host_memory.h"
@@ -269,11 +270,12 @@ estimate_input from_facts(const fact_store& facts) {
     } else if (tokenizer_vocab && *tokenizer_vocab > 0) {
         const std::int64_t div = std::max<std::int64_t>(1, r.int_opt("model.vocab_divisible_by").value_or(128));
         const std::int64_t tp = std::max<std::int64_t>(1, r.int_opt("parallelism.tensor_parallel_degree").value_or(1));
-        m.vocab = (*tokenizer_vocab + div * tp - 1) / (div * tp) * (div * tp);
+        m.vocab = megatron_padded_vocab(*tokenizer_vocab, div, tp);
         in.assumptions.push_back(fmt::format(
             "model.vocab_size = {}: the tokenizer {} has {} tokens ({}), padded to a multiple of {} "
             "(make-vocab-size-divisible-by {} x TP {})",
-            m.vocab, tokenizer, *tokenizer_vocab, r.str_opt("model.tokenizer_vocab_source").value_or("?"), div * tp, div, tp));
+            m.vocab, tokenizer, *tokenizer_vocab, r.str_opt("model.tokenizer_vocab_source").value_or("?"),
+            megatron_padding_multiple(div, tp), div, tp));
     } else if (!tokenizer.empty()) {
         m.vocab = 32000;
         in.complete = false;

@@ -148,8 +148,7 @@ void complete_batch_change(const fact_store& facts, std::vector<canonical_overri
 // The job's own keys for a change whose value the inputs do not give ("halve the micro-batch" with no micro-batch
 // stated): named, not invented, so the user knows where the change goes. A smaller micro-batch names the
 // accumulation beside it, as complete_batch_change writes it when the value is known.
-std::vector<std::string> keys_without_value(const framework_adapter& adapter, const override_syntax& syntax,
-                                            const std::vector<override_value>& overrides) {
+std::vector<std::string> keys_without_value(const override_syntax& syntax, const std::vector<override_value>& overrides) {
     std::vector<canonical_override> wanted;
     for (const auto& o : overrides)
         if (o.val.is_null() && o.key.rfind("code.", 0) != 0) {
@@ -157,15 +156,9 @@ std::vector<std::string> keys_without_value(const framework_adapter& adapter, co
             if (o.key == "training.local_batch_size") wanted.push_back({"training.gradient_accumulation_steps", value(std::int64_t{2})});
         }
     std::vector<std::string> keys;
-    for (const auto& o : wanted) {
-        try {
-            for (const auto& item : adapter.translate({o}, syntax.spelled))
-                if (!item.key.empty() && item.key[0] != '#' && item.key.rfind("note.", 0) != 0 &&
-                    std::find(keys.begin(), keys.end(), item.key) == keys.end())
-                    keys.push_back(item.key);
-        } catch (const std::exception&) {
-        }  // a key the framework cannot spell is left out
-    }
+    for (const auto& o : wanted)  // a key the framework cannot spell names nothing
+        if (const std::string k = job_key_name(syntax, o.key, o.val); !k.empty() && std::find(keys.begin(), keys.end(), k) == keys.end())
+            keys.push_back(k);
     return keys;
 }
 
@@ -217,11 +210,12 @@ void stage_report(pipeline_state& s) {
             const fact* f = o.key.rfind("code.", 0) == 0 ? nullptr : facts.get(o.key);
             return f && !o.val.is_null() && f->val == o.val;
         };
-        if (std::any_of(r.overrides.begin(), r.overrides.end(),
-                        [&](const override_value& o) { return !o.val.is_null() && o.key.rfind("code.", 0) != 0 && !current(o); }))
-            std::erase_if(rr.overrides, current);
+        const bool changes = std::any_of(r.overrides.begin(), r.overrides.end(), [&](const override_value& o) {
+            return !o.val.is_null() && o.key.rfind("code.", 0) != 0 && !current(o);
+        });
+        if (changes) std::erase_if(rr.overrides, current);
         for (const auto& o : r.overrides) {
-            if (o.val.is_null() || (current(o) && rr.overrides.size() < r.overrides.size())) continue;
+            if (o.val.is_null() || (changes && current(o))) continue;
             if (o.key.rfind("code.", 0) == 0) code_overrides.push_back({o.key, o.val});
             else config_overrides.push_back({o.key, o.val});
         }
@@ -262,7 +256,7 @@ void stage_report(pipeline_state& s) {
                     line = translated(rep.lang, "adapter.", line);
         }
         if (known_framework && config_overrides.empty() && code_overrides.empty())
-            if (const auto keys = keys_without_value(adapter, s.job->syntax, r.overrides); !keys.empty()) {
+            if (const auto keys = keys_without_value(s.job->syntax, r.overrides); !keys.empty()) {
                 std::string joined;
                 for (const auto& k : keys) joined += (joined.empty() ? "" : ", ") + k;
                 rr.rendered.push_back(phrase(rep.lang, "report.rec.keys_without_value", {{"keys", joined}}));

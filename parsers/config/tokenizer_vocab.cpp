@@ -43,11 +43,6 @@ std::optional<tokenizer_vocab> resolve_tokenizer_vocab(const std::string& spelli
     return std::nullopt;
 }
 
-std::int64_t megatron_padded_vocab(std::int64_t vocab, std::int64_t divisible_by, std::int64_t tp) {
-    const std::int64_t multiple = std::max<std::int64_t>(1, divisible_by) * std::max<std::int64_t>(1, tp);
-    return (vocab + multiple - 1) / multiple * multiple;
-}
-
 void derive_tokenizer_vocab(job_config& job) {
     if (job.find("model.vocab_size")) return;
     const fact* tok = job.find("model.tokenizer");

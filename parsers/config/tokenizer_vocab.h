@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/core/padded_vocab.h"
 #include "parsers/config/job_config.h"
 
 namespace oomdx {
@@ -17,9 +18,6 @@ struct tokenizer_vocab {
 
 // A local directory (or a file inside one) with config.json, else a model preset by its spelling.
 std::optional<tokenizer_vocab> resolve_tokenizer_vocab(const std::string& spelling, const std::string& tokenizer_type);
-// Megatron's padding (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding): up to a
-// multiple of make_vocab_size_divisible_by x tensor-parallel size.
-std::int64_t megatron_padded_vocab(std::int64_t vocab, std::int64_t divisible_by, std::int64_t tp);
 // Adds model.tokenizer_vocab_size and model.tokenizer_vocab_source when the job names a tokenizer
 // that resolves and gives no model.vocab_size.
 void derive_tokenizer_vocab(job_config& job);
