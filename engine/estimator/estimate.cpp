@@ -681,7 +681,11 @@ estimate_input from_facts(const fact_store& facts) {
     {
         // low-precision recipe: quantize.linear.recipe names it; the float8 switch alone means
         // torchtitan's default tensorwise recipe
-        const std::string rec = lower(r.str("quantize.linear.recipe", "", nullptr));
+        std::string rec = lower(r.str("quantize.linear.recipe", "", nullptr));
+        // a float8 recipe's name beside a switch that says off (torchtune's enable_fp8_training: false) turns nothing on
+        const auto f8_switch = r.bool_opt("quantize.linear.float8");
+        if (f8_switch && !*f8_switch && (rec.find("rowwise") != std::string::npos || rec.find("tensorwise") != std::string::npos))
+            rec.clear();
         if (rec.find("nvfp4") != std::string::npos) in.lowp = lowp_kind::nvfp4;
         else if (rec.find("mx") != std::string::npos) in.lowp = lowp_kind::mxfp8;
         else if (rec.find("rowwise") != std::string::npos) in.lowp = lowp_kind::float8_rowwise;
