@@ -265,6 +265,7 @@ struct estimate_result {
     std::int64_t low_bytes = 0, high_bytes = 0;
     std::vector<std::string> interval_reasons;
     std::int64_t trainable_params = 0;      // parameters that receive gradients
+    std::int64_t optimizer_step_bytes = 0;  // live tensors at the optimizer step (worst stage): what an OOM there is measured against
     std::int64_t logits_tensor_bytes = 0;   // one micro-batch's whole logits per rank, compute dtype (0 when chunked)
     std::int64_t logits_tensor_fp32_bytes = 0;  // the same tensor upcast to fp32 for the loss
     std::int64_t pp_microbatch_size = 0;    // pipeline micro-batch used (0 without PP)
