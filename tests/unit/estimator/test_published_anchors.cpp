@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,15 @@ std::string fmt_device(double e) {
     char buf[32];
     std::snprintf(buf, sizeof buf, " (device %+.1f%%)", 100.0 * e);
     return buf;
+}
+
+// OOMDX_ANCHOR_DETAIL=1: each row's own breakdown under it (est64: the rows past 15 % grouped by cause)
+void print_breakdown(const estimate_result& r, double u, const char* unit) {
+    std::printf("    %s phase, stage %s: allocated %.2f, reserved %.2f, device %.2f (runtime %.2f) %s;",
+                r.peak_phase.c_str(), r.worst_stage.c_str(), double(r.peak_bytes) / u, double(r.reserved_peak_bytes) / u,
+                double(r.device_peak_bytes) / u, double(r.runtime_bytes) / u, unit);
+    for (const auto& c : r.components) std::printf(" %s %.2f", c.id.c_str(), double(c.bytes) / u);
+    std::printf("\n");
 }
 
 // Estimates every row of knowledge/anchors/<file> and prints the table.
@@ -102,6 +112,7 @@ std::vector<row_result> run_anchors(const std::string& file) {
                                       (x.covered ? " covers" : ""))
                                          .c_str()
                                    : "-");
+        if (std::getenv("OOMDX_ANCHOR_DETAIL")) print_breakdown(r, u, unit_name.c_str());
         out.push_back(x);
     }
     return out;
