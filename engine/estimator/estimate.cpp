@@ -1,6 +1,7 @@
 #include "engine/estimator/estimate.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -681,7 +682,11 @@ estimate_input from_facts(const fact_store& facts) {
     {
         // low-precision recipe: quantize.linear.recipe names it; the float8 switch alone means
         // torchtitan's default tensorwise recipe
-        const std::string rec = lower(r.str("quantize.linear.recipe", "", nullptr));
+        std::string rec = lower(r.str("quantize.linear.recipe", "", nullptr));
+        // a float8 recipe's name beside a switch that says off (torchtune's enable_fp8_training: false) turns nothing on
+        const auto f8_switch = r.bool_opt("quantize.linear.float8");
+        if (f8_switch && !*f8_switch && (rec.find("rowwise") != std::string::npos || rec.find("tensorwise") != std::string::npos))
+            rec.clear();
         if (rec.find("nvfp4") != std::string::npos) in.lowp = lowp_kind::nvfp4;
         else if (rec.find("mx") != std::string::npos) in.lowp = lowp_kind::mxfp8;
         else if (rec.find("rowwise") != std::string::npos) in.lowp = lowp_kind::float8_rowwise;
@@ -1832,6 +1837,8 @@ std::string render_text(const estimate_result& r) {
     return s;
 }
 
+std::int64_t usable_seq_len(const estimate_input& in, std::int64_t s);
+
 fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
     fit_limits f;
     f.seq_len = base.seq_len;
@@ -1873,8 +1880,21 @@ fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
         return lo;
     };
     f.max_micro_batch = largest(std::int64_t(1) << 16, [&](std::int64_t m) { return fits(m, base.seq_len); });
-    f.max_seq_len = largest(std::int64_t(1) << 24, [&](std::int64_t s) { return fits(base.micro_batch, s); });
+    f.max_seq_len = usable_seq_len(base, largest(std::int64_t(1) << 24, [&](std::int64_t s) { return fits(base.micro_batch, s); }));
     return f;
+}
+
+// The largest fitting length rounded down to one a job can run and a person would write: a multiple of what the
+// parallel layout splits the sequence by (TP with sequence parallelism, 2 x CP for load-balanced context parallel)
+// and of a thirty-second of its power of two (12291 -> 12288, 3348 -> 3328, 621 -> 608).
+std::int64_t usable_seq_len(const estimate_input& in, std::int64_t s) {
+    if (s <= 0) return s;
+    std::int64_t split = (in.tp > 1 && in.sequence_parallel ? in.tp : 1) * (in.cp > 1 ? 2 * in.cp : 1);
+    std::int64_t p2 = 1;
+    while (p2 * 2 <= s) p2 *= 2;
+    const std::int64_t step = std::clamp<std::int64_t>(p2 / 32, 1, 256);
+    const std::int64_t g = std::lcm(split, step);
+    return s >= g ? s / g * g : s;
 }
 
 }  // namespace oomdx

@@ -223,6 +223,8 @@ void derive_device(pipeline_state& s) {
         kind = o->val.as_string();
     else if (const fact* fk = facts.get("framework.device_kind"))
         kind = fk->val.as_string();
+    else if (const fact* w = facts.get("job.device_kind_named"); w && w->val.is_string())  // "Ascend NPU" in words
+        kind = w->val.as_string();
     facts.emit("job.device_kind", value(kind), oomdx_provenance());
 }
 

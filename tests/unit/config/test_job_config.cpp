@@ -81,9 +81,11 @@ TEST_CASE("torchtitan TOML of every era, registry and CLI overrides") {
                 {{"training.local_batch_size", 2}, {"training.global_batch_size", 64},
                  {"parallelism.tensor_parallel_degree", 2}, {"parallelism.pipeline_parallel_degree", 2},
                  {"parallelism.pipeline_parallel_schedule", "Interleaved1F1B"}, {"compile.enable", true},
-                 {"quantize.linear.float8", true}, {"profiling.enable_memory_snapshot", true},
-                 {"activation_checkpoint.selective_ac_option", "2"}},
+                 {"profiling.enable_memory_snapshot", true}, {"activation_checkpoint.selective_ac_option", "2"}},
                 {"training.local_batchsize"}, {}});
+    // the shipped form: a [quantize.linear.float8] section of options and no converters list is bf16 training
+    // (torchtitan's llama3_70b.toml at 8a2686c4; build_model_converters reads model.converters only)
+    CHECK(parse_job_config(dir + "torchtitan/llama3_8b_2025_10.toml").find("quantize.linear.float8") == nullptr);
     check_case({"torchtitan/config_registry.py:llama3_8b", "torchtitan",
                 {{"training.local_batch_size", 1}, {"training.seq_len", 8192}, {"activation_checkpoint.mode", "selective"},
                  {"optimizer.name", "AdamW"}, {"job.model_flavor", "8B"}, {"parallelism.data_parallel_shard_degree", -1}},
@@ -377,6 +379,33 @@ TEST_CASE("keys that only newer builds read bound the build date from below (ada
     CHECK(f->val.as_string() == "2025-09-30");
     CHECK(f->prov.line > 0);
     CHECK(f->prov.excerpt.find("quantize.linear.float8") != std::string::npos);
+}
+
+TEST_CASE("torchtitan low precision: the converters list turns a recipe on, a section of options does not") {
+    auto parse = [&](const std::string& name, const std::string& text) {
+        const std::string p = std::filesystem::temp_directory_path().string() + "/" + name;
+        std::ofstream(p) << text;
+        return parse_job_config(p, "torchtitan");
+    };
+    // Llama 4's shipped TOML: [quantize.linear.mx] holds filter_fqns, converters commented out
+    const job_config off = parse("tt_mx_section.toml",
+                                 "[model]\nname = \"llama4\"\n# converters = [\"float8\"]\n[training]\nlocal_batch_size = 1\n"
+                                 "[quantize.linear.mx]\nfilter_fqns = [\"output\", \"router.gate\"]\n"
+                                 "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = false\n");
+    CHECK(off.find("quantize.linear.float8") == nullptr);
+    CHECK(off.find("quantize.linear.recipe") == nullptr);
+    CHECK(off.find("quantize.linear.mx") == nullptr);
+    for (const std::string name : {"float8", "quantize.linear.float8"}) {
+        CAPTURE(name);
+        const job_config on = parse("tt_fp8_on.toml", "[model]\nname = \"llama3\"\nconverters = [\"" + name +
+                                                          "\"]\n[training]\nlocal_batch_size = 1\n");
+        REQUIRE(on.find("quantize.linear.float8") != nullptr);
+        CHECK(on.find("quantize.linear.float8")->val.as_bool());
+    }
+    const job_config mx = parse("tt_mx_on.toml", "[model]\nname = \"llama3\"\nconverters = [\"quantize.linear.mx\"]\n"
+                                                 "[training]\nlocal_batch_size = 1\n");
+    REQUIRE(mx.find("quantize.linear.recipe") != nullptr);
+    CHECK(mx.find("quantize.linear.recipe")->val.as_string() == "mxfp8");
 }
 
 TEST_CASE("torchtitan compile: the old [training] compile key, and whether the loss is compiled") {

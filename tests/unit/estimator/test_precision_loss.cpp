@@ -400,11 +400,19 @@ TEST_CASE("max_fitting: the largest micro-batch and sequence length within the b
     x = in;
     x.seq_len = l.max_seq_len;
     CHECK(double(estimate_device_peak(x)) <= budget);
-    x.seq_len = l.max_seq_len + 1;
+    // rounded down to a length a person would write (a thirty-second of its power of two), never by more than that
+    x.seq_len = l.max_seq_len + l.max_seq_len / 16;
     CHECK(double(estimate_device_peak(x)) > budget);
     // the high end is never more permissive
     const fit_limits hi = max_fitting(in, true);
     CHECK(hi.max_micro_batch <= l.max_micro_batch);
+    // with TP 8 and sequence parallelism every rank holds seq / 8 tokens: the length must split
+    estimate_input t = in;
+    t.tp = 8;
+    t.sequence_parallel = true;
+    const fit_limits lt = max_fitting(t, false);
+    REQUIRE(lt.max_seq_len > 0);
+    CHECK(lt.max_seq_len % 8 == 0);
     in.capacity_bytes = 0;
     CHECK(max_fitting(in).max_micro_batch == -1);
 }
