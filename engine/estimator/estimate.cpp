@@ -793,6 +793,7 @@ estimate_input from_facts(const fact_store& facts) {
             const std::string qm = lower(r.str("training.quantization_method", in.framework == train_framework::torchtune ? "torchao" : "bitsandbytes", nullptr));
             ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
             ft.group_quant = qm == "gptq" || qm == "awq";
+            ft.gptq_keeps_dequant = qm == "gptq";
             if (ft.group_quant) ft.double_quant = false;
             // LitGPT: Lightning's BitsandbytesPrecision replaces every nn.Linear and LitGPT passes no
             // ignore_modules (litgpt/finetune/lora.py), so the head is a 4/8-bit linear too

@@ -81,6 +81,9 @@ struct finetune_spec {
     int bnb4_keeps_input_side = 0;
     bool quant_head = false;              // the output head is a quantized linear too (LitGPT QLoRA)
     bool group_quant = false;             // GPTQ / AWQ checkpoint: packed weights + a scale and zero per group of 128
+    // est64: auto-gptq's QuantLinear dequantizes its whole weight to fp16 and multiplies with torch.matmul, so
+    // autograd keeps that fp16 copy for the input's gradient (AWQ's kernels dequantize again in backward)
+    bool gptq_keeps_dequant = false;
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
     std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train
