@@ -149,7 +149,7 @@ public:
     bool text(std::string& s) {
         std::uint32_t n = 0;
         if (!u32(n) || m_in.size() - m_at < n) return false;
-        s.assign(m_in.data() + m_at, n);
+        s = std::string(m_in.data() + m_at, n);  // built in place: assign() went through _M_replace
         m_at += n;
         return true;
     }
