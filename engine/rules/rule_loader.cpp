@@ -905,8 +905,8 @@ load_result load_shipped_rules(const std::vector<std::string>& only_steps, const
     const std::string entry = fmt::format("{}/rules-{:016x}.bin", cache_dir,
                                           text_hash(fmt::format("{}\n{}{}", data_dir(), fmt::join(only_steps, ","), scope)));
     const std::int64_t taken = file_stamps::now_ns();
-    const std::string stored_bytes = bin::read_all(entry);
-    const auto [known, body] = file_stamps::split(stored_bytes);
+    const bin::entry_bytes stored_bytes(entry);
+    const auto [known, body] = file_stamps::split(stored_bytes.view());
     const auto hashed = file_stamps::hash_files(*files, known, taken);
     if (!hashed) return compile_shipped_rules(packs, only_steps, fact_scope);
     const std::string key = compiled_rules_key(hashed->stamps, only_steps, fact_scope);

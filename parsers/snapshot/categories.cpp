@@ -417,8 +417,8 @@ category_rules category_rules::shipped() {
     const std::string entry = fmt::format("{}/categories-{:016x}.bin", dir, cache_hash(path));
     // The file is read only when its stamp does not vouch for it (file_stamps.h).
     const std::int64_t taken = file_stamps::now_ns();
-    const std::string stored_bytes = bin::read_all(entry);
-    const auto [known, body] = file_stamps::split(stored_bytes);
+    const bin::entry_bytes stored_bytes(entry);
+    const auto [known, body] = file_stamps::split(stored_bytes.view());
     auto hashed = file_stamps::hash_files({path}, known, taken);
     const auto store = [&](const file_stamps::stamp& f, std::string_view payload) {
         try {
