@@ -8,15 +8,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace oomdx::bin {
 
@@ -102,6 +106,49 @@ inline std::optional<std::string> read_bytes(const std::string& path) {
 // The whole file, or "" when it cannot be read (a cache entry that is not there).
 inline std::string read_all(const std::string& path) { return read_bytes(path).value_or(""); }
 
+// A cache entry's bytes in a buffer that is not zeroed first (read_bytes sizes a string, which
+// zeroes it: 0.21 M instructions for the 200 KB stored rule set, snap35); empty when the file
+// cannot be read. A file that is not regular or grows while read goes through read_bytes.
+class entry_bytes {
+public:
+    explicit entry_bytes(const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat st;
+        bool whole = false;
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+            const auto want = static_cast<std::size_t>(st.st_size);
+            m_data.reset(new char[want]);
+            std::size_t have = 0;
+            while (have < want) {
+                const ssize_t n = ::read(fd, m_data.get() + have, want - have);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                have += static_cast<std::size_t>(n);
+            }
+            char more;
+            ssize_t extra;
+            do extra = ::read(fd, &more, 1);
+            while (extra < 0 && errno == EINTR);
+            whole = have == want && extra == 0;
+            m_size = whole ? want : 0;
+        }
+        ::close(fd);
+        if (whole) return;
+        m_data.reset();
+        if (const auto bytes = read_bytes(path); bytes && !bytes->empty()) {
+            m_data.reset(new char[bytes->size()]);
+            std::memcpy(m_data.get(), bytes->data(), bytes->size());
+            m_size = bytes->size();
+        }
+    }
+    std::string_view view() const { return {m_data.get(), m_size}; }
+
+private:
+    std::unique_ptr<char[]> m_data;
+    std::size_t m_size = 0;
+};
+
 // Reads an entry's payload; every read checks its bounds, and any failure makes the whole copy
 // unusable (the caller compiles again).
 class reader {
@@ -149,7 +196,7 @@ public:
     bool text(std::string& s) {
         std::uint32_t n = 0;
         if (!u32(n) || m_in.size() - m_at < n) return false;
-        s.assign(m_in.data() + m_at, n);
+        s = std::string(m_in.data() + m_at, n);  // built in place: assign() went through _M_replace
         m_at += n;
         return true;
     }

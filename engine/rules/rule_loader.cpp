@@ -16,6 +16,7 @@
 #include "engine/core/bytes.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/file_stamps.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
@@ -848,11 +849,9 @@ std::vector<std::string> shipped_packs(const std::vector<std::string>& only_step
 
 namespace {
 
-// What the compilation of `packs` reads (the loader's own file list, the fact vocabulary, the
-// actions), by path, size and hash (rule_set_cache.h), or ""
-// when a file cannot be read (then nothing is stored or read back).
-std::string compiled_rules_key(const std::vector<std::string>& packs, const std::vector<std::string>& only_steps,
-                               const std::vector<std::string>& fact_scope) {
+// What the compilation of `packs` reads: the loader's own file list, the fact vocabulary, the
+// actions; nullopt when a folder cannot be listed.
+std::optional<std::vector<std::string>> compiled_rules_files(const std::vector<std::string>& packs) {
     std::error_code ec;
     std::vector<std::string> files;
     for (const auto& p : packs) {
@@ -863,18 +862,21 @@ std::string compiled_rules_key(const std::vector<std::string>& packs, const std:
             files.push_back(p);
         }
     }
-    if (ec) return {};
+    if (ec) return std::nullopt;
     const auto facts = yaml_files_in(data_path("knowledge/facts"), ec);
-    if (ec) return {};
+    if (ec) return std::nullopt;
     files.insert(files.end(), facts.begin(), facts.end());
     files.push_back(data_path("knowledge/actions.yaml"));
+    return files;
+}
+
+// The stored set's key: those files by path, size and hash (rule_set_cache.h). The hashes come
+// from the entry's stamps where a file's stat vouches for them (file_stamps.h).
+std::string compiled_rules_key(const std::vector<file_stamps::stamp>& files, const std::vector<std::string>& only_steps,
+                               const std::vector<std::string>& fact_scope) {
     std::string key = fmt::format("oomdx compiled rules 1\n{}\nsteps {}\nfacts {}\n", build_identity(),
                                   fmt::join(only_steps, ","), fmt::join(fact_scope, ","));
-    for (const auto& f : files) {
-        const auto bytes = bin::read_bytes(f);
-        if (!bytes) return {};
-        key += fmt::format("{}\n{}\n{:016x}\n", f, bytes->size(), cache_hash(*bytes));
-    }
+    for (const auto& f : files) key += fmt::format("{}\n{}\n{:016x}\n", f.path, f.size, f.hash);
     return key;
 }
 
@@ -897,28 +899,36 @@ load_result load_shipped_rules(const std::vector<std::string>& only_steps, const
     const std::vector<std::string> packs = shipped_packs(only_steps);
     const std::string cache_dir = yaml_cache_dir();
     if (cache_dir.empty() || build_identity().empty()) return compile_shipped_rules(packs, only_steps, fact_scope);
-    const std::string key = compiled_rules_key(packs, only_steps, fact_scope);
-    if (key.empty()) return compile_shipped_rules(packs, only_steps, fact_scope);
+    const auto files = compiled_rules_files(packs);
+    if (!files) return compile_shipped_rules(packs, only_steps, fact_scope);
     const std::string scope = fact_scope.empty() ? "" : fmt::format("\n{}", fmt::join(fact_scope, ","));
     const std::string entry = fmt::format("{}/rules-{:016x}.bin", cache_dir,
                                           text_hash(fmt::format("{}\n{}{}", data_dir(), fmt::join(only_steps, ","), scope)));
-    if (auto stored = decode_rule_set(bin::read_all(entry), key)) {
+    const std::int64_t taken = file_stamps::now_ns();
+    const bin::entry_bytes stored_bytes(entry);
+    const auto [known, body] = file_stamps::split(stored_bytes.view());
+    const auto hashed = file_stamps::hash_files(*files, known, taken);
+    if (!hashed) return compile_shipped_rules(packs, only_steps, fact_scope);
+    const std::string key = compiled_rules_key(hashed->stamps, only_steps, fact_scope);
+    const auto store = [&](std::string_view set_bytes) {
+        try {
+            std::error_code ec;
+            fs::create_directories(cache_dir, ec);
+            write_file_atomic(entry, file_stamps::join({hashed->stamps, taken}, set_bytes));
+            prune_rule_sets(cache_dir, 32);
+        } catch (const std::exception&) {
+            // A copy that cannot be written only costs the next run a compilation (or the reads).
+        }
+    };
+    if (auto stored = decode_rule_set(body, key)) {
+        if (hashed->refresh) store(body);  // the same set, with stamps that vouch for the files next time
         load_result lr;
         lr.rules = std::move(*stored);
         attach_lazy_translations(lr.rules, lr.rules.files);
         return lr;
     }
     load_result lr = compile_shipped_rules(packs, only_steps, fact_scope);
-    if (lr.diagnostics.empty()) {  // a set with warnings is compiled each time (they are reported)
-        try {
-            std::error_code ec;
-            fs::create_directories(cache_dir, ec);
-            write_file_atomic(entry, encode_rule_set(lr.rules, key));
-            prune_rule_sets(cache_dir, 32);
-        } catch (const std::exception&) {
-            // A copy that cannot be written only costs the next run a compilation.
-        }
-    }
+    if (lr.diagnostics.empty()) store(encode_rule_set(lr.rules, key));  // a set with warnings is compiled each time (they are reported)
     return lr;
 }
 

@@ -4,7 +4,9 @@
 // a small fraction of that. The copy is keyed by the text of everything the compilation reads
 // (each pack, the fact vocabulary, knowledge/actions.yaml), the steps asked for, and the
 // binary's build (a new build may compile differently): any change compiles the packs again,
-// with all their checks, and stores the new set; a damaged copy is ignored the same way.
+// with all their checks, and stores the new set; a damaged copy is ignored the same way. The
+// files' hashes are stored with their stat ahead of the set (file_stamps.h): a run reads only
+// the files whose stat changed or that were written in the tick the stamps were taken.
 #pragma once
 
 #include <cstdint>

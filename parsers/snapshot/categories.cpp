@@ -13,6 +13,7 @@
 #include "engine/core/cache_key.h"
 #include "engine/core/data_dir.h"
 #include "engine/core/errors.h"
+#include "engine/core/file_stamps.h"
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
@@ -408,23 +409,40 @@ std::optional<category_rules> category_rules::decode(std::string_view payload) {
 category_rules category_rules::shipped() {
     namespace fs = std::filesystem;
     static const std::string path = data_path("knowledge/snapshot_categories.yaml");
-    const std::string text = read_text_file(path, "category rules (YAML)");
     const std::string dir = yaml_cache_dir();
-    if (dir.empty() || build_identity().empty()) return parse(text, path);
-    const std::string key = fmt::format("oomdx category rules 1\n{}\n{}\n{}\n{:016x}\n", build_identity(), path,
-                                        text.size(), cache_hash(text));
+    if (dir.empty() || build_identity().empty()) return parse(read_text_file(path, "category rules (YAML)"), path);
+    const auto key_of = [&](const file_stamps::stamp& f) {
+        return fmt::format("oomdx category rules 1\n{}\n{}\n{}\n{:016x}\n", build_identity(), path, f.size, f.hash);
+    };
     const std::string entry = fmt::format("{}/categories-{:016x}.bin", dir, cache_hash(path));
-    const std::string stored_bytes = bin::read_all(entry);
-    if (const auto payload = bin::unseal(stored_bytes, k_stored_magic, key, cache_hash))
-        if (auto stored = decode(*payload)) return std::move(*stored);
+    // The file is read only when its stamp does not vouch for it (file_stamps.h).
+    const std::int64_t taken = file_stamps::now_ns();
+    const bin::entry_bytes stored_bytes(entry);
+    const auto [known, body] = file_stamps::split(stored_bytes.view());
+    auto hashed = file_stamps::hash_files({path}, known, taken);
+    const auto store = [&](const file_stamps::stamp& f, std::string_view payload) {
+        try {
+            std::error_code ec;
+            fs::create_directories(dir, ec);
+            write_file_atomic(entry, file_stamps::join({{f}, taken}, bin::seal(k_stored_magic, key_of(f), payload, cache_hash)));
+            bin::prune_entries(dir, "categories-", 16);  // one per data directory (worktrees share a cache)
+        } catch (const std::exception&) {
+            // A copy that cannot be written only costs the next run a parse.
+        }
+    };
+    if (hashed)
+        if (const auto payload = bin::unseal(body, k_stored_magic, key_of(hashed->stamps[0]), cache_hash))
+            if (auto stored = decode(*payload)) {
+                if (hashed->refresh) store(hashed->stamps[0], *payload);
+                return std::move(*stored);
+            }
+    const std::string text = read_text_file(path, "category rules (YAML)");
     category_rules out = parse(text, path);
-    try {
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        write_file_atomic(entry, bin::seal(k_stored_magic, key, out.encode(), cache_hash));
-        bin::prune_entries(dir, "categories-", 16);  // one per data directory (worktrees share a cache)
-    } catch (const std::exception&) {
-        // A copy that cannot be written only costs the next run a parse.
+    if (hashed) {  // the stat taken before the read, the bytes parsed
+        file_stamps::stamp f = hashed->stamps[0];
+        f.size = text.size();
+        f.hash = cache_hash(text);
+        store(f, out.encode());
     }
     return out;
 }
