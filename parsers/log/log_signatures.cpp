@@ -351,7 +351,10 @@ struct loader {
 
 void sig_regex::ensure() const {
     std::call_once(m_once, [this] {
-        auto re = std::make_unique<RE2>(m_pattern, re_options());
+        // The empty group in front keeps RE2 (2022-06-01, Debian 12) from taking a literal prefix that its
+        // alternation factoring made ("(?:进程|进行)被" -> "进" ...) for a search accelerator: that node loses the
+        // Latin-1 flag, the prefix is searched for in UTF-8 and the pattern never matches. Same language.
+        auto re = std::make_unique<RE2>("(?:)" + m_pattern, re_options());
         if (!re->ok()) m_error = "bad RE2 pattern: " + re->error();
         else if (re->NumberOfCapturingGroups() < m_min_groups) m_error = "pattern needs a capturing group: " + m_pattern;
         else m_re = std::move(re);

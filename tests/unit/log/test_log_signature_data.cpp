@@ -10,6 +10,8 @@
 #include "engine/core/errors.h"
 #include "parsers/log/signature_examples.h"
 
+#include <re2/re2.h>
+
 using namespace oomdx;
 namespace fs = std::filesystem;
 
@@ -216,4 +218,31 @@ TEST_CASE("signature loader: literals under 4 bytes only for a max_line signatur
     hits.clear();
     sigs.candidates("Loading...", hits, mark);  // longer than its max_line: not looked at
     CHECK(hits.empty());
+}
+
+// RE2 2022-06-01 (Debian 12) in Latin-1 mode: an alternation whose branches share leading non-ASCII bytes is factored
+// into a literal prefix that loses the Latin-1 flag, and the search accelerator then looks for its UTF-8 spelling; the
+// loader compiles around it. Each of these failed to match its line before.
+TEST_CASE("signature patterns: a factored non-ASCII alternation at the start still matches (RE2 Latin-1 prefix)") {
+    const std::pair<const char*, const char*> cases[] = {
+        {"(?:进程|进行)被", "训练进程被杀掉了"},
+        {"进程被杀|进行被杀", "进程被杀"},
+        {"^(?:进程|进行)被", "进程被杀"},
+        {"(?:杀死|杀掉|杀了)", "进程被杀掉"},
+        {"(?:━|─)+ (\\d+)", "━━━━ 12"},
+    };
+    for (const auto& [pattern, line] : cases) {
+        const std::string shown = pattern;
+        CAPTURE(shown);
+        const sig_regex re(pattern, "test:1", 0);
+        REQUIRE(re.compile().empty());
+        CHECK(RE2::PartialMatch(line, re.re()));
+    }
+    // and the empty group changes nothing else: no match where there was none, the groups as written
+    const sig_regex re("(?:进程|进行)被(\\S+)", "test:2", 1);
+    std::string word;
+    CHECK(RE2::PartialMatch("进程被杀掉", re.re(), &word));
+    CHECK(word == "杀掉");
+    CHECK_FALSE(RE2::PartialMatch("进度被", re.re()));
+    CHECK(re.re().NumberOfCapturingGroups() == 1);
 }
