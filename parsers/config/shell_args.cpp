@@ -54,6 +54,12 @@ struct lined {
         literal = false;
         explained = false;
     }
+    // Text the reader cannot evaluate (an unset variable, `$(cmd)`): kept as written and marked, so that after word
+    // splitting only the word holding it is non-literal, not every flag beside it in the same string.
+    void unevaluated(const std::string& text, std::size_t from, std::size_t to, std::int64_t l) {
+        literal = false;
+        for (std::size_t q = from; q < to && q < text.size(); ++q) add(text[q], l, false, true);
+    }
 };
 
 struct part {
@@ -415,10 +421,9 @@ private:
         while (i < text.size()) {
             const std::int64_t l = i < ln.size() ? ln[i] : 0;
             if (text[i] == '`') {
-                out.taint();
                 std::size_t e = text.find('`', i + 1);
                 e = e == std::string::npos ? text.size() : e + 1;
-                for (std::size_t k = i; k < e; ++k) out.add(text[k], l, false);
+                out.unevaluated(text, i, e, l);
                 i = e;
                 continue;
             }
@@ -436,21 +441,19 @@ private:
                 if (v) {
                     for (char c : std::to_string(*v)) out.add(c, l, !quoted);
                 } else {
-                    out.taint();
-                    for (std::size_t q = i; q <= std::min(k, text.size() - 1); ++q) out.add(text[q], l, false);
+                    out.unevaluated(text, i, std::min(k, text.size() - 1) + 1, l);
                 }
                 i = k + 1;
                 continue;
             }
             if (text[i + 1] == '(') {  // command substitution
-                out.taint();
                 int d = 0;
                 std::size_t k = i + 1;
                 for (; k < text.size(); ++k) {
                     if (text[k] == '(') ++d;
                     if (text[k] == ')' && --d == 0) break;
                 }
-                for (std::size_t q = i; q <= std::min(k, text.size() - 1); ++q) out.add(text[q], l, false);
+                out.unevaluated(text, i, std::min(k, text.size() - 1) + 1, l);
                 i = k + 1;
                 continue;
             }
@@ -499,7 +502,7 @@ private:
             };
             if (op.empty()) {
                 if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
-                else { out.taint(); for (std::size_t q = i; q < end; ++q) out.add(text[q], l, false); }
+                else out.unevaluated(text, i, end, l);
             } else if (op == "[@]" || op == "[*]") {
                 if (defined) {
                     if (array_out && quoted && it->second.elems.size() > 0) {
@@ -533,8 +536,7 @@ private:
                 if (defined && !it->second.elems.empty()) emit_var(it->second.elems[0]);
                 else out.append(default_value(1), false);
             } else {
-                out.taint();  // ${#A}, ${A%x}, ${A/x/y}, ...
-                for (std::size_t q = i; q < end && q < text.size(); ++q) out.add(text[q], l, false);
+                out.unevaluated(text, i, end, l);  // ${#A}, ${A%x}, ${A/x/y}, ...
             }
             i = end;
         }

@@ -517,3 +517,26 @@ TEST_CASE("cases69: LLaMA-Efficient-Tuning's max_source_length + max_target_leng
     std::error_code ec;
     fs::remove_all(root, ec);
 }
+
+TEST_CASE("a launch script's quoted argument block with one unset variable: only that flag is unevaluated") {
+    // MindSpeed-LLM's shape: GPT_ARGS="... --tokenizer-model ${TOKENIZER_MODEL} ... --micro-batch-size 4 ..." where the
+    // tokenizer path comes from the caller's environment. Every other flag of the block is a literal the script states.
+    const std::string p = std::filesystem::temp_directory_path().string() + "/ms_unset_var.sh";
+    std::ofstream(p) << "#!/bin/bash\nNPUS_PER_NODE=8\nTP=1\nPP=2\n"
+                        "GPT_ARGS=\"\n    --tensor-model-parallel-size ${TP} \\\n    --pipeline-model-parallel-size ${PP} \\\n"
+                        "    --num-layers 32 \\\n    --hidden-size 4096 \\\n    --tokenizer-model ${TOKENIZER_MODEL} \\\n"
+                        "    --seq-length 4096 \\\n    --micro-batch-size 4 \\\n    --data-path $(cat data.txt) \\\n"
+                        "    --global-batch-size 256 \\\n    --bf16\n\"\n"
+                        "torchrun --nproc_per_node $NPUS_PER_NODE pretrain_gpt.py $GPT_ARGS --distributed-backend nccl\n";
+    const job_config j = parse_job_config(p, "mindspeed");
+    REQUIRE(j.find("training.local_batch_size") != nullptr);
+    CHECK(j.find("training.local_batch_size")->val.as_integer() == 4);
+    REQUIRE(j.find("training.seq_len") != nullptr);
+    CHECK(j.find("training.seq_len")->val.as_integer() == 4096);
+    REQUIRE(j.find("parallelism.pipeline_parallel_degree") != nullptr);
+    CHECK(j.find("parallelism.pipeline_parallel_degree")->val.as_integer() == 2);
+    CHECK(contains_item(j.non_literal, "tokenizer-model = ${TOKENIZER_MODEL}"));
+    REQUIRE(j.find("training.global_batch_size") != nullptr);  // after a `$(cmd)` value
+    CHECK(j.find("training.global_batch_size")->val.as_integer() == 256);
+    CHECK_FALSE(contains_item(j.non_literal, "micro-batch-size"));
+}
