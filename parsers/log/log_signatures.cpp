@@ -94,7 +94,8 @@ const std::vector<std::string>& oom_sources() {
 
 const std::vector<std::string>& phase_names() {
     static const std::vector<std::string> v{"init", "model_load", "forward", "backward", "optimizer_step", "loss",
-                                            "eval", "checkpoint_save", "checkpoint_load", "data_loading", "scoring"};
+                                            "eval", "checkpoint_save", "checkpoint_load", "data_loading", "scoring",
+                                            "adapter_merge"};
     return v;
 }
 
