@@ -4,10 +4,7 @@
 # compare it with the estimated live peak (consistency_progress_step_peak); printed several times a step (DeepSpeed's
 # memory_breakdown: before forward, backward, step), each Max_MA is a part of a step and no step peak is read.
 # Logs written for this test in DeepSpeed's print format.
-set -u
-oomdx="$1"
-export NO_COLOR=1
-fail=0
+. "$(dirname "$0")/adapter_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'EOF'

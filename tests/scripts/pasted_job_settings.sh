@@ -6,10 +6,7 @@
 # grpo.yaml`): both files are read, the recipe as TRL's; a logged line names the recipe as not read instead of taking
 # HF's defaults. (3) A report without an estimate names the framework defaults its advice rests on. Inputs written for
 # this test in the formats of those threads and of open-r1's recipes.
-set -u
-oomdx="$1"
-export NO_COLOR=1
-fail=0
+. "$(dirname "$0")/adapter_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 oom='torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 3 has a total capacity of 23.69 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.58 GiB memory in use. Of the allocated memory 20.85 GiB is allocated by PyTorch, and 1.21 GiB is reserved by PyTorch but unallocated.'
