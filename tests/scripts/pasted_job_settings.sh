@@ -81,12 +81,20 @@ if j.get("unknown_keys"): bad.append("unknown keys %r" % j["unknown_keys"])
 for b in bad: print("FAIL trl_recipe:", b)
 sys.exit(1 if bad else 0)
 ' || fail=1
-# the same line in a log, its files not at hand: named as not read, no HF default taken for the job's
-printf '%s\n' '$ accelerate launch --config_file recipes/accelerate_configs/zero3.yaml src/open_r1/grpo.py --config recipes/grpo/config.yaml' "$oom" > "$tmp/launch.log"
+# look-alike: a user's own script with its own --config YAML is no HF / TRL job (as before this change)
+mkdir -p "$tmp/own/configs"
+printf '%s\n' 'model:' '  depth: 12' 'batch_size: 32' 'lr: 0.001' > "$tmp/own/configs/x.yaml"
+printf '%s\n' '#!/bin/bash' 'python train.py --config configs/x.yaml --lr 1e-4' > "$tmp/own/run.sh"
+got=$("$oomdx" facts -c "$tmp/own/run.sh" --format json 2>&1)
+case "$(printf '%s' "$got" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("framework"))')" in
+  None) ;; *) echo "FAIL own_script_config: a framework taken from --config alone"; fail=1 ;; esac
+# the same line in a log, its files not at hand: named as not read, no HF default taken for the job's (a line that
+# names only the config files stays unrecognized, as before: --config signs no adapter)
+printf '%s\n' '$ accelerate launch --config_file recipes/accelerate_configs/zero3.yaml src/open_r1/grpo.py --config recipes/grpo/config.yaml --per_device_train_batch_size 2' "$oom" > "$tmp/launch.log"
 out=$("$oomdx" diagnose --log "$tmp/launch.log" --format json --explain 2>/dev/null)
 check "$out" '
 if "recipes/grpo/config.yaml" not in json.dumps(f.get("job.missing_files")): bad.append("missing recipe not named: %r" % f.get("job.missing_files"))
-if f.get("activation_checkpoint.mode") == "none" or f.get("training.local_batch_size") == 8: bad.append("an HF default taken for the job")
+if f.get("activation_checkpoint.mode") == "none" or f.get("training.local_batch_size") != 2: bad.append("an HF default taken for the job, or the flag lost")
 if recs.get("enable_full_ac", {}).get("confidence") == "high": bad.append("checkpointing advised at high on an unread recipe")
 ' trl_recipe_in_log
 
