@@ -150,6 +150,7 @@ struct diagnosis_report {
     std::string micro_batch_key, seq_len_key;
     // rev35: framework defaults the estimate applied where the config is silent, as "key=value" in the job's keys
     std::vector<std::string> applied_defaults;
+    std::string applied_defaults_source;  // rev39: where those defaults are written (the adapter's file)
     bool straddles_budget = false;             // the estimate's interval straddles the budget
     fact_store facts;
     inference_result inference;

@@ -103,6 +103,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.estimate.measured_snapshot", "measured in the snapshot: peak live {peak} , reserved {reserved}"},
     {"report.estimate.incomplete", "incomplete inputs: the defaults listed under uncertainty were assumed"},
     {"report.estimate.framework_defaults", "{framework} defaults applied where the config is silent: {defaults}"},
+    {"report.input.framework_defaults",
+     "{framework} defaults taken where the inputs are silent (no estimate shows them): {defaults}, as {source} gives them"},
     // Estimate against measurements.
     {"report.consistency.line", "{id}: measured {measured} {statistic} ({source}) vs estimated {estimated} - {ratio}x, {verdict}"},
     {"report.consistency.expected_figures", "expected figures: {why}"},

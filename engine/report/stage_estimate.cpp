@@ -1,6 +1,10 @@
 // Stage `estimate`: the static estimate of a training step, when the model's dimensions are known
 // and the config trains (job.trains is false for an evaluation- or prediction-only config).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "engine/report/pipeline.h"
+#include "engine/report/report_phrases.h"
 #include "parsers/config/override_syntax.h"
 
 namespace oomdx {
@@ -10,7 +14,7 @@ namespace {
 // rev35: the framework defaults the estimate applied where the config is silent, in the job's own keys, so a
 // reader sees that LLaMA-Factory checkpoints by default or that a 4-bit load is NF4 with double quantization. Only
 // the settings that size memory and a user checks first; quantization and adapter defaults only where they apply.
-std::vector<std::string> applied_defaults(const fact_store& facts, const override_syntax& syn) {
+std::vector<std::string> applied_defaults(const fact_store& facts, const override_syntax& syn, std::string& source) {
     static const char* const k_shown[] = {"activation_checkpoint.mode", "training.quantization_type",
                                           "training.double_quantization", "training.load_dtype",
                                           "training.mixed_precision_param", "optimizer.name", "training.lora_rank",
@@ -26,6 +30,7 @@ std::vector<std::string> applied_defaults(const fact_store& facts, const overrid
         const std::string key = k;
         if ((key == "training.quantization_type" || key == "training.double_quantization") && !four_bit) continue;
         if (key.rfind("training.lora_", 0) == 0 && !adapters) continue;
+        if (source.empty()) source = f->prov.file;  // the adapter's file, which cites the framework's own source
         const auto named = job_setting(syn, key, f->val);
         out.push_back(named ? named->key + "=" + value_key(named->val) : key + "=" + value_key(f->val));
     }
@@ -36,11 +41,20 @@ std::vector<std::string> applied_defaults(const fact_store& facts, const overrid
 
 void stage_estimate(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
-    if (!facts.has("model.hidden_size") || !facts.has("model.num_layers")) return;
     if (facts.boolean("job.trains") == std::optional<bool>(false)) return;
+    // rev39: the defaults are listed with an estimate or without one: the advice rests on them either way (cases69).
+    // Without an estimate they are an input the report names, with the file that gives them.
+    if (s.job) s.rep.applied_defaults = applied_defaults(facts, s.job->syntax, s.rep.applied_defaults_source);
+    if (!facts.has("model.hidden_size") || !facts.has("model.num_layers")) {
+        if (!s.rep.applied_defaults.empty())
+            s.rep.inputs.push_back(phrase(s.rep.lang, "report.input.framework_defaults",
+                                          {{"framework", facts.string("job.framework").value_or("?")},
+                                           {"defaults", fmt::format("{}", fmt::join(s.rep.applied_defaults, ", "))},
+                                           {"source", s.rep.applied_defaults_source}}));
+        return;
+    }
     s.rep.estimate = estimate(from_facts(facts));
     emit_facts(*s.rep.estimate, facts);
-    if (s.job) s.rep.applied_defaults = applied_defaults(facts, s.job->syntax);
 }
 
 }  // namespace oomdx

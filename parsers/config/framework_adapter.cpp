@@ -480,7 +480,13 @@ int framework_adapter::detect_score(const std::vector<raw_entry>& entries, const
             }
         for (const auto& d : m_detect_shared)
             if (d == e.key || d == c) score += 10;
-        if (const auto ms = find(e.key); !ms.empty() && !launch_topology(ms)) score += 1;
+        // rev39: `--config FILE` is a flag scripts of every kind take (TRL's recipe, a user's own YAML): it signs no
+        // adapter; the file it names tells the framework
+        const auto ms = find(e.key);
+        const bool config_flag = std::all_of(ms.begin(), ms.end(), [](const key_mapping* m) {
+            return m->canonical == "job.config_file" && (m->key == "--config" || m->key == "config");
+        });
+        if (!ms.empty() && !launch_topology(ms) && !config_flag) score += 1;
     }
     // detect_required: keys it shares with every launcher (--model, --dataset) do not make a job its own
     return m_detect_required && !signed_ ? 0 : score;

@@ -1,6 +1,7 @@
 #include "parsers/config/framework_defaults.h"
 
 #include <exception>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -61,18 +62,23 @@ std::string shipped_config_name(std::string n) {
 
 }  // namespace
 
-bool emit_named_config_settings(const std::string& framework, fact_store& facts) {
-    const fact* named = facts.get("job.recipe_config");
+namespace {
+
+// The settings of the adapter's shipped_files entry `name`, for the file or config `named` names: each key the store
+// leaves open or holds only as a default.
+bool emit_shipped_settings(const std::string& framework, fact_store& facts, const char* named_fact,
+                           std::string (*file_name)(std::string), const char* what) {
+    const fact* named = facts.get(named_fact);
     if (!named || !named->val.is_string()) return false;
     try {
         const framework_adapter& ad = framework_adapter::get(framework);
-        const std::string name = shipped_config_name(named->val.as_string());
+        const std::string name = file_name(named->val.as_string());
         const auto* shipped = ad.shipped_file(name);
         if (!shipped) return false;
         provenance p = named->prov;  // a copy: emitting may move the store's facts
-        p.producer = "config." + ad.name() + ".shipped_config";
-        p.derived_from = {"job.recipe_config"};
-        p.excerpt = fmt::format("{}: the settings of the config {} ships under that name ({})", name, ad.name(), ad.file());
+        p.producer = "config." + ad.name() + ".shipped_" + what;
+        p.derived_from = {named_fact};
+        p.excerpt = fmt::format("{}: the settings of the {} {} ships under that name ({})", name, what, ad.name(), ad.file());
         for (const auto& [key, v] : *shipped) {
             if (const fact* cur = facts.get(key); cur && !cur->prov.from_default()) continue;
             facts.emit(key, v, p);
@@ -81,6 +87,17 @@ bool emit_named_config_settings(const std::string& framework, fact_store& facts)
     } catch (const std::exception&) {
         return false;
     }
+}
+
+std::string file_name_of(std::string path) { return std::filesystem::path(path).filename().string(); }
+
+}  // namespace
+
+bool emit_named_config_settings(const std::string& framework, fact_store& facts) {
+    const bool config = emit_shipped_settings(framework, facts, "job.recipe_config", shipped_config_name, "config");
+    // rev39: the DeepSpeed file a log names (a pasted LLaMA-Factory config's `deepspeed: examples/deepspeed/ds_z3_config.json`)
+    const bool ds = emit_shipped_settings(framework, facts, "job.deepspeed_config", file_name_of, "file");
+    return config || ds;
 }
 
 }  // namespace oomdx

@@ -23,8 +23,9 @@ void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& f
 
 // A config the framework ships, named without its file (job.recipe_config: torchtune's `tune run <recipe>
 // --config llama3_1/8B_qlora_single_device`): the settings of the adapter's `shipped_files` entry of that name
-// fill each key the store leaves open or holds only as a default, marked as that config's. False when no config is
-// named or the adapter ships none of that name.
+// fill each key the store leaves open or holds only as a default, marked as that config's. The same for a DeepSpeed
+// file named without the file at hand (job.deepspeed_config from a log: LLaMA-Factory's
+// examples/deepspeed/ds_z3_offload_config.json). False when neither is named or the adapter ships none of that name.
 bool emit_named_config_settings(const std::string& framework, fact_store& facts);
 
 }  // namespace oomdx

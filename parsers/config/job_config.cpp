@@ -677,6 +677,22 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
         if (depth > 0) return over;
         return with_base_job(parse_job_config_depth(ref, over.framework_guessed ? "" : fw, depth + 1), over);
     };
+    // rev39: a config file named on a launch line, under the line's settings. The launcher's config is read in the line's
+    // adapter; a recipe the script reads (TRL's --config) by its own keys, and its framework names the job where the
+    // line's is only the trainer's (hf_trainer: a GRPO recipe is trl's).
+    auto with_recipe_base = [&](const std::pair<std::string, bool>& ref, const job_config& over,
+                                const framework_adapter& line) -> job_config {
+        if (!ref.second) return with_base_job(parse_job_config_depth(ref.first, over.framework_guessed ? "" : line.name(), depth + 1), over);
+        job_config recipe = parse_job_config_depth(ref.first, "", depth + 1);
+        const bool own = !recipe.framework_guessed && recipe.framework != over.framework && over.framework == "hf_trainer";
+        job_config out = with_base_job(recipe, over);
+        if (own) {
+            out.framework = recipe.framework;
+            for (auto& f : out.facts)
+                if (f.name == "job.framework") f.val = value(recipe.framework);
+        }
+        return out;
+    };
     // HF / LLaMA-Factory pointing at a DeepSpeed JSON (in the config, or as --deepspeed on a launch line): read it
     // too; the trainer's values win.
     auto with_deepspeed = [&](job_config& j, const framework_adapter& a, const std::string& from) -> job_config {
@@ -759,9 +775,18 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
                 if (m->canonical == "job.config_file") return true;
             return false;
         };
+        // rev39: the launcher's config (accelerate's --config_file) and the script's own (TRL's --config recipe) are read
+        // both: the recipe over the launcher's, the line's flags over both
+        std::vector<std::pair<std::string, bool>> refs;  // (file, the script's own recipe)
         for (const auto& e : job.entries)
             if (e.literal && e.val.is_string() && names_config(e))
-                if (auto ref = resolve_reference(e.val.as_string(), path)) return with_base(*ref, job, a0.name());
+                if (auto ref = resolve_reference(e.val.as_string(), path)) refs.emplace_back(*ref, e.key == "config" || e.key == "--config");
+        if (refs.size() == 1 && !refs[0].second) return with_base(refs[0].first, job, a0.name());
+        if (!refs.empty() && depth == 0) {
+            job_config out = job;
+            for (auto it = refs.rbegin(); it != refs.rend(); ++it) out = with_recipe_base(*it, out, a0);
+            return out;
+        }
         // cases69: a config the launcher names that is not here (accelerate's --config_file=zero3.yaml): its settings
         // (ZeRO stage, offload, FSDP) were not read, and the report says so instead of planning from the defaults.
         if (depth == 0)
@@ -840,6 +865,24 @@ job_config parse_cli_args(const std::vector<std::string>& args, const std::strin
         job.entries.push_back(std::move(e));
     }
     finish(job, a);
+    // rev39: a logged line that names its config files (accelerate's --config_file, TRL's --config recipe), which the
+    // log does not hold: the settings are in them, so the adapter's defaults are not the job's, and the report says
+    // which files were not read (as for a launch script whose files are not here, cases69).
+    if (job.framework_guessed) return job;
+    std::vector<const raw_entry*> named;
+    for (const auto& e : job.entries)
+        for (const key_mapping* m : a.find(e.key))
+            if (m->canonical == "job.config_file" && e.literal && e.val.is_string()) named.push_back(&e);
+    if (named.empty()) return job;
+    std::erase_if(job.facts, [](const fact& f) { return f.prov.from_default() && f.name != "job.framework"; });
+    for (const raw_entry* e : named) {
+        provenance p;
+        p.producer = "config." + a.name();
+        p.file = job.file;
+        p.line = e->line;
+        p.excerpt = e->excerpt;
+        add_missing_file(job, e->val.as_string(), p);
+    }
     return job;
 }
 

@@ -180,6 +180,10 @@ void finish_job_inputs(job_inputs& in, fact_store& facts) {
     if (auto fw = facts.string("job.framework"); fw && *fw != in.syntax.framework && !in.job)
         in.syntax = override_syntax_for(*fw);
     set_runtime(in.syntax, facts);
+    // A DeepSpeed file the log names under another framework (a pasted LLaMA-Factory config, rev39): ZeRO settings
+    // go to that file, as they do when the config itself names it.
+    if (in.syntax.deepspeed_file.empty() && in.syntax.framework != "deepspeed")
+        if (auto ds = facts.string("job.deepspeed_config")) in.syntax.deepspeed_file = *ds;
     // A log that shows the DeepSpeed engine under another framework: ZeRO settings go to its JSON,
     // whose name the log does not give.
     if (in.syntax.deepspeed_file.empty() && in.syntax.framework != "deepspeed" &&

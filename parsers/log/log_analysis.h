@@ -28,6 +28,9 @@ struct memory_point {
     std::optional<std::int64_t> time_ms;  // the line's timestamp, when it has one
     // the same line's peak allocated of the step (Megatron's "max allocated" beside "allocated"); 0 = none
     std::int64_t peak_bytes = 0;
+    // rev39: that peak is the one since the previous print (DeepSpeed's see_memory_usage resets it after printing):
+    // a step's only where the line comes once per step
+    bool peak_since_print = false;
 };
 
 // The forecast from a log that has not failed (yet): the steady per-step growth of one rank

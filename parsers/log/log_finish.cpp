@@ -632,6 +632,17 @@ log_analysis scanner::finish() {
             if (!failure || p.line < failure->line) a.memory_series.push_back(p);
         if (chosen->rank >= 0) a.memory_series_rank = chosen->rank;
     }
+    // rev39: a peak since the previous print (DeepSpeed's see_memory_usage resets it after printing) is a step's only
+    // where the line comes once per step: after the first reading (which may come before the first step line and
+    // take its step), two readings or more, each of another step. A single print (after the optimizer is built) or
+    // several in one step (memory_breakdown's before forward, backward, step) print peaks of something else or of
+    // parts of a step; the rules compare only a step's peak.
+    bool once_per_step = a.memory_series.size() >= 3;
+    for (std::size_t i = 2; i < a.memory_series.size(); ++i)
+        if (a.memory_series[i].step == a.memory_series[i - 1].step) once_per_step = false;
+    if (!once_per_step)
+        for (auto& p : a.memory_series)
+            if (p.peak_since_print) p.peak_bytes = 0;
     const auto& ms = a.memory_series;
     if (ms.size() >= 2) {
         std::vector<double> xs, ys;

@@ -995,8 +995,8 @@ void scanner::handle_memory(int sig, std::string_view seg, std::int64_t line, st
 bool read_memory_line(const signature& s, std::string_view text, memory_point& p, bool& step_found,
                       std::int64_t* pct) {
     // the other fields are not needed per point
-    auto f = pct ? extract_fields(s, text, {"memory", "step", "memory_pct", "step_peak_bytes"})
-                 : extract_fields(s, text, {"memory", "step", "step_peak_bytes"});
+    auto f = pct ? extract_fields(s, text, {"memory", "step", "memory_pct", "step_peak_bytes", "print_peak_bytes"})
+                 : extract_fields(s, text, {"memory", "step", "step_peak_bytes", "print_peak_bytes"});
     auto* mem = find_field(f, "memory");
     if (!mem) return false;
     if (pct) {
@@ -1006,6 +1006,10 @@ bool read_memory_line(const signature& s, std::string_view text, memory_point& p
     p.bytes = mem->num;
     p.statistic = s.statistic.empty() ? "unknown" : s.statistic;
     if (auto* peak = find_field(f, "step_peak_bytes")) p.peak_bytes = peak->num;
+    if (auto* peak = find_field(f, "print_peak_bytes")) {
+        p.peak_bytes = peak->num;
+        p.peak_since_print = true;
+    }
     p.time_ms = log_line_time_ms(text);
     auto* stp = find_field(f, "step");
     step_found = stp != nullptr;

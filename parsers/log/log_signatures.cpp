@@ -52,7 +52,7 @@ const std::vector<std::string> k_field_names{
     "reserved_unallocated_bytes", "process_in_use_bytes", "allowed_bytes", "active_bytes",
     "private_pool_bytes", "device_index", "device_kind", "error_code", "rank", "pid", "step",
     "total", "last_step", "memory", "memory_pct", "world_size", "epoch", "message_form", "message_hint", "value", "path",
-    "step_peak_bytes"};
+    "step_peak_bytes", "print_peak_bytes"};
 
 }  // namespace
 
@@ -94,7 +94,8 @@ const std::vector<std::string>& oom_sources() {
 
 const std::vector<std::string>& phase_names() {
     static const std::vector<std::string> v{"init", "model_load", "forward", "backward", "optimizer_step", "loss",
-                                            "eval", "checkpoint_save", "checkpoint_load", "data_loading", "scoring"};
+                                            "eval", "checkpoint_save", "checkpoint_load", "data_loading", "scoring",
+                                            "adapter_merge"};
     return v;
 }
 
