@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -160,4 +161,27 @@ TEST_CASE("rule scope: the same on the corpus snapshots") {
     std::vector<std::string> files;
     for (const auto& m : manifest) files.push_back((dir / m["file"].get<std::string>()).string());
     check_files(files);
+}
+
+TEST_CASE("rule scope: a conjunct on facts that stay absent decides when it is not true") {
+    // id, condition, kept
+    const std::vector<std::tuple<std::string, std::string, bool>> cases = {
+        {"and_other", "snapshot.count > 0 and oom.requested_bytes > 1", false},
+        {"nested_and", "(snapshot.count > 0 and snapshot.count < 9) and exists(oom.requested_bytes)", false},
+        {"and_true_when_absent", "snapshot.count > 0 and not exists(oom.requested_bytes)", true},
+        {"or_other", "snapshot.count > 0 or oom.requested_bytes > 1", true},
+        {"mixed_conjunct", "snapshot.count > 0 and (snapshot.count > 5 or oom.requested_bytes > 1)", true},
+        // Read by a conjunct, asserted by a kept rule (below): kept (the fixpoint).
+        {"and_derived", "snapshot.count > 0 and oom.free_bytes > 1", true},
+    };
+    rule_set rs;
+    std::vector<std::string> want;
+    for (const auto& [id, cond, kept] : cases) {
+        rs.rules.push_back(rule(id, cond));
+        if (kept) want.push_back(id);
+    }
+    rs.rules.push_back(rule("derives", "snapshot.count > 1", "oom.free_bytes"));
+    want.push_back("derives");
+    CHECK(keep_rules_for_facts(rs, {"snapshot."}) == cases.size() + 1 - want.size());
+    CHECK(ids(rs) == want);
 }
