@@ -102,6 +102,13 @@ struct reader {
         }
         return std::nullopt;
     }
+    std::optional<double> num_opt(const std::string& n) const {
+        const fact* x = f.get(n);
+        if (!x) return std::nullopt;
+        if (x->val.is_integer()) return double(x->val.as_integer());
+        if (x->val.is_number() && std::isfinite(x->val.as_number())) return x->val.as_number();
+        return std::nullopt;
+    }
     std::int64_t integer(const std::string& n, std::int64_t def, const char* why, bool required = false) {
         if (auto v = int_opt(n)) return *v;
         if (why) in.assumptions.push_back(fmt::format("{} = {} ({})", n, def, why));
@@ -1046,6 +1053,19 @@ estimate_input from_facts(const fact_store& facts) {
         }
     }
 
+    // verl's actor takes per-token log-probs from the model's 16-bit logits (utils/torch_functional.py
+    // logprobs_from_logits: flash-attn's Triton cross-entropy with in-place backward, torch_npu's fused loss on NPU).
+    // Since 2025-04-17 (volcengine/verl@25b0f226) the update takes the entropy only for entropy_coeff != 0 (or
+    // calculate_entropy, 2025-11-25); earlier builds took it in every update.
+    in.fused_logprob_loss = r.boolean("framework.fused_logprob_loss", false, nullptr) && !in.chunked_loss;
+    if (in.fused_logprob_loss) {
+        const auto coeff = r.num_opt("training.entropy_coeff");
+        const bool asked = r.boolean("training.calculate_entropy", false, nullptr) || (coeff && *coeff != 0.0);
+        const bool new_build = in.framework_date >= est::date_verl_entropy_on_demand ||
+                               in.framework_date_min >= est::date_verl_entropy_on_demand;
+        in.rl_entropy = asked ? 1 : new_build ? 0 : -1;
+    }
+
     // torch Adam/AdamW without fused=True steps with its foreach implementation on CUDA (torch
     // optim/optimizer.py _default_to_fused_or_foreach), which allocates sqrt(exp_avg_sq) for the
     // whole parameter group at once (optim/adamw.py _multi_tensor_adamw, torch 2.4): one
@@ -1318,6 +1338,10 @@ estimate_result estimate(const estimate_input& in) {
                                      ? " (bf16 logits + fp32 softmax + compiled copy: --cross-entropy-loss-fusion native)"
                                  : in.framework == train_framework::megatron ? " (bf16 logits + fp32 vocab-parallel CE)"
                                  : in.tp > 1 && in.loss_parallel ? " (fp32 shards of the loss-parallel CE)"
+                                 : in.fused_logprob_loss
+                                     ? (b.logits_bpe > k.logits_bytes_rl_logprob
+                                            ? " (bf16 logits, scaled copy, the entropy's softmax and product, gradient)"
+                                            : " (bf16 logits and scaled copy; fused log-prob CE, in-place gradient)")
                                                                  : " (fp32 log-probs, incoming and input gradients)")
                    : std::string("0 at this phase / stage"));
     add("temporaries", "temporaries", temps,
@@ -1531,7 +1555,14 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(
                 "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized buffer at "
                 "the step) was the default before torch 2.8, adamw_torch_fused after; high end includes the buffer");
-        if (in.hf_model && in.hf_loss_keeps_logits < 0 && !in.chunked_loss && in.framework != train_framework::megatron)
+        if (in.fused_logprob_loss && in.rl_entropy < 0)
+            r.interval_reasons.push_back(fmt::format(
+                "verl builds before 2025-04-17 take the entropy over the vocabulary in every update (its softmax and "
+                "product buffers, the log-prob gradient out of place: {:g} B per token x vocab element instead of {:g}, "
+                "high end); later builds only for entropy_coeff != 0 or calculate_entropy (set job.framework_date)",
+                k.logits_bytes_rl_logprob_entropy, k.logits_bytes_rl_logprob));
+        if (in.hf_model && in.hf_loss_keeps_logits < 0 && !in.chunked_loss && in.framework != train_framework::megatron &&
+            !in.fused_logprob_loss)
             r.interval_reasons.push_back(fmt::format(
                 "transformers version not given: 4.46-4.48 keep the bf16 logits beside the fp32 and shifted fp32 copies "
                 "({:g} B per token x vocab element, high end; set job.transformers_version)", k.logits_bytes_hf_loss_fn));

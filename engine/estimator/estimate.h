@@ -151,6 +151,10 @@ struct estimate_input {
     // est30: the script takes the cross-entropy itself on the model's 16-bit logits, not upcast, no autocast
     bool loss_in_model_dtype = false;
     bool caller_keeps_logits = false;  // the loop's own `logits` variable holds them through backward (est50)
+    // RL trainers that take per-token log-probabilities from the model's 16-bit logits with a fused cross-entropy
+    // (verl: flash-attn's Triton kernel with in-place backward, torch_npu's npu_cross_entropy_loss): no fp32 copy
+    bool fused_logprob_loss = false;
+    int rl_entropy = 0;  // the update also takes the entropy over the vocabulary: 1 yes, 0 no, -1 unknown (high end)
     // est52: BAdam / GaLore / APOLLO / LISA full-parameter training (engine/estimator/memory_efficient.h)
     memory_efficient_spec me;
     // Added in round est9 (held-out fine-tuning rows).

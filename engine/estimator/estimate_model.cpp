@@ -793,7 +793,13 @@ double compute(const estimate_input& in, breakdown& out) {
         strand_bpe = 2.0;
         // transformers 4.46-4.48: the model keeps its bf16 logits while the loss function makes the
         // fp32 and the shifted fp32 copies (knowledge/estimator.yaml logits_bytes_hf_loss_fn)
-        if (in.loss_in_model_dtype && !vocab_parallel) {
+        if (in.fused_logprob_loss && !vocab_parallel) {
+            // verl's log-probs from the 16-bit logits: no fp32 copy; the entropy, when the update takes it, adds
+            // its softmax and product buffers and keeps the gradient out of place (knowledge/estimator.yaml)
+            const bool entropy = in.rl_entropy > 0 || (in.rl_entropy < 0 && in.variant > 0);
+            bpe = entropy ? k.logits_bytes_rl_logprob_entropy : k.logits_bytes_rl_logprob;
+            strand_bpe = 0.0;
+        } else if (in.loss_in_model_dtype && !vocab_parallel) {
             // the script's own CE on the model's bf16 logits (est30): logits, the shifted reshape copy and the
             // bf16 log-softmax in forward; its gradient and the slice's padded gradient in backward
             bpe = in.caller_keeps_logits ? k.logits_bytes_model_dtype_ce_held : k.logits_bytes_model_dtype_ce;

@@ -37,6 +37,7 @@ inline constexpr int date_torchtune_chunked_nf4 = 20240626;
 // fp32 logits stay referenced through loss.backward().
 inline constexpr int date_torchtune_lora_dist_del_logits = 20240604;
 inline constexpr int date_torchtune_del_logits = 20240728;
+inline constexpr int date_verl_entropy_on_demand = 20250417;  // volcengine/verl@25b0f226: entropy only for entropy_coeff != 0
 // est46: torchtune 73647e26e (#620) gives InstructDataset a max_seq_len and the builders (alpaca_dataset and the
 // rest) the default 512; 8295cc350 (#1284, SFTDataset) drops it (the tokenizer's max_seq_len, unset by default, cuts)
 inline constexpr int date_torchtune_dataset_cap_512 = 20240330;

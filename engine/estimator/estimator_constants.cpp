@@ -31,6 +31,8 @@ estimator_constants load_estimator_constants(const std::string& path) {
         {"logits_bytes_fused", &k.logits_bytes_fused},
         {"logits_bytes_compiled", &k.logits_bytes_compiled},
         {"logits_bytes_hf_loss_fn", &k.logits_bytes_hf_loss_fn},
+        {"logits_bytes_rl_logprob", &k.logits_bytes_rl_logprob},
+        {"logits_bytes_rl_logprob_entropy", &k.logits_bytes_rl_logprob_entropy},
         {"logits_bytes_model_dtype_ce", &k.logits_bytes_model_dtype_ce},
         {"logits_bytes_model_dtype_ce_held", &k.logits_bytes_model_dtype_ce_held},
         {"logits_bytes_torchtune_kept", &k.logits_bytes_torchtune_kept},

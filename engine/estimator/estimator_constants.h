@@ -21,6 +21,8 @@ struct estimator_constants {
     double logits_bytes_fused = 1.5;            // projection + CE per chunk inside the loss: one chunk's fp32 work
     double logits_bytes_compiled = 4.0;         // loss compiled with the model: bf16 logits + bf16 gradient
     double logits_bytes_hf_loss_fn = 14.0;      // transformers 4.46-4.48 ForCausalLMLoss: bf16 logits + fp32 + shifted fp32 + log-softmax
+    double logits_bytes_rl_logprob = 4.0;          // verl: bf16 logits + the temperature-scaled copy; fused CE, in-place grad
+    double logits_bytes_rl_logprob_entropy = 10.0; // ... plus the entropy's softmax and product buffers and a separate gradient
     double logits_bytes_model_dtype_ce = 6.0;   // script's own CE on the model's un-upcast bf16 logits, no autocast (est30)
     double logits_bytes_model_dtype_ce_held = 8.0;  // the same with the loop's `logits` held through backward (est50)
     double logits_bytes_torchtune_kept = 16.0;  // torchtune before #1235/#1046: the recipe's shifted fp32 logits live through backward (est27)

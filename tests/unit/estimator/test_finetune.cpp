@@ -1115,6 +1115,48 @@ TEST_CASE("verl: offload between phases keeps the states for the update; a token
     CHECK(r.low_bytes < r.device_peak_bytes);
 }
 
+// verl's actor takes log-probs from the model's bf16 logits with a fused cross-entropy: 4 B per token x vocab element, 10 B
+// when the update also takes the entropy (entropy_coeff != 0; every update before 2025-04-17), not the HF loss's 12-14 B
+TEST_CASE("verl: log-probs from the 16-bit logits, the entropy only where the update takes it") {
+    auto job = [](const char* date, double coeff, bool with_coeff) {
+        fact_store f = job8b("verl", "full", 8);
+        emit(f, "framework.hf_model", true);
+        emit(f, "framework.fused_logprob_loss", true);
+        emit(f, "parallelism.zero_stage", std::int64_t(3));
+        emit(f, "training.seq_len", std::int64_t(1536));
+        emit(f, "training.local_batch_size", std::int64_t(8));
+        if (with_coeff) emit(f, "training.entropy_coeff", coeff);
+        if (date) emit(f, "job.framework_date", date);
+        return from_facts(f);
+    };
+    const estimate_input now = job("2025-09-01", 0.0, true), bonus = job("2025-09-01", 0.001, true),
+                         old = job("2025-03-01", 0.0, true), undated = job(nullptr, 0.0, true);
+    CHECK(now.rl_entropy == 0);
+    CHECK(bonus.rl_entropy == 1);
+    CHECK(old.rl_entropy == -1);
+    CHECK(undated.rl_entropy == -1);
+    const estimate_result rn = estimate(now), rb = estimate(bonus), ru = estimate(undated);
+    const double elements = 8.0 * 1536.0 * double(now.model.vocab);
+    CHECK(double(rn.component("logits")) == doctest::Approx(4.0 * elements).epsilon(0.02));
+    CHECK(double(rb.component("logits")) == doctest::Approx(10.0 * elements).epsilon(0.02));
+    // undated: the point is today's build, the high end takes the entropy and says why
+    CHECK(ru.device_peak_bytes == rn.device_peak_bytes);
+    CHECK(ru.high_bytes >= rb.device_peak_bytes);
+    CHECK(says(ru, "verl builds before 2025-04-17"));
+    CHECK_FALSE(says(rn, "verl builds before 2025-04-17"));
+    // the fused kernels (chunked loss) leave no logits term; a job without the feature keeps the HF loss's figure
+    fact_store fused = job8b("verl", "full", 8);
+    emit(fused, "framework.fused_logprob_loss", true);
+    emit(fused, "training.chunked_loss", true);
+    CHECK_FALSE(from_facts(fused).fused_logprob_loss);
+    fact_store hf = job8b("hf_trainer", "full", 8);
+    emit(hf, "framework.hf_model", true);
+    emit(hf, "parallelism.zero_stage", std::int64_t(3));
+    emit(hf, "training.seq_len", std::int64_t(1536));
+    emit(hf, "training.local_batch_size", std::int64_t(8));
+    CHECK(estimate(from_facts(hf)).component("logits") > rb.component("logits"));
+}
+
 // est41: accelerate's fsdp2_prepare_model ran model.to(torch.float32) under mixed precision until 1.13 (d1c96ba9,
 // 2025-11-26), which then upcast only trainable parameters: a LoRA job's frozen bf16 weights were fp32 shards
 TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before accelerate 1.13, an interval when undated (est41)") {
