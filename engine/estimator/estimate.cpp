@@ -793,6 +793,7 @@ estimate_input from_facts(const fact_store& facts) {
             const std::string qm = lower(r.str("training.quantization_method", in.framework == train_framework::torchtune ? "torchao" : "bitsandbytes", nullptr));
             ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
             ft.group_quant = qm == "gptq" || qm == "awq";
+            ft.gptq_keeps_dequant = qm == "gptq";
             if (ft.group_quant) ft.double_quant = false;
             // LitGPT: Lightning's BitsandbytesPrecision replaces every nn.Linear and LitGPT passes no
             // ignore_modules (litgpt/finetune/lora.py), so the head is a 4/8-bit linear too
@@ -1214,8 +1215,10 @@ estimate_result estimate(const estimate_input& in) {
     r.worst_stage_index = st.stage;
     r.worst_stage = in.pp > 1 ? fmt::format("{}{}", st.stage, st.stage == int(in.pp) - 1 ? " (last)" : st.stage == 0 ? " (first)" : "")
                               : "0";
-    for (const auto& s : b.stages)
+    for (const auto& s : b.stages) {
         r.stages.push_back({s.stage, s.layers, std::int64_t(std::llround(s.inflight)), to_i(s.peak), phase_name(s.phase)});
+        r.optimizer_step_bytes = std::max(r.optimizer_step_bytes, to_i(s.phase_step));
+    }
 
     const double shard = b.shard_n;
     const std::string shard_txt = fmt::format("{:g}", shard);
@@ -1717,6 +1720,7 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
         e("estimate.host_offload_high_bytes", r.host_offload_high_bytes);
     }
     if (r.host_budget_bytes > 0) e("estimate.host_budget_bytes", r.host_budget_bytes);
+    if (r.optimizer_step_bytes > 0) e("estimate.optimizer_step_bytes", r.optimizer_step_bytes);
     if (r.logits_tensor_bytes > 0) {
         e("estimate.logits_tensor_bytes", r.logits_tensor_bytes);
         e("estimate.logits_tensor_fp32_bytes", r.logits_tensor_fp32_bytes);
@@ -1739,6 +1743,7 @@ nlohmann::json to_json(const estimate_result& r) {
     j["margin_fraction"] = r.margin_fraction;
     j["fits"] = r.fits;
     j["peak_phase"] = r.peak_phase;
+    j["optimizer_step_bytes"] = r.optimizer_step_bytes;
     j["worst_stage"] = r.worst_stage_index;
     j["param_count"] = r.param_count;
     j["complete"] = r.complete;

@@ -81,6 +81,9 @@ struct finetune_spec {
     int bnb4_keeps_input_side = 0;
     bool quant_head = false;              // the output head is a quantized linear too (LitGPT QLoRA)
     bool group_quant = false;             // GPTQ / AWQ checkpoint: packed weights + a scale and zero per group of 128
+    // est64: auto-gptq's QuantLinear dequantizes its whole weight to fp16 and multiplies with torch.matmul, so
+    // autograd keeps that fp16 copy for the input's gradient (AWQ's kernels dequantize again in backward)
+    bool gptq_keeps_dequant = false;
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
     std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train
@@ -265,6 +268,7 @@ struct estimate_result {
     std::int64_t low_bytes = 0, high_bytes = 0;
     std::vector<std::string> interval_reasons;
     std::int64_t trainable_params = 0;      // parameters that receive gradients
+    std::int64_t optimizer_step_bytes = 0;  // live tensors at the optimizer step (worst stage): what an OOM there is measured against
     std::int64_t logits_tensor_bytes = 0;   // one micro-batch's whole logits per rank, compute dtype (0 when chunked)
     std::int64_t logits_tensor_fp32_bytes = 0;  // the same tensor upcast to fp32 for the loss
     std::int64_t pp_microbatch_size = 0;    // pipeline micro-batch used (0 without PP)

@@ -1260,8 +1260,22 @@ double compute(const estimate_input& in, breakdown& out) {
             // then its bf16 cast: 4 B per element at the cast. The 2024 LitGPT QLoRA rows need it, the 2023
             // ones do not (docs/estimator.md, est24): high end
             const double deq = ft.quant_head && ft.base_bits == 4 && in.variant > 0 ? 4.0 : 2.0;
-            fwd += deq * max_lin;
-            bwd += deq * max_lin;
+            if (ft.gptq_keeps_dequant) {
+                // est64: auto-gptq's QuantLinear (qlinear_cuda_old / qlinear_cuda) trains on its dequantize path:
+                // shift the packed int32 weight (int32 result), cast to int8, subtract the zeros and scale to an
+                // fp16 weight, then torch.matmul, which keeps that weight for the input's gradient. One linear's
+                // unpacking peaks at 4 + 1 B per element; the layer's fp16 weights stay saved until its backward:
+                // one layer's under checkpointing (its recompute), every layer's from the forward on without
+                const double layer_lin = n > 0 ? lin / double(n) : 0.0;
+                const double unpack = 5.0 * max_lin;
+                const double saved = 2.0 * (in.ac == ac_kind::full ? std::max(0.0, layer_lin - max_lin) : lin);
+                fwd += unpack + (in.ac == ac_kind::full ? 0.0 : saved);
+                bwd += unpack + saved;
+                if (in.ac != ac_kind::full) loss += saved;
+            } else {
+                fwd += deq * max_lin;
+                bwd += deq * max_lin;
+            }
             // a quantized head (LitGPT) is dequantized again by each chunk's backward, which autograd runs
             // after every chunk's cross-entropy backward (those nodes are newer) while the training loop still
             // holds the logits: the loss-phase buffers are alive beside the bf16 copy (litgpt/finetune/lora.py)

@@ -490,7 +490,13 @@ void signature_set::finish() {
     m_bucket.clear();
     for (unsigned key = 0; key < 65536; ++key) {
         m_bucket_begin[key] = static_cast<std::uint32_t>(m_bucket.size());
-        for (int li : bucket_of[key]) m_bucket.push_back({m_lits[li].head, li});
+        // the literals that do not end the scan first: one that starts at the same byte as an exclusive
+        // literal is not after it ("step:  36%|" of a bar described "step" beside torchtitan's "step: ")
+        for (const bool stop : {false, true})
+            for (int li : bucket_of[key]) {
+                const lit_ref& l = m_lits[static_cast<size_t>(li)];
+                if (l.stop == stop) m_bucket.push_back({l.head, li});
+            }
     }
     m_bucket_begin[65536] = static_cast<std::uint32_t>(m_bucket.size());
 }
@@ -530,7 +536,8 @@ void signature_set::slide(const unsigned char* p, size_t n, std::vector<int>& hi
 }
 
 // The literals that start at q (its first 4 bytes are `head`, hashed to `key`; `avail` bytes from
-// q to the end of the text), in literal order; true when one of them ends the scan (stop).
+// q to the end of the text), the non-exclusive ones first, each group in literal order; true when one
+// of them ends the scan (stop).
 bool signature_set::check_bucket(unsigned key, std::uint32_t head, const unsigned char* q, size_t avail,
                                  std::vector<int>& hits, char* mark) const {
     const bucket_entry* bucket = m_bucket.data();

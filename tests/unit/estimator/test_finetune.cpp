@@ -149,6 +149,31 @@ TEST_CASE("GPTQ / AWQ checkpoints: packed weights with a scale and a zero point 
     CHECK(b.stages[0].frozen == doctest::Approx(linear * 1.0 + other * 2.0));
 }
 
+TEST_CASE("auto-gptq's dequantize path keeps one checkpointed layer's fp16 weights for backward, AWQ does not (est64)") {
+    estimate_input in = lora8b(8, lora_target::all);
+    in.ac = ac_kind::full;
+    in.ft.base_bits = 4;
+    in.ft.group_quant = true;
+    const double layer = est::linear_params(in.model, false);
+    const double largest = est::largest_linear(in.model, false);
+    est::breakdown awq, gptq;
+    est::compute(in, awq);  // AWQ: one dequantized copy of the largest linear at a time
+    in.ft.gptq_keeps_dequant = true;
+    est::compute(in, gptq);
+    // the largest linear's unpacking (int32 shift result + int8 cast, 5 B) in place of its 2 B copy
+    CHECK(gptq.stages[0].temp_forward - awq.stages[0].temp_forward == doctest::Approx(3.0 * largest));
+    // under checkpointing the recomputed layer's other linears stay saved in fp16 until its backward
+    CHECK(gptq.stages[0].temp_backward - awq.stages[0].temp_backward ==
+          doctest::Approx(3.0 * largest + 2.0 * (layer - largest)));
+    CHECK(gptq.stages[0].temp_loss == doctest::Approx(awq.stages[0].temp_loss));
+    // without checkpointing every layer's fp16 weights are saved from the forward on, through the loss
+    in.ac = ac_kind::none;
+    est::compute(in, gptq);
+    in.ft.gptq_keeps_dequant = false;
+    est::compute(in, awq);
+    CHECK(gptq.stages[0].temp_loss - awq.stages[0].temp_loss == doctest::Approx(2.0 * 32 * layer));
+}
+
 TEST_CASE("MindSpeed swap-attention: the attention block's saved tensors leave the device, the MLP's stay") {
     const double h = 4096, a = 32, g = 8, d = 128, F = 14336;
     const double attn = 2 * (a * d + 2 * g * d) + 2 * a * d + 4 * a;  // post-RoPE q, k, v, SDPA output, lse

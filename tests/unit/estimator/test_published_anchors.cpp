@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "engine/core/data_dir.h"
 #include "engine/core/fact_store.h"
 #include "engine/estimator/estimate.h"
+#include "engine/estimator/estimate_model.h"
 #include "parsers/config/model_dims.h"
 #include "tests/unit/estimator/test_util.h"
 
@@ -36,6 +38,19 @@ std::string fmt_device(double e) {
     char buf[32];
     std::snprintf(buf, sizeof buf, " (device %+.1f%%)", 100.0 * e);
     return buf;
+}
+
+// OOMDX_ANCHOR_DETAIL=1: each row's own breakdown under it (est64: the rows past 15 % grouped by cause)
+void print_breakdown(const estimate_input& in, const estimate_result& r, double u, const char* unit) {
+    std::printf("    %s phase, stage %s: allocated %.2f, reserved %.2f, device %.2f (runtime %.2f) %s;",
+                r.peak_phase.c_str(), r.worst_stage.c_str(), double(r.peak_bytes) / u, double(r.reserved_peak_bytes) / u,
+                double(r.device_peak_bytes) / u, double(r.runtime_bytes) / u, unit);
+    for (const auto& c : r.components) std::printf(" %s %.2f", c.id.c_str(), double(c.bytes) / u);
+    est::breakdown b;
+    est::compute(in, b);
+    const auto& st = b.stages.at(std::size_t(r.worst_stage_index));
+    std::printf("; phases (allocated): forward %.2f loss %.2f backward %.2f step %.2f\n", st.phase_forward / u,
+                st.phase_loss / u, st.phase_backward / u, st.phase_step / u);
 }
 
 // Estimates every row of knowledge/anchors/<file> and prints the table.
@@ -102,6 +117,7 @@ std::vector<row_result> run_anchors(const std::string& file) {
                                       (x.covered ? " covers" : ""))
                                          .c_str()
                                    : "-");
+        if (std::getenv("OOMDX_ANCHOR_DETAIL")) print_breakdown(in, r, u, unit_name.c_str());
         out.push_back(x);
     }
     return out;

@@ -1082,8 +1082,18 @@ TEST_CASE("progress formats: nested bars whose outer epoch bar moved count the s
         CHECK(a.last_logged_step == 2);
     }
     SUBCASE("an inner bar that ran once is not known to be nested") {
-        auto a = run(epoch(0) + epoch(1) + inner_run(0, 4, 30) + oom);
+        // logs63: an outer bar described "epoch:" counts epochs and is never the step (tqdm_bar's unless), so the
+        // outer bar here has another description
+        auto outer = [](int n) {
+            return "\rtrain:  10%|#         | " + std::to_string(n) + "/20 [09:27<2:59:40, 567.40s/it]\n";
+        };
+        auto a = run(outer(0) + outer(1) + inner_run(0, 4, 30) + oom);
         CHECK(a.last_logged_step != 4);
+    }
+    SUBCASE("an outer bar described epoch counts epochs: the inner bar is the step though it ran once") {
+        auto a = run(epoch(0) + epoch(1) + inner_run(0, 4, 30) + oom);
+        CHECK(a.last_logged_step == 4);
+        CHECK(a.step == 5);
     }
 }
 

@@ -15,8 +15,8 @@ using namespace oomdx;
 
 namespace {
 
-// What candidates() promises, by brute force: positions in order, literals in load order, each
-// signature once, stop after an exclusive one.
+// What candidates() promises, by brute force: positions in order, literals in load order (at one position the
+// non-exclusive ones first), each signature once, stop after an exclusive one.
 // A `max_line` signature (a whole-line marker such as `...`) is looked for first, by a plain search, and only
 // in a line of at most its max_line bytes.
 std::vector<int> reference(const signature_set& sigs, std::string_view text) {
@@ -43,14 +43,17 @@ std::vector<int> reference(const signature_set& sigs, std::string_view text) {
                 by_head[static_cast<unsigned char>(lit[0])].emplace_back(static_cast<int>(s), lit);
             }
         }
+    // At one position the literals that do not end the scan come first: one that starts at the same byte as an
+    // exclusive literal is not after it.
     for (size_t i = 0; i < text.size(); ++i) {
         const std::string_view rest = text.substr(i);
-        for (const auto& [s, lit] : by_head[static_cast<unsigned char>(rest[0])]) {
-            if (seen[s] || rest.substr(0, lit.size()) != lit) continue;
-            seen[s] = 1;
-            hits.push_back(s);
-            if (sigs.all()[s].exclusive) return hits;
-        }
+        for (const bool stop : {false, true})
+            for (const auto& [s, lit] : by_head[static_cast<unsigned char>(rest[0])]) {
+                if (sigs.all()[s].exclusive != stop || seen[s] || rest.substr(0, lit.size()) != lit) continue;
+                seen[s] = 1;
+                hits.push_back(s);
+                if (stop) return hits;
+            }
     }
     return hits;
 }
