@@ -1055,7 +1055,10 @@ estimate_input from_facts(const fact_store& facts) {
     // (adamw_hf, adamw_torch, adamw_torch_fused with torch >= 2.8: training_args.py default_optim).
     if ((in.hf_model || job_fw == "litgpt") && in.framework != train_framework::deepspeed && in.optimizer == "adamw" &&
         !in.optimizer_offload && !in.optimizer_in_backward) {
-        const std::optional<std::string> named = r.str_opt("optimizer.name");
+        // rev40: HF Trainer's default optim (a framework default, not the job's) is version-dependent, as above
+        const fact* of = facts.get("optimizer.name");
+        const std::optional<std::string> named =
+            of && of->prov.from_default() ? std::nullopt : r.str_opt("optimizer.name");
         std::string raw = lower(named.value_or(""));
         if (raw.find("fused") != std::string::npos || raw.find("apex") != std::string::npos || raw == "adamw_hf" ||
             raw.find("anyprecision") != std::string::npos)
