@@ -1075,7 +1075,10 @@ estimate_input from_facts(const fact_store& facts) {
     // (adamw_hf, adamw_torch, adamw_torch_fused with torch >= 2.8: training_args.py default_optim).
     if ((in.hf_model || job_fw == "litgpt") && in.framework != train_framework::deepspeed && in.optimizer == "adamw" &&
         !in.optimizer_offload && !in.optimizer_in_backward) {
-        const std::optional<std::string> named = r.str_opt("optimizer.name");
+        // rev40: HF Trainer's default optim (a framework default, not the job's) is version-dependent, as above
+        const fact* of = facts.get("optimizer.name");
+        const std::optional<std::string> named =
+            of && of->prov.from_default() ? std::nullopt : r.str_opt("optimizer.name");
         std::string raw = lower(named.value_or(""));
         if (raw.find("fused") != std::string::npos || raw.find("apex") != std::string::npos || raw == "adamw_hf" ||
             raw.find("anyprecision") != std::string::npos)
@@ -1916,6 +1919,28 @@ fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
     };
     f.max_micro_batch = largest(std::int64_t(1) << 16, [&](std::int64_t m) { return fits(m, base.seq_len); });
     f.max_seq_len = usable_seq_len(base, largest(std::int64_t(1) << 24, [&](std::int64_t s) { return fits(base.micro_batch, s); }));
+    // rev40: the parallel-strategy lever for activations (method Step 4, after checkpointing and before the batch): TP
+    // with sequence parallelism divides each layer's activations; degrees that double the job's, within a node
+    const std::int64_t node = std::min<std::int64_t>(8, base.node_ranks);
+    const std::int64_t others = base.pp * base.cp * base.dp_replicate;
+    for (std::int64_t t = base.tp * 2; t <= node; t *= 2) {
+        const estimate_model& m = base.model;
+        if (base.world % (t * others) != 0 || (m.heads > 0 && m.heads % t != 0) || (m.kv_heads > 0 && m.kv_heads % t != 0) ||
+            base.seq_len % t != 0)
+            continue;
+        in = base;
+        in.assumptions.clear();
+        in.tp = t;
+        in.sequence_parallel = true;
+        in.dp_shard = base.world / (t * others);
+        if (base.framework == train_framework::megatron && base.etp == base.tp) in.etp = t;
+        if (base.framework == train_framework::torchtitan && in.dp_shard * in.cp <= 1) in.zero_stage = 0;
+        if (f.min_tp < 0) f.min_tp = 0;
+        if (fits(base.micro_batch, base.seq_len)) {
+            f.min_tp = t;
+            break;
+        }
+    }
     return f;
 }
 

@@ -319,6 +319,10 @@ struct fit_limits {
     std::int64_t max_micro_batch = -1;  // at in.seq_len
     std::int64_t max_seq_len = -1;      // at in.micro_batch
     std::int64_t seq_len = 0, micro_batch = 0;
+    // rev40: the smallest tensor-parallel degree above the job's, within a node (at most 8) and a layout the job can
+    // run (it divides the world size, the heads, the sequence), that fits at the job's batch and sequence with
+    // sequence parallelism on; 0 when none does, -1 when not searched (capacity unknown, TP already 8)
+    std::int64_t min_tp = -1;
 };
 fit_limits max_fitting(const estimate_input& in, bool by_high_end = true);
 

@@ -119,6 +119,15 @@ void stage_plan(pipeline_state& s) {
         pr.excerpt = fmt::format("largest sequence that fits at micro-batch {}: {}", rep.limits->micro_batch, rep.limits->max_seq_len);
         rep.facts.emit("plan.max_seq_len", value(rep.limits->max_seq_len), pr);
     }
+    // rev40: the smallest TP (with sequence parallelism, within a node) at which the job fits as it is: the setting of
+    // the parallel-strategy lever for activations (step4_increase_tp_activations)
+    if (rep.limits && rep.limits->min_tp > 0) {
+        provenance pr;
+        pr.producer = "planner";
+        pr.excerpt = fmt::format("smallest tensor-parallel degree that fits at micro-batch {} and sequence {}: {}",
+                                 rep.limits->micro_batch, rep.limits->seq_len, rep.limits->min_tp);
+        rep.facts.emit("plan.min_fitting_tp", value(rep.limits->min_tp), pr);
+    }
     if (!rep.plan) return;
     note_larger_micro_batch(rep);
     emit_plan_facts(*rep.plan, rep.facts);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -70,8 +71,13 @@ bool is_translation_file(const std::string& path) {
 
 namespace {
 
-// Dotted names (facts) an expression reads, outside its string literals.
+// The names an expression reads, outside its string literals: dotted facts and (rev40) the macros it names, undotted
+// words that are neither a function call, an operator word, a literal nor a size unit after a number. A translation
+// that writes a macro's value out (the CUDA spelling of a code line) instead of naming it says the wrong thing on
+// the other device.
 std::vector<std::string> expression_names(const std::string& e) {
+    static const std::set<std::string> k_words{"and", "or", "not", "in", "matches", "true", "false", "null",
+                                               "B", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB"};
     std::vector<std::string> out;
     for (size_t i = 0; i < e.size();) {
         const char c = e[i];
@@ -80,11 +86,18 @@ std::vector<std::string> expression_names(const std::string& e) {
             i = j == std::string::npos ? e.size() : j + 1;
             continue;
         }
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            while (i < e.size() && (std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '.')) ++i;
+            continue;
+        }
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t j = i;
             while (j < e.size() && (std::isalnum(static_cast<unsigned char>(e[j])) || e[j] == '_' || e[j] == '.')) ++j;
             const std::string name = e.substr(i, j - i);
-            if (name.find('.') != std::string::npos) out.push_back(name);
+            size_t k = j;
+            while (k < e.size() && std::isspace(static_cast<unsigned char>(e[k]))) ++k;
+            const bool call = k < e.size() && e[k] == '(';
+            if (name.find('.') != std::string::npos || (!call && !k_words.count(name))) out.push_back(name);
             i = j;
             continue;
         }
@@ -135,7 +148,15 @@ void check_translation(const rule_text& t, const translation_table& table, const
             break;
         case text_kind::expression:
             want = expression_names(t.en.substr(t.en.rfind('=', 0) == 0 ? 1 : 0));
-            for (const auto& p : template_placeholders(tr->text, &well_formed)) got.push_back(p.substr(0, p.find('|')));
+            // a placeholder names a fact ({estimate.x|bytes}) or is an expression ({= macro + ...}) whose names count
+            for (const auto& p : template_placeholders(tr->text, &well_formed)) {
+                if (p.rfind('=', 0) != 0) {
+                    got.push_back(p.substr(0, p.find('|')));
+                    continue;
+                }
+                for (auto& n : expression_names(p.substr(1, p.find('|') == std::string::npos ? std::string::npos : p.find('|') - 1)))
+                    got.push_back(std::move(n));
+            }
             std::sort(want.begin(), want.end());
             want.erase(std::unique(want.begin(), want.end()), want.end());
             std::sort(got.begin(), got.end());

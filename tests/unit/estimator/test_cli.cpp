@@ -266,5 +266,13 @@ TEST_CASE("rev35: framework defaults the estimate applied are stated in the job'
     const run_result plain = preflight("disable_gradient_checkpointing: true\n");
     CHECK(plain.out.find("quantization_type=") == std::string::npos);
     CHECK(plain.out.find("disable_gradient_checkpointing=false") == std::string::npos);
+    // rev40: no `optim`: HF TrainingArguments' default (adamw_torch) is a framework default, not a missing value
+    const run_result js = run("preflight --format json --config " + cfg.string() + " --device rtx3090");
+    CHECK(plain.out.find("optim=adamw_torch") != std::string::npos);
+    CHECK(js.out.find("optimizer missing") == std::string::npos);
+    CHECK(js.out.find("\"optim=adamw_torch\"") != std::string::npos);
+    // look-alike: an optimizer the config names is the config's, not listed as a default
+    const run_result named = preflight("optim: adamw_bnb_8bit\n");
+    CHECK(named.out.find("optim=adamw_torch") == std::string::npos);
     std::filesystem::remove(cfg);
 }

@@ -417,6 +417,43 @@ TEST_CASE("max_fitting: the largest micro-batch and sequence length within the b
     CHECK(max_fitting(in).max_micro_batch == -1);
 }
 
+TEST_CASE("rev40 max_fitting: the smallest TP within a node that fits at the job's batch and sequence") {
+    // Llama 3 8B on 8 ranks at micro-batch 4 x 8192, selective AC: over an 40 GiB budget without TP
+    estimate_input in = llama8b_fsdp(8);
+    in.micro_batch = 4;
+    in.capacity_bytes = std::int64_t(44) << 30;
+    in.node_ranks = 8;
+    const double budget = double(in.capacity_bytes) * estimator_k().budget_fraction;
+    REQUIRE(double(estimate_device_peak(in)) > budget);
+    const fit_limits l = max_fitting(in, false);
+    REQUIRE(l.min_tp > 1);
+    CHECK(l.min_tp <= 8);
+    auto at = [&](std::int64_t t) {
+        estimate_input x = in;
+        x.tp = t;
+        x.sequence_parallel = true;
+        x.dp_shard = in.world / t;
+        return double(estimate_device_peak(x));
+    };
+    CHECK(at(l.min_tp) <= budget);
+    CHECK(at(l.min_tp / 2) > budget);  // the smallest: half of it is over (TP 1 is the job itself)
+    // TP 8 already: nothing searched
+    estimate_input t8 = in;
+    t8.tp = 8;
+    t8.dp_shard = 1;
+    CHECK(max_fitting(t8, false).min_tp == -1);
+    // a node of 2 ranks, where TP 2 is over: none fits within it
+    estimate_input small = in;
+    small.node_ranks = 2;
+    if (at(2) > budget) CHECK(max_fitting(small, false).min_tp == 0);
+    // a world size TP does not divide (6 ranks: TP 4 and 8 leave ranks over) is never proposed
+    estimate_input six = llama8b_fsdp(6);
+    six.micro_batch = 4;
+    six.capacity_bytes = in.capacity_bytes;
+    const fit_limits l6 = max_fitting(six, false);
+    CHECK((l6.min_tp <= 0 || 6 % l6.min_tp == 0));
+}
+
 TEST_CASE("Megatron fused cross-entropy (native): one more compiled fp32 copy of the logits, two at the high end") {
     // GPT 12 x 512, TP 2: 4 x 1024 tokens x 50432 / 2 vocab on the last stage
     fact_store f = small_megatron_gpt_facts();

@@ -6,6 +6,7 @@
 #include "engine/core/vocabulary.h"
 #include "engine/rules/inference.h"
 #include "engine/rules/rule_loader.h"
+#include "engine/rules/rule_translations.h"
 #include "engine/rules/text_template.h"
 
 using namespace oomdx;
@@ -82,6 +83,24 @@ TEST_CASE("template placeholders compare facts and expressions, not the words of
     bool ok = true;
     template_placeholders("unclosed {x", &ok);
     CHECK_FALSE(ok);
+}
+
+TEST_CASE("rev40: a translated code line reads the macros its English expression reads, not their CUDA value") {
+    const std::string en = "= 'Call ' + empty_cache_call + ' before saving' + if(on_npu, '', ' (on Ascend)') + ' at ' + str(int(x.bytes / 1 MiB))";
+    const rule_text t{"rule.r.recommend.0.set.code.empty_cache", en, text_kind::expression, {"pack.yaml", 1, 1}};
+    auto lint = [&](const std::string& zh) {
+        translation_table table;
+        table.add(t.key, {en, zh, "zh.yaml", 1});
+        std::vector<rule_diagnostic> out;
+        check_translation(t, table, "zh", "zh.yaml", out);
+        return out.size();
+    };
+    // the macros' names in template expressions, the fact as a placeholder: the same names as the English
+    CHECK(lint("保存前调用 {= empty_cache_call}{= if(on_npu, '', '（昇腾）')}，{= str(int(x.bytes / 1 MiB))}") == 0);
+    // the CUDA value written out (what the zh of cases71's lines did): the macro is not read, so it is flagged
+    CHECK(lint("保存前调用 torch.cuda.empty_cache()（torch.npu.empty_cache()），{x.bytes}") == 1);
+    // a macro the English does not read
+    CHECK(lint("保存前调用 {= empty_cache_call}{= if(on_npu, '', '（昇腾）')}{= launch_blocking_var}，{x.bytes}") == 1);
 }
 
 TEST_CASE("the shipped rules render their findings in Chinese, English when asked") {
