@@ -1,6 +1,6 @@
 // An RL trainer that runs out of memory while scoring its rollouts (verl compute_log_prob, whether in
 // the entropy over the vocabulary or in the model's forward) is in the scoring phase: that pass's own
-// micro-batch first, the chunked entropy next in the framework's syntax, not the update's levers; an
+// micro-batch first, the fused (chunked) log-probs and entropy next in the framework's syntax, not the update's levers; an
 // entropy frame outside a scoring call is the loss phase. A framework that trains in bf16 by default is
 // not told to turn mixed precision on (end to end, log only; skips when the binary is absent).
 #include <doctest/doctest.h>
@@ -89,7 +89,8 @@ TEST_CASE("an entropy frame in the update (no scoring call above it) is the loss
         rl_entropy::k_entropy);
     CHECK(o.phase == "loss");
     CHECK(o.first_action == "chunked_loss");
-    CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.actor.entropy_from_logits_with_chunking=true") !=
-          o.lines.end());
+    // verl's fused kernels take the log-probs and the entropy from the hidden states chunk by chunk, so the logits
+    // never exist whole; entropy_from_logits_with_chunking chunks the entropy only, over logits that stay whole
+    CHECK(std::find(o.lines.begin(), o.lines.end(), "actor_rollout_ref.model.use_fused_kernels=true") != o.lines.end());
     CHECK_FALSE(rl_entropy::has(o, "reduce_scoring_batch"));
 }
