@@ -1875,7 +1875,22 @@ std::string render_text(const estimate_result& r) {
     return s;
 }
 
-std::int64_t usable_seq_len(const estimate_input& in, std::int64_t s);
+namespace {
+
+// The largest fitting length rounded down to one a job can run and a person would write: a multiple of what the
+// parallel layout splits the sequence by (TP with sequence parallelism, 2 x CP for load-balanced context parallel)
+// and of a thirty-second of its power of two (12291 -> 12288, 3348 -> 3328, 621 -> 608).
+std::int64_t usable_seq_len(const estimate_input& in, std::int64_t s) {
+    if (s <= 0) return s;
+    const std::int64_t split = (in.tp > 1 && in.sequence_parallel ? in.tp : 1) * (in.cp > 1 ? 2 * in.cp : 1);
+    std::int64_t p2 = 1;
+    while (p2 * 2 <= s) p2 *= 2;
+    const std::int64_t step = std::clamp<std::int64_t>(p2 / 32, 1, 256);
+    const std::int64_t g = std::lcm(split, step);
+    return s >= g ? s / g * g : s;
+}
+
+}  // namespace
 
 fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
     fit_limits f;
@@ -1942,19 +1957,6 @@ fit_limits max_fitting(const estimate_input& base, bool by_high_end) {
         }
     }
     return f;
-}
-
-// The largest fitting length rounded down to one a job can run and a person would write: a multiple of what the
-// parallel layout splits the sequence by (TP with sequence parallelism, 2 x CP for load-balanced context parallel)
-// and of a thirty-second of its power of two (12291 -> 12288, 3348 -> 3328, 621 -> 608).
-std::int64_t usable_seq_len(const estimate_input& in, std::int64_t s) {
-    if (s <= 0) return s;
-    std::int64_t split = (in.tp > 1 && in.sequence_parallel ? in.tp : 1) * (in.cp > 1 ? 2 * in.cp : 1);
-    std::int64_t p2 = 1;
-    while (p2 * 2 <= s) p2 *= 2;
-    const std::int64_t step = std::clamp<std::int64_t>(p2 / 32, 1, 256);
-    const std::int64_t g = std::lcm(split, step);
-    return s >= g ? s / g * g : s;
 }
 
 }  // namespace oomdx
