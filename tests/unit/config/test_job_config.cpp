@@ -526,7 +526,7 @@ TEST_CASE("a launch script's quoted argument block with one unset variable: only
                         "GPT_ARGS=\"\n    --tensor-model-parallel-size ${TP} \\\n    --pipeline-model-parallel-size ${PP} \\\n"
                         "    --num-layers 32 \\\n    --hidden-size 4096 \\\n    --tokenizer-model ${TOKENIZER_MODEL} \\\n"
                         "    --seq-length 4096 \\\n    --micro-batch-size 4 \\\n    --data-path $(cat data.txt) \\\n"
-                        "    --global-batch-size 256 \\\n    --bf16\n\"\n"
+                        "    --global-batch-size 256 \\\n    --optimizer sgd \\\n    --bf16\n\"\n"
                         "torchrun --nproc_per_node $NPUS_PER_NODE pretrain_gpt.py $GPT_ARGS --distributed-backend nccl\n";
     const job_config j = parse_job_config(p, "mindspeed");
     REQUIRE(j.find("training.local_batch_size") != nullptr);
@@ -539,4 +539,7 @@ TEST_CASE("a launch script's quoted argument block with one unset variable: only
     REQUIRE(j.find("training.global_batch_size") != nullptr);  // after a `$(cmd)` value
     CHECK(j.find("training.global_batch_size")->val.as_integer() == 256);
     CHECK_FALSE(contains_item(j.non_literal, "micro-batch-size"));
+    // Megatron's --optimizer (adam -> AdamW, sgd -> SGD; default adam: the adapter's defaults)
+    REQUIRE(j.find("optimizer.name") != nullptr);
+    CHECK(j.find("optimizer.name")->val.as_string() == "SGD");
 }
