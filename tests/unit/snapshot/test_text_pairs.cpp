@@ -91,6 +91,7 @@ TEST_CASE("category_rules::classes is any_mask, frame_category and site_candidat
         {"exp_avg_update", "train.py", 4},
         {"all_gather_into_tensor", "/opt/torch/distributed/distributed_c10d.py", 7},
         {"<module>", "<frozen runpy>", 1},
+        {"_init_group", "/opt/torch/optim/adam.py", 8},
     };
     for (const auto& f : frames) {
         const auto c = r.classes(f);
@@ -99,5 +100,7 @@ TEST_CASE("category_rules::classes is any_mask, frame_category and site_candidat
         CHECK(c.site == r.site_candidate(f));
     }
     CHECK(r.classes(frames[0]).category == cat_activation);
-    CHECK(r.classes(frames[2]).any_mask != 0);
+    CHECK(r.classes(frames[9]).any_mask != 0);  // an any-frame rule (optimizer state)
+    CHECK(r.classes(frames[1]).category == cat_communication);
+    CHECK(!r.classes(frames[8]).site);
 }
