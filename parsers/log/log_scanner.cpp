@@ -1097,7 +1097,6 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         progress_entry* newest = nullptr;
         std::optional<std::int64_t> first, second;
         std::int64_t second_line = -1;  // the newest line of the previous distinct step
-        std::int64_t since_line = -1;   // the first line of the newest value's run (a redraw repeats it)
         progress_entry* second_entry = nullptr;
         std::int64_t stride = 0;
         std::int64_t run_start = -1;  // the line its current bar began, after an earlier one closed at its total
@@ -1151,15 +1150,13 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
         if (!seen.empty()) {
             p.newest = seen.front().second;
             p.first = p.newest->step;
-            for (auto& [line, e] : seen) {
+            for (auto& [line, e] : seen)
                 if (e->step != *p.first) {
                     p.second = e->step;
                     p.second_line = line;
                     p.second_entry = e;
                     break;
                 }
-                p.since_line = line;
-            }
             // A constant advance of k >= 2 over the newest distinct values, each a multiple of k
             // (gaussian-splatting's `progress_bar.update(10)`, a bar redrawn every k steps): the
             // counter moves k at a time. Irregular gaps (a fast bar's skipped redraws) are not one.
@@ -1526,7 +1523,20 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     ev.last_total = best->key_total >= 0 ? best->key_total : best->newest->total;
     ev.progress_sig = best->sig;
     ev.progress_line = best->newest->line;
-    ev.step_since_line = best->since_line;
+    // the first line that showed the newest value after the previous distinct one (a redraw repeats it);
+    // looked up here for the chosen counter only, not in settle's pass over every counter
+    ev.step_since_line = best->newest->line;
+    auto since = [&](auto& r) {
+        for (size_t k = 0; k < r.size; ++k) {
+            const progress_entry& e = r.newest(k);
+            if (e.file != ev.file || e.step_state != 2 || e.step != *best->first || e.line < run_from ||
+                e.line <= best->second_line || e.line >= ev.step_since_line)
+                continue;
+            ev.step_since_line = e.line;
+        }
+    };
+    since(best->pr->any);
+    for (auto& r : best->pr->by_rank) since(r);
     ev.progress_text = excerpt(plain_text(best->newest->text.view(), m_scratch2));  // evidence: 1 KiB of a line
     ev.awaiting_progress = false;
     return true;
