@@ -1200,6 +1200,15 @@ double compute(const estimate_input& in, breakdown& out) {
                 fwd += root * root_bytes;
                 loss += root * root_bytes;
                 bwd += root * root_bytes + (finetune ? 0.0 : output_rank * pb);
+            } else if (in.hf_model && !tt && in.framework != train_framework::torchtune) {
+                // est66: accelerate's fsdp2_prepare_model shards each decoder layer, then the model: the root
+                // group holds the embedding, final norm and head, and FSDP2's lazy init never reshards the root
+                // after forward (the same _lazy_init rule as torchtitan's root above), so they stay unsharded
+                // from the first forward op to the root's post-backward; a full fine-tune's head gradient waits too
+                const double root = embed_rank + output_rank + (last ? h : 0.0);
+                fwd += root * root_bytes;
+                loss += root * root_bytes;
+                bwd += root * root_bytes + (finetune ? 0.0 : output_rank * pb);
             } else if (last) {
                 loss += output_rank * root_bytes;  // output projection all-gathered
             }

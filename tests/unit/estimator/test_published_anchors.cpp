@@ -365,3 +365,7 @@ TEST_CASE("held-out rows, round est61 (LitGPT config-hub cells of 2024-03 / 04 t
 TEST_CASE("held-out rows, round est62 (torchao float8 tensorwise with fp8 all-gather through lightning-thunder's benchmark script on the PyTorch path: Llama 2 7B / Llama 3 8B, FSDP2 x 8 zero2, torch.compile, no AC, 1-2 x block size, with and without force_recompute_fp8_weight_in_bwd; four Megatron-Core GPT functional tests: PP 4 interleaved with 5 micro-batches, TP 4 qk-layernorm, TP 2 PP 2 deferred embedding wgrad, TP 2 with two distributed-optimizer instances; 8 x H100, allocated)") {
     check_heldout("heldout_est62.yaml", 9, "held-out rows (est62)");
 }
+
+TEST_CASE("held-out rows, round est66 (MoE fine-tuning: axolotl gpt-oss-20b LoRA on one GPU and full FSDP2 x 2 offload / x 8 / x 4, Llama 4 Scout QLoRA on one H100 and FSDP2 x 4; ms-swift Megatron Qwen1.5-MoE and Moonlight-16B-A3B PP 2 EP 4, Qwen3-30B-A3B full TP 2 EP 8 / EP 4 with optimizer offload / LoRA EP 4, DPO Qwen3-4B TP 4 and Qwen3-30B-A3B TP 4 EP 8; 4096..8192 packed)") {
+    check_heldout("heldout_est66.yaml", 13, "held-out rows (est66)");
+}
