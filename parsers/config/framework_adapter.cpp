@@ -99,7 +99,7 @@ struct adapter_loader {
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "render_when", "shipped_files",
                                                "semantics", "detect_required", "detect_shared", "launchers",
-                                               "detect_spelling", "console_script"};
+                                               "detect_spelling", "console_script", "file_syntax"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -114,6 +114,11 @@ struct adapter_loader {
         if (!syntaxes.count(a.m_syntax))
             throw input_error::at_line(path, root["syntax"].Mark().line + 1,
                                        "syntax must be cli, toml, registry, json, yaml or dotlist");
+        if (root["file_syntax"]) {
+            a.m_file_syntax = root["file_syntax"].as<std::string>();
+            if (a.m_file_syntax != "dotlist")
+                throw input_error::at_line(path, root["file_syntax"].Mark().line + 1, "file_syntax must be dotlist");
+        }
         if (root["formats"])
             for (const auto& f : root["formats"]) a.m_formats.push_back(f.as<std::string>());
         if (root["detect_required"]) a.m_detect_required = root["detect_required"].as<bool>();
@@ -279,6 +284,7 @@ struct adapter_loader {
 
 void framework_adapter::inherit(const framework_adapter& base) {
     if (m_syntax.empty()) m_syntax = base.m_syntax;
+    if (m_file_syntax.empty()) m_file_syntax = base.m_file_syntax;
     if (m_formats.empty()) m_formats = base.m_formats;
     // Own keys first so that they win.
     for (const auto& k : base.m_keys) m_keys.push_back(k);

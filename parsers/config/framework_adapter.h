@@ -78,6 +78,9 @@ public:
 
     const std::string& name() const { return m_name; }
     const std::string& syntax() const { return m_syntax; }  // cli | toml | registry | json | yaml
+    // How overrides of a config file (YAML, JSON, TOML) are written: "" = in the file's own format; "dotlist" =
+    // as `key=value` operands on the launch line (Hydra / OmegaConf configs: NeMo, Megatron-Bridge).
+    const std::string& file_syntax() const { return m_file_syntax; }
     const std::string& file() const { return m_file; }
     const std::vector<std::string>& formats() const { return m_formats; }
     bool reads(const std::string& format) const;  // an input format it may be detected for (no `formats`: any)
@@ -125,7 +128,7 @@ public:
                                              const render_context& context = {}) const;
 
 private:
-    std::string m_name, m_syntax, m_file, m_extends, m_description;
+    std::string m_name, m_syntax, m_file, m_extends, m_description, m_file_syntax;
     std::vector<std::string> m_formats;          // input formats: toml, registry, cli, shell, json, yaml
     std::vector<std::string> m_detect;           // signature keys
     bool m_detect_exact = false;                 // detect_spelling: exact ('-' and '_' differ when signing)

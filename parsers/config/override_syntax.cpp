@@ -204,7 +204,8 @@ override_syntax detect_override_syntax(const job_config& job) {
     s.file = job.file;
     const std::string& f = job.format;
     if (f == "toml" || f == "json" || f == "yaml") {
-        s.syntax = f;
+        const std::string& fs = framework_adapter::get(s.framework).file_syntax();
+        s.syntax = fs.empty() ? f : fs;  // a Hydra config is overridden on the command line
     } else if (f == "registry") {
         s.syntax = "registry";
         s.function = job.function;

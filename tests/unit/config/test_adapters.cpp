@@ -1052,3 +1052,69 @@ TEST_CASE("two overrides that render to one key: the later one does not undo wor
         if (it.key == "fsdp") stage = it.val.as_string();
     CHECK(stage == "shard_grad_op auto_wrap");
 }
+
+TEST_CASE("file_syntax dotlist: a Hydra config file's overrides are key=value operands, not a YAML patch (NeMo, Megatron-Bridge)") {
+    // the generic field: any adapter may say how its config files are overridden
+    const std::string dir = (scratch_dir() / "file_syntax").string();
+    fs::create_directories(dir);
+    std::ofstream(dir + "/hydra_fw.yaml") << "name: hydra_fw\nsyntax: dotlist\nfile_syntax: dotlist\nformats: [yaml]\n"
+                                             "detect: [model.mbs]\nkeys:\n"
+                                             "  - {key: model.mbs, canonical: training.local_batch_size}\n";
+    const auto own = framework_adapter::load_dir(dir);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].file_syntax() == "dotlist");
+    CHECK(framework_adapter::get("hf_trainer").file_syntax().empty());  // others keep their file's own format
+    CHECK(load_error("bad_file_syntax.yaml", "name: x\nsyntax: yaml\nfile_syntax: toml\n").find("bad_file_syntax.yaml:3") !=
+          std::string::npos);
+    // NeMo 1.x YAML: rendered as Hydra operands in its own keys; read back from a launch line
+    job_config j = parse_job_config(fixtures + "nemo/llama3_8b_pretrain.yaml");
+    CHECK(j.framework == "nemo");
+    CHECK(j.unknown_keys.empty());
+    const override_syntax syn = detect_override_syntax(j);
+    CHECK(syn.syntax == "dotlist");
+    const std::vector<canonical_override> ovs{{"parallelism.tensor_parallel_degree", 2},
+                                              {"training.local_batch_size", 1},
+                                              {"activation_checkpoint.mode", "full"},
+                                              {"parallelism.context_parallel_degree", 2},
+                                              {"parallelism.sequence_parallel", true}};
+    const std::string text = join(render_overrides(syn, ovs));
+    CHECK(text.find("model.tensor_model_parallel_size=2\n") != std::string::npos);
+    CHECK(text.find("model.micro_batch_size=1\n") != std::string::npos);
+    CHECK(text.find("model.activations_checkpoint_granularity=full\n") != std::string::npos);
+    CHECK(text.find("model.context_parallel_size=2\n") != std::string::npos);
+    // written on the launch line, read back as the same canonical values
+    auto hydra_round_trip = [](const std::string& fw, const std::string& launch, const std::vector<canonical_override>& o) {
+        CAPTURE(fw);
+        std::string cmd = launch;
+        for (const auto& l : render_overrides(override_syntax_for(fw), o)) {
+            CHECK(l.find("has no setting") == std::string::npos);
+            if (l.rfind("#", 0) != 0) cmd += " " + l;
+        }
+        CAPTURE(cmd);
+        job_config r = parse_job_config(write(fw + "_hydra.sh", cmd + "\n"));
+        CHECK(r.framework == fw);
+        CHECK(r.unknown_keys.empty());
+        check_read_back(r, o);
+    };
+    const std::string nemo_py = "python megatron_gpt_pretraining.py model.mcore_gpt=true";
+    hydra_round_trip("nemo", nemo_py, ovs);
+    hydra_round_trip("nemo", nemo_py, {{"activation_checkpoint.mode", "selective"}, {"optimizer.distributed", true}});
+    hydra_round_trip("nemo", nemo_py, {{"activation_checkpoint.mode", "none"}, {"training.mixed_precision_param", "bfloat16"}});
+    // Megatron-Bridge override YAML and NeMo 2.0 recipe lines: the same, in their keys
+    job_config b = parse_job_config(fixtures + "nemo/bridge_llama3_8b_override.yaml");
+    CHECK(b.framework == "megatron_bridge");
+    const std::string bt = join(render_overrides(detect_override_syntax(b), ovs));
+    CHECK(bt.find("model.tensor_model_parallel_size=2\n") != std::string::npos);
+    CHECK(bt.find("train.micro_batch_size=1\n") != std::string::npos);
+    CHECK(bt.find("model.recompute_granularity=full\n") != std::string::npos);
+    hydra_round_trip("megatron_bridge", "torchrun --nproc-per-node=8 run_recipe.py --recipe llama3_8b_pretrain_config", ovs);
+    hydra_round_trip("megatron_bridge", "torchrun --nproc-per-node=8 run_recipe.py --recipe llama3_8b_pretrain_config",
+                     {{"optimizer.distributed", true}, {"training.seq_len", 4096}, {"activation_checkpoint.mode", "selective"}});
+    job_config n2 = parse_job_config(fixtures + "nemo/nemo2_pretrain_llama3_70b.sh");
+    CHECK(n2.framework == "nemo2");
+    const std::string nt = join(render_overrides(detect_override_syntax(n2), ovs));
+    CHECK(nt.find("trainer.strategy.tensor_model_parallel_size=2\n") != std::string::npos);
+    CHECK(nt.find("data.micro_batch_size=1\n") != std::string::npos);
+    hydra_round_trip("nemo2", "nemo llm pretrain --factory llama3_8b", ovs);
+    hydra_round_trip("nemo2", "nemo llm pretrain --factory llama3_8b", {{"training.seq_len", 4096}, {"optimizer.distributed", false}});
+}
