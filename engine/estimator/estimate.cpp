@@ -1684,10 +1684,11 @@ estimate_result estimate(const estimate_input& in) {
     }
     // est65: paged states resident on the device (bitsandbytes optim/optimizer.py prefetch_state, functional.py
     // get_paged / prefetch_tensor): what a device reading can show beside the device peak, capped at the card
+    // (0 when the card leaves no room above the device peak)
     if (st.paged > 0) {
         std::int64_t reading = r.device_peak_bytes + to_i(st.paged);
         if (in.capacity_bytes > 0) reading = std::min(reading, in.capacity_bytes);
-        r.paged_reading_high_bytes = std::max(reading, r.device_peak_bytes);
+        if (reading > r.device_peak_bytes) r.paged_reading_high_bytes = reading;
     }
     r.expert_bytes = st.expert_state;
     r.capacity_bytes = in.capacity_bytes;
