@@ -1684,6 +1684,14 @@ estimate_result estimate(const estimate_input& in) {
         if (r.high_bytes > r.low_bytes && r.interval_reasons.empty())
             r.interval_reasons.push_back("version-dependent buffers");
     }
+    // est65: paged states resident on the device (bitsandbytes optim/optimizer.py prefetch_state, functional.py
+    // get_paged / prefetch_tensor): what a device reading can show beside the device peak, capped at the card
+    // (0 when the card leaves no room above the device peak)
+    if (st.paged > 0) {
+        std::int64_t reading = r.device_peak_bytes + to_i(st.paged);
+        if (in.capacity_bytes > 0) reading = std::min(reading, in.capacity_bytes);
+        if (reading > r.device_peak_bytes) r.paged_reading_high_bytes = reading;
+    }
     r.expert_bytes = st.expert_state;
     r.capacity_bytes = in.capacity_bytes;
     r.budget_bytes = to_i(double(in.capacity_bytes) * k.budget_fraction);
@@ -1751,6 +1759,7 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
         e("estimate.varying_growth_bytes", r.varying_growth_bytes);
     }
     e("estimate.trainable_param_count", r.trainable_params);
+    if (r.paged_reading_high_bytes > 0) e("estimate.paged_reading_high_bytes", r.paged_reading_high_bytes);
     if (r.host_offload_bytes > 0) {
         e("estimate.host_offload_bytes", r.host_offload_bytes);
         e("estimate.host_offload_high_bytes", r.host_offload_high_bytes);
@@ -1803,6 +1812,7 @@ nlohmann::json to_json(const estimate_result& r) {
         j["varying_lengths"] = {{"lengths", r.varying_lengths}, {"growth_bytes", r.varying_growth_bytes},
                                 {"need_bytes", r.varying_need_bytes}};
     }
+    if (r.paged_reading_high_bytes > 0) j["paged_reading_high_bytes"] = r.paged_reading_high_bytes;
     j["trainable_params"] = r.trainable_params;
     if (r.host_offload_bytes > 0)
         j["host_offload"] = {{"bytes_per_node", r.host_offload_bytes}, {"high_bytes_per_node", r.host_offload_high_bytes},
@@ -1849,6 +1859,10 @@ std::string render_text(const estimate_result& r) {
         if (r.high_bytes <= r.low_bytes)
             for (const auto& why : r.interval_reasons) s += "      - " + why + "\n";
     }
+    if (r.paged_reading_high_bytes > r.device_peak_bytes)
+        s += fmt::format("  {:<22} {:>12}  (bitsandbytes paged optimizer states resident on the device until evicted; "
+                         "not counted in the verdict)\n",
+                         "device reading up to", format_bytes(r.paged_reading_high_bytes));
     if (!r.reserved_note.empty()) s += "  allocator model: " + r.reserved_note + "\n";
     if (r.pp_microbatch_size > 0)
         s += fmt::format("Pipeline micro-batch: {} sequence(s), {} micro-batches per step ({})\n", r.pp_microbatch_size,

@@ -290,6 +290,10 @@ struct estimate_result {
     std::int64_t varying_growth_bytes = 0;      // reserved growth above fixed-length steps (uncapped)
     std::int64_t varying_need_bytes = 0;        // growth of the smallest allocator limit the steps complete under
     std::int64_t fixed_high_bytes = 0;          // high end without the replay (allocated-statistic comparisons)
+    // est65: bitsandbytes paged optimizer states are prefetched to the device before each update and stay there until
+    // the driver evicts them, so a device reading (nvidia-smi, mem_get_info) can show the device peak plus those
+    // states, up to the capacity. Not counted in the verdict (evicted under pressure). 0 without a paged optimizer.
+    std::int64_t paged_reading_high_bytes = 0;
     // Host RAM per node for what the job offloads (host_memory.h): the states, and DeepSpeed's sizing (high)
     std::int64_t host_offload_bytes = 0, host_offload_high_bytes = 0;
     std::int64_t host_budget_bytes = 0;         // host RAM x host_budget_fraction (0: the node's RAM not stated)

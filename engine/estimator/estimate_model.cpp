@@ -24,6 +24,15 @@ bool linear_bias(const estimate_model& m) {
            f == "glm4_moe" || f == "gpt_oss";
 }
 
+// est65: HF modules that project q, k and v with one linear (c_attn, query_key_value, W_pack, wqkv, qkv_proj)
+bool fused_qkv(const estimate_model& m) {
+    const std::string& f = m.family;
+    return f == "gpt" || f == "gpt2" || f == "bloom" || f == "gpt_neox" || f == "falcon" || f == "chatglm" ||
+           f == "baichuan" || f == "internlm2" || f == "dbrx" || f == "phi3";
+}
+// and the gate and up projections with one (gate_up_proj, dense_h_to_4h)
+bool fused_gate_up(const estimate_model& m) { return m.family == "phi3" || m.family == "chatglm"; }
+
 double attention_params(const estimate_model& m) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim);
     if (is_mla(m)) {
@@ -212,6 +221,11 @@ static double largest_adapter_matrix(const estimate_input& in) {
     return big;
 }
 
+bool autocast_fp32_weights(const estimate_input& in) {
+    return in.hf_model && in.ft.kind == finetune_kind::full && in.master_weights && in.param_bytes < 4 && in.zero_stage == 0 &&
+           in.framework != train_framework::deepspeed;
+}
+
 // est26: torch.autocast over fp32 trainable weights (HF Trainer / accelerate fp16 or bf16 AMP of a model
 // loaded in fp32, no sharding) casts each weight an autocast op uses to the compute dtype and keeps the
 // copy: autocast's weight cache holds it until the autocast region ends (after the loss;
@@ -221,9 +235,7 @@ static double largest_adapter_matrix(const estimate_input& in) {
 // Bytes held in forward and at the loss (whole stage) and at the start of backward.
 void amp_weight_copy_bytes(const estimate_input& in, double lin_rank, double max_layer_lin, double* fwd_loss, double* bwd) {
     *fwd_loss = *bwd = 0;
-    const bool amp_fp32_weights = in.hf_model && in.ft.kind == finetune_kind::full && in.master_weights &&
-                                  in.param_bytes < 4 && in.zero_stage == 0 && in.framework != train_framework::deepspeed;
-    if (!amp_fp32_weights) return;
+    if (!autocast_fp32_weights(in)) return;
     *fwd_loss = double(in.param_bytes) * lin_rank;
     *bwd = in.ac == ac_kind::none ? *fwd_loss : double(in.param_bytes) * max_layer_lin;
 }
@@ -262,7 +274,13 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
 
     // norms: a Python RMSNorm keeps x.float() (4h) and, when its weight trains, the bf16
     // normalized input (2h); fused/compiled norms keep the input (2h)
-    const double norm_each = upcast_norm ? (frozen ? 4.0 * h : (4.0 + 2.0 * x) * h) : 2.0 * x * h;
+    // est65: autocast over fp32 weights keeps the residual stream fp32 (a half-precision linear output added to the
+    // fp32 residual promotes to fp32; layer_norm and rms_norm are on autocast's fp32 list), so a norm's input is fp32
+    // and a Python RMSNorm's normalized product stays fp32 (weight fp32, input_dtype fp32)
+    const bool amp32 = autocast_fp32_weights(in);
+    const double norm_each = amp32 ? (upcast_norm ? 8.0 * h : 4.0 * h)
+                             : upcast_norm ? (frozen ? 4.0 * h : (4.0 + 2.0 * x) * h)
+                                           : 2.0 * x * h;
     rep += double(m.norms_per_layer) * norm_each;
     // est43: in a parallel block with a norm each (GPT-NeoX) both norms read the same x, which autograd keeps once
     if (m.parallel_block == 1) rep -= norm_each;
@@ -286,6 +304,10 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const bool qkv_adapted = tg & (lora_target::q | lora_target::k | lora_target::v);
     const bool qkv_in_kept = !frozen || frozen_keeps || (!ft.lora_dropout && qkv_adapted);
     if (qkv_in_kept) rep += lin_in * h;
+    // est65: autocast caches only the casts of leaf fp32 weights (aten/src/ATen/autocast_mode.cpp cached_cast), so
+    // with an fp32 residual stream each of separate q, k and v projections casts the norm output on its own and keeps
+    // its own half-precision copy for its weight gradient
+    if (amp32 && qkv_in_kept && !fused_qkv(m)) rep += 2.0 * lin_in * h;
     shard += 2.0 * x * (q_dim + k_dim + v_dim + o_dim);  // post-RoPE q, k, v and the attention output
     if (te_fp8) shard += 1.0 * o_dim;                      // the output projection's FP8 input
     // est33: Megatron's q/k layernorm (qk_layernorm, a TE norm module of its own) keeps its input, the
@@ -318,8 +340,10 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     const bool mlp_in_adapted = tg & (lora_target::gate | lora_target::up);
     // MLP / router input; est43: with one shared norm (GPT-J, Phi, Falcon-7B) it is the QKV input itself
     const bool mlp_in_shared = m.parallel_block == 2 && qkv_in_kept && !moe;
-    if ((!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) && !mlp_in_shared)
+    if ((!frozen || frozen_keeps || (!ft.lora_dropout && mlp_in_adapted)) && !mlp_in_shared) {
         rep += (moe ? 2.0 * x : lin_in) * h;
+        if (amp32 && !moe && m.gated && !fused_gate_up(m)) rep += lin_in * h;  // est65: gate and up cast apart
+    }
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
@@ -390,7 +414,7 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
     res.backward = quad_bwd / t;
     // the checkpointed layer input: fp32 when PEFT's kbit preparation upcast the norms (est11;
     // without checkpointing the norms keep an fp32 input either way)
-    const bool fp32_resid = fp32_residual_stream(in);
+    const bool fp32_resid = fp32_residual_stream(in) || amp32;  // est65: autocast over fp32 weights too
     const double resid = fp32_resid ? 4.0 : 2.0 * x;
     const double input = sp ? resid * h / t : resid * h;
     switch (in.ac) {
@@ -1314,7 +1338,7 @@ double compute(const estimate_input& in, breakdown& out) {
             tp_buf = 2.0 * tokens * 2.0 * h;
         if (in.async_tp) st.symm = tp_buf / t;  // 2 x (tokens / TP) x h x 2 B, outside allocated/reserved
         // backward of one layer: recompute under AC, activation gradients of the residual stream
-        const double act_grad = 2.0 * (fp32_resid ? 4.0 : 2.0) * h * tokens / (in.sequence_parallel ? t : 1.0);
+        const double act_grad = 2.0 * (fp32_resid || autocast_fp32_weights(in) ? 4.0 : 2.0) * h * tokens / (in.sequence_parallel ? t : 1.0);
         // torch.distributed.pipelining allocates a receive buffer per micro-batch (and per stage
         // chunk) for the activations (all but the first stage) and the gradients (all but the
         // last) once, and keeps them; the in-flight activation buffers are the stages' saved inputs

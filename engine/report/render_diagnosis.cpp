@@ -243,6 +243,9 @@ void render_estimate(writer& w, const estimate_result& e, const diagnosis_report
         if (e.high_bytes <= e.low_bytes)
             for (const auto& why : e.interval_reasons) w.bullet(w.produced("estimate.interval.", why), 2);
     }
+    // est65: bitsandbytes paged optimizer states resident on the device: a reading, not the verdict
+    if (e.paged_reading_high_bytes > e.device_peak_bytes)
+        w.line(w.t("report.estimate.paged_reading", {{"reading", format_bytes(e.paged_reading_high_bytes)}}));
     // rev33: a device figure the cache model capped at the card says why the verdict counts it (as the recommendations do)
     if (e.reserved_capped)
         w.line(w.t("report.estimate.capped", {{"device", format_bytes(e.device_peak_bytes)}, {"live", format_bytes(e.peak_bytes)}}));

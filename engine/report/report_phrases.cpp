@@ -98,6 +98,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.estimate.straddles_crash", "the interval straddles the budget: at its high end ({high}) it DOES NOT FIT by {margin}"},
     {"report.estimate.bar_budget", "95% of capacity"},
     {"report.estimate.cache_high", "with varying sequence lengths max_memory_reserved (and the device use) can read up to {reading}: cache the allocator releases before it raises OOM, not counted in the verdict"},
+    {"report.estimate.paged_reading", "with a bitsandbytes paged optimizer the device use (nvidia-smi) can read up to {reading}: its states are prefetched to the device and stay until the driver evicts them, not counted in the verdict"},
     {"report.estimate.interval", "device use interval {low} .. {high} (builds differ or evidence disagrees):"},
     {"report.estimate.measured_oom", "measured at the OOM: allocated by PyTorch {allocated} (the live-tensor figure), reserved {reserved}"},
     {"report.estimate.measured_snapshot", "measured in the snapshot: peak live {peak} , reserved {reserved}"},

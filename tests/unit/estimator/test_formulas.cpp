@@ -620,11 +620,19 @@ TEST_CASE("activations: fp32 compute without autocast takes 4 B per compute-dtyp
     in.flash = false;
     in.hf_model = true;
     in.seq_len = 512;
-    in.param_bytes = 2;  // autocast: compute dtype half
+    in.zero_stage = 0;  // one unsharded GPU (HF Trainer)
+    in.param_bytes = 2;  // compute dtype half
     const double h = 1024, a = 16, s = 512, f = 4096;
-    const est::layer_act half = est::layer_activation(in, false);
+    in.master_weights = false;  // half-precision weights, nothing autocasts
+    const est::layer_act pure = est::layer_activation(in, false);
     // half: 2 norm inputs, qkv and MLP inputs, q k v o, GELU and FC2 inputs at 2 B, two 1 B masks; 7 B per score
-    CHECK(half.saved == doctest::Approx(2.0 * (2 * h + h + h + 4 * h + 2 * f) + 2.0 * h + 7.0 * a * s));
+    CHECK(pure.saved == doctest::Approx(2.0 * (2 * h + h + h + 4 * h + 2 * f) + 2.0 * h + 7.0 * a * s));
+    in.master_weights = true;  // fp32 weights under autocast (est65): fp32 residual stream
+    const est::layer_act half = est::layer_activation(in, false);
+    // the two LayerNorm inputs are fp32 (4 B) and the separate query, key and value linears each keep their own
+    // half cast of the fp32 LayerNorm output (3 x 2 B); the rest as above
+    CHECK(half.saved == doctest::Approx(4.0 * 2 * h + 2.0 * (3 * h + h + 4 * h + 2 * f) + 2.0 * h + 7.0 * a * s));
+    CHECK(half.saved - pure.saved == doctest::Approx(8.0 * h));
     in.param_bytes = 4;  // fp32 weights, no autocast
     const est::layer_act full = est::layer_activation(in, false);
     // fp32: every 2 B term doubles, the masks stay 1 B, 9 B per score (fp32 probabilities, mask, fp32 dropout output)
@@ -633,11 +641,40 @@ TEST_CASE("activations: fp32 compute without autocast takes 4 B per compute-dtyp
     // fp32 8 B (the dropout output's and the probabilities' fp32 gradients beside the saved 9 B)
     CHECK(half.backward == doctest::Approx(5.0 * a * s));
     CHECK(full.backward == doctest::Approx(8.0 * a * s));
-    // checkpointed layer input: 4 B per element in fp32
+    // checkpointed layer input: 4 B per element in fp32, and under autocast over fp32 weights (est65)
     in.ac = ac_kind::full;
     CHECK(est::layer_activation(in, false).saved == doctest::Approx(4.0 * h));
     in.param_bytes = 2;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(4.0 * h));
+    in.master_weights = false;
     CHECK(est::layer_activation(in, false).saved == doctest::Approx(2.0 * h));
+}
+
+TEST_CASE("autocast over fp32 weights: separate q / k / v and gate / up linears cast the fp32 norm output apart; fused ones once (est65)") {
+    estimate_input in;
+    in.model = llama8b();
+    in.compile = false;
+    in.flash = true;
+    in.hf_model = true;
+    in.norm_upcast = true;
+    in.seq_len = 512;
+    in.zero_stage = 0;
+    in.param_bytes = 2;
+    const double h = double(in.model.hidden);
+    in.master_weights = false;  // bf16 weights: one bf16 norm output shared by q, k, v (and by gate, up)
+    const est::layer_act bf16 = est::layer_activation(in, false);
+    in.master_weights = true;  // fp32 weights under autocast
+    const est::layer_act amp = est::layer_activation(in, false);
+    // two more q/k/v casts (2 x 2 B), one more gate/up cast (2 B), and each Python RMSNorm's normalized product fp32
+    // (4 B instead of 2 B) over two norms
+    CHECK(amp.saved - bf16.saved == doctest::Approx(2.0 * 2.0 * h + 2.0 * h + 2.0 * 2.0 * h));
+    in.model.family = "phi3";  // qkv_proj and gate_up_proj: one cast each
+    const est::layer_act fused = est::layer_activation(in, false);
+    CHECK(amp.saved - fused.saved == doctest::Approx(2.0 * 2.0 * h + 2.0 * h));
+    // sharded or DeepSpeed jobs cast inside their own wrappers: not this path
+    in.model.family = "llama";
+    in.zero_stage = 3;
+    CHECK(est::layer_activation(in, false).saved == doctest::Approx(bf16.saved));
 }
 
 TEST_CASE("logits: a sequence classifier (model.task) has no vocabulary logits; a language model keeps them (est26)") {
@@ -745,4 +782,34 @@ TEST_CASE("StableLM 2's nn.LayerNorm keeps no fp32 copy of its input; a Llama-fa
     in.norm_upcast = false;
     in.model.family = "llama";
     CHECK(ln == doctest::Approx(est::layer_activation(in, false).saved));
+}
+
+TEST_CASE("a bitsandbytes paged optimizer's states resident on the device: a reading up to the card, not the verdict (est65)") {
+    const auto job = [](const char* optimizer, std::int64_t capacity) {
+        fact_store facts;
+        const auto put = [&](const char* k, value v) { test_util::emit(facts, k, std::move(v)); };
+        test_util::emit_llama8b(facts);
+        put("job.framework", value(std::string("torchtune")));
+        put("job.world_size", value(std::int64_t(1)));
+        put("training.seq_len", value(std::int64_t(2048)));
+        put("training.local_batch_size", value(std::int64_t(2)));
+        put("training.finetuning_type", value(std::string("full")));
+        put("activation_checkpoint.mode", value(std::string("full")));
+        put("optimizer.in_backward", value(true));
+        put("optimizer.name", value(std::string(optimizer)));
+        if (capacity > 0) put("device.capacity_bytes", value(capacity));
+        return estimate(from_facts(facts));
+    };
+    const std::int64_t card = 85899345920;  // 80 GiB
+    const estimate_result paged = job("PagedAdamW", card);
+    // 32-bit states of 8 B parameters (64 GB) beside a device peak of about 40 GB cannot all stay: the reading
+    // reaches the capacity
+    CHECK(paged.paged_reading_high_bytes == card);
+    CHECK(paged.paged_reading_high_bytes > paged.device_peak_bytes);
+    CHECK(paged.high_bytes < paged.paged_reading_high_bytes);  // the verdict's high end does not take it
+    CHECK(render_text(paged).find("device reading up to") != std::string::npos);
+    // no card named: the peak plus every paged state
+    CHECK(job("PagedAdamW", 0).paged_reading_high_bytes > std::int64_t(60e9));
+    // the other side: a plain AdamW keeps its states in the allocator, no such reading
+    CHECK(job("adamw", card).paged_reading_high_bytes == 0);
 }

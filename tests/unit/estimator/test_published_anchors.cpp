@@ -96,11 +96,13 @@ std::vector<row_result> run_anchors(const std::string& file) {
         // (allocated: the replay changes only what the allocator caches and how it splits, not the live tensors)
         x.high = est + double(((reserved || device) ? std::max(r.high_bytes, r.cache_high_bytes) : r.fixed_high_bytes) -
                               r.device_peak_bytes);
+        // a device reading also shows a paged optimizer's resident states (est65; outside reserved and allocated)
+        if (device) x.high = std::max(x.high, double(r.paged_reading_high_bytes));
         // unstated: the source does not say which reading it quotes (max_memory_allocated, max_memory_reserved or
         // nvidia-smi), so the interval runs from the allocated low end to the device high end (est59; est31 stopped
         // at reserved); the point error stays against allocated, and the device error is printed beside it
         const bool unstated = stat == "unstated";
-        if (unstated) x.high = double(std::max(r.high_bytes, r.cache_high_bytes));
+        if (unstated) x.high = double(std::max({r.high_bytes, r.cache_high_bytes, r.paged_reading_high_bytes}));
         x.error = (est - x.measured) / x.measured;
         x.device_error = (double(r.device_peak_bytes) - x.measured) / x.measured;
         x.compared = device ? "device" : reserved ? "reserved" : "allocated";
