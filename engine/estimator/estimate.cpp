@@ -1241,6 +1241,8 @@ estimate_result estimate(const estimate_input& in) {
     for (const auto& s : b.stages) {
         r.stages.push_back({s.stage, s.layers, std::int64_t(std::llround(s.inflight)), to_i(s.peak), phase_name(s.phase)});
         r.optimizer_step_bytes = std::max(r.optimizer_step_bytes, to_i(s.phase_step));
+        r.forward_peak_bytes = std::max(r.forward_peak_bytes, to_i(s.phase_forward));
+        r.backward_peak_bytes = std::max(r.backward_peak_bytes, to_i(s.phase_backward));
     }
 
     const double shard = b.shard_n;
@@ -1755,6 +1757,8 @@ void emit_facts(const estimate_result& r, fact_sink& sink) {
     }
     if (r.host_budget_bytes > 0) e("estimate.host_budget_bytes", r.host_budget_bytes);
     if (r.optimizer_step_bytes > 0) e("estimate.optimizer_step_bytes", r.optimizer_step_bytes);
+    if (r.forward_peak_bytes > 0) e("estimate.forward_peak_bytes", r.forward_peak_bytes);
+    if (r.backward_peak_bytes > 0) e("estimate.backward_peak_bytes", r.backward_peak_bytes);
     if (r.logits_tensor_bytes > 0) {
         e("estimate.logits_tensor_bytes", r.logits_tensor_bytes);
         e("estimate.logits_tensor_fp32_bytes", r.logits_tensor_fp32_bytes);
@@ -1778,6 +1782,8 @@ nlohmann::json to_json(const estimate_result& r) {
     j["fits"] = r.fits;
     j["peak_phase"] = r.peak_phase;
     j["optimizer_step_bytes"] = r.optimizer_step_bytes;
+    j["forward_peak_bytes"] = r.forward_peak_bytes;
+    j["backward_peak_bytes"] = r.backward_peak_bytes;
     j["worst_stage"] = r.worst_stage_index;
     j["param_count"] = r.param_count;
     j["complete"] = r.complete;

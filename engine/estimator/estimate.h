@@ -273,6 +273,8 @@ struct estimate_result {
     std::vector<std::string> interval_reasons;
     std::int64_t trainable_params = 0;      // parameters that receive gradients
     std::int64_t optimizer_step_bytes = 0;  // live tensors at the optimizer step (worst stage): what an OOM there is measured against
+    // lead32: the forward's and the backward's live peaks (worst stage): a job whose OOM came after a phase got through it
+    std::int64_t forward_peak_bytes = 0, backward_peak_bytes = 0;
     std::int64_t logits_tensor_bytes = 0;   // one micro-batch's whole logits per rank, compute dtype (0 when chunked)
     std::int64_t logits_tensor_fp32_bytes = 0;  // the same tensor upcast to fp32 for the loss
     std::int64_t pp_microbatch_size = 0;    // pipeline micro-batch used (0 without PP)
