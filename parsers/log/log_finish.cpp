@@ -514,8 +514,14 @@ log_analysis scanner::finish() {
         const near_hit* best_phase = nullptr;
         // phase lines count after the last step line (a bar printed after the failure: all)
         std::int64_t after = 0;
-        if (failure->last_step && failure->progress_line <= failure->line)
+        if (failure->last_step && failure->progress_line <= failure->line) {
             after = failure->progress_line - (failure->progress_line == failure->line ? 1 : 0);
+            // the bar redrawn at the same count (tqdm closing on the exception): nothing advanced
+            // after the line that first showed it, and what was printed from there on (glued after
+            // that bar, or between) ran after that step
+            if (failure->step_since_line >= 0 && failure->step_since_line < failure->progress_line)
+                after = failure->step_since_line - 1;
+        }
         // Lightning's epoch bar ("Epoch 1:  84% 5248/6231", releases before the separate validation bar) counts the
         // validation batches too: once a running "Validating" / "Validation DataLoader" bar has started, the same bar
         // keeps ticking in the same pass (same total, no reset). Those ticks are evaluation batches, not steps.

@@ -1523,6 +1523,20 @@ bool scanner::resolve_progress(event& ev, bool after, bool eval_running) {
     ev.last_total = best->key_total >= 0 ? best->key_total : best->newest->total;
     ev.progress_sig = best->sig;
     ev.progress_line = best->newest->line;
+    // the first line that showed the newest value after the previous distinct one (a redraw repeats it);
+    // looked up here for the chosen counter only, not in settle's pass over every counter
+    ev.step_since_line = best->newest->line;
+    auto since = [&](auto& r) {
+        for (size_t k = 0; k < r.size; ++k) {
+            const progress_entry& e = r.newest(k);
+            if (e.file != ev.file || e.step_state != 2 || e.step != *best->first || e.line < run_from ||
+                e.line <= best->second_line || e.line >= ev.step_since_line)
+                continue;
+            ev.step_since_line = e.line;
+        }
+    };
+    since(best->pr->any);
+    for (auto& r : best->pr->by_rank) since(r);
     ev.progress_text = excerpt(plain_text(best->newest->text.view(), m_scratch2));  // evidence: 1 KiB of a line
     ev.awaiting_progress = false;
     return true;

@@ -155,6 +155,9 @@ struct event {
     std::string elision_text;
     int progress_sig = -1;
     std::int64_t progress_line = 0;
+    // the first line that showed the newest value (< progress_line: the bar was redrawn at the same
+    // count, as tqdm does when it closes on an exception; nothing advanced in between)
+    std::int64_t step_since_line = -1;
     std::string progress_text;
     bool awaiting_progress = false;
     std::vector<near_hit> near;

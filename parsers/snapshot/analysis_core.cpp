@@ -7,6 +7,7 @@
 
 #include "parsers/snapshot/analysis_internal.h"
 #include "parsers/snapshot/snapshot_analysis.h"
+#include "parsers/snapshot/text_pairs.h"
 
 namespace oomdx::snap {
 
@@ -14,28 +15,36 @@ namespace detail {
 
 namespace {
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+// A frame's filename and name with their byte pairs (text_pairs): most searches end there.
+struct frame_texts {
+    std::string_view filename, name;
+    text_pairs filename_p, name_p;
+    explicit frame_texts(const frame_text& t)
+        : filename(t.filename), name(t.name), filename_p(t.filename), name_p(t.name) {}
+    bool in_filename(std::string_view part) const { return filename_p.contains(filename, part); }
+    bool in_name(std::string_view part) const { return name_p.contains(name, part); }
+};
 
 // Backward, optimizer-step and generation-loop frames (rev28). Backward: autograd's entry points (Python
 // frames of torch/autograd, or a function named backward); optimizer: a step under an optimizer package;
 // generation: transformers' generate() loop, or an inference engine's package (vLLM, SGLang, FlexGen, TGI).
-std::uint8_t code_kind_flags(const frame_text& t) {
+std::uint8_t code_kind_flags(const frame_texts& t) {
     std::uint8_t f = 0;
     if (!is_python_frame(t.filename)) return f;
     f |= k_flag_stack;
-    if (has(t.filename, "/torch/autograd/") || t.name == "backward" || t.name == "_engine_run_backward" ||
+    if (t.in_filename("/torch/autograd/") || t.name == "backward" || t.name == "_engine_run_backward" ||
         t.name == "run_backward")
         f |= k_flag_backward;
-    if ((has(t.filename, "/torch/optim/") || has(t.filename, "/torch_npu/optim/") || has(t.filename, "/apex/optimizers/") ||
-         has(t.filename, "/megatron/core/optimizer/") || has(t.filename, "/deepspeed/ops/adam/") ||
-         has(t.filename, "/bitsandbytes/optim/")) &&
-        (has(t.name, "step") || t.name == "_init_group"))
+    if ((t.in_filename("/torch/optim/") || t.in_filename("/torch_npu/optim/") || t.in_filename("/apex/optimizers/") ||
+         t.in_filename("/megatron/core/optimizer/") || t.in_filename("/deepspeed/ops/adam/") ||
+         t.in_filename("/bitsandbytes/optim/")) &&
+        (t.in_name("step") || t.name == "_init_group"))
         f |= k_flag_optimizer;
     if (t.name == "optimizer_step") f |= k_flag_optimizer;
-    if ((has(t.filename, "/transformers/generation/") && (t.name == "generate" || t.name == "_sample" ||
+    if ((t.in_filename("/transformers/generation/") && (t.name == "generate" || t.name == "_sample" ||
                                                           t.name == "_beam_search" || t.name == "_assisted_decoding")) ||
-        has(t.filename, "/vllm/") || has(t.filename, "/sglang/") || has(t.filename, "/flexgen/") ||
-        has(t.filename, "/flexllmgen/") || has(t.filename, "/text_generation_server/"))
+        t.in_filename("/vllm/") || t.in_filename("/sglang/") || t.in_filename("/flexgen/") ||
+        t.in_filename("/flexllmgen/") || t.in_filename("/text_generation_server/"))
         f |= k_flag_generate;
     return f;
 }
@@ -68,17 +77,15 @@ const attribution::frame_info& attribution::info(frame_id f) {
     frame_info& fi = m_finfo[f];
     if (fi.done) return fi;
     const frame_text& t = m_text[f];
-    fi.any_mask = m_rules.any_mask(t);
-    fi.frame_cat = static_cast<std::int16_t>(m_rules.frame_category(t));
+    const category_rules::frame_classes c = m_rules.classes(t);
+    fi.any_mask = c.any_mask;
+    fi.frame_cat = static_cast<std::int16_t>(c.category);
     fi.python = is_python_frame(t.filename);
-    fi.site_ok = m_rules.site_candidate(t);
-    if (t.filename.find("fully_sharded_data_parallel") != std::string_view::npos ||
-        t.filename.find("/fsdp/") != std::string_view::npos)
-        fi.flags |= 1;
-    if (t.filename.find("nn/parallel/distributed.py") != std::string_view::npos ||
-        t.name.find("DistributedDataParallel") != std::string_view::npos)
-        fi.flags |= 2;
-    fi.flags |= code_kind_flags(t);
+    fi.site_ok = c.site;
+    const frame_texts x(t);
+    if (x.in_filename("fully_sharded_data_parallel") || x.in_filename("/fsdp/")) fi.flags |= 1;
+    if (x.in_filename("nn/parallel/distributed.py") || x.in_name("DistributedDataParallel")) fi.flags |= 2;
+    fi.flags |= code_kind_flags(x);
     fi.done = 1;
     return fi;
 }

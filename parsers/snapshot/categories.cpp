@@ -17,6 +17,7 @@
 #include "engine/core/text_file.h"
 #include "engine/core/yaml_cache.h"
 #include "engine/core/yaml_file.h"
+#include "parsers/snapshot/text_pairs.h"
 
 namespace oomdx::snap {
 
@@ -37,12 +38,13 @@ std::string lowered(std::string_view s) {
 // The text of one frame as the rules compare it, prepared once per frame instead of once per
 // rule: the filename with a leading '/' (so "/torch/" matches "torch/nn/..."), and the name and
 // that filename in lower case (ASCII only) for ignore_case rules, whose needles are lowered when
-// loaded.
+// loaded. Each of the four texts has its byte pairs (text_pairs), which skip most searches.
 struct frame_view {
     const frame_text& f;
     bool python;
     std::string_view fn;  // the filename, with the leading '/'
     std::string slashed, name_lc, fn_lc;
+    text_pairs name_p, fn_p, name_lc_p, fn_lc_p;
 
     explicit frame_view(const frame_text& t) : f(t), python(is_python_frame(t.filename)), fn(t.filename) {
         if (!fn.empty() && fn.front() != '/') {
@@ -53,6 +55,10 @@ struct frame_view {
         }
         name_lc = lowered(t.name);
         fn_lc = lowered(fn);
+        name_p = text_pairs(t.name);
+        fn_p = text_pairs(fn);
+        name_lc_p = text_pairs(name_lc);
+        fn_lc_p = text_pairs(fn_lc);
     }
 };
 
@@ -78,9 +84,11 @@ struct category_rules::rule {
         };
         const std::string_view name = icase ? std::string_view(v.name_lc) : v.f.name;
         const std::string_view fn = icase ? std::string_view(v.fn_lc) : v.fn;
-        if (!any_of(name_contains, [&](const std::string& s) { return contains(name, s); })) return false;
+        const text_pairs& name_p = icase ? v.name_lc_p : v.name_p;
+        const text_pairs& fn_p = icase ? v.fn_lc_p : v.fn_p;
+        if (!any_of(name_contains, [&](const std::string& s) { return name_p.contains(name, s); })) return false;
         if (!any_of(name_equals, [&](const std::string& s) { return name == s; })) return false;
-        if (!any_of(filename_contains, [&](const std::string& s) { return contains(fn, s); })) return false;
+        if (!any_of(filename_contains, [&](const std::string& s) { return fn_p.contains(fn, s); })) return false;
         auto re_hit = [](const std::shared_ptr<re2::RE2>& re, std::string_view text) {
             return re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *re);
         };
@@ -170,30 +178,27 @@ int category_rules::classify(const frame_text* frames, std::size_t n) const {
     return cat_other;
 }
 
-std::uint64_t category_rules::any_mask(const frame_text& f) const {
+namespace {
+
+// The pieces of classes() on a prepared frame.
+std::uint64_t any_mask_of(const std::vector<std::shared_ptr<category_rules::rule>>& any, const frame_view& v) {
     std::uint64_t m = 0;
-    if (m_any.empty()) return m;
-    const frame_view v(f);
-    for (std::size_t i = 0; i < m_any.size() && i < 64; ++i)
-        if (m_any[i]->matches(v)) m |= std::uint64_t(1) << i;
+    for (std::size_t i = 0; i < any.size() && i < 64; ++i)
+        if (any[i]->matches(v)) m |= std::uint64_t(1) << i;
     return m;
 }
 
-int category_rules::any_category(int bit) const { return m_any[bit]->category; }
-
-int category_rules::frame_category(const frame_text& f) const {
-    if (m_frame.empty()) return -1;
-    const frame_view v(f);
-    for (const auto& r : m_frame)
+int frame_category_of(const std::vector<std::shared_ptr<category_rules::rule>>& frame, const frame_view& v) {
+    for (const auto& r : frame)
         if (r->matches(v)) return r->category;
     return -1;
 }
 
-bool category_rules::site_candidate(const frame_text& f) const {
-    std::string_view fn = f.filename;
+// `pairs`, when given, are those of a text that contains `fn` (the view's slashed filename).
+bool site_ok(const std::vector<std::string>& skip, std::string_view fn, const text_pairs* pairs) {
     if (!is_python_frame(fn)) return false;
-    for (const auto& s : m_site_skip)
-        if (contains(fn, s) ||
+    for (const auto& s : skip)
+        if ((pairs ? pairs->contains(fn, s) : contains(fn, s)) ||
             (s.size() > 1 && s.front() == '/' && fn.substr(0, s.size() - 1) == s.substr(1)))
             return false;
     // The standard library (but not site-packages) is not user code either.
@@ -201,6 +206,31 @@ bool category_rules::site_candidate(const frame_text& f) const {
         return false;
     if (fn.front() == '<' && fn != "<stdin>" && fn != "<string>") return false;
     return true;
+}
+
+}  // namespace
+
+std::uint64_t category_rules::any_mask(const frame_text& f) const {
+    if (m_any.empty()) return 0;
+    return any_mask_of(m_any, frame_view(f));
+}
+
+int category_rules::any_category(int bit) const { return m_any[bit]->category; }
+
+int category_rules::frame_category(const frame_text& f) const {
+    if (m_frame.empty()) return -1;
+    return frame_category_of(m_frame, frame_view(f));
+}
+
+bool category_rules::site_candidate(const frame_text& f) const { return site_ok(m_site_skip, f.filename, nullptr); }
+
+category_rules::frame_classes category_rules::classes(const frame_text& f) const {
+    const frame_view v(f);
+    frame_classes c;
+    if (!m_any.empty()) c.any_mask = any_mask_of(m_any, v);
+    if (!m_frame.empty()) c.category = frame_category_of(m_frame, v);
+    c.site = site_ok(m_site_skip, f.filename, &v.fn_p);
+    return c;
 }
 
 int category_rules::site_frame(const frame_text* frames, std::size_t n) const {

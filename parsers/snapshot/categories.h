@@ -77,6 +77,13 @@ public:
     std::size_t any_rule_count() const { return m_any.size(); }
     int frame_category(const frame_text& f) const;
     bool site_candidate(const frame_text& f) const;
+    // The three above for one frame, its text prepared once.
+    struct frame_classes {
+        std::uint64_t any_mask = 0;
+        int category = -1;
+        bool site = false;
+    };
+    frame_classes classes(const frame_text& f) const;
 
     const std::vector<std::string>& names() const { return m_names; }
     int find(std::string_view name) const;

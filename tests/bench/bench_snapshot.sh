@@ -3,7 +3,7 @@
 # snapshots written by Python's own pickle the way torch writes them (gen_snapshot.py).
 #
 # usage: tests/bench/bench_snapshot.sh [OOMDX_BINARY]          (default: build/oomdx)
-#   BENCH_SHAPES="name ..."   only these shapes (default: all, see the table below)
+#   BENCH_SHAPES="name ..."   only these shapes, by space or comma (default: all, see the table below)
 #   BENCH_RUNS=N              runs of each command (default 3)
 #   BENCH_KEEP=DIR            keep the generated files in DIR (and reuse them when present)
 #   BENCH_BASE=OOMDX          also run this binary (e.g. one built from main) in the same
@@ -67,7 +67,7 @@ printf '%-18s %7s %9s | %8s %8s %7s | %8s %8s %7s | %6s\n' shape MiB events \
 for spec in "${shapes[@]}"; do
     name=${spec%%:*}
     opts=${spec#*:}
-    if [ -n "${BENCH_SHAPES:-}" ] && [[ " $BENCH_SHAPES " != *" $name "* ]]; then continue; fi
+    if [ -n "${BENCH_SHAPES:-}" ] && [[ " ${BENCH_SHAPES//,/ } " != *" $name "* ]]; then continue; fi
     f="$tmp/$name.pickle"
     # shellcheck disable=SC2086
     [ -s "$f" ] && [ -s "$f.log" ] || python3 "$gen" "$f" $opts 2>"$f.log"

@@ -1282,3 +1282,33 @@ TEST_CASE("a caught OOM: the job warns once per skipped batch and its bar goes o
         CHECK(a.step == 3);
     }
 }
+
+TEST_CASE("evaluation announced after the bar, the bar redrawn at the same count on the way out (logs64)") {
+    const std::string bar100 = " 50%|#####     | 100/200 [01:41<01:36,  1.03it/s]";
+    const std::string eval_bar = " 20%|##        | 1/5 [00:00<00:03,  1.24it/s]\n";
+    const std::string redraw = " 50%|#####     | 100/200 [01:42<01:42,  1.02s/it]\n";
+    const std::string oom = "Traceback (most recent call last):\n  File \"trainers.py\", line 127, in fit\n"
+                            "    logits = self.model(xb)\n  File \"gpt.py\", line 79, in forward\n"
+                            "    attention = Q @ K.transpose(2, 3)\ntorch.cuda.OutOfMemoryError: CUDA out of memory. "
+                            "Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 14.58 GiB of which 52.50 MiB is "
+                            "free.\n";
+    SUBCASE("`start eval` glued after step 100's bar (MDS5210-23fall): the failure is in the evaluation after 100") {
+        auto a = run(bar100 + "start eval\n" + eval_bar + redraw + oom);
+        CHECK(a.last_logged_step == 100);
+        CHECK(a.phase == "eval");
+        CHECK(a.step == 100);
+        CHECK(a.step_basis == "after_step_eval");
+    }
+    SUBCASE("the same redraw with no announcement: the next step failed") {
+        auto a = run(bar100 + "\n" + redraw + oom);
+        CHECK(a.last_logged_step == 100);
+        CHECK(a.step == 101);
+        CHECK(a.phase != "eval");
+    }
+    SUBCASE("the bar moved on after the announcement: that evaluation had ended, step 102 failed") {
+        auto a = run(bar100 + "start eval\n" + eval_bar + " 50%|#####     | 101/200 [01:44<01:40,  1.03it/s]\n" + oom);
+        CHECK(a.last_logged_step == 101);
+        CHECK(a.step == 102);
+        CHECK(a.phase != "eval");
+    }
+}
