@@ -548,7 +548,7 @@ estimate_input from_facts(const fact_store& facts) {
             in.dynamic_budget
                 ? fmt::format("unpadded micro-batches: the sequences' real lengths fill the token budget; estimated at the "
                               "budget, {} whole sequences of {} tokens", local, in.seq_len)
-                : fmt::format("unpadded micro-batches: each of the {} sequences at its length cap of {} tokens (the "
+                : fmt::format("unpadded micro-batches: micro-batch {}, every sequence at its length cap of {} tokens (the "
                               "micro-batch holds the real lengths: an upper bound; a token budget per device would "
                               "bound it instead)", local, in.seq_len));
     in.micro_batch = local;

@@ -483,7 +483,7 @@ TEST_CASE("rev41 verl GRPO: the estimate says each sequence is at its cap, or at
     const estimate_input cap = input("verl_grpo_cap.sh", "");
     CHECK(cap.micro_batch == 4);
     CHECK(cap.seq_len == 4096);
-    CHECK(has(cap, "each of the 4 sequences at its length cap of 4096 tokens"));
+    CHECK(has(cap, "micro-batch 4, every sequence at its length cap of 4096 tokens"));
     CHECK_FALSE(has(cap, "fill the token budget"));
     // the config states a token budget that verl reads: the estimate takes it
     const estimate_input dyn = input("verl_grpo_dyn.sh", "actor_rollout_ref.actor.use_dynamic_bsz=True "
