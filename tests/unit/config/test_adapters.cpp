@@ -471,7 +471,7 @@ TEST_CASE("rev41 verl GRPO: the estimate says each sequence is at its cap, or at
         emit_facts(*find_semantics("verl"), s);
         for (const auto& [k, v] : std::vector<std::pair<const char*, std::int64_t>>{
                  {"model.hidden_size", 3584}, {"model.num_layers", 28}, {"model.num_attention_heads", 28},
-                 {"model.num_key_value_heads", 4}, {"model.intermediate_size", 18944}, {"model.vocab_size", 152064}})
+                 {"model.num_kv_heads", 4}, {"model.intermediate_size", 18944}, {"model.vocab_size", 152064}})
             s.emit(k, value(v), provenance{});
         s.emit("job.world_size", value(std::int64_t(8)), provenance{});
         return from_facts(s);
