@@ -19,6 +19,8 @@ public:
 
     using fact_sink::emit;
     void emit(fact f) override;
+    // Withdraws the current fact of that name (a rule's `name: null`); its history stays.
+    void retract(const std::string& name) { m_current.erase(name); }
 
     const fact* get(const std::string& name) const;
     bool has(const std::string& name) const { return get(name) != nullptr; }

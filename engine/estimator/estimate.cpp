@@ -540,6 +540,17 @@ estimate_input from_facts(const fact_store& facts) {
         local = std::clamp<std::int64_t>(r.integer("training.local_batch_size", 1, "micro-batch size missing", true), 1,
                                          std::int64_t(1) << 24);
     }
+    // rev41: a framework that unpads each micro-batch (verl's use_remove_padding: training.packing with
+    // framework.unpadded_real_lengths) holds the sequences at their real lengths; the estimate fills each one to the
+    // cap (the token budget, or the length cap) and says which, since shorter responses need less
+    if (r.boolean("training.packing", false, nullptr) && r.boolean("framework.unpadded_real_lengths", false, nullptr))
+        in.assumptions.push_back(
+            in.dynamic_budget
+                ? fmt::format("unpadded micro-batches: the sequences' real lengths fill the token budget; estimated at the "
+                              "budget, {} whole sequences of {} tokens", local, in.seq_len)
+                : fmt::format("unpadded micro-batches: micro-batch {}, every sequence at its length cap of {} tokens (the "
+                              "micro-batch holds the real lengths: an upper bound; a token budget per device would "
+                              "bound it instead)", local, in.seq_len));
     in.micro_batch = local;
     in.framework_date = parse_framework_date(r.str("job.framework_date", "", nullptr));
     in.framework_date_min = parse_framework_date(r.str("job.framework_date_min", "", nullptr));

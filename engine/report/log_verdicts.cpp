@@ -13,6 +13,17 @@ void apply_log_verdicts(log_analysis& a, const fact_store& facts) {
     a.timing_reason = facts.string("oom.timing_reason").value_or("");
     a.leak_signal = facts.boolean("log.memory_leak_signal").value_or(false);
     a.series_monotonic = facts.boolean("log.memory_series_monotonic");
+    // evidence_oom_caught: the job caught this OOM and went on; the newest counter is how far it got
+    if (facts.string("oom.step_basis") == std::optional<std::string>("oom_caught") && a.step_basis != "oom_caught") {
+        a.step_basis = "oom_caught";
+        a.step.reset();
+        a.step_stride.reset();
+        if (a.newest_step && a.newest_progress) {
+            a.last_logged_step = a.newest_step;
+            if (a.newest_total) a.last_logged_total = a.newest_total;
+            a.evidence.push_back(*a.newest_progress);
+        }
+    }
     if (a.forecast) {
         memory_forecast& f = *a.forecast;
         f.available = f.projected && facts.boolean("log.forecast.available").value_or(false);

@@ -200,6 +200,10 @@ inference_result run_inference(const rule_set& rs, fact_store& facts, const infe
             return p;
         };
         for (const auto& [name, av] : r.asserts) {
+            if (!av.expr && av.literal.is_null()) {  // `name: null` withdraws the fact
+                facts.retract(name);
+                continue;
+            }
             value v = coerce(name, eval_action(av, facts), facts);
             const fact* cur = facts.get(name);
             if (cur && cur->val == v && cur->val.type() == v.type()) continue;  // unchanged: no new version

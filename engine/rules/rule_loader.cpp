@@ -481,7 +481,7 @@ private:
                  item, item_where);
             return;
         }
-        if (!v.expr) {
+        if (!v.expr && !(v.literal.is_null() && !must_be_override)) {  // an assert's null withdraws the fact
             try {
                 value lit = v.literal;
                 if (d->kind == fact_kind::bytes && lit.is_string())

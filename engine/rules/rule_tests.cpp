@@ -298,7 +298,9 @@ rule_test_report run_rule_tests(const std::string& dir, const vocabulary& vocab,
                 const std::string fname = kv.first.as<std::string>();
                 const value want = node_value(fname, kv.second, vocab);
                 const fact* f = facts.get(fname);
-                if (!f) fail("expect_facts", fname + " = " + want.to_string(), "missing");
+                if (want.is_null()) {  // `name: null`: the fact is absent
+                    if (f) fail("expect_facts", fname + " absent", f->val.to_string());
+                } else if (!f) fail("expect_facts", fname + " = " + want.to_string(), "missing");
                 else if (!(f->val == want)) fail("expect_facts", fname + " = " + want.to_string(), f->val.to_string());
             }
             if (c["expect_actions"]) {

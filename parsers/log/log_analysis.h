@@ -114,6 +114,11 @@ struct log_analysis {
     // The measured stride k of a bar that moves k >= 2 at a time (step_basis bar_stride): the failing
     // step is one of the next k after the last logged one.
     std::optional<std::int64_t> step_stride;
+    // A later OOM line of the failure's file read further on the failure's counter (measurements; the rule
+    // evidence_oom_caught decides whether the job caught this OOM and went on): the failure's counter
+    // reading, the furthest later OOM's, and the newest reading of that counter in the file, each with its line.
+    std::optional<std::int64_t> oom_counter_step, later_oom_step, newest_step, newest_total;
+    std::optional<log_evidence> later_oom_line, newest_progress;
     // From traceback frames and context lines before the failure, after the last step line:
     // model_load | forward | backward | optimizer_step | loss | eval | checkpoint_save |
     // checkpoint_load | data_loading; "" when none was seen.

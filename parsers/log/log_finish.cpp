@@ -99,16 +99,17 @@ std::vector<memory_point> scanner::series_points(const series_state& st) const {
 
 // Every rank's series extrapolated; the rank that reaches capacity first is the forecast.
 // Capacity: the device given, else the log's percentages, else the OOM message's figure.
-// True when a later OOM line of the failure's file was read two or more steps further on the same counter: the
-// job caught this OOM (a recovering loop's warning) and finished a step after it. One step further is the step
-// in flight (a bar redrawn after the message counts it) and proves nothing.
-bool scanner::caught_and_went_on(const event& failure) const {
-    if (!failure.last_step || failure.progress_sig < 0) return false;
+// The later OOM line of the failure's file read furthest on the failure's counter, when one reads further than the
+// failure did (a measurement: the rule evidence_oom_caught decides what it says about the failure).
+const event* scanner::furthest_later_oom(const event& failure) const {
+    if (!failure.last_step || failure.progress_sig < 0) return nullptr;
+    const event* best = nullptr;
     for (const auto& ev : m_strong)
         if (&ev != &failure && ev.file == failure.file && ev.line > failure.line && ev.last_step &&
-            ev.progress_sig == failure.progress_sig && *ev.last_step >= *failure.last_step + 2)
-            return true;
-    return false;
+            ev.progress_sig == failure.progress_sig && *ev.last_step > *failure.last_step &&
+            (!best || *ev.last_step > *best->last_step))
+            best = &ev;
+    return best;
 }
 
 void scanner::forecast(log_analysis& a, const event* failure) {
@@ -475,22 +476,21 @@ log_analysis scanner::finish() {
         }
         else if (a.step_basis == "bar_stride") a.step_stride = failure->step_stride;
         else if (a.step_basis != "sparse_log") a.step = last + 1;
-        // An OOM the job caught and went on from (a warning per skipped batch, its bar moving on): a later OOM
-        // line of the same file read two or more steps further shows it survived this one, so the newest
-        // counter in the file is how far it got and no failing step follows from this message.
-        if (a.step_basis != "step_header" && caught_and_went_on(*failure)) {
+        // A later OOM line of the same file read further on the same counter (a loop that catches the OOM and
+        // warns once per skipped batch): the readings, and the newest reading of the counter in the file.
+        if (const event* later = furthest_later_oom(*failure)) {
+            a.oom_counter_step = last;
+            a.later_oom_step = later->last_step;
+            a.later_oom_line = log_evidence{m_files[later->file], later->line, later->text, "later_oom"};
             event tail;
             tail.file = failure->file;
             tail.line = std::numeric_limits<std::int64_t>::max();
             tail.rank = failure->rank;
             if (resolve_progress(tail, false) && tail.progress_sig == failure->progress_sig && tail.last_step) {
-                a.last_logged_step = tail.last_step;
-                if (tail.last_total > 0) a.last_logged_total = tail.last_total;
-                add_ev(tail.file, tail.progress_line, tail.progress_text, "progress");
+                a.newest_step = tail.last_step;
+                if (tail.last_total > 0) a.newest_total = tail.last_total;
+                a.newest_progress = log_evidence{m_files[tail.file], tail.progress_line, tail.progress_text, "progress"};
             }
-            a.step.reset();
-            a.step_stride.reset();
-            a.step_basis = "oom_caught";
         }
     } else if (failure && snapshot_last_step) {
         a.last_logged_step = snapshot_last_step;

@@ -397,6 +397,16 @@ void emit_facts(const log_analysis& a, fact_sink& sink) {
     if (a.last_logged_step) sink.emit("oom.last_logged_step", value(*a.last_logged_step), pp);
     if (!a.step_basis.empty()) sink.emit("oom.step_basis", value(a.step_basis), pp);
     if (a.step_stride) sink.emit("oom.step_stride", value(*a.step_stride), pp);
+    // a later OOM line read further on the failure's counter (rules/evidence_log.yaml, evidence_oom_caught)
+    if (a.oom_counter_step && a.later_oom_step && a.later_oom_line) {
+        sink.emit("oom.counter_step", value(*a.oom_counter_step), pp);
+        const log_evidence& l = *a.later_oom_line;
+        sink.emit("oom.later_oom_step", value(*a.later_oom_step), prov(a, l.line, l.text, l.file));
+        if (a.newest_step && a.newest_progress) {
+            const log_evidence& n = *a.newest_progress;
+            sink.emit("oom.newest_step", value(*a.newest_step), prov(a, n.line, n.text, n.file));
+        }
+    }
     // What ended the log when it has no OOM message: a named failure that is not an OOM
     // (not_oom), an unexplained crash (crash), or nothing at all (none: a cut paste, a config).
     if (a.source == "none" || !a.failure_kind.empty())

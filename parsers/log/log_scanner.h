@@ -258,8 +258,8 @@ private:
     void handle_phase(int sig, std::string_view seg, std::int64_t line);
     void handle_memory(int sig, std::string_view seg, std::int64_t line, std::int64_t rank,
                        bool in_ring = false);
+    const event* furthest_later_oom(const event& failure) const;
     // eval_running: the failure is inside an evaluation that a newer bar counts (see the .cpp)
-    bool caught_and_went_on(const event& failure) const;
     bool resolve_progress(event& ev, bool after, bool eval_running = false);
     std::int64_t elision_between(int file, std::int64_t lo, std::int64_t hi, std::string* text);
     std::optional<std::int64_t> latest_step(std::int64_t rank);

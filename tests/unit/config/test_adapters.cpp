@@ -11,6 +11,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/fact_store.h"
 #include "engine/core/vocabulary.h"
+#include "engine/estimator/estimate.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/framework_semantics.h"
 #include "parsers/config/override_syntax.h"
@@ -453,6 +454,46 @@ TEST_CASE("verl: Hydra key=value overrides written and read back; prompt + respo
                                                            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n"));
     fact_store s1 = shipped_facts(one);
     CHECK(s1.integer("training.seq_len") == 2048);
+}
+
+// rev41: verl's use_remove_padding unpads each micro-batch (the sequences keep their real lengths); the estimate fills each
+// one to the length cap (or the token budget) and its assumptions say which.
+TEST_CASE("rev41 verl GRPO: the estimate says each sequence is at its cap, or at the token budget the config states") {
+    const std::string base =
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.train_batch_size=256 "
+        "data.max_prompt_length=1024 data.max_response_length=3072 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct "
+        "actor_rollout_ref.model.use_remove_padding=True actor_rollout_ref.actor.ppo_mini_batch_size=64 "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.name=vllm "
+        "actor_rollout_ref.rollout.n=5 trainer.n_gpus_per_node=8 trainer.nnodes=1 ";
+    auto input = [&](const std::string& name, const std::string& extra) {
+        const job_config j = parse_job_config(write(name, base + extra + "\n"));
+        fact_store s = shipped_facts(j);
+        emit_facts(*find_semantics("verl"), s);
+        for (const auto& [k, v] : std::vector<std::pair<const char*, std::int64_t>>{
+                 {"model.hidden_size", 3584}, {"model.num_layers", 28}, {"model.num_attention_heads", 28},
+                 {"model.num_kv_heads", 4}, {"model.intermediate_size", 18944}, {"model.vocab_size", 152064}})
+            s.emit(k, value(v), provenance{});
+        s.emit("job.world_size", value(std::int64_t(8)), provenance{});
+        return from_facts(s);
+    };
+    auto has = [](const estimate_input& in, const std::string& part) {
+        return std::any_of(in.assumptions.begin(), in.assumptions.end(),
+                           [&](const std::string& a) { return a.find(part) != std::string::npos; });
+    };
+    const estimate_input cap = input("verl_grpo_cap.sh", "");
+    CHECK(cap.micro_batch == 4);
+    CHECK(cap.seq_len == 4096);
+    CHECK(has(cap, "micro-batch 4, every sequence at its length cap of 4096 tokens"));
+    CHECK_FALSE(has(cap, "fill the token budget"));
+    // the config states a token budget that verl reads: the estimate takes it
+    const estimate_input dyn = input("verl_grpo_dyn.sh", "actor_rollout_ref.actor.use_dynamic_bsz=True "
+                                                         "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384");
+    CHECK(dyn.dynamic_budget);
+    CHECK(dyn.micro_batch == 4);
+    CHECK(has(dyn, "fill the token budget; estimated at the budget, 4 whole sequences of 4096 tokens"));
+    CHECK_FALSE(has(dyn, "at its length cap"));
+    // padded micro-batches (use_remove_padding off): no such line
+    CHECK_FALSE(has(input("verl_grpo_pad.sh", "actor_rollout_ref.model.use_remove_padding=False"), "unpadded micro-batches"));
 }
 
 TEST_CASE("verl: with use_dynamic_bsz the token budget per GPU (x Ulysses) sets the micro-batch, not ppo_micro_batch_size_per_gpu") {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/bytes.h"
+#include "engine/report/log_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 
 using namespace oomdx;
@@ -54,7 +55,8 @@ TEST_CASE("held-out real logs: source, sizes, device, rank and steps as a reader
         known.clear();
         if (c["known_miss"])
             for (const auto& k : c["known_miss"]) known.push_back(k.as<std::string>());
-        const log_analysis a = analyze_logs({k_dir + file});
+        log_analysis a = analyze_logs({k_dir + file});
+        judge_log(a);  // rev41: the evidence rules' verdicts too (evidence_oom_caught), as `oomdx log` applies them
         auto int_field = [&](const char* key, const std::optional<std::int64_t>& got) {
             if (!c[key]) return;
             // `null` labels a field the log does not state (a step from an earlier run in the file is wrong)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/report/log_verdicts.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/rank_prefix.h"
 #include "parsers/log/task_label.h"
@@ -1261,15 +1262,27 @@ TEST_CASE("a caught OOM: the job warns once per skipped batch and its bar goes o
                "4.01 GiB already allocated; 356.00 MiB free; 5.54 GiB cached)              | " + std::to_string(n) +
                "/2538 [00:01<53:05,  1.26s/batch]\n";
     };
+    // rev41: the analyzer measures (the failure's counter, the furthest later OOM's, the newest reading), the rule
+    // evidence_oom_caught decides and judge_log applies its verdict.
     SUBCASE("later OOM lines two or more steps on (pytorch#31252): the newest counter, no failing step") {
         auto a = run(warn(1, "1.72") + warn(2, "1.68") + warn(4, "1.64") + warn(6, "1.69"));
+        CHECK(a.step_basis != "oom_caught");  // no verdict in the parser
+        CHECK(a.oom_counter_step == 1);
+        CHECK(a.later_oom_step == 6);
+        CHECK(a.newest_step == 6);
+        REQUIRE(a.later_oom_line);
+        CHECK(a.later_oom_line->line == 4);
+        judge_log(a);
         CHECK(a.last_logged_step == 6);
         CHECK_FALSE(a.step);
         CHECK(a.step_basis == "oom_caught");
+        CHECK(a.timing == "mid");
         CHECK(a.requested_bytes == static_cast<std::int64_t>(1.72 * 1024 * 1024 * 1024 + 0.5));
     }
     SUBCASE("one step on is the step in flight, redrawn after the message (PCAccumulation#5): not caught") {
         auto a = run(warn(283, "1.72") + warn(284, "1.68") + warn(284, "1.64"));
+        CHECK(a.later_oom_step == 284);
+        judge_log(a);
         CHECK(a.last_logged_step == 283);
         CHECK(a.step == 284);
         CHECK(a.step_basis != "oom_caught");
