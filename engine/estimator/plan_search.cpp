@@ -230,6 +230,7 @@ std::vector<estimate_override> plan_overrides(const estimate_input& b, const est
     num("parallelism.pipeline_parallel_degree", b.pp, c.pp);
     num("parallelism.context_parallel_degree", b.cp, c.cp);
     num("parallelism.expert_parallel_degree", b.ep, c.ep);
+    if (c.sequence_parallel && !b.sequence_parallel && c.tp > 1) o.push_back({"parallelism.sequence_parallel", value(true)});
     if (titan) {
         // Sharding is the mesh: dp_replicate ranks go to dp_shard (FSDP over dp_shard x cp).
         if (b.dp_replicate != c.dp_replicate) {
@@ -413,6 +414,10 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                             in.cp = c;
                                             in.ep = e;
                                             if (!batch.expert_tp && base.framework == train_framework::megatron) in.etp = t;
+                                            // lead32: Megatron-family jobs raise TP with sequence parallelism (the
+                                            // rev40 TP lever's setting), which divides the activations as well
+                                            if (base.framework == train_framework::megatron && t > base.tp && t > 1)
+                                                in.sequence_parallel = true;
                                             in.dp_replicate = rep;
                                             in.dp_shard = shard;
                                             in.micro_batch = mb;

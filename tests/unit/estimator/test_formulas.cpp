@@ -571,6 +571,33 @@ TEST_CASE("plan search: every candidate fits, in priority order, overrides expla
     }
 }
 
+TEST_CASE("plan search: a Megatron-family job raises TP with sequence parallelism, and the plan says so (lead32)") {
+    estimate_input in;
+    in.framework = train_framework::megatron;
+    in.model = llama8b();
+    in.world = 8;
+    in.dp_shard = 8;
+    in.zero_stage = 1;
+    in.micro_batch = 4;
+    in.seq_len = 8192;
+    in.ac = ac_kind::none;
+    in.sequence_parallel = false;
+    in.capacity_bytes = std::int64_t(85899345920);
+    REQUIRE(estimate_device_peak(in) > std::int64_t(0.95 * 85899345920.0));
+    const plan_result p = plan_search(in);
+    REQUIRE_FALSE(p.candidates.empty());
+    int raised = 0;
+    for (const auto& c : p.candidates) {
+        if (c.input.tp <= in.tp) continue;
+        ++raised;
+        CHECK(c.input.sequence_parallel);
+        bool says = false;
+        for (const auto& o : c.overrides) says = says || o.key == "parallelism.sequence_parallel";
+        CHECK(says);
+    }
+    CHECK(raised > 0);
+}
+
 TEST_CASE("activations: soft-capped attention keeps its tanh; Gemma 2 / 3 keep four norm inputs per layer (est24)") {
     // Gemma 2's attention computes tanh(scores / 50) * 50 before the mask: tanh's backward reads its
     // output, 2 B per score above HF's eager 6 B; no s^2 term with flash either way
