@@ -734,7 +734,7 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
             std::vector<std::string> candidates;
             for (const auto& f : fns)
                 if (f.rfind("_", 0) != 0) candidates.push_back(f);
-            if (candidates.size() != 1 && looks_like_py_module(src)) {
+            if (candidates.size() != 1 && looks_like_py_module(src, !candidates.empty())) {
                 // mmcfg: an mmengine-style module (XTuner, MMDetection): its top-level assignments, read as data
                 py_module m = read_py_module(src);
                 job.format = "module";

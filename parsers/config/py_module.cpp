@@ -275,12 +275,15 @@ private:
 
 }  // namespace
 
-bool looks_like_py_module(const py_source& src) {
+bool looks_like_py_module(const py_source& src, bool mmengine_only) {
     const auto& T = src.tokens();
-    for (std::size_t i = 0; i + 1 < T.size(); ++i)
+    for (std::size_t i = 0; i + 3 < T.size(); ++i)
         if (T[i].line_start && T[i].col == 0 && T[i].t == mtok::type::name && T[i + 1].t == mtok::type::op &&
-            T[i + 1].s == "=")
-            return true;
+            T[i + 1].s == "=") {
+            const bool dict_call = T[i + 2].t == mtok::type::name && T[i + 2].s == "dict" &&
+                                   T[i + 3].t == mtok::type::op && T[i + 3].s == "(";
+            if (!mmengine_only || dict_call || T[i].s == "_base_") return true;
+        }
     return false;
 }
 

@@ -16,9 +16,10 @@ struct py_module {
     std::vector<std::string> skipped;  // "from mmengine.config import read_base (file:3)": statements not read
 };
 
-// True when the file's top level holds at least one `NAME = ...` assignment and no function is
-// a candidate config function (a torchtitan registry has `def` bodies instead).
-bool looks_like_py_module(const py_source& src);
+// True when the file's top level holds a `NAME = ...` assignment; with `mmengine_only`, one of
+// mmengine's own (`NAME = dict(...)`, `_base_ = ...`), so that a torchtitan registry with several
+// functions and a constant (`STEPS = 1000`) still asks for its function.
+bool looks_like_py_module(const py_source& src, bool mmengine_only = false);
 // Reads the module's top-level assignments. Throws input_error (file:line) only where the
 // tokenizer does (unterminated brackets or strings, nesting past config_depth).
 py_module read_py_module(const py_source& src);

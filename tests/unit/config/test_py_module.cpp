@@ -115,3 +115,12 @@ TEST_CASE("an XTuner config is its adapter's facts; overrides are its assignment
     const std::vector<std::string> want{"batch_size = 1", "--cfg-options model.lora.r=16"};
     CHECK(lines == want);
 }
+
+TEST_CASE("a module with functions is an mmengine config only with mmengine's own assignments") {
+    const py_source registry("STEPS = 1000\ndef a():\n    return 1\ndef b():\n    return 2\n", "r.py");
+    CHECK(looks_like_py_module(registry));
+    CHECK_FALSE(looks_like_py_module(registry, true));  // a torchtitan registry: name its function
+    const py_source mm("def helper():\n    return 1\ndef other():\n    return 2\nmodel = dict(type='X')\n", "m.py");
+    CHECK(looks_like_py_module(mm, true));
+    CHECK(looks_like_py_module(py_source("_base_ = ['../a.py']\ndef f():\n    return 1\n", "b.py"), true));
+}
