@@ -110,10 +110,10 @@ struct adapter_loader {
         a.m_syntax = root["syntax"] ? root["syntax"].as<std::string>() : "";
         if (root["extends"]) a.m_extends = root["extends"].as<std::string>();
         if (root["description"]) a.m_description = root["description"].as<std::string>();
-        static const std::set<std::string> syntaxes{"", "cli", "toml", "registry", "json", "yaml", "dotlist"};
+        static const std::set<std::string> syntaxes{"", "cli", "toml", "registry", "json", "yaml", "dotlist", "module"};
         if (!syntaxes.count(a.m_syntax))
             throw input_error::at_line(path, root["syntax"].Mark().line + 1,
-                                       "syntax must be cli, toml, registry, json, yaml or dotlist");
+                                       "syntax must be cli, toml, registry, json, yaml, dotlist or module");
         if (root["file_syntax"]) {
             a.m_file_syntax = root["file_syntax"].as<std::string>();
             if (a.m_file_syntax != "dotlist")
@@ -845,6 +845,15 @@ std::vector<std::string> framework_adapter::render_lines_as(const std::vector<ca
         for (const auto& it : fw) {
             if (it.remove) lines.push_back("# reset config." + it.key + " to its default");
             else lines.push_back("config." + it.key + " = " + py_literal(it.val));
+        }
+    } else if (syntax == "module") {
+        // mmengine-style module (mmcfg): the top-level assignment line to change; a nested key as the
+        // launcher's --cfg-options (mmengine DictAction: dotted keys)
+        for (const auto& it : fw) {
+            const bool top = it.key.find('.') == std::string::npos;
+            if (it.remove) lines.push_back("# remove " + it.key);
+            else if (top) lines.push_back(it.key + " = " + py_literal(it.val));
+            else lines.push_back("--cfg-options " + shell_word_text(value(it.key + "=" + value_key(it.val))));
         }
     } else if (syntax == "json") {
         nlohmann::json patch = nlohmann::json::object();

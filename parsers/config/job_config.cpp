@@ -16,6 +16,7 @@
 #include "engine/core/vocabulary.h"
 #include "parsers/config/framework_adapter.h"
 #include "parsers/config/py_expr.h"
+#include "parsers/config/py_module.h"
 #include "parsers/config/shell_args.h"
 #include "parsers/config/tokenizer_vocab.h"
 
@@ -137,6 +138,7 @@ std::string detect_format(const std::string& file, std::string_view text) {
 
 std::string fallback_framework(const std::string& format) {
     if (format == "toml" || format == "registry") return "torchtitan";
+    if (format == "module") return "xtuner";
     if (format == "json") return "deepspeed";
     if (format == "yaml") return "llama_factory";
     return "megatron";
@@ -732,6 +734,24 @@ job_config parse_job_config_depth(const std::string& path_spec, const std::strin
             std::vector<std::string> candidates;
             for (const auto& f : fns)
                 if (f.rfind("_", 0) != 0) candidates.push_back(f);
+            if (candidates.size() != 1 && looks_like_py_module(src, !candidates.empty())) {
+                // mmcfg: an mmengine-style module (XTuner, MMDetection): its top-level assignments, read as data
+                py_module m = read_py_module(src);
+                job.format = "module";
+                job.entries = std::move(m.entries);
+                const framework_adapter& adapter = choose(job.entries, job.format);
+                finish(job, adapter);
+                for (auto& s : m.skipped)
+                    if (std::find(job.non_literal.begin(), job.non_literal.end(), s) == job.non_literal.end())
+                        job.non_literal.push_back(std::move(s));
+                for (auto& f : job.facts)
+                    if (f.name == "job.non_literal_keys") {
+                        value::list_t nonlit;
+                        for (const auto& n : job.non_literal) nonlit.push_back(value(n));
+                        f.val = value(std::move(nonlit));
+                    }
+                return job;
+            }
             if (candidates.size() != 1) {
                 std::string names;
                 for (const auto& f : candidates) names += (names.empty() ? "" : ", ") + f;

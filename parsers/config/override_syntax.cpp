@@ -217,6 +217,8 @@ override_syntax detect_override_syntax(const job_config& job) {
         } catch (const std::exception&) {
             s.return_var = "config";
         }
+    } else if (f == "module") {
+        s.syntax = "module";
     } else {
         // Launch scripts and argument lists: flags (torchtitan --section.field=value, Megatron,
         // HF --key value), LLaMA-Factory key=value operands.

@@ -71,6 +71,7 @@ public:
     py_node parse_expr(std::size_t& i, int depth = 0) const;
     // Folds an integer expression of literals (+ - * // ** and parentheses) starting at token i.
     bool fold_int_expr(std::size_t& i, std::int64_t& out, int depth = 0) const;
+    const std::vector<token>& tokens() const { return m_tok; }
 
 private:
     std::string m_text;
