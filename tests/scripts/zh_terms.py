@@ -26,6 +26,7 @@ RULES = [
     (r"[Ww]orkspace (?:和|与|或)", "工作空间 (workspace memory)"),
     (r" x ", "× (a product)"),
     (rf"[{IDEO}] [{IDEO}]", "no space between two Chinese characters"),
+    (r"[，。：；、！？] ", "no space after full-width punctuation (a folded YAML line leaves one)"),
     (rf"[{IDEO}][()]|[()][{IDEO}]", "full-width parentheses beside Chinese text"),
 ]
 
