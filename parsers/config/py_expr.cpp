@@ -174,8 +174,6 @@ py_source::py_source(std::string_view text, std::string file) : m_text(text), m_
     m_tok.push_back(e);
 }
 
-namespace {
-
 value parse_number(const std::string& raw, bool& ok) {
     ok = true;
     std::string n;
@@ -196,8 +194,6 @@ value parse_number(const std::string& raw, bool& ok) {
     if (end != n.c_str() + n.size()) { ok = false; return value(); }
     return value(d);
 }
-
-}  // namespace
 
 py_node py_source::parse_expr(std::size_t& i, int depth) const {
     if (depth > max_depth()) throw input_error::at_line(m_file, m_tok[i].line, "expression nested too deeply" + depth_note());

@@ -84,4 +84,8 @@ private:
 void flatten_py(const py_node& n, const std::string& prefix, const py_source& src,
                 std::vector<raw_entry>& out);
 
+// A Python number literal's token (underscores, 0x / 0o / 0b, exponents): an integer where it is one, else a
+// float; `ok` false for what is not a number (a complex literal, junk).
+value parse_number(const std::string& raw, bool& ok);
+
 }  // namespace oomdx

@@ -45,18 +45,20 @@ private:
     const std::vector<mtok>& T;
     const std::map<std::string, std::vector<raw_entry>>& vars;
     bool op(std::size_t i, const char* s) const { return T[i].t == mtok::type::op && T[i].s == s; }
+    // Nesting of parentheses and unary signs the arithmetic follows; deeper is left unread.
+    static constexpr int k_max_depth = 32;
+    // Integers stay exact in a double up to 2^53 (~9.007e15): a result past this is left unread, not rounded.
+    static constexpr double k_exact = 9e15;
     static value num(double d, bool integer) { return integer ? value(static_cast<std::int64_t>(d)) : value(d); }
+    // An integer result that a double no longer holds exactly is unread; a float must be finite.
+    static bool representable(double x, bool integer) { return std::isfinite(x) && !(integer && std::fabs(x) > k_exact); }
     bool atom(std::size_t& i, value& v, int depth) {
-        if (depth > 32) return false;
+        if (depth > k_max_depth) return false;
         if (T[i].t == mtok::type::number) {
-            char* end = nullptr;
-            std::string n;
-            for (char c : T[i].s)
-                if (c != '_') n += c;
-            const double d = std::strtod(n.c_str(), &end);
-            if (end != n.c_str() + n.size()) return false;
-            const bool integer = n.find_first_of(".eE") == std::string::npos;
-            v = num(d, integer);
+            bool ok = false;
+            const value x = parse_number(T[i].s, ok);
+            if (!ok) return false;
+            v = x;
             ++i;
             return true;
         }
@@ -93,7 +95,7 @@ private:
         if (!power(i, e, depth + 1)) return false;
         const double r = std::pow(v.as_number(), e.as_number());
         if (!std::isfinite(r)) return false;
-        v = num(r, v.is_integer() && e.is_integer() && e.as_integer() >= 0 && std::fabs(r) < 9e15);
+        v = num(r, v.is_integer() && e.is_integer() && e.as_integer() >= 0 && std::fabs(r) < k_exact);
         return true;
     }
     bool product(std::size_t& i, value& v, int depth) {
@@ -107,13 +109,13 @@ private:
             const bool ints = v.is_integer() && r.is_integer();
             if (o != "*" && b == 0) return false;
             double x = o == "*" ? a * b : o == "/" ? a / b : o == "//" ? std::floor(a / b) : a - b * std::floor(a / b);
-            if (!std::isfinite(x) || (ints && std::fabs(x) > 9e15)) return false;
+            if (!representable(x, ints)) return false;
             v = num(x, ints && o != "/");
         }
         return true;
     }
     bool sum(std::size_t& i, value& v, int depth) {
-        if (depth > 32 || !product(i, v, depth)) return false;
+        if (depth > k_max_depth || !product(i, v, depth)) return false;
         while (op(i, "+") || op(i, "-")) {
             const bool add = op(i, "+");
             ++i;
@@ -121,7 +123,7 @@ private:
             if (!product(i, r, depth)) return false;
             const bool ints = v.is_integer() && r.is_integer();
             const double x = add ? v.as_number() + r.as_number() : v.as_number() - r.as_number();
-            if (!std::isfinite(x) || (ints && std::fabs(x) > 9e15)) return false;
+            if (!representable(x, ints)) return false;
             v = num(x, ints);
         }
         return true;
@@ -226,7 +228,7 @@ private:
                     std::vector<raw_entry> one;
                     convert(n.items[a], mod_join(key, std::to_string(a)), one);
                     if (one.size() == 1 && !one[0].container && one[0].literal) items.push_back(one[0].val);
-                    else if (!one.empty() && one[0].container) items.push_back(value());
+                    else if (!one.empty() && one[0].container) items.emplace_back();
                     else literal = false;
                     for (auto& x : one)
                         if (x.container || one.size() > 1) nested.push_back(std::move(x));
