@@ -45,6 +45,8 @@ void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& f
     const bool ac = framework_checkpoints_by_default(framework);
     emit_framework_defaults(framework, facts, [&](const std::string& key, const value& v) {
         if (key.rfind("activation_checkpoint.", 0) == 0) return ac;
+        // cases76: a base the script always loads quantized (Alpaca-LoRA's load_in_8bit) is a lever already pulled
+        if (key == "training.quantization_bit") return v.is_integer() && v.as_integer() < 16;
         return key == "training.mixed_precision_param" && v.is_string() &&
                (v.as_string() == "bfloat16" || v.as_string() == "float16");
     });

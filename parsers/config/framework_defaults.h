@@ -17,7 +17,7 @@ void emit_framework_defaults(const std::string& framework, fact_store& facts,
                              const std::function<bool(const std::string& key, const value& v)>& keep);
 
 // For a job seen without its config: only the defaults that withdraw a lever (checkpointing that is
-// on, 16-bit mixed precision), never one that would add one (HF Trainer's fp32 or no checkpointing
+// on, 16-bit mixed precision, a base loaded quantized), never one that would add one (HF Trainer's fp32 or no checkpointing
 // would make bf16 or checkpointing look certain, while a job's config usually sets them).
 void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& facts);
 
