@@ -391,6 +391,24 @@ estimate_input from_facts(const fact_store& facts) {
                                         ? megatron_default_expert_tp(in.tp, in.ep, world && *world > 0 ? *world / in.pp : 0)
                                         : 1,
                                     nullptr));
+    // est67: how an MoE job moves its routed tokens (engine/estimator/moe_dispatch.h); the job's key, else the
+    // framework's default (framework.moe_token_dispatcher: ms-swift's Megatron backend alltoall), else Megatron-LM's
+    if (in.model.experts > 0) {
+        const auto disp = r.str_opt("training.moe_token_dispatcher");
+        const std::string d = lower(disp.value_or(r.str_opt("framework.moe_token_dispatcher").value_or("")));
+        in.moe_dispatcher = d == "alltoall" || d == "alltoall_seq" ? moe_dispatcher_kind::alltoall
+                            : d == "allgather"                   ? moe_dispatcher_kind::allgather
+                            : d == "flex"                        ? moe_dispatcher_kind::flex
+                                                                 : moe_dispatcher_kind::unknown;
+        const std::string rd = lower(r.str_opt("training.moe_router_dtype").value_or(r.str_opt("framework.moe_router_dtype").value_or("")));
+        in.moe_router_bytes = rd == "fp32" || rd == "float32" ? 4 : rd == "fp64" || rd == "float64" ? 8 : 0;
+        in.moe_capacity_factor = std::max(0.0, r.num_opt("training.moe_capacity_factor").value_or(0.0));
+        in.moe_pad_to_capacity = r.bool_opt("training.moe_pad_to_capacity").value_or(false);
+        if (in.moe_capacity_factor <= 0)
+            in.assumptions.push_back(
+                "MoE routing dropless and balanced: each rank's experts receive tokens x top-k rows; a step whose "
+                "routing is uneven sends more to the busiest rank (not bounded here)");
+    }
     if (world && *world > 0) {
         in.world = clamp_degree(*world);
         if (!shard || *shard <= 0) shard = std::max<std::int64_t>(1, in.world / (model_par * in.dp_replicate));
@@ -1365,8 +1383,11 @@ estimate_result estimate(const estimate_input& in) {
                                     "(torchao 0.1 quantizes a whole weight at once)", num(st.temp_load / std::max(1.0, k.nf4_unchunked_quant_bytes)),
                                     k.nf4_unchunked_quant_bytes)
                       :
-        fmt::format("{}workspaces{}{}{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
+        fmt::format("{}workspaces{}{}{}{}{}{}", in.zero_stage >= 3 && shard > 1 ? "FSDP all-gather/reduce-scatter units, " : "",
                     st.phase == 2 && in.ac != ac_kind::none ? ", one layer recomputed" : "",
+                    st.moe_layers > 0 && (st.phase == 0 || st.phase == 2) && est::moe_dispatch_temporaries(in, b.tokens).forward > 0
+                        ? ", MoE dispatch copies"
+                        : "",
                     in.ft.kind == finetune_kind::lora && in.ft.base_bits < 16 ? ", dequantized weight" : "",
                     in.lowp != lowp_kind::none ? ", low-precision casts" : "",
                     in.ddp_grad_copy ? ", DDP's bucket copy of every gradient" : "",

@@ -21,6 +21,7 @@ class fact_store;
 }  // namespace oomdx
 #include "parsers/config/framework_adapter.h"
 #include "engine/estimator/memory_efficient.h"
+#include "engine/estimator/moe_dispatch.h"
 namespace oomdx {
 using estimate_override = canonical_override;
 #else
@@ -134,6 +135,13 @@ struct estimate_input {
     bool defer_embedding_wgrad = false;   // Megatron --defer-embedding-wgrad-compute (est62)
     std::int64_t wgrad_deferral_limit = 0;  // --wgrad-deferral-limit: micro-batches deferred, 0 = all of them
     int grad_reduce_bytes = 4;            // Megatron gradient buffer (main_grad): fp32, 2 with --grad-reduce-in-bf16
+    // est67: MoE token dispatch (engine/estimator/moe_dispatch.h): the dispatcher (unknown: the framework's default),
+    // the router's logits / probabilities dtype in bytes (Megatron --moe-router-dtype fp32: 4; 0 the compute dtype),
+    // the expert capacity factor (0: dropless) and whether each expert's input is padded to its capacity
+    moe_dispatcher_kind moe_dispatcher = moe_dispatcher_kind::unknown;
+    int moe_router_bytes = 0;
+    double moe_capacity_factor = 0;
+    bool moe_pad_to_capacity = false;
     // Added with issue 16 (all additive; defaults keep the earlier behaviour).
     finetune_spec ft;
     lowp_kind lowp = lowp_kind::none;     // float8 == (lowp is a float8 recipe)

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "engine/estimator/estimator_constants.h"
+#include "engine/estimator/fsdp_offload_staging.h"
+#include "engine/estimator/moe_dispatch.h"
 #include "engine/estimator/runtime_memory.h"
 
 namespace oomdx::est {
@@ -63,12 +65,12 @@ bool python_rmsnorm(const estimate_input& in) {
 // tensors already fp32 (norm upcasts, log-sum-exp, softmax probabilities) keep their size; the
 // half-precision copy of eager attention's probabilities is then the fp32 tensor itself.
 // (param_bytes 4 alone is not enough: LLaMA-Factory's fp32 trainable adapters set it over a bf16 base)
+
+}  // namespace
+
 double fp32_compute_act_scale(const estimate_input& in) {
     return in.param_bytes >= 4 && in.ft.kind == finetune_kind::full ? 2.0 : 1.0;
 }
-
-
-}  // namespace
 
 int dense_modules(const estimate_model& m, dense_module* out) {
     const double h = double(m.hidden), a = double(m.heads), g = double(m.kv_heads), d = double(m.head_dim),
@@ -347,7 +349,8 @@ layer_act layer_activation(const estimate_input& in, bool moe, bool trainable, b
 
     double mlp_shard = 0, mlp_rep = 0;
     if (moe) {
-        const double fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn), k = double(std::max<std::int64_t>(1, m.top_k));
+        // est67: routed rows per token (top-k; k x the capacity factor when each expert's input is padded to it)
+        const double fe = double(m.expert_ffn > 0 ? m.expert_ffn : m.ffn), k = moe_rows_per_token(in);
         const double etp = double(std::max<std::int64_t>(1, in.etp));
         // frozen TE experts (Megatron LoRA, experts not adapted): no fc1 input (the permuted tokens) and no
         // fc2 input are kept; the SwiGLU input and the expert output (the unpermute's probability gradient) are
@@ -769,6 +772,7 @@ double compute(const estimate_input& in, breakdown& out) {
     const double tokens = double(mbsz) * double(std::max(1, in.policy_seqs_per_sample)) *
                           double(std::max<std::int64_t>(1, in.seq_len)) / c;
     out.tokens = tokens;
+    const moe_dispatch_bytes moe_disp = moe_dispatch_temporaries(in, tokens);
     const double mb = double(nmb);
 
     // with its parameters offloaded to the host, even one rank runs FSDP's unit by unit gathers (each unit
@@ -1143,8 +1147,18 @@ double compute(const estimate_input& in, breakdown& out) {
         if (fsdp2) {
             fwd += 2.0 * layer_unsharded;                 // current + prefetched unit, all-gathered
             if (in.params_offload) {
-                fwd += layer_unsharded / shard_n;         // the unit's shard copied host-to-device first
-                bwd += layer_unsharded / shard_n;
+                // est67: the unit's shard copied host-to-device in the dtype it is stored in, and its cast to the
+                // all-gather dtype when they differ (fp32 shards under mixed precision; fsdp_offload_staging.h)
+                double stored = gather_bytes;
+                if (!finetune)
+                    stored = pb < 4.0 && in.master_weights ? 4.0 : pb;
+                else if (!quant_base)
+                    stored = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true)
+                                 ? 4.0
+                                 : double(ft.load_bytes);
+                const double staged = fsdp_offload_staging_bytes(max_layer, shard_n, stored, gather_bytes);
+                fwd += staged;
+                bwd += staged;
             }
             bwd += 2.0 * layer_unsharded;
             if (!finetune)
@@ -1380,6 +1394,11 @@ double compute(const estimate_input& in, breakdown& out) {
             loss += kv_cache;
         }
         if (in.ac != ac_kind::none) bwd += working * tokens;
+        // est67: one MoE layer's dispatch copies above its saved set (moe_dispatch.h), in its forward and backward
+        if (st.moe_layers > 0) {
+            fwd += moe_disp.forward;
+            bwd += moe_disp.backward;
+        }
         bwd += layer_backward;
         bwd += act_grad + tp_buf + st.pp_buffers + st.pp_stage_outputs + pp_grads_bwd + cp_bwd;
         fwd += tp_buf + st.pp_buffers + st.pp_stage_outputs + cp_fwd;

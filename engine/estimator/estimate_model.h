@@ -158,6 +158,8 @@ struct layer_act {
 // `converted`: the layer's linears run in the low-precision recipe (NVFP4 keeps a bf16 tail).
 layer_act layer_activation(const estimate_input& in, bool moe, bool trainable = true, bool converted = true);
 
+// est26: 2 when fp32 parameters train without autocast (activations in fp32), else 1
+double fp32_compute_act_scale(const estimate_input& in);
 // est26 / est65: torch.autocast over fp32 trainable weights (HF Trainer / accelerate AMP of an fp32 model, unsharded)
 bool autocast_fp32_weights(const estimate_input& in);
 // est26: autocast's compute-dtype copies of fp32 trainable weights: bytes held in forward and at the
