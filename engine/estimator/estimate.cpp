@@ -491,8 +491,8 @@ estimate_input from_facts(const fact_store& facts) {
     // (torch/distributed/fsdp/_wrap_utils.py _validate_frozen_params: "the gradient memory usage will be higher than
     // expected (<total> numel instead of <nonfrozen> numel before sharding via reduce-scatter)"). LitGPT's
     // FSDPStrategy(auto_wrap_policy={Block}) puts each block's LoRA adapters in the block's unit (Fabric wraps with
-    // use_orig_params=True); PEFT-aware HF Trainer and torchtune wrap the adapters on their own. A stated
-    // parallelism.fsdp_mixed_frozen_units wins
+    // use_orig_params=True); HF Trainer (_fsdp_qlora_plugin_updates: PEFT's fsdp_auto_wrap_policy) and torchtune's FSDP1
+    // recipe wrap the adapters on their own. A stated parallelism.fsdp_mixed_frozen_units wins
     in.fsdp1_mixed_units = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
                            r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
                            r.boolean("parallelism.fsdp_mixed_frozen_units", job_fw == "litgpt", nullptr);
