@@ -504,6 +504,16 @@ estimate_input from_facts(const fact_store& facts) {
     // leaves the embedding, final norm and head in that root. HF / accelerate jobs take est17's whole term (in.fsdp1)
     in.fsdp1_root_live = !in.fsdp1 && job_fw == "litgpt" && in.zero_stage >= 3 && !deepspeed &&
                          r.integer("parallelism.fsdp_version", 1, nullptr) != 2;
+    // est68: torch FSDP1 requires use_orig_params=True to wrap a unit whose parameters mix requires_grad True and
+    // False, and then gives the unit's FlatParameter a gradient of all its elements, the frozen ones included
+    // (torch/distributed/fsdp/_wrap_utils.py _validate_frozen_params: "the gradient memory usage will be higher than
+    // expected (<total> numel instead of <nonfrozen> numel before sharding via reduce-scatter)"). LitGPT's
+    // FSDPStrategy(auto_wrap_policy={Block}) puts each block's LoRA adapters in the block's unit (Fabric wraps with
+    // use_orig_params=True); HF Trainer (_fsdp_qlora_plugin_updates: PEFT's fsdp_auto_wrap_policy) and torchtune's FSDP1
+    // recipe wrap the adapters on their own. A stated parallelism.fsdp_mixed_frozen_units wins
+    in.fsdp1_mixed_units = in.zero_stage >= 3 && !deepspeed && in.framework != train_framework::megatron &&
+                           r.integer("parallelism.fsdp_version", 1, nullptr) != 2 &&
+                           r.boolean("parallelism.fsdp_mixed_frozen_units", job_fw == "litgpt", nullptr);
     // est56: a script that loads the model onto its GPU (from_pretrained(device_map=rank), model.to(device)) before
     // wrapping it in FullyShardedDataParallel; HF Trainer / accelerate load on the host and torchtune on the meta device
     in.fsdp1_device_load = in.fsdp1 && r.boolean("parallelism.fsdp_wraps_device_model", false, nullptr);

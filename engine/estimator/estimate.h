@@ -174,6 +174,9 @@ struct estimate_input {
     // est61: torch FSDP1 outside HF / accelerate (LitGPT's Fabric): the root unit stays unsharded through the step's
     // forward and backward (the live tensors of est17's term, without its allocator floor)
     bool fsdp1_root_live = false;
+    // est68: torch FSDP1 units that hold frozen weights beside trainable adapters (use_orig_params=True): the unit's
+    // gradient covers every element of its FlatParameter, frozen ones included
+    bool fsdp1_mixed_units = false;
     bool fsdp1_device_load = false;       // est56: every rank holds the whole model on its device before FSDP1 wraps it
     // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
     // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included

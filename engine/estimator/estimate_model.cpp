@@ -976,8 +976,12 @@ double compute(const estimate_input& in, breakdown& out) {
             auto tbytes = [&](double full, double shard) { return (full + shard / shard_n) * trainable; };
             st.params = st.frozen + tbytes(trates.p_full, trates.p_shard);
             params_whole = fbytes + (trates.p_full + trates.p_shard) * trainable;
-            st.grads = tbytes(trates.g_full, trates.g_shard);
-            st.grads_unsharded = (trates.g_full + trates.g_shard) * trainable;
+            // est68: FSDP1 units mixing frozen weights and adapters grow gradients for the whole unit (the decoder
+            // layers; the root unit of embedding and head holds no adapter)
+            const double grad_elems =
+                lora && in.fsdp1_mixed_units ? std::max(trainable, st.params_rank - embed_rank - output_rank + trainable) : trainable;
+            st.grads = (trates.g_full + trates.g_shard / shard_n) * grad_elems;
+            st.grads_unsharded = (trates.g_full + trates.g_shard) * grad_elems;
             st.master = tbytes(trates.m_full, trates.m_shard);
             st.optimizer = tbytes(trates.o_full, trates.o_shard);
             st.trainable_rank = trainable;

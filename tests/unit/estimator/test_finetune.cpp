@@ -1745,3 +1745,37 @@ TEST_CASE("DeepSpeed ZeRO-2 reduce buffers: reduce_bucket_size elements per buff
     CHECK(fwd1 - fwd0 == doctest::Approx(4.0e8));
     CHECK(bwd0 < bwd1);
 }
+
+TEST_CASE("FSDP1 units mixing frozen weights and LoRA adapters grow gradients for the whole unit (est68)") {
+    // LitGPT's FSDPStrategy wraps each block with its adapters (use_orig_params=True): the block's FlatParameter
+    // takes a gradient of every element; under no_sync accumulation the unsharded ones live through the micro-batches
+    auto litgpt_lora = [](bool stated, bool mixed_units) {
+        fact_store f = job8b("litgpt", "lora", 2);
+        emit(f, "parallelism.zero_stage", std::int64_t(3));
+        emit(f, "training.lora_rank", std::int64_t(8));
+        emit(f, "training.lora_target", "q_proj,v_proj");
+        emit(f, "training.gradient_accumulation_steps", std::int64_t(4));
+        if (stated) emit(f, "parallelism.fsdp_mixed_frozen_units", mixed_units);
+        return from_facts(f);
+    };
+    const estimate_input mixed = litgpt_lora(false, false);
+    CHECK(mixed.fsdp1_mixed_units);
+    CHECK(mixed.fsdp1_no_sync);
+    const estimate_input apart = litgpt_lora(true, false);
+    CHECK_FALSE(apart.fsdp1_mixed_units);
+    est::breakdown bm, ba;
+    est::compute(mixed, bm);
+    est::compute(apart, ba);
+    const auto& m = bm.stages[0];
+    const auto& a = ba.stages[0];
+    // every decoder layer and the adapters (the root of embedding, head and final norm holds no adapter)
+    const double layers = m.params_rank - 2.0 * 128256.0 * 4096.0 - 4096.0;
+    CHECK(m.grads_unsharded / a.grads_unsharded == doctest::Approx((layers + a.trainable_rank) / a.trainable_rank));
+    CHECK(m.grads / a.grads == doctest::Approx(m.grads_unsharded / a.grads_unsharded));
+    CHECK(m.grads_in_forward == doctest::Approx(m.grads_unsharded));
+    CHECK(a.grads_in_forward == doctest::Approx(a.grads_unsharded));
+    // HF Trainer wraps PEFT adapters on their own (fsdp_auto_wrap_policy): no whole-unit gradient by default
+    fact_store hf = job8b("llama_factory", "lora", 2);
+    emit(hf, "parallelism.zero_stage", std::int64_t(3));
+    CHECK_FALSE(from_facts(hf).fsdp1_mixed_units);
+}

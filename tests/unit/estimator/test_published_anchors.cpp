@@ -371,3 +371,7 @@ TEST_CASE("held-out rows, round est62 (torchao float8 tensorwise with fp8 all-ga
 TEST_CASE("held-out rows, round est66 (MoE fine-tuning: axolotl gpt-oss-20b LoRA on one GPU and full FSDP2 x 2 offload / x 8 / x 4, Llama 4 Scout QLoRA on one H100 and FSDP2 x 4; ms-swift Megatron Qwen1.5-MoE and Moonlight-16B-A3B PP 2 EP 4, Qwen3-30B-A3B full TP 2 EP 8 / EP 4 with optimizer offload / LoRA EP 4, DPO Qwen3-4B TP 4 and Qwen3-30B-A3B TP 4 EP 8; 4096..8192 packed)") {
     check_heldout("heldout_est66.yaml", 13, "held-out rows (est66)");
 }
+
+TEST_CASE("held-out rows, round est68 (LitGPT resource tables of 2023-10 at 8641822, the cells the development rows leave out: phi-1.5 NF4 and mb 2, StableLM Alpha 3B LoRA / QLoRA mb 1-4 on one A100 40GB; LoRA under FSDP1 with every block checkpointed: phi-1.5, StableLM Alpha 3B, Llama 2 7B on 2 GPUs at mb 1 / 2 / 4, Llama 2 13B on 4; longest Alpaca sample, allocated)") {
+    check_heldout("heldout_est68.yaml", 17, "held-out rows (est68)");
+}
