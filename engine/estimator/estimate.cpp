@@ -634,6 +634,12 @@ estimate_input from_facts(const fact_store& facts) {
     // pure bf16 (torchtitan training.dtype, LLaMA-Factory pure_bf16): optimizer states in the
     // parameters' dtype and no fp32 copy
     in.master_weights = r.boolean("optimizer.master_weights", !r.boolean("training.pure_bf16", false, nullptr), nullptr);
+    in.autocast_fp32_params = r.boolean("training.autocast_fp32_params", false, nullptr);
+    if (const fact* af = facts.get("training.autocast_fp32_params");
+        in.autocast_fp32_params && in.param_bytes < 4 && af && af->prov.from_default())
+        in.assumptions.push_back(
+            "training.autocast_fp32_params = true (the framework's default where the config does not say: fp32 weights under "
+            "autocast, 16 B per parameter with Adam instead of 18 B with a half-precision copy and fp32 master)");
     // est32: DeepSpeed's bf16_master_weights_and_grads keeps the master partition and its gradients in bf16
     // (still a separate copy, unlike pure bf16); other frameworks keep their fp32 master
     if (auto md = r.str_opt("optimizer.master_dtype")) in.master_bytes = lower(*md) == "float32" ? 4 : int(dtype_bytes(*md));

@@ -119,6 +119,9 @@ struct estimate_input {
     std::string optimizer = "adamw";
     int state_dtype_bytes = 4;            // 4 fp32, 2 bf16, 1 int8
     bool master_weights = true;
+    // cfg67: the parameters stay fp32 and autocast computes in param_bytes' dtype (NeMo 1.x without
+    // megatron_amp_O2): Megatron keeps no separate master copy, and gradients and states are fp32
+    bool autocast_fp32_params = false;
     int master_bytes = 4;                 // the master copy and master-grad partition (DeepSpeed bf16 master: 2)
     bool optimizer_offload = false, swap_optimizer = false, optimizer_in_backward = false;
     int swap_times = 1;

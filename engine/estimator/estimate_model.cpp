@@ -517,6 +517,13 @@ state_rates resolve_rates(const estimate_input& in) {
     const double S = optimizer_moment_bytes(in, pb, in.master_weights);
     switch (in.framework) {
         case train_framework::megatron:
+            if (mixed && in.autocast_fp32_params) {  // cfg67: fp32 weights, fp32 main grads and states, no master copy
+                r.p_full = 4.0;
+                r.g_full = 4.0;
+                (in.zero_stage >= 1 ? r.o_shard : r.o_full) = optimizer_moment_bytes(in, 4.0, false);
+                r.grads_in_forward = true;
+                break;
+            }
             r.p_full = pb;
             r.g_full = master ? double(in.grad_reduce_bytes) : pb;  // main-grad buffer (fp32 unless reduced in bf16)
             if (in.zero_stage >= 1) {

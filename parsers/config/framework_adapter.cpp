@@ -99,7 +99,7 @@ struct adapter_loader {
         static const std::set<std::string> top{"name", "description", "extends", "syntax", "formats", "detect", "keys",
                                                "known", "defaults", "registry_classes", "render", "render_when", "shipped_files",
                                                "semantics", "detect_required", "detect_shared", "launchers",
-                                               "detect_spelling", "console_script", "file_syntax"};
+                                               "detect_spelling", "console_script", "file_syntax", "bare_flags"};
         for (auto it = root.begin(); it != root.end(); ++it)
             if (!top.count(it->first.as<std::string>()))
                 throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -135,6 +135,8 @@ struct adapter_loader {
             for (const auto& f : root["detect_shared"]) a.m_detect_shared.push_back(norm(f.as<std::string>()));
         if (root["known"])
             for (const auto& f : root["known"]) a.m_known.push_back(norm(f.as<std::string>()));
+        if (root["bare_flags"])
+            for (const auto& f : root["bare_flags"]) a.m_bare_flags.push_back(cli_key(f.as<std::string>()));
         if (root["launchers"])
             for (const auto& f : root["launchers"]) {
                 std::vector<std::string> words;
@@ -177,7 +179,7 @@ struct adapter_loader {
                     throw input_error::at_line(path, line, "a key mapping needs 'key' and 'canonical'");
                 static const std::set<std::string> fields{"key",    "canonical", "type",   "values", "tokens",
                                                           "flag",   "otherwise", "scale",  "render", "note",
-                                                          "since",  "match",     "join",   "nargs"};
+                                                          "since",  "match",     "join",   "nargs", "rename"};
                 for (auto it = k.begin(); it != k.end(); ++it)
                     if (!fields.count(it->first.as<std::string>()))
                         throw input_error::at_line(path, it->first.Mark().line + 1,
@@ -214,6 +216,9 @@ struct adapter_loader {
                     }
                 }
                 if (k["join"]) m.join = k["join"].as<std::string>();
+                if (k["rename"])
+                    for (auto it = k["rename"].begin(); it != k["rename"].end(); ++it)
+                        m.rename[it->first.as<std::string>()] = it->second.as<std::string>();
                 if (k["flag"]) m.flag = yaml_value(k["flag"]);
                 if (k["otherwise"]) m.otherwise = yaml_value(k["otherwise"]);
                 if (k["scale"]) m.scale = k["scale"].as<double>();
@@ -291,6 +296,7 @@ void framework_adapter::inherit(const framework_adapter& base) {
     for (const auto& k : base.m_known) m_known.push_back(k);
     for (const auto& k : base.m_detect) m_detect.push_back(k);
     for (const auto& k : base.m_detect_shared) m_detect_shared.push_back(k);
+    for (const auto& k : base.m_bare_flags) m_bare_flags.push_back(k);
     for (const auto& k : base.m_launchers) m_launchers.push_back(k);
     for (const auto& [k, v] : base.m_defaults) m_defaults.emplace(k, v);
     for (const auto& [k, v] : base.m_shipped_files) m_shipped_files.emplace(k, v);
@@ -411,6 +417,7 @@ bool framework_adapter::is_known(const std::string& raw_key) const {
 }
 
 int framework_adapter::takes_value(const std::string& flag) const {
+    if (std::find(m_bare_flags.begin(), m_bare_flags.end(), cli_key(flag)) != m_bare_flags.end()) return 0;
     auto ms = find(flag);
     if (ms.empty()) return -1;
     for (const auto* m : ms)

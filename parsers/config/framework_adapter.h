@@ -47,6 +47,9 @@ struct key_mapping {
     // canonical key this config already set through a `join` mapping is appended with this separator
     // ("+" adds integers: verl's prompt and response lengths make one sequence length).
     std::string join;
+    // Each word of a list or comma-separated value renamed (NeMo 1.x LoRA `attention_dense` -> Megatron Core's
+    // `linear_proj`; a word may become several: `attention` -> "linear_qkv,linear_proj"); other words kept. cfg67.
+    std::map<std::string, std::string> rename;
     bool render = true;                   // false: an alias written only for a job that spells it
     bool many = false;                    // nargs "+": a CLI flag takes every following word up to the next flag
     std::string note;                     // era / meaning
@@ -138,6 +141,9 @@ private:
     std::string m_console_command, m_console_script;     // console_script: {command, script with {sub}}
     std::vector<key_mapping> m_keys;
     std::vector<std::string> m_known;            // read but not mapped (patterns may end in *)
+    // bare_flags: flags that take no value, the `key=value` words after them being operands (mmengine's
+    // `--cfg-options a.b=1 c=2`), as cli_key
+    std::vector<std::string> m_bare_flags;
     std::map<std::string, value> m_defaults;     // canonical -> framework default
     std::map<std::string, std::map<std::string, value>> m_shipped_files;  // file name -> canonical settings
     // canonical key -> canonical value text ("*" = any) -> items

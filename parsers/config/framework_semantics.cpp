@@ -37,7 +37,7 @@ value scalar_value(const YAML::Node& n) {
 // Applies one adapter's semantics map on top of `s`. An ancestor's log_names and device_variants
 // name that ancestor, so they are not inherited (`own` is false for ancestors).
 void apply(framework_semantics& s, const YAML::Node& n, const std::string& file, bool own) {
-    if (!n) return;
+    if (!n || n.IsNull()) return;
     if (!n.IsMap()) throw input_error::at_line(file, n.Mark().line + 1, "semantics must be a map");
     static const std::set<std::string> known = {"device_kind", "estimator", "log_names", "device_variants",
                                                 "estimate_ignores", "features", "not_training_scripts",
@@ -85,7 +85,7 @@ std::vector<framework_semantics> load_all() {
         r.s.name = root["name"].as<std::string>();
         r.s.file = f;
         if (root["extends"]) r.extends = root["extends"].as<std::string>();
-        r.node = root["semantics"];
+        if (root["semantics"]) r.node = root["semantics"];  // cfg67: an adapter without semantics (mmengine)
         raw.push_back(std::move(r));
     }
     std::vector<framework_semantics> out;

@@ -24,6 +24,7 @@ struct job_config {
     std::vector<std::string> non_literal;      // "key = text (file:line)": not evaluated
     std::vector<raw_entry> entries;        // everything read, before mapping
     bool framework_guessed = false;        // no adapter recognized a key: `framework` is the format's fallback
+    std::vector<std::string> removed_keys; // Hydra `~key` operands: deleted from the base config the line names
 
     // The fact of that name, or nullptr.
     const fact* find(const std::string& name) const;

@@ -166,6 +166,27 @@ private:
                 return;
             }
         }
+        // cfg67: `_base_.optim_wrapper.type = 'AmpOptimWrapper'` (a field of the bases' value, as mmengine's own
+        // configs write it: mmdetection faster-rcnn_r50_fpn_amp-1x_coco.py) and `model.lora.r = 16` (a field of a
+        // dict bound above) set that one field
+        std::size_t k = i;
+        std::string target;
+        while (k + 1 < e && T[k].t == mtok::type::name) {
+            target += (target.empty() ? "" : ".") + T[k].s;
+            if (T[k + 1].t == mtok::type::op && T[k + 1].s == ".") k += 2;
+            else break;
+        }
+        if (target.find('.') != std::string::npos && k + 2 < e && T[k + 1].t == mtok::type::op && T[k + 1].s == "=") {
+            const std::string head = target.substr(0, target.find('.'));
+            if (head == "_base_" || vars.count(head)) {
+                std::size_t j = k + 2;
+                py_node v = src.parse_expr(j);
+                if (j == e) {
+                    assign_field(head == "_base_" ? target.substr(7) : target, v);
+                    return;
+                }
+            }
+        }
         std::string text(src.text().substr(T[i].begin, T[e - 1].end - T[i].begin));
         if (const auto nl = text.find('\n'); nl != std::string::npos) text = text.substr(0, nl) + " ...";
         if (text.size() > 120) text = text.substr(0, 117) + "...";
@@ -182,6 +203,27 @@ private:
             out.entries.push_back(std::move(e));
         }
         vars[name] = std::move(rel);
+    }
+
+    // One field of a value: what was under it is replaced, the rest of the value kept.
+    void assign_field(const std::string& key, const py_node& v) {
+        std::vector<raw_entry> rel;
+        convert(v, key, rel);
+        auto under = [&](const raw_entry& x) { return x.key == key || x.key.rfind(key + ".", 0) == 0; };
+        std::erase_if(out.entries, under);
+        const std::string head = key.substr(0, key.find('.'));
+        if (auto it = vars.find(head); it != vars.end()) {
+            const std::string rest = key.substr(head.size() + 1);
+            std::erase_if(it->second, [&](const raw_entry& x) { return x.key == rest || x.key.rfind(rest + ".", 0) == 0; });
+            for (auto x : rel) {
+                x.key = x.key.substr(head.size() + 1);
+                it->second.push_back(std::move(x));
+            }
+        }
+        for (auto& x : rel) {
+            if (!x.literal && !x.container) out.skipped.push_back(fmt::format("{} = {} ({})", x.key, x.text, where(x.line)));
+            out.entries.push_back(std::move(x));
+        }
     }
 
     raw_entry base(const py_node& n, const std::string& key) const {

@@ -20,6 +20,7 @@ struct raw_entry {
     std::string text;        // raw text of the value as written
     std::int64_t line = 0;   // 1-based
     std::string excerpt;     // the source line, trimmed and bounded
+    std::string file;        // the file it was written in when not the config's own (an mmengine `_base_`)
 };
 
 // The trimmed text of 1-based `line` of `text`, at most 200 bytes.
