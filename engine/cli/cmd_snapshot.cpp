@@ -10,7 +10,6 @@
 #include "engine/core/atomic_file.h"
 #include "engine/core/bytes.h"
 #include "engine/core/errors.h"
-#include "engine/core/thread_heap.h"
 #include "engine/core/translations.h"
 #include "parsers/snapshot/analysis_batch.h"
 #include "parsers/snapshot/analysis_report.h"
@@ -56,26 +55,22 @@ void add_common(CLI::App* cmd, snapshot_opts& o, bool allow_html = false) {
 
 struct prepared {
     std::unique_ptr<snap::category_rules> rules;
-    // The shipped category rules when no --categories is given: loaded on the rule packs'
-    // thread before the packs, while the main thread reads the file (off its critical path).
-    std::promise<const snap::category_rules*> shipped_rules;
     snap::analysis_options opt;
-    // The packs whose evidence step decides, loaded on another thread while the files are read.
+    // The packs whose evidence step decides, loaded on the main thread when the verdicts are
+    // first asked for, after the files are analyzed (snap38): no thread, no arena of its own,
+    // the analysis's freed heap reused, and no read to overlap on a guest that runs a
+    // process's threads on one vCPU (docs/snapshot.md, snap33 and snap38).
     std::optional<load_result> packs;
     std::shared_future<const rule_set*> verdict_rules;
     const rule_set& verdicts() const { return *verdict_rules.get(); }
 };
 
-// After load_verdict_rules: the category rules are read while the packs load. A --categories
-// file is read here, so that its errors come before the snapshot's.
+// The category rules (the shipped ones, or a --categories file before them) read now, so that
+// their errors come before the snapshot's; the verdicts' packs left for later.
 void prepare(const snapshot_opts& o, prepared& p) {
-    if (!o.categories.empty()) {
-        p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
-        p.rules->prepend(snap::category_rules::load(o.categories));
-        p.opt.rules = p.rules.get();
-    } else {
-        p.opt.rules_later = p.shipped_rules.get_future().share();
-    }
+    p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
+    if (!o.categories.empty()) p.rules->prepend(snap::category_rules::load(o.categories));
+    p.opt.rules = p.rules.get();
     p.opt.top = o.top;
     p.opt.leave_input_to_exit = true;  // one file: its model is freed by the exit (snap32)
     if (!o.capacity.empty()) {
@@ -86,20 +81,7 @@ void prepare(const snapshot_opts& o, prepared& p) {
 }
 
 void load_verdict_rules(prepared& p, const snapshot_opts& o) {
-    const bool shipped_categories = o.categories.empty();
-    p.verdict_rules = std::async(std::launch::async, [&p, dirs = o.rule_dirs, shipped_categories] {
-                          if (shipped_categories) {
-                              try {
-                                  p.rules = std::make_unique<snap::category_rules>(snap::category_rules::shipped());
-                                  p.shipped_rules.set_value(p.rules.get());
-                              } catch (...) {
-                                  p.shipped_rules.set_exception(std::current_exception());
-                              }
-                          }
-                          const rule_set* rules = &rules_with(dirs, p.packs);
-                          release_free_heap();  // before the read peaks (docs/snapshot.md, snap7)
-                          return rules;
-                      }).share();
+    p.verdict_rules = std::async(std::launch::deferred, [&p, dirs = o.rule_dirs] { return &rules_with(dirs, p.packs); }).share();
 }
 
 // Analyzes the files (measurements), then runs the evidence step on each for the verdicts.

@@ -88,7 +88,7 @@ std::vector<snapshot_analysis> analyze_files(const std::vector<std::string>& fil
     std::unique_ptr<category_rules> own;
     analysis_options o = opt;
     if (files.size() != 1) o.leave_input_to_exit = false;  // several models would add up
-    if (!o.rules && !o.rules_later.valid()) {
+    if (!o.rules) {
         own = std::make_unique<category_rules>(category_rules::shipped());
         o.rules = own.get();
     }

@@ -281,7 +281,6 @@ snapshot_analysis analyze(const snapshot& s, const analysis_options& opt) {
     a.device_capacity_bytes = opt.device_capacity_bytes;
     std::unique_ptr<category_rules> own;
     const category_rules* rules = opt.rules;
-    if (!rules && opt.rules_later.valid()) rules = opt.rules_later.get();
     if (!rules) {
         own = std::make_unique<category_rules>(category_rules::shipped());
         rules = own.get();

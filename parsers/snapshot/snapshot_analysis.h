@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,9 +19,7 @@ namespace oomdx::snap {
 
 struct analysis_options {
     int top = 10;                             // sites listed in reports and per OOM
-    const category_rules* rules = nullptr;    // nullptr: rules_later, else knowledge/snapshot_categories.yaml
-    // Category rules still loading on another thread: waited for after the file is read.
-    std::shared_future<const category_rules*> rules_later;
+    const category_rules* rules = nullptr;    // nullptr: knowledge/snapshot_categories.yaml
     std::int64_t device_capacity_bytes = 0;   // 0: unknown (non-PyTorch gap not computed)
     std::int64_t max_detailed_ooms = 32;      // OOM events with holders and free-block replay
     // Loading progress of one file (bytes read, file size); used by analyze_file. Empty: silent.

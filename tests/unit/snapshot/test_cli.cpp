@@ -105,3 +105,28 @@ TEST_CASE("cli: bad inputs exit 2 with one line") {
     CHECK(run("snapshot").rc == 2);
     CHECK(run("snapshot '" + fixture("v2_1_no_time.pickle") + "' --capacity lots").rc == 2);
 }
+
+// The verdicts' packs are loaded when the verdicts first need them (snap38, no thread): a pack that
+// does not load still fails the run, after the snapshot's own errors, as when a thread loaded it.
+TEST_CASE("cli: a --rules pack that does not load fails after the snapshot's own errors") {
+    if (!ready()) {
+        MESSAGE("skipped: binary or fixtures missing");
+        return;
+    }
+    const fs::path dir = fs::temp_directory_path() / "oomdx_test_broken_pack";
+    fs::create_directories(dir);
+    std::ofstream(dir / "broken.yaml") << "rules:\n  - id: [unclosed\n";
+    const auto broken = run("snapshot '" + fixture("v2_1_no_time.pickle") + "' --rules '" + dir.string() + "'");
+    const auto missing = run("snapshot /nonexistent/x.pickle --rules '" + dir.string() + "'");
+    const auto fine = run("snapshot '" + fixture("v2_7_oom_expandable.pickle") + "' --format json");
+    fs::remove_all(dir);
+    CHECK(broken.rc == 2);
+    CHECK(broken.out.find("the rule packs do not load") != std::string::npos);
+    CHECK(broken.out.find("broken.yaml") != std::string::npos);
+    CHECK(missing.rc == 2);
+    CHECK(missing.out.find("/nonexistent/x.pickle") != std::string::npos);
+    CHECK(missing.out.find("rule packs") == std::string::npos);
+    CHECK(fine.rc == 0);
+    CHECK(fine.out.find("\"fragmentation_level\": \"\"") == std::string::npos);  // a rule's verdict, set
+    CHECK(fine.out.find("\"fragmentation_level\": \"") != std::string::npos);
+}
