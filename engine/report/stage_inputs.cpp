@@ -1,6 +1,8 @@
 // Stages `inputs` and `facts`: read every input given and turn it into facts with provenance,
 // then derive the job.* facts the rules route on (world size, framework, device kind).
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,6 +55,21 @@ provenance user_provenance(std::string excerpt) {
     return p;
 }
 
+// HF Trainer prints its global batch as per-device batch x accumulation x world size ("Total train batch
+// size (w. parallel, distributed & accumulation) = 32" under "Instantaneous batch size per device = 4" and
+// "Gradient Accumulation steps = 8"): the world size is their quotient when all three come from one printout.
+std::optional<std::int64_t> world_from_printed_batches(const fact_store& facts) {
+    const fact* g = facts.get("training.global_batch_size");
+    const fact* b = facts.get("training.local_batch_size");
+    const fact* a = facts.get("training.gradient_accumulation_steps");
+    for (const fact* f : {g, b, a})
+        if (!f || f->prov.producer != "log.setting" || f->prov.file != g->prov.file || !f->val.is_numeric()) return std::nullopt;
+    const double per_world = b->val.as_number() * a->val.as_number();
+    const double w = g->val.as_number() / per_world;
+    if (!(per_world >= 1) || w < 1 || w > 1e6 || w != std::floor(w)) return std::nullopt;
+    return static_cast<std::int64_t>(w);
+}
+
 void derive_world_size(pipeline_state& s) {
     fact_store& facts = s.rep.facts;
     const auto& log = s.rep.log;
@@ -71,6 +88,11 @@ void derive_world_size(pipeline_state& s) {
             facts.emit("job.world_size", value(*ws), p);
         }
     }
+    if (!facts.has("job.world_size"))
+        if (const auto w = world_from_printed_batches(facts)) {
+            provenance p = facts.get("training.global_batch_size")->prov;  // a copy: emitting may move the store's facts
+            facts.emit("job.world_size", value(*w), p);
+        }
 }
 
 void derive_framework(pipeline_state& s) {

@@ -111,6 +111,37 @@ std::optional<std::int64_t> to_int(std::string_view t) {
     return v;
 }
 
+// A parameter count as loggers print it: digits with thousands separators ("6,738,415,616", HF Trainer,
+// PEFT, Keras) or a decimal with a K/M/B/T suffix ("217 M", "20430.40M", Lightning's summary). Returns
+// the count in billions as text with four significant digits, or nothing for a count past 100 T or zero.
+std::optional<std::string> count_in_billions(std::string_view t) {
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    double scale = 1;
+    if (!t.empty()) {
+        switch (t.back()) {
+            case 'K': case 'k': scale = 1e3; break;
+            case 'M': case 'm': scale = 1e6; break;
+            case 'B': case 'b': case 'G': scale = 1e9; break;
+            case 'T': case 't': scale = 1e12; break;
+            default: break;
+        }
+        if (scale != 1) t.remove_suffix(1);
+        while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    }
+    double v = 0;
+    if (const auto n = to_int(t)) v = static_cast<double>(*n);
+    else {
+        if (t.empty() || t.size() > 24 || t.find(',') != std::string_view::npos) return std::nullopt;
+        std::string tmp(t);
+        char* end = nullptr;
+        v = std::strtod(tmp.c_str(), &end);
+        if (end != tmp.c_str() + tmp.size() || !std::isfinite(v)) return std::nullopt;
+    }
+    v = v * scale / 1e9;
+    if (!(v > 0) || v > 1e5) return std::nullopt;
+    return fmt::format("{:.4g}", v);
+}
+
 // After the prefilter threads, lines they never passed on are read from the file's mapping: calls `fn` on
 // each line after the one `p` stands in (a '\r' ending dropped), up to `stop` or until `fn` returns false.
 // Returns where it stopped.
@@ -174,7 +205,12 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             std::string_view c(cap.data(), cap.size());
             field_val fv;
             fv.name = f.name;
-            if (is_str && f.unit > 0) {  // a count written in thousands (unit: k): the digits times the unit, as text
+            if (f.billions) {
+                const auto b = count_in_billions(c);
+                if (!b) continue;
+                fv.is_str = true;
+                fv.str = *b;
+            } else if (is_str && f.unit > 0) {  // a count written in thousands (unit: k): the digits times the unit, as text
                 auto v = to_int(c);
                 if (!v || *v > 1000000) continue;
                 fv.is_str = true;

@@ -307,9 +307,13 @@ struct loader {
                         else if (u == "MiB") r.unit = 1024.0 * 1024;
                         else if (u == "GiB") r.unit = 1024.0 * 1024 * 1024;
                         else if (u == "k") r.unit = 1000.0;  // a count written in thousands ("13k-token")
-                        else fail(v["unit"], "unit must be B, KiB, MiB, GiB or k");
-                        if (is_size_field(r.name) == (u == "k"))
-                            fail(v["unit"], "field '" + r.name + "': " + (u == "k" ? "k is for counts, not sizes" : "not a size: no byte unit"));
+                        else if (u == "count") r.unit = 1.0;  // a count with thousands separators ("1,024")
+                        else if (u == "billions") r.billions = true;  // a parameter count, the fact in billions
+                        else fail(v["unit"], "unit must be B, KiB, MiB, GiB, k, count or billions");
+                        if (r.billions && r.name != "value")
+                            fail(v["unit"], "field '" + r.name + "': billions is for a setting's value");
+                        else if (!r.billions && is_size_field(r.name) == (u == "k" || u == "count"))
+                            fail(v["unit"], "field '" + r.name + "': " + (u == "k" || u == "count" ? u + " is for counts, not sizes" : "not a size: no byte unit"));
                     }
                 }
                 if (pats.IsSequence()) {

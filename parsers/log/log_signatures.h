@@ -70,6 +70,7 @@ struct field_rule {
     std::string name;  // requested_bytes, device_index, step, memory, rank, pid, error_code, ...
     std::vector<std::unique_ptr<sig_regex>> patterns;
     double unit = 0;   // multiplier when the text has no unit (Megatron MB); 0 = parse unit
+    bool billions = false;  // a parameter count ("6,738,415,616", "217 M", "20430.40M") stated in billions
 };
 
 struct signature {

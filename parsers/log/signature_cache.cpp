@@ -20,7 +20,7 @@ using bin::put_text;
 using bin::put_int;
 using bin::put_texts;
 
-constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '4'};  // 3: at_failure (logs53), needs_report (rev27); 4: elision, max_line (logs59)
+constexpr char k_magic[8] = {'o', 'o', 'm', 'd', 'x', 'l', 's', '5'};  // 3: at_failure (logs53), needs_report (rev27); 4: elision, max_line (logs59); 5: field billions
 constexpr std::size_t k_max_entries = 8;
 
 void put_regex(std::string& out, const sig_regex* re) {
@@ -67,6 +67,7 @@ void put_signature(std::string& out, const signature& s) {
         std::uint64_t bits;
         std::memcpy(&bits, &f.unit, 8);
         put64(out, bits);
+        put32(out, f.billions ? 1 : 0);
     }
 }
 
@@ -115,8 +116,10 @@ public:
             for (auto& p : f.patterns)
                 if (!regex(p) || !p) return false;
             std::uint64_t bits = 0;
-            if (!u64(bits)) return false;
+            std::uint32_t billions = 0;
+            if (!u64(bits) || !u32(billions) || billions > 1) return false;
             std::memcpy(&f.unit, &bits, 8);
+            f.billions = billions == 1;
         }
         return true;
     }
