@@ -9,11 +9,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/core/bytes.h"
 #include "engine/core/errors.h"
 #include "engine/core/translations.h"
 #include "engine/report/pipeline.h"
 
 namespace oomdx {
+
+std::string expected_device_text(const report_recommendation& rec) {
+    if (!rec.expected_device_peak_bytes) return "";
+    std::string t = format_bytes(*rec.expected_device_peak_bytes);
+    if (rec.expected_device_high_bytes) t += " .. " + format_bytes(*rec.expected_device_high_bytes);
+    return t;
+}
 
 diagnosis_report run_diagnosis(const diagnosis_request& req) {
     diagnosis_report rep(&vocabulary::shipped());

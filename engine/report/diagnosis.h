@@ -71,6 +71,8 @@ struct report_recommendation {
     std::string confirm;                // what would confirm it or rule it out
     std::optional<std::int64_t> expected_peak_bytes;         // live tensors after the change
     std::optional<std::int64_t> expected_device_peak_bytes;  // reserved + runtime after the change
+    // rev42: the interval's high end after the change, where preflight judges it (the verdict is that end's)
+    std::optional<std::int64_t> expected_device_high_bytes;
     std::optional<bool> expected_fits;
     bool expected_capped = false;  // its device figure is the card's capacity (the cache model reached it, rev32)
     std::optional<std::int64_t> expected_host_bytes;  // host RAM per node its offload takes, when it changes
@@ -115,6 +117,10 @@ struct report_anchor {
 
 // A recommendation the rules made that the job cannot take as written (its framework has no
 // setting for it, or the layout it gives fails the input checks).
+// rev42: a recommendation's expected device figure, "21.64 GiB .. 22.59 GiB" where preflight judges an interval's high
+// end ("" without a figure).
+std::string expected_device_text(const report_recommendation& rec);
+
 struct report_not_offered {
     std::string action;
     std::string rule_id;

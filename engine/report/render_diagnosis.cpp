@@ -475,7 +475,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
         if (rec.expected_device_peak_bytes) {
             const std::string verdict = w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over");
             const std::string note = rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}});
-            const std::string device = format_bytes(*rec.expected_device_peak_bytes);
+            const std::string device = expected_device_text(rec);
             if (!rec.expected_peak_bytes)
                 w.detail(w.t("report.rec.expected_after_device", {{"device", device}, {"verdict", verdict}, {"note", note}}));
             else
@@ -621,6 +621,8 @@ nlohmann::json diagnosis_json(const diagnosis_report& r, bool explain) {
              {"rationale", rec.rationale}, {"evidence", ev_json(rec.evidence)}});
         // only where the change offloads to the host (oomdx.diagnosis/1, additive)
         if (rec.expected_host_bytes) j["recommendations"].back()["expected_host_bytes_per_node"] = *rec.expected_host_bytes;
+        if (rec.expected_device_high_bytes)  // rev42: preflight's verdict on the change is this end's
+            j["recommendations"].back()["expected_device_high_bytes"] = *rec.expected_device_high_bytes;
         if (rec.expected_capped) j["recommendations"].back()["expected_device_capped"] = true;
     }
     j["baseline_diff"] = r.baseline_diff ? to_json(*r.baseline_diff) : json(nullptr);

@@ -993,7 +993,7 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
             d.raw("<p>" +
                   d.html("html.recs.expected_after",
                       {{"live", esc(opt_bytes(rec.expected_peak_bytes))},
-                       {"device", esc(bytes(*rec.expected_device_peak_bytes))},
+                       {"device", esc(expected_device_text(rec))},
                        {"verdict", fmt::format("<span class=\"{}\">{}</span>", fits ? "fits" : "nofit",
                                                esc(d.t(fits ? "report.rec.fits" : "report.rec.still_over")))},
                        {"note", rec.expected_note.empty() ? "" : esc(d.t("report.rec.note", {{"note", rec.expected_note}}))}}) +

@@ -99,6 +99,13 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
         rr.expected_fits = after.fits;  // the estimate block's own verdict on these figures
+        // Preflight judges the interval's high end (the estimate block and the headline say so): the change's verdict
+        // is that end's too, and its figure is shown (rev42: "device 21.64 GiB - fits" under a headline "does not fit"
+        // at 22.59 GiB, for a change that left the figures as they were).
+        if (rep.mode == "preflight" && after.capacity_bytes > 0 && after.high_bytes > after.device_peak_bytes) {
+            rr.expected_device_high_bytes = after.high_bytes;
+            rr.expected_fits = after.fits && after.high_bytes <= after.budget_bytes;
+        }
         rr.expected_capped = after.reserved_capped;
         // what it offloads to the host, where that changes (optimizer or parameter offload added or moved)
         if (after.host_offload_high_bytes > 0 &&
@@ -294,7 +301,7 @@ void stage_report(pipeline_state& s) {
                  rr.expected_peak_bytes &&
                  rr.expected_device_peak_bytes && *rr.expected_peak_bytes == rep.estimate->peak_bytes &&
                  *rr.expected_device_peak_bytes == rep.estimate->device_peak_bytes && rr.expected_fits && !*rr.expected_fits)
-            why_not = phrase(rep.lang, "report.rec.no_effect", {{"now", format_bytes(rep.estimate->device_peak_bytes)}});
+            why_not = phrase(rep.lang, "report.rec.no_effect", {{"now", expected_device_text(rr)}});
         else if (rep.estimate && rr.expected_host_bytes && rep.estimate->host_budget_bytes > 0 &&
                  *rr.expected_host_bytes > rep.estimate->host_budget_bytes)
             why_not = phrase(rep.lang, "report.rec.over_host", {{"host", format_bytes(*rr.expected_host_bytes)},
@@ -319,8 +326,13 @@ void stage_report(pipeline_state& s) {
         // Anchored only on a measurement that disagrees (rev37): one that agrees leaves the estimate's figures standing,
         // as the consistency line says; its offset would give a second verdict beside the expected one.
         if (rep.anchor && rep.anchor->used && rr.expected_device_peak_bytes && rep.estimate) {
+            // A change with a device figure only (more_devices: the plan's peak) scales by that figure (rev42: with
+            // 1.0 the whole offset went below zero, "device -1.03 TiB - fits").
             const double left = rr.expected_peak_bytes && rep.estimate->peak_bytes > 0
                                     ? static_cast<double>(*rr.expected_peak_bytes) / static_cast<double>(rep.estimate->peak_bytes)
+                                : rep.estimate->device_peak_bytes > 0
+                                    ? static_cast<double>(*rr.expected_device_peak_bytes) /
+                                          static_cast<double>(rep.estimate->device_peak_bytes)
                                     : 1.0;
             rr.anchored_device_peak_bytes = *rr.expected_device_peak_bytes + rep.anchor->offset_after(left);
             rr.anchored_fits = *rr.anchored_device_peak_bytes <= rep.estimate->budget_bytes;

@@ -216,8 +216,14 @@ void render_device(report_writer& w, const snapshot_analysis& a, const device_an
                                      : ""));
             if (!o.site.empty()) w.line(fmt::format("    failing request from {} [{}]", short_site(o.site), o.category));
             for (std::size_t k = 0; k < o.holders.size() && k < 5; ++k)
-                w.line(fmt::format("    held: {} {} ({} blocks)", format_bytes(o.holders[k].bytes),
-                                   short_site(o.holders[k].site), o.holders[k].blocks));
+                // rev42: memory live before the trace began has no site and no block count in the trace ("58.50 GiB
+                // <allocated before the trace> (0 blocks)" beside "live allocated 58.50 GiB in 18 blocks")
+                if (o.holders[k].site == "<allocated before the trace>" && o.holders[k].blocks == 0)  // analysis_trace.cpp names it
+                    w.line(fmt::format("    held: {} allocated before the trace began (the trace records no site for it)",
+                                       format_bytes(o.holders[k].bytes)));
+                else
+                    w.line(fmt::format("    held: {} {} ({} blocks)", format_bytes(o.holders[k].bytes),
+                                       short_site(o.holders[k].site), o.holders[k].blocks));
         }
     }
     if (d.non_pytorch_gap_bytes >= 0)
