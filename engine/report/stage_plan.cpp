@@ -3,6 +3,9 @@
 // the cheapest overrides that fit, or the smallest world size at which some do (make_plan); in
 // preflight (and in diagnose when over the budget) also the largest micro-batch and sequence that fit. The answer becomes plan.* facts
 // the rules reason with, and a section of the report.
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "engine/core/errors.h"
@@ -18,6 +21,41 @@ std::string listed(const std::vector<estimate_override>& ovs) {
     std::string s;
     for (const auto& o : ovs) s += (s.empty() ? "" : ", ") + o.key + "=" + value_key(o.val);
     return s;
+}
+
+// rev43: the plan's changes as the plan block writes them (p.rendered, the job's syntax), one item each: a TOML field
+// with its section ("activation_checkpoint.mode = \"full\""), a JSON patch on one line, the canonical key=value only
+// where the framework has no setting ("# megatron has no setting for K = V"); other comments dropped.
+std::string in_job_syntax(const std::vector<std::string>& rendered) {
+    std::vector<std::string> items;
+    std::string section, json;
+    int depth = 0;
+    auto push = [&](std::string item) {
+        if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(std::move(item));
+    };
+    for (const auto& line : rendered) {
+        const auto b = line.find_first_not_of(' ');
+        if (b == std::string::npos) continue;
+        const std::string t = line.substr(b);
+        if (depth > 0 || t.front() == '{') {
+            json += (json.empty() || json.back() == '{' || t.front() == '}' ? "" : " ") + t;
+            for (char c : t) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+            if (depth <= 0) push(std::exchange(json, std::string())), depth = 0;
+        } else if (t.front() == '#') {
+            const auto at = t.find(" has no setting for ");
+            if (at == std::string::npos) continue;
+            std::string kv = t.substr(at + 20);
+            if (const auto eq = kv.find(" = "); eq != std::string::npos) kv.replace(eq, 3, "=");
+            push(kv);
+        } else if (t.front() == '[' && t.back() == ']') {
+            section = t.substr(1, t.size() - 2);
+        } else {
+            push(section.empty() || t.find(" = ") == std::string::npos ? t : section + "." + t);
+        }
+    }
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
 }
 
 void emit_plan_facts(const plan_answer& p, fact_store& facts) {
@@ -42,6 +80,7 @@ void emit_plan_facts(const plan_answer& p, fact_store& facts) {
     facts.emit("plan.expected_device_peak_bytes", value(p.expected_device_peak_bytes), pr);
     const std::string ov = listed(p.overrides);
     facts.emit("plan.overrides", value(ov.empty() ? std::string("none") : ov), pr);
+    if (const std::string own = in_job_syntax(p.rendered); !ov.empty() && !own.empty()) facts.emit("plan.changes", value(own), pr);
     facts.emit("plan.tier", value(std::string(plan_tier_name(p.tier))), pr);
     // rev36: a plan at the job's size that only lowers the micro-batch (its accumulation beside it) names the micro-batch
     // the recommendation lowers to, so the two agree (6 -> 4 with accumulation 12, not a halving to 3)
