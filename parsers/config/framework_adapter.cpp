@@ -416,6 +416,40 @@ bool framework_adapter::is_known(const std::string& raw_key) const {
     return false;
 }
 
+namespace {
+
+// Levenshtein distance, one row at a time.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string framework_adapter::nearest_key(const std::string& raw_key, std::size_t max_distance) const {
+    const std::string c = cli_key(raw_key);
+    std::string best;
+    std::size_t best_d = max_distance + 1;
+    auto consider = [&](const std::string& k) {
+        if (k.empty() || k.back() == '*') return;
+        const std::size_t d = edit_distance(c, cli_key(k));
+        if (d > 0 && d < best_d) best_d = d, best = k;
+    };
+    for (const auto& m : m_keys) consider(m.key);
+    for (const auto& k : m_known) consider(k);
+    return best;
+}
+
 int framework_adapter::takes_value(const std::string& flag) const {
     if (std::find(m_bare_flags.begin(), m_bare_flags.end(), cli_key(flag)) != m_bare_flags.end()) return 0;
     auto ms = find(flag);

@@ -108,6 +108,9 @@ public:
     // Mappings whose key matches a raw key (CLI keys compare without dashes, '-' == '_').
     std::vector<const key_mapping*> find(const std::string& raw_key) const;
     bool is_known(const std::string& raw_key) const;
+    // rev43: the known key (mapped or read) nearest to a raw key that is neither, by edit distance, when at most
+    // max_distance edits away ("enable_liger_kernl" -> "enable_liger_kernel"); "" when none is that near.
+    std::string nearest_key(const std::string& raw_key, std::size_t max_distance) const;
     // For CLI parsing: 0 = bare flag, 1 = takes a value, -1 = unknown key.
     int takes_value(const std::string& flag) const;
 

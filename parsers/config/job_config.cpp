@@ -487,6 +487,14 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         if (ms.empty()) {
             if (e.container || a.is_known(e.key)) continue;
             job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(e.file.empty() ? job.file : e.file, e.line)));
+            // rev43: a key a known one away by a typo or two (enable_liger_kernl): the first such key and its
+            // nearest, for the report to name; the framework's own treatment of unknown keys is framework.unknown_keys
+            if (!job.find("config.misspelt_key"))
+                if (const std::string near = e.key.size() < 5 ? std::string() : a.nearest_key(e.key, e.key.size() >= 8 ? 2 : 1);
+                    !near.empty()) {
+                    add("config.misspelt_key", value(e.key), e);
+                    add("config.misspelt_key_nearest", value(near), e);
+                }
             continue;
         }
         for (const auto* m : ms)
