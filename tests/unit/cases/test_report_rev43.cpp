@@ -7,30 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/cases/megatron_llama2_70b_log.h"
 #include "tests/unit/diagnose_text.h"
 #include "tests/unit/run_oomdx.h"
 
 namespace {
 
-// rev42's Megatron-LM pretrain of Llama-2-70B on 8 H100s: the plan needs 32 devices, offload fits on the 8.
-const char* const k_r43_megatron =
-    "using world size: 8, data-parallel size: 1, context-parallel size: 1, tensor-model-parallel size: 8, "
-    "pipeline-model-parallel size: 1\n"
-    "------------------------ arguments ------------------------\n"
-    "  micro_batch_size ................................ 4\n"
-    "  seq_length ...................................... 8192\n"
-    "  num_layers ...................................... 80\n"
-    "  hidden_size ..................................... 8192\n"
-    "  ffn_hidden_size ................................. 28672\n"
-    "  num_attention_heads ............................. 64\n"
-    "  num_query_groups ................................ 8\n"
-    "  sequence_parallel ............................... True\n"
-    "  bf16 ............................................ True\n"
-    "-------------------- end of arguments ---------------------\n"
-    "  File \"/workspace/Megatron-LM/megatron/core/transformer/mlp.py\", line 102, in forward\n"
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 3 has a total capacity of 79.10 GiB "
-    "of which 412.06 MiB is free. Including non-PyTorch memory, this process has 78.69 GiB memory in use. Of the "
-    "allocated memory 76.31 GiB is allocated by PyTorch, and 1.82 GiB is reserved by PyTorch but unallocated.\n";
+// rev42's Megatron-LM log: the plan needs 32 devices, offload fits on the 8.
+const char* const k_r43_megatron = oomdx::test::k_megatron_llama2_70b_log;
 
 std::string r43_fixture(const std::string& rel) { return std::string(OOMDX_SOURCE_DIR) + "/tests/fixtures/configs/" + rel; }
 

@@ -117,9 +117,10 @@ TEST_CASE("rev28: a list of settings inside a Chinese sentence is joined with Ch
     // lora_long_batch: the plan's finding listed its overrides as "training.local_batch_size=2, training..." in a
     // Chinese sentence ({plan.overrides|list}, template.list_sep).
     const std::string zh = zh_report("lora_long_batch");
-    CHECK(zh.find("training.local_batch_size=2，training.gradient_accumulation_steps=16，training.chunked_loss=true 使设备峰值") !=
+    // rev43: the finding lists the changes in the job's syntax (plan.changes), still joined with Chinese commas
+    CHECK(zh.find("per_device_train_batch_size: 2，gradient_accumulation_steps: 16，enable_liger_kernel: true 使设备峰值") !=
           std::string::npos);
-    CHECK(zh.find("放下：training.local_batch_size=2, training") == std::string::npos);  // the fact's own value keeps ", "
+    CHECK(zh.find("放下：per_device_train_batch_size: 2, gradient") == std::string::npos);  // the fact's own value keeps ", "
     CHECK(zh_table().pick("template.list_sep", ", ") == "，");
     CHECK(translation_table::shipped("en").pick("template.list_sep", ", ") == ", ");
 }
