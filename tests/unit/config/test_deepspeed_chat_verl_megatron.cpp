@@ -26,6 +26,10 @@ TEST_CASE("cases77: DeepSpeed-Chat's step-1 command reads its sequence length, Z
                        "   --per_device_train_batch_size 4 --max_seq_len 256 --lora_dim 128 --zero_stage 0 --deepspeed\n");
     test::check_fact(lora, "training.finetuning_type", std::string("lora"));
     test::check_fact(lora, "training.lora_rank", 128);
+    // look-alike: --max_seq_len is also a script's own flag (an HF-style script with it is not DeepSpeed-Chat's)
+    const job_config other = parse_job_config(test::script_file("dschat", "run_own.sh",
+        "torchrun --nproc_per_node 2 train.py --per_device_train_batch_size 4 --max_seq_len 1024 --output_dir out\n"));
+    CHECK(other.framework != "deepspeed_chat");
     std::error_code ec;
     std::filesystem::remove_all(test::script_folder("dschat"), ec);
 }
