@@ -16,6 +16,11 @@
 
 namespace oomdx {
 
+const char* rec_verdict_key(const report_recommendation& rec) {
+    if (rec.expected_fits && *rec.expected_fits) return "report.rec.fits";
+    return rec.expected_budget_unknown ? "report.rec.fit_unknown" : "report.rec.still_over";
+}
+
 std::string expected_device_text(const report_recommendation& rec) {
     if (!rec.expected_device_peak_bytes) return "";
     std::string t = format_bytes(*rec.expected_device_peak_bytes);

@@ -74,6 +74,8 @@ struct report_recommendation {
     // rev42: the interval's high end after the change, where preflight judges it (the verdict is that end's)
     std::optional<std::int64_t> expected_device_high_bytes;
     std::optional<bool> expected_fits;
+    // cases77: no device given (no budget): the figure is shown, the verdict says the fit is not judged
+    bool expected_budget_unknown = false;
     bool expected_capped = false;  // its device figure is the card's capacity (the cache model reached it, rev32)
     std::optional<std::int64_t> expected_host_bytes;  // host RAM per node its offload takes, when it changes
     std::string expected_host_sizing;                 // whose layout that figure follows (host_memory.h)
@@ -120,6 +122,8 @@ struct report_anchor {
 // rev42: a recommendation's expected device figure, "21.64 GiB .. 22.59 GiB" where preflight judges an interval's high
 // end ("" without a figure).
 std::string expected_device_text(const report_recommendation& rec);
+// The phrase key of a recommendation's verdict on its expected figure: fits, still over, or not judged (no device).
+const char* rec_verdict_key(const report_recommendation& rec);
 
 struct report_not_offered {
     std::string action;

@@ -473,7 +473,7 @@ std::string render_diagnosis_text(const diagnosis_report& r, const render_option
             w.code(rec.rendered, 3, "     ");
         }
         if (rec.expected_device_peak_bytes) {
-            const std::string verdict = w.t(rec.expected_fits && *rec.expected_fits ? "report.rec.fits" : "report.rec.still_over");
+            const std::string verdict = w.t(rec_verdict_key(rec));
             const std::string note = rec.expected_note.empty() ? "" : w.t("report.rec.note", {{"note", rec.expected_note}});
             const std::string device = expected_device_text(rec);
             if (!rec.expected_peak_bytes)

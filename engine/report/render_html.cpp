@@ -995,7 +995,7 @@ void recommendations_section(doc& d, const diagnosis_report& r) {
                       {{"live", esc(opt_bytes(rec.expected_peak_bytes))},
                        {"device", esc(expected_device_text(rec))},
                        {"verdict", fmt::format("<span class=\"{}\">{}</span>", fits ? "fits" : "nofit",
-                                               esc(d.t(fits ? "report.rec.fits" : "report.rec.still_over")))},
+                                               esc(d.t(rec_verdict_key(rec))))},
                        {"note", rec.expected_note.empty() ? "" : esc(d.t("report.rec.note", {{"note", rec.expected_note}}))}}) +
                   "</p>\n");
         } else if (!rec.expected_note.empty()) {

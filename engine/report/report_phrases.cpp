@@ -142,6 +142,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.rec.note", " ({note})"},
     {"report.rec.fits", "fits"},
     {"report.rec.still_over", "still over the budget"},
+    {"report.rec.fit_unknown", "no device given, so whether it fits is not judged"},
     {"report.rec.host_after", "host RAM per node for the offloaded states: {host} ({sizing})"},
     {"report.rec.over_host", "it fits the devices by offloading {host} of host RAM per node ({sizing}), more than the {budget} the node's stated RAM leaves for offloaded states"},
     {"report.rec.over", "over the budget"},

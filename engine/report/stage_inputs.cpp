@@ -102,8 +102,8 @@ void derive_framework(pipeline_state& s) {
         facts.emit("job.framework", value(s.req.framework), user_provenance("--framework " + s.req.framework));
         // Without a config file the framework's defaults that withdraw a lever fill the keys --set and
         // the log do not give: LLaMA-Factory checkpoints every layer unless told not to, torchtitan
-        // recomputes selectively, verl trains in bf16, so their jobs are not advised to turn on what
-        // already runs. An unseen default never adds a lever (HF Trainer's "no checkpointing" or
+        // recomputes selectively, verl trains in bf16 and shards with FSDP (cases77), so their jobs are not
+        // advised to turn on what already runs. An unseen default never adds a lever (HF Trainer's "no checkpointing" or
         // "fp32"). They stay marked as defaults, so a setting the log prints replaces them.
         if (s.req.config.empty()) {
             emit_named_config_settings(s.req.framework, facts);  // a shipped config the log or --set names

@@ -82,6 +82,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         // the phase a setting the training step's estimate does not read changes (a rollout engine's share).
         rr.expected_device_peak_bytes = r.expected_device_peak;
         if (rep.estimate) rr.expected_fits = *r.expected_device_peak <= rep.estimate->budget_bytes;
+        rr.expected_budget_unknown = rep.estimate && rep.estimate->budget_bytes <= 0;
         rr.expected_note = phrase(rep.lang, config.empty() ? "report.note.plan_figure" : "report.note.phase_figure");
         return;
     }
@@ -99,6 +100,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = after.peak_bytes;
         rr.expected_device_peak_bytes = after.device_peak_bytes;
         rr.expected_fits = after.fits;  // the estimate block's own verdict on these figures
+        rr.expected_budget_unknown = after.budget_bytes <= 0;
         // Preflight judges the interval's high end (the estimate block and the headline say so): the change's verdict
         // is that end's too, and its figure is shown (rev42: "device 21.64 GiB - fits" under a headline "does not fit"
         // at 22.59 GiB, for a change that left the figures as they were).
@@ -129,6 +131,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
         rr.expected_peak_bytes = rep.estimate->peak_bytes;
         rr.expected_device_peak_bytes = rep.estimate->device_peak_bytes;
         rr.expected_fits = rep.estimate->fits;
+        rr.expected_budget_unknown = rep.estimate->budget_bytes <= 0;
     }
     if (!rep.estimate && !measures && config.empty()) return;  // a code change and no figure to speak of
     rr.expected_note = phrase(rep.lang, measures         ? "report.note.measurement"

@@ -47,6 +47,9 @@ void emit_lever_withdrawing_defaults(const std::string& framework, fact_store& f
         if (key.rfind("activation_checkpoint.", 0) == 0) return ac;
         // cases76: a base the script always loads quantized (Alpaca-LoRA's load_in_8bit) is a lever already pulled
         if (key == "training.quantization_bit") return v.is_integer() && v.as_integer() < 16;
+        // cases77: states a framework shards by default (verl's FSDP actor, OpenRLHF's ZeRO-2, ms-swift Megatron's
+        // distributed optimizer) are a sharding lever already pulled; "no sharding" (HF Trainer's 0) adds none
+        if (key == "parallelism.zero_stage") return v.is_integer() && v.as_integer() > 0;
         return key == "training.mixed_precision_param" && v.is_string() &&
                (v.as_string() == "bfloat16" || v.as_string() == "float16");
     });
