@@ -376,6 +376,8 @@ std::optional<raw_entry> negated_flag(const raw_entry& e) {
 }
 
 std::string where(const std::string& file, std::int64_t line) { return fmt::format("{}:{}", file, line); }
+// Where an entry was written: its own file (a `_base_` config, cfg67) or the job's.
+std::string where(const job_config& job, const raw_entry& e) { return where(e.file.empty() ? job.file : e.file, e.line); }
 
 // Dynamic batching (verl use_dynamic_bsz): the micro-batch is a token budget per device, so the
 // sample micro-batch the config may also state is replaced by the sequences that budget holds
@@ -460,7 +462,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         if (e.key.rfind("env.", 0) == 0 && a.find(e.key).empty()) {
             if (!vocabulary::shipped().find(e.key)) continue;  // other environment variables
             if (!e.literal) {
-                job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(e.file.empty() ? job.file : e.file, e.line)));
+                job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job, e)));
                 touched.insert(e.key);
                 continue;
             }
@@ -481,12 +483,12 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         }
         if (!e.literal && !e.container && ms.empty() && a.is_known(e.key)) {
             // Not mapped, but a value the user may expect us to have read: say so.
-            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(e.file.empty() ? job.file : e.file, e.line)));
+            job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text, where(job, e)));
             continue;
         }
         if (ms.empty()) {
             if (e.container || a.is_known(e.key)) continue;
-            job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(e.file.empty() ? job.file : e.file, e.line)));
+            job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(job, e)));
             // rev43: a key a known one away by a typo or two (enable_liger_kernl): the first such key and its
             // nearest, for the report to name; the framework's own treatment of unknown keys is framework.unknown_keys
             if (!job.find("config.misspelt_key"))
@@ -508,7 +510,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             if (m->values.count("auto")) is_auto = false;
         if (!e.literal || is_auto) {
             job.non_literal.push_back(fmt::format("{} = {} ({})", e.key, e.text.empty() ? value_key(e.val) : e.text,
-                                                  where(e.file.empty() ? job.file : e.file, e.line)));
+                                                  where(job, e)));
             for (const auto* m : ms) touched.insert(m->canonical);
             continue;
         }
@@ -518,7 +520,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             else if (t.status == translated::bad)
                 job.unknown_keys.push_back(fmt::format("{} = {} ({}; value not understood for {})", e.key,
                                                        e.text.empty() ? value_key(e.val) : e.text,
-                                                       where(e.file.empty() ? job.file : e.file, e.line), m->canonical));
+                                                       where(job, e), m->canonical));
         }
     }
     if (newest && !job.find("job.framework_date")) {
