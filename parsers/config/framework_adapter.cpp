@@ -436,7 +436,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string framework_adapter::nearest_key(const std::string& raw_key, std::size_t max_distance) const {
+std::string framework_adapter::nearest_key(const std::string& raw_key, std::size_t max_distance, std::size_t* distance) const {
     const std::string c = cli_key(raw_key);
     std::string best;
     std::size_t best_d = max_distance + 1;
@@ -447,6 +447,7 @@ std::string framework_adapter::nearest_key(const std::string& raw_key, std::size
     };
     for (const auto& m : m_keys) consider(m.key);
     for (const auto& k : m_known) consider(k);
+    if (distance) *distance = best_d;
     return best;
 }
 

@@ -109,8 +109,9 @@ public:
     std::vector<const key_mapping*> find(const std::string& raw_key) const;
     bool is_known(const std::string& raw_key) const;
     // rev43: the known key (mapped or read) nearest to a raw key that is neither, by edit distance, when at most
-    // max_distance edits away ("enable_liger_kernl" -> "enable_liger_kernel"); "" when none is that near.
-    std::string nearest_key(const std::string& raw_key, std::size_t max_distance) const;
+    // max_distance edits away ("enable_liger_kernl" -> "enable_liger_kernel"), its edits in *distance; "" when none
+    // is that near.
+    std::string nearest_key(const std::string& raw_key, std::size_t max_distance, std::size_t* distance = nullptr) const;
     // For CLI parsing: 0 = bare flag, 1 = takes a value, -1 = unknown key.
     int takes_value(const std::string& flag) const;
 

@@ -375,6 +375,10 @@ std::optional<raw_entry> negated_flag(const raw_entry& e) {
     return neg;
 }
 
+// How far an unread key is searched for a known one it may misspell: the most edits rule step1_config_key_misspelt
+// can take (it decides by the key's length).
+constexpr std::size_t k_near_key_search = 2;
+
 std::string where(const std::string& file, std::int64_t line) { return fmt::format("{}:{}", file, line); }
 // Where an entry was written: its own file (a `_base_` config, cfg67) or the job's.
 std::string where(const job_config& job, const raw_entry& e) { return where(e.file.empty() ? job.file : e.file, e.line); }
@@ -447,6 +451,9 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
             translated t = translate(e, *m);
             if (t.status == translated::ok && !t.val.is_null()) add(m->canonical, std::move(t.val), e);
         }
+    const raw_entry* unread_near = nullptr;  // the unread key nearest a known one (rev43), with its measurements
+    std::string unread_near_key;
+    std::size_t unread_near_edits = 0;
     for (const auto& e : job.entries) {
         if (e.key == "job.entry_script") {  // any framework's launch line
             add(e.key, e.val, e);
@@ -489,14 +496,16 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         if (ms.empty()) {
             if (e.container || a.is_known(e.key)) continue;
             job.unknown_keys.push_back(fmt::format("{} ({})", e.key, where(job, e)));
-            // rev43: a key a known one away by a typo or two (enable_liger_kernl): the first such key and its
-            // nearest, for the report to name; the framework's own treatment of unknown keys is framework.unknown_keys
-            if (!job.find("config.misspelt_key"))
-                if (const std::string near = e.key.size() < 5 ? std::string() : a.nearest_key(e.key, e.key.size() >= 8 ? 2 : 1);
-                    !near.empty()) {
-                    add("config.misspelt_key", value(e.key), e);
-                    add("config.misspelt_key_nearest", value(near), e);
-                }
+            // rev43: the unread key nearest a known one (edits within k_near_key_search, the fewest relative to its
+            // length, first on ties) is measured: the key, its nearest and the edits; rule step1_config_key_misspelt
+            // decides whether it is a typo (enable_liger_kernl)
+            std::size_t edits = 0;
+            if (const std::string near = a.nearest_key(e.key, k_near_key_search, &edits); !near.empty() &&
+                (!unread_near || edits * unread_near->key.size() < unread_near_edits * e.key.size())) {
+                unread_near = &e;
+                unread_near_key = near;
+                unread_near_edits = edits;
+            }
             continue;
         }
         for (const auto* m : ms)
@@ -522,6 +531,11 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
                                                        e.text.empty() ? value_key(e.val) : e.text,
                                                        where(job, e), m->canonical));
         }
+    }
+    if (unread_near && !job.find("config.unread_key")) {
+        add("config.unread_key", value(unread_near->key), *unread_near);
+        add("config.unread_key_nearest", value(unread_near_key), *unread_near);
+        add("config.unread_key_edits", value(static_cast<std::int64_t>(unread_near_edits)), *unread_near);
     }
     if (newest && !job.find("job.framework_date")) {
         provenance p = base;
