@@ -1159,3 +1159,20 @@ TEST_CASE("file_syntax dotlist: a Hydra config file's overrides are key=value op
     hydra_round_trip("nemo2", "nemo llm pretrain --factory llama3_8b", ovs);
     hydra_round_trip("nemo2", "nemo llm pretrain --factory llama3_8b", {{"training.seq_len", 4096}, {"optimizer.distributed", false}});
 }
+
+TEST_CASE("cases78: PEFT modules_to_save is read from TRL's ModelConfig and from a script's --modules_to_save") {
+    // TRL ModelConfig lora_modules_to_save is a list: the names are joined with commas
+    const job_config t = parse_job_config(write("trl_mts.yaml", "use_peft: true\nlora_r: 16\nlora_modules_to_save: [embed_tokens, lm_head]\n"
+                                                                "per_device_train_batch_size: 2\noutput_dir: out\n"));
+    fact_store ts = shipped_facts(t);
+    CHECK(ts.string("training.lora_modules_to_save") == "embed_tokens,lm_head");
+    CHECK(ts.string("training.finetuning_type") == "lora");
+    // a PEFT training script's own flag (Chinese-LLaMA-Alpaca run_clm_sft_with_peft.py)
+    const job_config s = parse_job_config(write("peft_mts.sh", "torchrun --nproc_per_node 1 run_clm_sft_with_peft.py --lora_rank 64 \\\n"
+                                                               "    --modules_to_save embed_tokens,lm_head --per_device_train_batch_size 1\n"));
+    fact_store ss = shipped_facts(s);
+    CHECK(ss.string("training.lora_modules_to_save") == "embed_tokens,lm_head");
+    // without either key no modules are said to train in full
+    const job_config n = parse_job_config(write("trl_no_mts.yaml", "use_peft: true\nlora_r: 16\nper_device_train_batch_size: 2\noutput_dir: out\n"));
+    CHECK_FALSE(shipped_facts(n).has("training.lora_modules_to_save"));
+}
