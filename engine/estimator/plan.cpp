@@ -330,6 +330,7 @@ plan_alternative offload_alternative(const fact_store& facts, const override_syn
     else if (base.framework == train_framework::deepspeed && can("parallelism.zero_stage", value(std::int64_t(3))))
         ovs.push_back({"parallelism.zero_stage", value(std::int64_t(3))});
     alt.host_limited = ws.host_limited;
+    alt.between_phases = phase_offload;
     if (ovs.empty()) return alt;
     ovs = canonical_closure(here, ovs);
     alt = closest_alternative(facts, syntax, world, ovs);

@@ -39,6 +39,7 @@ struct plan_alternative {
     std::int64_t host_bytes = 0;        // host RAM per node for what it offloads (0: none)
     std::string host_sizing;            // whose layout that figure follows (host_memory.h)
     bool host_limited = false;          // an offload that fits the devices was left out: over the host's RAM
+    bool between_phases = false;        // the framework's offload only empties the device between phases (verl)
 };
 
 struct plan_answer {

@@ -71,6 +71,7 @@ nlohmann::json plan_json(const plan_answer& p) {
                    {"cost_terms", terms_json(a.terms)}};
         if (a.host_bytes > 0) j[name]["host_bytes_per_node"] = a.host_bytes;
         if (a.host_limited) j[name]["host_limited"] = true;
+        if (a.between_phases) j[name]["offload_between_phases"] = true;
     };
     alternative("at_current_size", p.at_current_size);
     alternative("quantized_base", p.quantized_base);

@@ -32,6 +32,8 @@ void stage_facts(pipeline_state& s);
 void stage_estimate(pipeline_state& s);
 void stage_baseline(pipeline_state& s);
 void stage_rules(pipeline_state& s);
+// The rule packs the run uses (shipped, or shipped + --rules), loaded once: stages before `rules` may ask them.
+const rule_set& select_rules(pipeline_state& s);
 void stage_plan(pipeline_state& s);
 void stage_report(pipeline_state& s);
 

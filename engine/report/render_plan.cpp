@@ -90,7 +90,9 @@ std::string render_plan_text(const plan_answer& p, std::size_t max_candidates, c
     if (p.at_current_size.searched) {
         const plan_alternative& a = p.at_current_size;
         if (a.overrides.empty()) {
-            s += "  " + t("report.plan.no_offload", {{"world", std::to_string(p.base_world_size)}}) + "\n";
+            // verl's offload exists but loads the states back for the update: not "no setting"
+            s += "  " + t(a.between_phases ? "report.plan.phase_offload" : "report.plan.no_offload",
+                          {{"world", std::to_string(p.base_world_size)}}) + "\n";
         } else {
             // the closest offload may fit the devices and still be left out for the host's RAM
             const bool device_only = !a.fits && a.host_limited && a.expected_device_peak_bytes <= p.budget_bytes;

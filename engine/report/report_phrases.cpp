@@ -165,6 +165,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.plan.term", "{cost} {name}: {why}"},
     {"report.plan.check", "check: oomdx estimate ... --world-size {world}{sets}"},
     {"report.plan.no_offload", "On {world} devices the framework offers no offload or swap setting."},
+    {"report.plan.phase_offload", "On {world} devices the framework's offload moves the states to the host between phases only and loads them back for the update, so it does not lower the update's peak."},
     {"report.plan.offload", "At world size {world}, offload / swap {verdict}: {device} ({cost} step time)"},
     {"report.plan.offload_host", "the offloaded states take {host} of host RAM per node ({sizing}); check free -g on each node"},
     {"report.plan.offload_host_limited", "An offload that fits the devices was left out: it needs more host RAM per node than {budget} of the node's {host}."},

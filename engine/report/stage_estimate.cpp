@@ -5,6 +5,7 @@
 
 #include "engine/report/pipeline.h"
 #include "engine/report/report_phrases.h"
+#include "engine/rules/inference.h"
 #include "parsers/config/override_syntax.h"
 
 namespace oomdx {
@@ -45,6 +46,10 @@ void stage_estimate(pipeline_state& s) {
     // rev39: the defaults are listed with an estimate or without one: the advice rests on them either way (cases69).
     // Without an estimate they are an input the report names, with the file that gives them.
     if (s.job) s.rep.applied_defaults = applied_defaults(facts, s.job->syntax, s.rep.applied_defaults_source);
+    // The rule packs decide what an inference process is (macro inference_process, rules/common.yaml): it keeps the
+    // weights and a KV cache, not gradients or optimizer states, so a training estimate (and a plan from it) would
+    // contradict the report's own finding; step1_no_estimate says why none is made.
+    if (evaluate_macro(select_rules(s), "inference_process", facts) == truth::true_) return;
     if (!facts.has("model.hidden_size") || !facts.has("model.num_layers")) {
         if (!s.rep.applied_defaults.empty())
             s.rep.inputs.push_back(phrase(s.rep.lang, "report.input.framework_defaults",

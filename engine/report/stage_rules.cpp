@@ -9,8 +9,8 @@
 
 namespace oomdx {
 
-void stage_rules(pipeline_state& s) {
-    diagnosis_report& rep = s.rep;
+const rule_set& select_rules(pipeline_state& s) {
+    if (s.rules) return *s.rules;
     s.rules = &shipped_rules();
     if (!s.req.rule_dirs.empty()) {
         std::vector<std::string> dirs = {data_path("rules")};
@@ -24,6 +24,12 @@ void stage_rules(pipeline_state& s) {
         }
         s.rules = &s.extra->rules;
     }
+    return *s.rules;
+}
+
+void stage_rules(pipeline_state& s) {
+    diagnosis_report& rep = s.rep;
+    select_rules(s);
     inference_options io;
     io.lang = s.req.lang;
     rep.inference = run_inference(*s.rules, rep.facts, io);

@@ -129,6 +129,12 @@ private:
 
 }  // namespace
 
+truth evaluate_macro(const rule_set& rs, const std::string& name, const fact_store& facts) {
+    template_names names(rs, facts.vocab());
+    const expr_node* root = names.get().macro(name);
+    return root ? evaluate_condition(*root, facts) : truth::unknown;
+}
+
 inference_result run_inference(const rule_set& rs, fact_store& facts, const inference_options& opts) {
     inference_result res;
     template_names names(rs, facts.vocab());

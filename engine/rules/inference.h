@@ -109,6 +109,11 @@ public:
 // Runs the rules over `facts`, adding derived facts to it. Throws inference_error on the cycle limit.
 inference_result run_inference(const rule_set& rules, fact_store& facts, const inference_options& opts = {});
 
+// A macro of the rule set evaluated on the facts as they stand (a stage that runs before the rules asks the packs'
+// own definition, e.g. whether the inputs show an inference process); unknown when the macro is missing or a fact
+// it needs is.
+truth evaluate_macro(const rule_set& rules, const std::string& name, const fact_store& facts);
+
 // HOW: the derivation tree of a fact, down to input provenance, as indented lines.
 std::vector<std::string> explain_fact(const fact_store& facts, int fact_id, int depth = 0);
 

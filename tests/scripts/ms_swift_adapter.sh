@@ -117,5 +117,9 @@ fi
 plan=$("$oomdx" preflight -c "$root/examples/ms_swift_full_pt/train.sh" --device h20 --plan --format text 2>&1)
 printf '%s\n' "$plan" | grep -Eq '^\s*--deepspeed zero3_offload$' \
   || { echo "FAIL plan: ZeRO-3 offload not rendered as --deepspeed zero3_offload"; printf '%s\n' "$plan" | grep -n -- '--' | head; fail=1; }
+# a misspelt argument: ms-swift refuses arguments it does not read (remaining_argv), so the report says the config does not start
+printf 'model: Qwen/Qwen2.5-7B-Instruct\ntrain_type: lora\nlora_rnak: 8\nmax_length: 4096\n' > "$tmp/typo.yaml"
+"$oomdx" preflight -c "$tmp/typo.yaml" --device rtx4090 2>&1 | grep -q 'lora_rnak is not one ms_swift reads.*refuses keys it does not read' \
+  || { echo "FAIL: a misspelt ms-swift argument is not reported as refused at start-up"; fail=1; }
 [ "$fail" = 0 ] && echo "ok: ms-swift from one adapter file: detection, facts, defaults, DeepSpeed presets, QLoRA estimate, plan in ms-swift flags"
 exit $fail

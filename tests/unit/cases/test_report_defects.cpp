@@ -466,6 +466,27 @@ TEST_CASE("rev29: a log-only inference OOM gets the inference route in every par
     CHECK(rev29_fired(pred, "step0_eval_oom"));
 }
 
+// cases79 (vllm-project/vllm#9445): a log that starts an inference server, given a model and a device, got a training
+// estimate (gradients, optimizer states: 147.76 GiB) and a plan on 4 devices beside the finding that the training levers
+// do not apply. The packs' inference_process macro now keeps the estimate and the plan out; a training log with the same
+// model keeps both.
+TEST_CASE("cases79: an inference process gets no training estimate and no plan; a training step of the same model keeps them") {
+    const std::string serve =
+        "I want to serve Llama-3.2-11B-Vision, but it OOMs. Command is:\n"
+        "vllm serve meta-llama/Llama-3.2-11B-Vision-Instruct --max-model-len 1024\n";
+    const auto inf = oomdx::test::diagnose_log_text(serve, "--device a100-80gb --model llama3.2-11b-vision");
+    CHECK(rev29_fired(inf, "step4_inference_log"));
+    CHECK(inf["estimate"].is_null());
+    CHECK(inf["plan"].is_null());
+    CHECK_FALSE(offered(inf, "more_devices"));
+    CHECK(rev29_all_text(inf).find("this is an inference process") != std::string::npos);
+    const auto train = oomdx::test::diagnose_log_text(
+        "{'loss': 1.2, 'learning_rate': 2e-05, 'epoch': 0.1}\n  File \"/usr/lib/python3.10/site-packages/transformers/trainer.py\", "
+        "line 1938, in train\n" + std::string(k_rev29_oom), "--device a100-80gb --model llama3.2-11b-vision");
+    CHECK_FALSE(rev29_fired(train, "step4_inference_log"));
+    CHECK_FALSE(train["estimate"].is_null());
+}
+
 TEST_CASE("rev29: an inference snapshot's route lines and weights rationale are the inference ones; a training snapshot keeps FSDP / ZeRO-3") {
     const auto inf = rev28_snapshot_report("inference_generate.pickle", "--device a100-40gb");
     const std::string t = rev29_all_text(inf);

@@ -3,8 +3,10 @@
 // shards everything, the Megatron actor its optimizer states through the distributed optimizer).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "parsers/config/framework_adapter.h"
 #include "parsers/config/job_config.h"
 #include "script_file.h"
 
@@ -49,4 +51,37 @@ TEST_CASE("cases77: verl's actor strategy decides its sharding: FSDP 3, the Mega
                      "parallelism.zero_stage", 0);
     std::error_code ec;
     std::filesystem::remove_all(test::script_folder("verl_strategy"), ec);
+}
+
+TEST_CASE("verl's Megatron actor: a plan writes its own parallel, offload and recomputation keys, not the FSDP actor's") {
+    const framework_adapter& v = framework_adapter::get("verl");
+    // "key=value" of each framework setting a translation writes ('#key' where the framework has none)
+    const auto lines = [&](const std::vector<canonical_override>& ovs, const render_context& ctx) {
+        std::vector<std::string> out;
+        for (const auto& it : v.translate(ovs, {}, ctx)) out.push_back(it.key + "=" + value_key(it.val));
+        return out;
+    };
+    const render_context megatron{{"training.actor_strategy", "megatron"}};
+    const render_context fsdp{{"training.actor_strategy", "fsdp"}};
+    const std::vector<canonical_override> tp{{"parallelism.tensor_parallel_degree", value(std::int64_t{2})}};
+    CHECK(lines(tp, megatron) == std::vector<std::string>{"actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"});
+    const std::vector<canonical_override> offload{{"optimizer.offload", "cpu"}};
+    CHECK(lines(offload, megatron) == std::vector<std::string>{"actor_rollout_ref.actor.megatron.optimizer_offload=true"});
+    const auto full = lines({{"activation_checkpoint.mode", "full"}}, megatron);
+    CHECK(full.size() == 3);
+    CHECK(std::find(full.begin(), full.end(),
+                    "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full") != full.end());
+    // the FSDP actor, or no actor named: the FSDP keys, and no tensor-parallel setting
+    CHECK(lines(offload, fsdp) == std::vector<std::string>{"actor_rollout_ref.actor.fsdp_config.optimizer_offload=true"});
+    CHECK(lines(offload, {}) == std::vector<std::string>{"actor_rollout_ref.actor.fsdp_config.optimizer_offload=true"});
+    CHECK(lines({{"activation_checkpoint.mode", "full"}}, fsdp) ==
+          std::vector<std::string>{"actor_rollout_ref.model.enable_gradient_checkpointing=true"});
+    for (const auto& l : lines(tp, fsdp)) CHECK(l.find("tensor_model_parallel_size") == std::string::npos);
+    // the strategy read from the job's own line
+    const job_config j = test::parsed_as("verl", "verl_render", "run_m.sh",
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.actor.strategy=megatron trainer.n_gpus_per_node=8\n");
+    test::check_fact(j, "training.actor_strategy", std::string("megatron"));
+    std::error_code ec;
+    std::filesystem::remove_all(test::script_folder("verl_render"), ec);
 }
