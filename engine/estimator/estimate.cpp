@@ -816,6 +816,10 @@ estimate_input from_facts(const fact_store& facts) {
             std::vector<std::string> unknown;
             const std::string tspec = r.str("training.lora_target", "all", why_target);
             ft.targets = lora_targets(tspec, unknown);
+            // est69: a target from the default of the framework builds the config's spelling dates (job_config.cpp)
+            if (const fact* t = facts.get("training.lora_target");
+                t && t->prov.producer.size() > 17 && t->prov.producer.ends_with(".spelling_default"))
+                in.assumptions.push_back(fmt::format("training.lora_target = {} ({})", tspec, t->prov.excerpt));
             for (const auto& u : unknown) in.assumptions.push_back(fmt::format("LoRA target '{}' not recognised: ignored", u));
             if (ft.targets == 0) ft.targets = lora_target::q | lora_target::v;
             // est54: PEFT LoraConfig(modules_to_save=...) (LLaMA-Factory additional_target, axolotl

@@ -586,7 +586,7 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
         });
         if (used == job.entries.end()) continue;
         provenance p;
-        p.producer = "config." + a.name() + ".default";
+        p.producer = "config." + a.name() + ".spelling_default";
         p.file = a.file();
         p.excerpt = fmt::format("{} default of the builds that read {} (the config writes it: {})", a.name(),
                                 name.substr(at + 1), used->excerpt.empty() ? used->key : used->excerpt);

@@ -682,7 +682,7 @@ TEST_CASE("est69: ms-swift 1.x / 2.x spellings keep their LoRA target default (t
     REQUIRE(v2.framework == "ms_swift");
     const fact_store s2 = shipped_facts(v2);
     CHECK(s2.string("training.lora_target") == "qkv");
-    CHECK(s2.get("training.lora_target")->prov.producer == "config.ms_swift.default");
+    CHECK(s2.get("training.lora_target")->prov.producer == "config.ms_swift.spelling_default");
     // the same job in 3.x spelling: all-linear
     const fact_store s3 = shipped_facts(parse_job_config(write("swift3_lora.sh", "swift sft --model Qwen/Qwen1.5-7B-Chat "
                                                                                  "--train_type lora --max_length 2048\n")));
