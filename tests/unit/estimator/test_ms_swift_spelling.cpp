@@ -57,3 +57,19 @@ TEST_CASE("est69: ms-swift 2.x spelling keeps LoRA on q/k/v; the 3.x one on ever
     CHECK(r2.trainable_params == estimate(v2_named).trainable_params);
     CHECK(r2.peak_bytes < r3.peak_bytes);
 }
+
+TEST_CASE("est69: ms-swift's own loss (a weighted loss scale) keeps full logits even with --use_liger_kernel") {
+    const std::string head = "swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type lora --use_liger_kernel true --max_length 2048";
+    const estimate_input liger = est69_swift_job("liger", head);
+    const estimate_input hermes = est69_swift_job("hermes", head + " --loss_scale hermes");
+    const estimate_input binary = est69_swift_job("binary", head + " --loss_scale ignore_empty_think");
+    CHECK(liger.chunked_loss);
+    CHECK(binary.chunked_loss);  // 0 / 1 weights: folded into the labels, Liger runs
+    CHECK_FALSE(hermes.chunked_loss);
+    CHECK(est69_assumes(hermes, "computes the loss itself"));
+    CHECK_FALSE(est69_assumes(liger, "computes the loss itself"));
+    // one micro-batch's bf16 logits (the helper's Qwen2.5-7B dims: 152064 words), 2048 tokens x 152064 x 2 B =
+    // 622 854 144 B, written only without the fusion
+    CHECK(estimate(hermes).logits_tensor_bytes == 622854144);
+    CHECK(estimate(liger).logits_tensor_bytes == 0);
+}
