@@ -766,6 +766,14 @@ estimate_input from_facts(const fact_store& facts) {
     }
     in.chunked_loss = r.boolean("training.chunked_loss", false, nullptr);
     in.chunked_loss_projects = in.chunked_loss && r.boolean("training.chunked_loss_projects", false, nullptr);
+    // est69: a trainer that computes the loss from the logits itself gives the model no labels, so a fused head + loss
+    // (Liger) never runs (ms-swift's compute_loss: knowledge/sources/ms_swift_runs_and_readings.md)
+    if (in.chunked_loss && r.boolean("training.loss_outside_model", false, nullptr)) {
+        in.chunked_loss = in.chunked_loss_projects = false;
+        in.assumptions.push_back(
+            "the trainer computes the loss itself from the model's logits (the model gets no labels): the fused linear "
+            "cross-entropy does not run, full logits");
+    }
     in.norm_upcast = r.boolean("model.norm_upcast", true, nullptr);
     in.hf_kv_cache = in.hf_model && r.boolean("model.use_cache", false, nullptr);
     in.loss_parallel = r.boolean("training.loss_parallel", true, nullptr);
@@ -816,6 +824,10 @@ estimate_input from_facts(const fact_store& facts) {
             std::vector<std::string> unknown;
             const std::string tspec = r.str("training.lora_target", "all", why_target);
             ft.targets = lora_targets(tspec, unknown);
+            // est69: a target from the default of the framework builds the config's spelling dates (job_config.cpp)
+            if (const fact* t = facts.get("training.lora_target");
+                t && t->prov.producer.size() > 17 && t->prov.producer.ends_with(".spelling_default"))
+                in.assumptions.push_back(fmt::format("training.lora_target = {} ({})", tspec, t->prov.excerpt));
             for (const auto& u : unknown) in.assumptions.push_back(fmt::format("LoRA target '{}' not recognised: ignored", u));
             if (ft.targets == 0) ft.targets = lora_target::q | lora_target::v;
             // est54: PEFT LoraConfig(modules_to_save=...) (LLaMA-Factory additional_target, axolotl

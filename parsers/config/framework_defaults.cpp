@@ -15,7 +15,8 @@ void emit_framework_defaults(const std::string& framework, fact_store& facts,
     try {
         const framework_adapter& ad = framework_adapter::get(framework);
         for (const auto& [key, v] : ad.defaults()) {
-            if (facts.has(key) || !keep(key, v)) continue;
+            // a default of older builds ("canonical@key", est69) needs the config's spelling: not for a bare job
+            if (key.find('@') != std::string::npos || facts.has(key) || !keep(key, v)) continue;
             provenance p;
             p.producer = "config." + ad.name() + ".default";
             p.file = ad.file();

@@ -573,9 +573,29 @@ void map_entries(job_config& job, const framework_adapter& a, const std::string&
                                  value(std::max<std::int64_t>(1, tok->val.as_integer() / ctx->val.as_integer())), p});
         touched.insert("training.local_batch_size");
     }
+    // est69: a default of older builds, "canonical@key|key" in the adapter's defaults, applies when the config wrote
+    // one of those keys (ms-swift 1.x / 2.x spellings: LoRA on the model's q/k/v, not 3.x's all-linear); it comes
+    // before the plain default, which then gives way
+    for (const auto& [name, v] : a.defaults()) {
+        const auto at = name.find('@');
+        if (at == std::string::npos || touched.count(name.substr(0, at))) continue;
+        const std::string keys = "|" + name.substr(at + 1) + "|";
+        const auto used = std::find_if(job.entries.begin(), job.entries.end(), [&](const raw_entry& e) {
+            const std::string k = e.key.substr(std::min(e.key.find_first_not_of('-'), e.key.size()));
+            return !k.empty() && keys.find("|" + k + "|") != std::string::npos;
+        });
+        if (used == job.entries.end()) continue;
+        provenance p;
+        p.producer = "config." + a.name() + ".spelling_default";
+        p.file = a.file();
+        p.excerpt = fmt::format("{} default of the builds that read {} (the config writes it: {})", a.name(),
+                                name.substr(at + 1), used->excerpt.empty() ? used->key : used->excerpt);
+        job.facts.push_back(fact{name.substr(0, at), v, p});
+        touched.insert(name.substr(0, at));
+    }
     // Framework defaults for what the config leaves unset.
     for (const auto& [name, v] : a.defaults()) {
-        if (touched.count(name)) continue;
+        if (touched.count(name) || name.find('@') != std::string::npos) continue;
         provenance p;
         p.producer = "config." + a.name() + ".default";
         p.file = a.file();

@@ -675,6 +675,30 @@ TEST_CASE("aliases render in the job's own spelling: the key it wrote, else the 
     CHECK(std::find(tt_lines.begin(), tt_lines.end(), "selective_ac_option = \"op\"") != tt_lines.end());
 }
 
+TEST_CASE("est69: ms-swift 1.x / 2.x spellings keep their LoRA target default (the model's q/k/v), 3.x all-linear") {
+    // 2.x: --sft_type lora and no target: lora_target_modules DEFAULT (LoRATM), the attention q/k/v
+    const job_config v2 = parse_job_config(write("swift2_lora.sh", "swift sft --model_type qwen1half-7b-chat --sft_type lora "
+                                                                   "--dataset alpaca-zh --max_length 2048\n"));
+    REQUIRE(v2.framework == "ms_swift");
+    const fact_store s2 = shipped_facts(v2);
+    CHECK(s2.string("training.lora_target") == "qkv");
+    CHECK(s2.get("training.lora_target")->prov.producer == "config.ms_swift.spelling_default");
+    // the same job in 3.x spelling: all-linear
+    const fact_store s3 = shipped_facts(parse_job_config(write("swift3_lora.sh", "swift sft --model Qwen/Qwen1.5-7B-Chat "
+                                                                                 "--train_type lora --max_length 2048\n")));
+    CHECK(s3.string("training.lora_target") == "all-linear");
+    // a 2.x job that names its target keeps it; ALL is every linear, DEFAULT the q/k/v
+    const fact_store all = shipped_facts(parse_job_config(write("swift2_all.sh", "swift sft --model_type qwen-7b-chat --sft_type lora "
+                                                                                 "--lora_target_modules ALL\n")));
+    CHECK(all.string("training.lora_target") == "all-linear");
+    const fact_store def = shipped_facts(parse_job_config(write("swift2_def.sh", "swift sft --model_type qwen-7b-chat "
+                                                                                 "--lora_target_modules DEFAULT --dtype bf16\n")));
+    CHECK(def.string("training.lora_target") == "qkv");
+    const fact_store two = shipped_facts(parse_job_config(write("swift2_two.sh", "swift sft --model_type qwen-7b-chat --sft_type lora "
+                                                                                 "--lora_target_modules q_proj v_proj\n")));
+    CHECK(two.string("training.lora_target") != "qkv");
+}
+
 TEST_CASE("est44: the preference stage, its loss and precomputed reference log-probs become canonical facts") {
     // LLaMA-Factory: stage and pref_loss (hparams/finetuning_args.py use_ref_model)
     job_config lf = parse_job_config(write("lf_dpo.yaml", "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\n"
