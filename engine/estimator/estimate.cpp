@@ -1327,7 +1327,7 @@ estimate_result estimate(const estimate_input& in) {
         // est70: packed 4-bit weights in a 16-bit storage dtype are converted by the same upcast
         const bool packed_fp32 = fsdp2_fp32 && in.ft.base_bits == 4 && !in.ft.group_quant && in.ft.quant_storage_bytes >= 2;
         const char* base = in.ft.base_bits == 4 && in.ft.group_quant ? "4-bit GPTQ/AWQ with per-group scales"
-                           : packed_fp32 ? "4-bit NF4 packed in bf16, stored as fp32 shards"
+                           : packed_fp32 ? "fp32-stored, bf16-packed 4-bit NF4"
                            : in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
                            : stored4 ? "fp32" : "bf16";
