@@ -858,6 +858,9 @@ estimate_input from_facts(const fact_store& facts) {
             ft.quant_keeps_input = qm.find("bnb") != std::string::npos || qm.find("bitsandbytes") != std::string::npos;
             ft.group_quant = qm == "gptq" || qm == "awq";
             ft.gptq_keeps_dequant = qm == "gptq";
+            // est70: axolotl's QLoRA loader passes bnb_4bit_quant_storage=torch.bfloat16 (since 2a1589f6f, 2024-03-21;
+            // src/axolotl/loaders/model.py _set_quantization_config), transformers' default is uint8
+            if (job_fw == "axolotl" && ft.base_bits == 4 && ft.quant_keeps_input && !ft.group_quant) ft.quant_storage_bytes = 2;
             if (ft.group_quant) ft.double_quant = false;
             // LitGPT: Lightning's BitsandbytesPrecision replaces every nn.Linear and LitGPT passes no
             // ignore_modules (litgpt/finetune/lora.py), so the head is a 4/8-bit linear too
@@ -893,8 +896,11 @@ estimate_input from_facts(const fact_store& facts) {
             ft.saved_copy_bytes = llama_factory && !pure_bf16 ? 4 : ft.load_bytes;
             // est41: HF-model trainers shard with FSDP2 through accelerate, whose mixed precision upcast
             // (fsdp2_prepare_model) covers the frozen weights in builds before 1.13
+            // est70: a bitsandbytes base takes the same cast (Module.to converts floating-point parameters only: the
+            // unquantized rest, and packed 4-bit weights when their storage dtype is 16-bit)
+            const bool bnb_base = ft.base_bits < 16 && ft.quant_keeps_input && !ft.group_quant;
             in.accelerate_fsdp2_mp = in.hf_model && !deepspeed && in.zero_stage >= 3 && !in.fsdp1 && !pure_bf16 &&
-                                     ft.base_bits >= 16 && ft.load_bytes == 2 &&
+                                     (ft.base_bits >= 16 || bnb_base) && ft.load_bytes == 2 &&
                                      r.integer("parallelism.fsdp_version", 1, nullptr) == 2 &&
                                      in.framework != train_framework::torchtune && in.framework != train_framework::torchtitan;
         }
@@ -1330,7 +1336,10 @@ estimate_result estimate(const estimate_input& in) {
         // est41: accelerate's FSDP2 before 1.13 stores the frozen 16-bit weights as fp32 shards
         const bool fsdp2_fp32 = in.accelerate_fsdp2_mp && est::build_behaves(in, est::date_accelerate_fsdp2_trainable_upcast, true, true);
         const bool stored4 = in.ft.load_bytes >= 4 || fsdp2_fp32;
+        // est70: packed 4-bit weights in a 16-bit storage dtype are converted by the same upcast
+        const bool packed_fp32 = fsdp2_fp32 && in.ft.base_bits == 4 && !in.ft.group_quant && in.ft.quant_storage_bytes >= 2;
         const char* base = in.ft.base_bits == 4 && in.ft.group_quant ? "4-bit GPTQ/AWQ with per-group scales"
+                           : packed_fp32 ? "fp32-stored, bf16-packed 4-bit NF4"
                            : in.ft.base_bits == 4 ? (in.ft.double_quant ? "4-bit NF4 + double-quantized constants" : "4-bit NF4")
                            : in.ft.base_bits == 8 ? "8-bit (LLM.int8)"
                            : stored4 ? "fp32" : "bf16";

@@ -85,6 +85,10 @@ struct finetune_spec {
     // est64: auto-gptq's QuantLinear dequantizes its whole weight to fp16 and multiplies with torch.matmul, so
     // autograd keeps that fp16 copy for the input's gradient (AWQ's kernels dequantize again in backward)
     bool gptq_keeps_dequant = false;
+    // est70: bytes of the dtype bitsandbytes packs a 4-bit weight into (bnb_4bit_quant_storage): 1 (uint8, the
+    // BitsAndBytesConfig default) or 2 (axolotl's QLoRA sets the compute dtype, bf16). A 16-bit storage is a
+    // floating-point parameter, so a dtype cast of the whole model converts it too (accelerate's FSDP2 upcast)
+    int quant_storage_bytes = 1;
     int load_bytes = 2;                   // dtype of the frozen weights
     int trainable_bytes = 4;              // dtype of trainable params (LLaMA-Factory upcasts to fp32)
     std::int64_t trainable_layers = 2;    // freeze tuning: the last N layers train
@@ -182,7 +186,8 @@ struct estimate_input {
     bool fsdp1_mixed_units = false;
     bool fsdp1_device_load = false;       // est56: every rank holds the whole model on its device before FSDP1 wraps it
     // est41: accelerate's FSDP2 with mixed precision over adapters on a 16-bit load: accelerate before 1.13
-    // (fsdp2_prepare_model) upcasts the whole model to fp32 before fully_shard, frozen weights included
+    // (fsdp2_prepare_model) upcasts the whole model to fp32 after fully_shard, frozen weights included;
+    // est70: on a bitsandbytes base too (the unquantized rest, and packed weights stored in a 16-bit dtype)
     bool accelerate_fsdp2_mp = false;
     // est49: DeepSpeed ZeRO-3's contiguous reduce (IPG) bucket, elements; 0 = none (not ZeRO-3 DeepSpeed)
     double ds_ipg_bucket_elements = 0;

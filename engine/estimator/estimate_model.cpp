@@ -644,6 +644,16 @@ double frozen_linear_bytes(const finetune_spec& ft) {
     }
 }
 
+// est70: bytes a packed 4-bit weight gains per parameter when a cast of the whole model to fp32 reaches it
+// (accelerate's FSDP2 upcast before 1.13: Module.to converts floating-point parameters only). Packed into a
+// 16-bit storage dtype, the 0.5 B a parameter become fp32 elements, twice the bytes (the values survive the
+// bf16 -> fp32 -> bf16 round trip of the all-gather's param_dtype, so the job still trains); uint8 storage and
+// LLM.int8 weights are not floating point and stay as they are.
+double upcast_packed_extra_bytes(const finetune_spec& ft) {
+    if (ft.base_bits != 4 || ft.group_quant || ft.quant_storage_bytes < 2) return 0.0;
+    return 0.5 * (4.0 / ft.quant_storage_bytes - 1.0);
+}
+
 // liger's fused linear cross-entropy over `bt` tokens (Liger-Kernel ops/fused_linear_cross_entropy.py):
 // chunks of next_pow2(ceil(bt / ceil(V / h))) rows, so one chunk's logits (compute dtype, the
 // gradient written in place) hold about bt x h elements; plus the input gradient it computes in
@@ -966,11 +976,11 @@ double compute(const estimate_input& in, breakdown& out) {
             // frozen weights: linear weights at the base precision, the rest in the load dtype
             const double trainable = lora ? adapters : train_layer_params;
             // est41: accelerate's FSDP2 before 1.13 stores the frozen 16-bit weights as fp32 shards
-            const double store = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true)
-                                     ? 4.0
-                                     : double(ft.load_bytes);
+            const bool fsdp2_upcast = in.accelerate_fsdp2_mp && build_behaves(in, date_accelerate_fsdp2_trainable_upcast, true, true);
+            const double store = fsdp2_upcast ? 4.0 : double(ft.load_bytes);
             const double rest_store = lora && fp32_frozen_rest(in) ? 4.0 : store;  // est43
-            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : frozen_linear_bytes(ft)) + std::max(0.0, st.params_rank - lin) * rest_store
+            const double qbytes = frozen_linear_bytes(ft) + (fsdp2_upcast ? upcast_packed_extra_bytes(ft) : 0.0);  // est70
+            const double fbytes = lora ? lin * (ft.base_bits >= 16 ? store : qbytes) + std::max(0.0, st.params_rank - lin) * rest_store
                                        : std::max(0.0, st.params_rank - train_layer_params) * store;
             // bitsandbytes keeps a 4-bit weight's quantization constants (absmax, nested absmax, code)
             // in a QuantState attribute of the Params4bit and of its Linear4bit (bitsandbytes 0.43

@@ -65,6 +65,21 @@ fact_store job8b(const char* framework, const char* ftype, std::int64_t world) {
     return f;
 }
 
+// A Llama 3 8B LoRA job of an HF-model trainer under FSDP2 over 2 ranks, bf16 mixed precision, 512 tokens, full AC
+// (est41 / est70: accelerate's upcast); `date` may be null (undated).
+fact_store fsdp2_lora8b(const char* framework, const char* date) {
+    fact_store f = job8b(framework, "lora", 2);
+    emit(f, "framework.hf_model", true);
+    emit(f, "training.load_dtype", "bfloat16");
+    emit(f, "training.mixed_precision_param", "bfloat16");
+    emit(f, "training.seq_len", std::int64_t(512));
+    emit(f, "activation_checkpoint.mode", "full");
+    emit(f, "parallelism.zero_stage", std::int64_t(3));
+    emit(f, "parallelism.fsdp_version", std::int64_t(2));
+    if (date) emit(f, "job.framework_date", date);
+    return f;
+}
+
 // The estimate's foreach setting and the optimizer step's transient (the step phase less the model states).
 std::pair<int, double> foreach_step_transient(const fact_store& f) {
     const estimate_input in = from_facts(f);
@@ -1170,18 +1185,7 @@ TEST_CASE("verl: log-probs from the 16-bit logits, the entropy only where the up
 // est41: accelerate's fsdp2_prepare_model ran model.to(torch.float32) under mixed precision until 1.13 (d1c96ba9,
 // 2025-11-26), which then upcast only trainable parameters: a LoRA job's frozen bf16 weights were fp32 shards
 TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before accelerate 1.13, an interval when undated (est41)") {
-    auto job = [](const char* date) {
-        fact_store f = job8b("hf_trainer", "lora", 2);
-        emit(f, "framework.hf_model", true);
-        emit(f, "training.load_dtype", "bfloat16");
-        emit(f, "training.mixed_precision_param", "bfloat16");
-        emit(f, "training.seq_len", std::int64_t(512));
-        emit(f, "activation_checkpoint.mode", "full");
-        emit(f, "parallelism.zero_stage", std::int64_t(3));
-        emit(f, "parallelism.fsdp_version", std::int64_t(2));
-        if (date) emit(f, "job.framework_date", date);
-        return from_facts(f);
-    };
+    auto job = [](const char* date) { return from_facts(fsdp2_lora8b("hf_trainer", date)); };
     const estimate_input old_in = job("2025-11-07"), new_in = job("2026-01-15"), undated = job(nullptr);
     CHECK(old_in.accelerate_fsdp2_mp);
     const estimate_result old_r = estimate(old_in), new_r = estimate(new_in), und = estimate(undated);
@@ -1194,6 +1198,38 @@ TEST_CASE("accelerate FSDP2 LoRA: frozen weights stored as fp32 shards before ac
     emit(f1, "framework.hf_model", true);
     emit(f1, "parallelism.zero_stage", std::int64_t(3));
     CHECK_FALSE(from_facts(f1).accelerate_fsdp2_mp);
+}
+
+// est70: the same upcast reaches a bitsandbytes 4-bit base. Module.to converts floating-point parameters only: the
+// embedding, head and norms (bf16 -> fp32), and the packed NF4 weights when they are packed into a 16-bit storage
+// dtype (axolotl's QLoRA loader sets bnb_4bit_quant_storage=bf16), each 0.5 B a parameter becoming 1 B.
+TEST_CASE("accelerate FSDP2 QLoRA: the unquantized rest, and bf16-packed NF4 weights, stored as fp32 shards before 1.13 (est70)") {
+    auto job = [](const char* fw, const char* date) {
+        fact_store f = fsdp2_lora8b(fw, date);
+        emit(f, "training.quantization_bit", std::int64_t(4));
+        emit(f, "training.quantization_method", "bitsandbytes");
+        return from_facts(f);
+    };
+    const estimate_input ax_old = job("axolotl", "2025-04-15"), ax_new = job("axolotl", "2026-01-15");
+    const estimate_input hf_old = job("hf_trainer", "2025-04-15"), hf_new = job("hf_trainer", "2026-01-15");
+    CHECK(ax_old.accelerate_fsdp2_mp);
+    CHECK(ax_old.ft.quant_storage_bytes == 2);
+    CHECK(hf_old.ft.quant_storage_bytes == 1);
+    const double ax_gain = estimate(ax_old).component("params") - estimate(ax_new).component("params");
+    const double hf_gain = estimate(hf_old).component("params") - estimate(hf_new).component("params");
+    // Llama 3 8B: 32 x 218.1 M = 6.98 B linear weights, 2 x 525.3 M embedding + head (+ norms) = 1.05 B rest,
+    // over 2 ranks. uint8 storage: the rest only, 2 B more a parameter: 1.05 B x 2 / 2 = 1.05 GB.
+    CHECK(hf_gain == doctest::Approx(1.05e9).epsilon(0.02));
+    // bf16 storage: + the packed weights, 0.5 B more a parameter: 6.98 B x 0.5 / 2 = 1.745 GB; 2.80 GB in all
+    CHECK(ax_gain == doctest::Approx(1.05e9 + 1.745e9).epsilon(0.02));
+    // GPTQ is not a bitsandbytes base: no upcast path
+    fact_store g = job8b("axolotl", "lora", 2);
+    emit(g, "framework.hf_model", true);
+    emit(g, "training.quantization_bit", std::int64_t(4));
+    emit(g, "training.quantization_method", "gptq");
+    emit(g, "parallelism.zero_stage", std::int64_t(3));
+    emit(g, "parallelism.fsdp_version", std::int64_t(2));
+    CHECK_FALSE(from_facts(g).accelerate_fsdp2_mp);
 }
 
 TEST_CASE("torchtune without its config file: a named shipped config gives its settings, an unknown one an interval over checkpointing (est42)") {
