@@ -714,6 +714,7 @@ estimate_input from_facts(const fact_store& facts) {
     in.swap_optimizer = r.boolean("optimizer.swap_optimizer", false, nullptr);
     in.swap_times = int(std::clamp<std::int64_t>(r.integer("optimizer.swap_optimizer_times", 16, nullptr), 1, 1 << 20));
     in.optimizer_in_backward = r.boolean("optimizer.in_backward", false, nullptr);
+    in.optimizer_stale = r.boolean("optimizer.stale_params", false, nullptr);
     const std::string poff = lower(r.str("parallelism.offload_params", "none", nullptr));
     in.params_offload = poff == "cpu" || poff == "nvme";
     in.optimizer_nvme = off == "nvme";

@@ -128,6 +128,9 @@ struct estimate_input {
     bool autocast_fp32_params = false;
     int master_bytes = 4;                 // the master copy and master-grad partition (DeepSpeed bf16 master: 2)
     bool optimizer_offload = false, swap_optimizer = false, optimizer_in_backward = false;
+    // est71: the optimizer holds parameters that parallelisation replaced (optimizer.stale_params): no
+    // states, and nothing frees the gradients between steps (knowledge/sources/stale_optimizer_params.md)
+    bool optimizer_stale = false;
     int swap_times = 1;
     bool params_offload = false;
     bool optimizer_nvme = false, params_nvme = false;  // ZeRO-Infinity: offloaded to NVMe, not the host's RAM

@@ -509,6 +509,16 @@ struct state_rates {
     bool grads_in_forward = false;
 };
 
+// est71: an optimizer built on parameters that parallelisation then replaced (optimizer.stale_params) finds no
+// gradient on them: step() allocates no state (nor the foreach step buffer, a fraction of the states), and its
+// zero_grad() reaches none of the live gradients, which stay from the first backward through every later forward
+// (knowledge/sources/stale_optimizer_params.md)
+void stale_optimizer(const estimate_input& in, state_rates& r) {
+    if (!in.optimizer_stale) return;
+    r.m_full = r.m_shard = r.o_full = r.o_shard = 0;
+    r.grads_in_forward = true;
+}
+
 state_rates resolve_rates(const estimate_input& in) {
     state_rates r;
     const double pb = double(in.param_bytes);
@@ -604,6 +614,7 @@ state_rates resolve_rates(const estimate_input& in) {
         // moves gradients too and steps the optimizer on CPU; DeepSpeed's offload_param does not
         if (fsdp_cpu_offload(in)) r.m_shard = r.o_shard = 0;
     }
+    stale_optimizer(in, r);
     return r;
 }
 
@@ -628,6 +639,7 @@ state_rates trainable_rates(const estimate_input& in, double tb) {
         r.p_shard = 0;
         if (fsdp_cpu_offload(in)) r.g_shard = r.m_shard = r.o_shard = 0;
     }
+    stale_optimizer(in, r);
     return r;
 }
 
