@@ -42,6 +42,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.input.model", "model {model}"},
     {"report.input.model_log", "model {model} (the config printed in the log at {at})"},
     {"report.input.model_log_settings", "model dimensions the log printed: {layers} layers, hidden size {hidden} ({at})"},
+    {"report.input.model_param_count", "model {model} (inferred: the one preset with the {count} parameters the log counts at {at})"},
     {"report.input.model_log_unread", "model config printed in the log at {at} not read: {why}"},
     {"report.input.device", "device {device} ({capacity})"},
     {"report.input.device_named", "device {device} ({capacity}), named in the log at {at}"},

@@ -2,6 +2,7 @@
 // then derive the job.* facts the rules route on (world size, framework, device kind).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
@@ -274,6 +275,98 @@ void model_from_log(pipeline_state& s) {
     }
 }
 
+// Significant digits of a number written as text ("6.738" 4, "70" 2, "2.5e-06" 2).
+int significant_digits(const std::string& t) {
+    int n = 0;
+    bool leading = true;
+    for (char c : t) {
+        if (c == 'e' || c == 'E') break;
+        if (c < '0' || c > '9') continue;
+        if (leading && c == '0') continue;
+        leading = false;
+        ++n;
+    }
+    return n;
+}
+
+// Where neither --model, the config nor a printed model config named the model: the one preset whose parameter
+// count is the count the log printed (HF Trainer / PEFT / Unsloth / Lightning summaries, to four significant
+// digits; PEFT's total less its adapters). A count in words ("70B") is too coarse, and two presets with different
+// dimensions at that count name none.
+void model_from_logged_count(pipeline_state& s) {
+    diagnosis_report& rep = s.rep;
+    // half a unit of the fourth significant digit: what the fact's rounding leaves open
+    auto half_unit = [](double v) { return v > 0 ? 0.5 * std::pow(10.0, std::floor(std::log10(v)) - 3) : 0.0; };
+    // The count as its line prints it ("6,742,609,920"), where one there rounds to the fact: then exact, else the fact
+    double t_tol = 0, tr_tol = 0;
+    auto exact = [&](const log_analysis::setting* x, double& tol) -> double {
+        if (!x) return 0;
+        const double v = std::strtod(x->value.c_str(), nullptr);
+        tol = half_unit(v);
+        const std::string& line = x->at.text;
+        for (size_t i = 0; i < line.size();) {
+            if (line[i] < '0' || line[i] > '9') { ++i; continue; }
+            std::int64_t n = 0;
+            int digits = 0;
+            size_t j = i;
+            for (; j < line.size() && ((line[j] >= '0' && line[j] <= '9') || (line[j] == ',' && j + 1 < line.size() &&
+                                                                                  line[j + 1] >= '0' && line[j + 1] <= '9'));
+                 ++j)
+                if (line[j] != ',' && ++digits <= 15) n = n * 10 + (line[j] - '0');
+            if (digits >= 7 && digits <= 15 && std::abs(static_cast<double>(n) / 1e9 - v) <= tol) {
+                tol = 0;
+                return static_cast<double>(n) / 1e9;
+            }
+            i = j;
+        }
+        return v;
+    };
+    // the last of each count printed exactly ("6,738,415,616") or to four significant digits ("20430.40M"); a size in
+    // words ("70B", "7B model") is neither
+    const log_analysis::setting *total = nullptr, *trainable = nullptr;
+    for (const auto& x : rep.log->settings) {
+        if (x.fact != "job.model_params_named" && x.fact != "job.trainable_params_named") continue;
+        double tol = 0;
+        exact(&x, tol);
+        if (tol > 0 && significant_digits(x.value) < 4) continue;
+        (x.fact == "job.model_params_named" ? total : trainable) = &x;
+    }
+    const double t = exact(total, t_tol);
+    const double tr = exact(trainable, tr_tol);
+    double base = 0;
+    const log_analysis::setting* at = nullptr;
+    if (t > 0) {
+        base = tr > 0 && tr < t / 2 ? t - tr : t;  // adapters are counted in PEFT's and Unsloth's totals
+        at = total;
+    } else if (tr > 0) {
+        // a count of trainable parameters alone is the model's only where the job trains every weight
+        const fact* ft = s.job->job ? s.job->job->find("training.finetuning_type") : nullptr;
+        if (ft && ft->val.is_string() && ft->val.as_string() != "full") return;
+        base = tr;
+        at = trainable;
+    }
+    if (!(base >= 0.1)) return;
+    // the rounding left open by each count used (the total, and the adapters taken from it); an exact count: one parameter
+    const double tol = std::max(1e-9, (at == total ? t_tol : tr_tol) + (at == total && base != t ? tr_tol : 0.0));
+    const auto hits = presets_with_param_count(base, tol);
+    if (hits.size() != 1) return;
+    std::string count = fmt::format("{:.4g} billion", base);
+    if (tol <= 1e-9) {  // the exact count, grouped as the log prints it
+        count = std::to_string(std::llround(base * 1e9));
+        for (int i = static_cast<int>(count.size()) - 3; i > 0; i -= 3) count.insert(static_cast<size_t>(i), ",");
+    }
+    model_dims m = *hits.front();
+    m.source.producer = "log.param_count";
+    m.source.file = at->at.file;
+    m.source.line = at->at.line;
+    m.source.excerpt = at->at.text;
+    s.job->model = std::move(m);
+    rep.inputs.push_back(phrase(rep.lang, "report.input.model_param_count",
+                                {{"model", s.job->model->name},
+                                 {"count", count},
+                                 {"at", fmt::format("{}:{}", at->at.file, at->at.line)}}));
+}
+
 const snap::snapshot_analysis& max_peak(const std::vector<snap::snapshot_analysis>& v) {
     auto peak = [](const snap::snapshot_analysis& a) { return a.primary >= 0 ? a.devices[a.primary].peak_bytes : 0; };
     return *std::max_element(v.begin(), v.end(), [&](const auto& a, const auto& b) { return peak(a) < peak(b); });
@@ -315,8 +408,9 @@ void stage_inputs(pipeline_state& s) {
     if (req.config.empty() && s.job->job && rep.log && !rep.log->launch_line.empty() && launch_cut(launch_text(*rep.log)))
         std::erase_if(s.job->job->facts, [](const fact& f) { return f.prov.from_default() && f.name != "job.framework"; });
     if (!s.job->model && rep.log && rep.log->model_config) model_from_log(s);
+    if (!s.job->model && rep.log) model_from_logged_count(s);
     if (!req.config.empty()) rep.inputs.push_back(phrase(rep.lang, "report.input.config", {{"file", req.config}}));
-    if (s.job->model && s.job->model->source.producer != "log.model_config")
+    if (s.job->model && s.job->model->source.producer != "log.model_config" && s.job->model->source.producer != "log.param_count")
         rep.inputs.push_back(phrase(rep.lang, "report.input.model", {{"model", s.job->model->name}}));
     if (s.job->device)
         rep.inputs.push_back(phrase(rep.lang, "report.input.device",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -311,6 +312,22 @@ static std::size_t variant_tail(const std::string& low) {
                 return n;
     }
     return 0;
+}
+
+std::vector<const model_dims*> presets_with_param_count(double billions, double tolerance) {
+    std::vector<const model_dims*> out;
+    if (!(billions > 0)) return out;
+    auto same_dims = [](const model_dims& a, const model_dims& b) {
+        return a.hidden_size == b.hidden_size && a.num_layers == b.num_layers && a.num_attention_heads == b.num_attention_heads &&
+               a.num_kv_heads == b.num_kv_heads && a.intermediate_size == b.intermediate_size && a.vocab_size == b.vocab_size &&
+               a.num_experts == b.num_experts && a.tie_word_embeddings == b.tie_word_embeddings;
+    };
+    for (const auto& m : model_presets()) {
+        const double b = static_cast<double>(param_count(m)) / 1e9;
+        if (std::abs(b - billions) > tolerance) continue;
+        if (std::none_of(out.begin(), out.end(), [&](const model_dims* o) { return same_dims(*o, m); })) out.push_back(&m);
+    }
+    return out;
 }
 
 const model_dims* find_model_preset(const std::string& spelling) {

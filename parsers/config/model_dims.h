@@ -54,6 +54,10 @@ struct checkpoint_quant {
 };
 checkpoint_quant checkpoint_quantization(const std::string& hub_id);
 const model_dims* find_model_preset(const std::string& spelling);
+// Presets whose parameter count (param_count) is `billions` within `tolerance` billions (a count a log printed to
+// four significant digits: half a unit of the last digit), one per distinct set of dimensions (a fine-tune shares
+// its base's).
+std::vector<const model_dims*> presets_with_param_count(double billions, double tolerance);
 // Fills head_dim, kv heads and family-specific flags; checks ranges (throws input_error
 // naming `where`).
 void finish_model_dims(model_dims&, const std::string& where,

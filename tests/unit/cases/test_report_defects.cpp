@@ -700,3 +700,36 @@ TEST_CASE("lead30: Megatron's arguments block gives the model's dimensions and s
     // the same log without the block: no model, no estimate
     CHECK(oomdx::test::diagnose_log_text(oom)["estimate"].is_null());
 }
+
+// The model from the parameter count a log prints (HF Trainer, PEFT): a log-only diagnosis gets the estimate of the one
+// preset with that count to four significant digits; a count in words, an unknown count or a LoRA's adapters alone name
+// none.
+TEST_CASE("a log's exact parameter count names the model preset; words, adapters alone or an unknown count do not") {
+    const std::string oom =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB. GPU 0 has a total capacity of 79.15 GiB "
+        "of which 120.75 MiB is free. Of the allocated memory 77.80 GiB is allocated by PyTorch, and 712.11 MiB is reserved "
+        "by PyTorch but unallocated.\n";
+    auto inferred = [](const nlohmann::json& j) {
+        for (const auto& i : j["inputs"])
+            if (i.get<std::string>().find("inferred") != std::string::npos) return i.get<std::string>();
+        return std::string();
+    };
+    // HF Trainer, full training: Llama 2 7B's 6,738,415,616
+    const auto full = oomdx::test::diagnose_log_text(
+        "[INFO|trainer.py:2137] >>   Number of trainable parameters = 6,738,415,616\n" + oom);
+    CHECK(inferred(full).find("llama2-7b") != std::string::npos);
+    CHECK_FALSE(full["estimate"].is_null());
+    // PEFT: the total holds the adapters, which the match takes off
+    const auto peft = oomdx::test::diagnose_log_text(
+        "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622\n" + oom);
+    CHECK(inferred(peft).find("llama2-7b") != std::string::npos);
+    // the size in words is too coarse; an adapter count alone is not the model's; a count no preset has names none
+    for (const char* line : {"Full fine-tuning Llama2-7B on one A100 runs out of memory\n",
+                             "[INFO|trainer.py:2137] >>   Number of trainable parameters = 4,194,304\n",
+                             "[INFO|trainer.py:2137] >>   Number of trainable parameters = 6,123,456,789\n"}) {
+        CAPTURE(line);
+        const auto none = oomdx::test::diagnose_log_text(line + oom);
+        CHECK(inferred(none).empty());
+        CHECK(none["estimate"].is_null());
+    }
+}
