@@ -76,7 +76,8 @@ TEST_CASE("diagnose --log: a printed config that does not read is noted, nothing
         CHECK(r.rc == good.rc);
         CHECK(r.out.find("not read:") != std::string::npos);
         CHECK(r.out.find(".log:13:") != std::string::npos);  // the log's own line of hidden_size
-        CHECK(r.out.find("no estimate: give --model") != std::string::npos);
+        // the model then comes from the PEFT line's exact count (8,051,232,768 less 20,971,520 adapters: llama3-8b's)
+        CHECK(r.out.find("model llama3-8b (inferred: the one preset with the 8,030,261,248 parameters") != std::string::npos);
     }
     SUBCASE("no dimensions at all") {
         const auto r = diagnose_variant("no_dims", "\"hidden_size\": 4096,", "\"hidden\": 1,");
@@ -89,7 +90,7 @@ TEST_CASE("diagnose --log: a printed config that does not read is noted, nothing
         CAPTURE(r.out);
         CHECK(r.rc == good.rc);
         CHECK(r.out.find("(the config printed in the log at") == std::string::npos);
-        CHECK(r.out.find("STATIC ESTIMATE PER DEVICE") == std::string::npos);
+        CHECK(r.out.find("(inferred: the one preset with the 8,030,261,248 parameters") != std::string::npos);
     }
 }
 
