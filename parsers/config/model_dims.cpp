@@ -70,7 +70,7 @@ i128 count(const model_dims& m, bool active) {
     const i128 h = m.hidden_size;
     i128 total = 0;
     const i128 attn = attention_params(m);
-    const i128 norms = (m.norm_bias ? 4 : 2) * h;
+    const i128 norms = (m.norm_bias || m.sandwich_norm ? 4 : 2) * h;
     const i128 dense = mlp_params(m, m.intermediate_size);
     const std::int64_t moe_ffn = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
     const i128 expert = mlp_params(m, moe_ffn);
@@ -208,6 +208,10 @@ void finish_model_dims(model_dims& m, const std::string& where,
     // est41: HunYuan dense V1 normalizes q and k (use_qk_norm); Arcee AFM's MLP is ReLU^2 over up_proj /
     // down_proj only (transformers models/arcee: no gate in its TP plan)
     if (f == "hunyuan_v1_dense") m.qk_norm = true;
+    // Gemma 2 and 3 decoder layers hold input_layernorm, post_attention_layernorm, pre_feedforward_layernorm and
+    // post_feedforward_layernorm (transformers models/gemma2/modeling_gemma2.py Gemma2DecoderLayer): Gemma 2 2B's
+    // published 2,614,341,888 parameters is the two-norm count plus 26 x 2 x 2304
+    if (f == "gemma2" || f == "gemma3") m.sandwich_norm = true;
     if (f == "arcee") m.gated_mlp = false;
     // router correction bias (DeepSeek-V3, GLM-4.5 / 4.7 e_score_correction_bias), gpt-oss router bias
     if (f == "deepseek_v3" || f == "glm4_moe" || f == "glm4_moe_lite" || f == "gpt_oss") m.router_bias = true;

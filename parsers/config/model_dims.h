@@ -32,6 +32,7 @@ struct model_dims {
     bool norm_bias = false;        // LayerNorm (weight + bias) instead of RMSNorm
     bool learned_pos = false;      // learned positional embeddings (max_position_embeddings x h)
     bool router_bias = false;      // DeepSeek-V3 e_score_correction_bias
+    bool sandwich_norm = false;    // Gemma 2 / 3: RMSNorm before and after both attention and MLP (4 a layer)
 };
 
 std::int64_t param_count(const model_dims&);          // total parameters

@@ -266,11 +266,13 @@ TEST_CASE("models round 2: counts that reproduce a published total exactly") {
     CHECK(param_count(ms) + ms.vision_params == 24011361280);
     const model_dims llava = load_model("llava-hf/llava-1.5-7b-hf");
     CHECK(param_count(llava) + llava.vision_params == 7063427072);
-    // Gemma 3: the formula leaves out the two post-norms per layer (2h), nothing else
+    // Gemma 2 / 3: four norms a layer (the post-attention and post-feedforward norms too)
     const model_dims g4 = load_model("google/gemma-3-4b-it");
-    CHECK(param_count(g4) + g4.vision_params + 34 * 2 * 2560 == 4300079472);
+    CHECK(param_count(g4) + g4.vision_params == 4300079472);
     const model_dims g270 = load_model("google/gemma-3-270m-it");
-    CHECK(param_count(g270) + 18 * 2 * 640 == 268098176);
+    CHECK(param_count(g270) == 268098176);
+    CHECK(param_count(load_model("gemma2-2b")) == 2614341888);
+    CHECK(param_count(load_model("gemma2-9b")) == 9241705984);
     // gpt-oss: every layer routed, 4 of 32 experts; the 20.91B of the model card
     const model_dims oss = load_model("openai/gpt-oss-20b");
     CHECK(oss.num_experts == 32);
