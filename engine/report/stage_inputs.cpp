@@ -20,6 +20,7 @@
 #include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/config/model_sources.h"
+#include "parsers/log/grouped_integer.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -303,21 +304,19 @@ void model_from_logged_count(pipeline_state& s) {
         if (!x) return 0;
         const double v = std::strtod(x->value.c_str(), nullptr);
         tol = half_unit(v);
-        const std::string& line = x->at.text;
+        // each run of digits and separators on the line, read as the log scanner reads a count (separators in place)
+        const std::string_view line = x->at.text;
         for (size_t i = 0; i < line.size();) {
-            if (line[i] < '0' || line[i] > '9') { ++i; continue; }
-            std::int64_t n = 0;
-            int digits = 0;
-            size_t j = i;
-            for (; j < line.size() && ((line[j] >= '0' && line[j] <= '9') || (line[j] == ',' && j + 1 < line.size() &&
-                                                                                  line[j + 1] >= '0' && line[j + 1] <= '9'));
-                 ++j)
-                if (line[j] != ',' && ++digits <= 15) n = n * 10 + (line[j] - '0');
-            if (digits >= 7 && digits <= 15 && std::abs(static_cast<double>(n) / 1e9 - v) <= tol) {
+            const size_t j = line.find_first_not_of("0123456789,", i);
+            std::string_view run = line.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i);
+            while (!run.empty() && run.back() == ',') run.remove_suffix(1);  // "6,738,415,616, which ..."
+            if (const auto n = grouped_integer(run); n && *n >= 1000000 && std::abs(static_cast<double>(*n) / 1e9 - v) <= tol) {
                 tol = 0;
-                return static_cast<double>(n) / 1e9;
+                return static_cast<double>(*n) / 1e9;
             }
-            i = j;
+            if (j == std::string_view::npos) break;
+            i = line.find_first_of("0123456789", j);
+            if (i == std::string_view::npos) break;
         }
         return v;
     };

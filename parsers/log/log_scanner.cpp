@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/bytes.h"
+#include "parsers/log/grouped_integer.h"
 #include "parsers/log/log_time.h"
 #include "parsers/log/wrapped_message.h"
 #include "parsers/log/rank_prefix.h"
@@ -98,26 +99,6 @@ std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
     return v;
 }
 
-// Digits, with thousands separators between them ("2,800" as BasicSR prints its iteration, "6,738,415,616"):
-// where there is a separator, every group after the first has three digits ("67,38" is no number).
-std::optional<std::int64_t> to_int(std::string_view t) {
-    if (t.empty() || t.size() > 24 || t.front() == ',' || t.back() == ',') return std::nullopt;
-    const bool grouped = t.find(',') != std::string_view::npos;
-    std::int64_t v = 0;
-    int digits = 0, group = 0;
-    for (char c : t) {
-        if (c == ',') {
-            if (group == 0 || (group != 3 && digits != group) || group > 3) return std::nullopt;
-            group = 0;
-            continue;
-        }
-        if (c < '0' || c > '9' || ++digits > 18) return std::nullopt;
-        ++group;
-        v = v * 10 + (c - '0');
-    }
-    if (grouped && group != 3) return std::nullopt;
-    return v;
-}
 
 // A parameter count as loggers print it: digits with thousands separators ("6,738,415,616", HF Trainer,
 // PEFT, Keras) or a decimal with a K/M/B/T suffix ("217 M", "20430.40M", Lightning's summary). Returns
@@ -137,7 +118,7 @@ std::optional<std::string> count_in_billions(std::string_view t) {
         while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
     }
     double v = 0;
-    if (const auto n = to_int(t)) v = static_cast<double>(*n);
+    if (const auto n = grouped_integer(t)) v = static_cast<double>(*n);
     else {
         if (t.empty() || t.size() > 24 || t.find(',') != std::string_view::npos) return std::nullopt;
         std::string tmp(t);
@@ -219,7 +200,7 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
                 fv.is_str = true;
                 fv.str = *b;
             } else if (is_str && f.unit > 0) {  // a count written in thousands (unit: k): the digits times the unit, as text
-                auto v = to_int(c);
+                auto v = grouped_integer(c);
                 if (!v || *v > 1000000) continue;
                 fv.is_str = true;
                 fv.str = std::to_string(std::llround(static_cast<double>(*v) * f.unit));
@@ -238,7 +219,7 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
                 if (!v) continue;
                 fv.num = *v;
             } else {
-                auto v = to_int(c);
+                auto v = grouped_integer(c);
                 if (!v) continue;
                 fv.num = *v;
             }
@@ -927,7 +908,7 @@ void scanner::handle_progress(int sig, std::string_view seg, std::int64_t line) 
             std::string_view text = plain_text(seg.substr(0, std::min(seg.size(), k_progress_text)), m_scratch2);
             for (const auto& re : f.patterns)
                 if (RE2::PartialMatch(sp(text), re->re(), &cap)) {
-                    total = to_int({cap.data(), cap.size()}).value_or(-1);
+                    total = grouped_integer({cap.data(), cap.size()}).value_or(-1);
                     break;
                 }
         }
