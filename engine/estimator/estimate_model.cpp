@@ -806,7 +806,10 @@ double compute(const estimate_input& in, breakdown& out) {
 
     // with its parameters offloaded to the host, even one rank runs FSDP's unit by unit gathers (each unit
     // copied to the device for its forward and backward), so the working set exists at any shard count
-    const bool fsdp = in.zero_stage >= 3 && (shard_n > 1 || in.params_offload);
+    // est74: DeepSpeed's stage 3 partitions and gathers at any world size: one rank keeps its whole partition and
+    // all-gathers each module into a separate buffer (partition_parameters.py all_gather_coalesced), and its
+    // optimizer keeps the reduce bucket (stage3.py), so one GPU under ZeRO-3 runs the same working set
+    const bool fsdp = in.zero_stage >= 3 && (shard_n > 1 || in.params_offload || in.framework == train_framework::deepspeed);
     const bool fsdp2 = fsdp && in.framework != train_framework::deepspeed && in.framework != train_framework::megatron;
 
     // loss-phase bytes per token x vocab element and what the allocator strands before them
@@ -1310,9 +1313,27 @@ double compute(const estimate_input& in, breakdown& out) {
                 loss += unsharded + (in.schedule != pp_schedule_kind::gpipe ? accumulated : 0.0);
             }
         } else if (fsdp && in.framework == train_framework::deepspeed) {
-            fwd += 4.0 * max_layer * gather_bytes;
+            // est74: a tied head is the embedding matrix, a ZeRO-3 parameter like the others (output_rank counts
+            // only an untied head). The coordinator gathers it for the head's forward and keeps it to the head's
+            // backward, the next module of the trace (partitioned_param_coordinator.py __params_to_release: reused
+            // within stage3_max_reuse_distance); knowledge/sources/deepspeed_zero3_residency.md
+            const double tied_head = last && p == 1 && m.tied && !m.seq_classifier ? V * h / t : 0.0;
+            double fwd_gather = 4.0 * max_layer * gather_bytes;
+            // est74: prefetch pops whole parameters, so the head is all-gathered while the last layer's forward
+            // still runs, beside every saved activation; with offload_param each all-gather first copies the host
+            // partition to the device (partition_parameters.py all_gather_coalesced: ds_tensor.to(device)) beside
+            // the gathered buffer. A large head is then the largest gather of the step
+            if (last && output_rank + tied_head > 0) {
+                const double staged = in.params_offload ? 1.0 / shard_n : 0.0;
+                fwd_gather = std::max(fwd_gather, (output_rank + tied_head) * pb * (1.0 + staged) + max_lin * gather_bytes);
+            }
+            fwd += fwd_gather;
             bwd += 4.0 * max_layer * gather_bytes;
-            loss += 2.0 * output_rank * pb;
+            // est74: a trained tied head's gradient: autograd sums the head's contribution with the embedding's
+            // before the one AccumulateGrad runs, so it is held from the head's backward to the embedding's
+            const bool tied_trains = tied_head > 0 && !finetune;
+            loss += 2.0 * output_rank * pb + tied_head * pb * (tied_trains ? 2.0 : 1.0);
+            if (tied_trains) bwd += tied_head * pb;
             // est49: the contiguous reduce bucket, allocated at optimizer init and kept (gradient dtype)
             const double ipg = in.ds_ipg_bucket_elements * pb;
             fwd += ipg;
