@@ -1152,6 +1152,14 @@ estimate_input from_facts(const fact_store& facts) {
         else
             in.optimizer_foreach = -1;
     }
+    // est73: torchtune builds the optimizer its config names; its shipped configs gave torch.optim.AdamW no `fused`
+    // until #1575 (cca50f02e, 2024-09-14) set fused: True, so older jobs step with the foreach buffer above; a job of
+    // unknown date takes it at the high end only (optimizer.implementation, from the config's fused / foreach, wins)
+    if (in.framework == train_framework::torchtune && in.optimizer == "adamw" && !in.optimizer_offload &&
+        !in.optimizer_in_backward)
+        in.optimizer_foreach = est::build_side(in, est::date_torchtune_adamw_fused) == 0  ? -1
+                               : est::build_side(in, est::date_torchtune_adamw_fused) < 0 ? 1
+                                                                                           : 0;
     if (const auto legacy = r.bool_opt("model.megatron_legacy")) in.megatron_legacy = *legacy ? 1 : -1;
     // a stated implementation wins: torch.optim.AdamW(foreach=True) or torchtitan's
     // optimizer.implementation = "foreach" takes the same group-wide buffer; fused / for-loop step in place
@@ -1626,7 +1634,12 @@ estimate_result estimate(const estimate_input& in) {
             r.interval_reasons.push_back(fmt::format(
                 "pipeline micro-batch size not given: torchtitan's default is 1 now, {} sequences before 2025 "
                 "(micro-batches = PP degree)", in.pp_alt_micro_batch));
-        if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full)  // adapters' moments are small
+        if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full && in.framework == train_framework::torchtune)
+            r.interval_reasons.push_back(
+                "torchtune build not dated: its configs gave torch.optim.AdamW no fused flag before 2024-09-14 (#1575), so "
+                "torch's foreach step allocated one second-moment-sized buffer at the step (high end); later configs set "
+                "fused: True (point; set job.framework_date or optimizer.implementation)");
+        else if (in.optimizer_foreach < 0 && in.ft.kind == finetune_kind::full)  // adapters' moments are small
             r.interval_reasons.push_back(
                 "HF Trainer optimizer not named: adamw_torch (torch's foreach AdamW, one second-moment-sized buffer at "
                 "the step) was the default before torch 2.8, adamw_torch_fused after; high end includes the buffer");

@@ -42,6 +42,9 @@ inline constexpr int date_verl_entropy_on_demand = 20250417;  // volcengine/verl
 // rest) the default 512; 8295cc350 (#1284, SFTDataset) drops it (the tokenizer's max_seq_len, unset by default, cuts)
 inline constexpr int date_torchtune_dataset_cap_512 = 20240330;
 inline constexpr int date_torchtune_dataset_cap_none = 20240815;
+// est73: torchtune #1575 (cca50f02e) gives torch.optim.AdamW fused: True in the shipped configs; before it the
+// foreach step (one sqrt(exp_avg_sq)-sized buffer for the whole group) ran
+inline constexpr int date_torchtune_adamw_fused = 20240914;
 inline constexpr std::int64_t torchtune_dataset_cap_default = 512;
 
 // est35: Megatron-LM 9ad1a56f82 makes Megatron Core the default model (--use-legacy-models to keep the old one);

@@ -376,3 +376,7 @@ TEST_CASE("held-out rows, round est66 (MoE fine-tuning: axolotl gpt-oss-20b LoRA
 TEST_CASE("held-out rows, round est68 (LitGPT resource tables of 2023-10 at 8641822, the cells the development rows leave out: phi-1.5 NF4 and mb 2, StableLM Alpha 3B LoRA / QLoRA mb 1-4 on one A100 40GB; LoRA under FSDP1 with every block checkpointed: phi-1.5, StableLM Alpha 3B, Llama 2 7B on 2 GPUs at mb 1 / 2 / 4, Llama 2 13B on 4; longest Alpaca sample, allocated)") {
     check_heldout("heldout_est68.yaml", 17, "held-out rows (est68)");
 }
+
+TEST_CASE("held-out rows, round est73 (torchtune's first README memory table, 2024-04-16: Llama 2 7B LoRA q,v FSDP1 x 2 without AC and on one GPU with AC, full fine-tuning with PagedAdamW in backward on one GPU and FSDP1 x 4; configs as shipped, 2 x <=512 Alpaca, RTX 4090; statistic unstated)") {
+    check_heldout("heldout_est73.yaml", 4, "held-out rows (est73)");
+}
