@@ -1067,8 +1067,23 @@ private:
         std::uint32_t sid = 0;
         action_kind kind = action_kind::other;
     };
-    static constexpr std::size_t k_action_refs = 8;
+    // (snap41) Two ways of 32 sets: direct-mapped on 8 slots, the ids 2473 (alloc) and 2497
+    // (free_completed) of a Python-written trace took one slot and evicted each other every
+    // entry (9% of 2.9M-d35-lpe-like entries went to the key loop and a template re-learning).
+    static constexpr std::size_t k_action_refs = 64;
     action_ref m_action_refs[k_action_refs];
+    [[gnu::always_inline]] const action_ref* find_action(std::uint32_t idx) const {
+        const std::size_t h = (idx & (k_action_refs / 2 - 1)) * 2;
+        if (m_action_refs[h].idx == idx) [[likely]] return &m_action_refs[h];
+        if (m_action_refs[h + 1].idx == idx) return &m_action_refs[h + 1];
+        return nullptr;
+    }
+    void remember_action(std::uint32_t idx, std::uint32_t sid) {
+        const std::size_t h = (idx & (k_action_refs / 2 - 1)) * 2;
+        // the first way when free, else the second (a third id of the set evicts the second's)
+        action_ref& c = m_action_refs[h].idx == ~std::uint64_t(0) ? m_action_refs[h] : m_action_refs[h + 1];
+        c = action_ref{idx, sid, action_of(sid)};
+    }
     key_bytes m_keys[k_max_keys + 1];  // [k_max_keys] never matches: the loop stops there
 
     // (snap30) Whole entries against a template of their bytes. Python's pickler writes every
@@ -1281,8 +1296,8 @@ private:
             const action_ref* c = nullptr;
             if (t.action != 0xff) {
                 const std::uint32_t idx = u32(q + t.action);
-                c = &m_action_refs[idx & (k_action_refs - 1)];
-                if (c->idx != idx) return nullptr;  // the key loop reads it (and remembers it)
+                c = find_action(idx);
+                if (!c) return nullptr;  // the key loop reads it (and remembers it)
             }
             // Every field of `e` written once (what `e = trace_event{}` and the key loop's stores give).
             e.kind = action_kind::other;
@@ -1554,9 +1569,9 @@ private:
                 std::uint32_t sid;
                 if (f == field::action && *q == 'j') {  // the action as a LONG_BINGET seen before
                     const std::uint32_t idx = u32(q + 1);
-                    if (const action_ref& c = m_action_refs[idx & (k_action_refs - 1)]; c.idx == idx) [[likely]] {
-                        e.kind = c.kind;
-                        if (c.kind == action_kind::other) e.action = m_pool.view(c.sid);
+                    if (const action_ref* c = find_action(idx)) [[likely]] {
+                        e.kind = c->kind;
+                        if (c->kind == action_kind::other) e.action = m_pool.view(c->sid);
                         q += 5;
                         continue;
                     }
@@ -1568,7 +1583,7 @@ private:
                     sid = memo_table::payload(r);
                     if (f == field::action && long_get) {
                         const std::uint32_t idx = u32(q - 4);
-                        m_action_refs[idx & (k_action_refs - 1)] = action_ref{idx, sid, action_of(sid)};
+                        remember_action(idx, sid);
                     }
                 } else if (*q == ']' || !fresh_str(q, npend, sid)) {
                     return false;
