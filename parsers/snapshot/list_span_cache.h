@@ -147,7 +147,7 @@ public:
 
 private:
     static constexpr std::size_t k_chunk = std::size_t(1) << 20;
-    static constexpr std::size_t k_heads = 4096;  // sets of two ways, the least recently found goes
+    static constexpr std::size_t k_heads = 2048;  // sets of two ways (16 KiB as one way of 4096 was), the least recently found goes
     void set_head(const std::uint8_t* p, std::int32_t e) {
         std::int32_t* const w = &m_heads[2 * head_of(p)];
         if (w[0] == e) return;
