@@ -57,6 +57,8 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.note.code_change", "a change in code or libraries that the estimate does not apply: the figure is the job as it is"},
     {"report.note.plan_figure", "the device peak of the plan below, with all its overrides"},
     {"report.note.phase_figure", "the device peak of the phase this setting changes, as the rule computes it; the training step's estimate stays as it is"},
+    {"report.note.failing_step_fits", "at the failing batch's length, about {tokens} tokens per sample as its request measures, {device} - fits: it gets past the step that failed; batches up to the {full} allowed need the figure before"},
+    {"report.note.failing_step_over", "at the failing batch's length, about {tokens} tokens per sample as its request measures, {device} - still over: it does not get past the step that failed"},
     {"report.note.measurement", "a measurement: it leaves the device memory as it is (the history costs host memory)"},
     {"report.uncertain.assumption", "Estimate assumption: {assumption}"},
     {"report.anchor.used", "the measured {statistic} ({measured}) is {ratio}x the estimate's, so the expected figures are the measured peak minus each change's estimated saving"},

@@ -69,6 +69,27 @@ void headline(diagnosis_report& rep) {
         rep.headline = phrase(rep.lang, "report.headline.nothing");
 }
 
+// rank79: the figure above is the job at its full (configured) length; where the failing request measured the
+// length the failing batch was padded to (consistency.request.tokens_per_sample, rules/consistency.yaml), the same
+// change is also estimated at that length: whether it gets past the step that failed, which the log shows. The
+// full-length figure stays the verdict for the run (longer batches can still come); a change of the length itself
+// has no such second figure.
+void failing_step_figure(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
+                         const std::vector<canonical_override>& config, report_recommendation& rr) {
+    const auto tokens = facts.integer("consistency.request.tokens_per_sample");
+    const auto full = facts.integer("training.seq_len");
+    if (!tokens || !full || *tokens <= 0 || *tokens >= *full) return;
+    std::vector<canonical_override> at = canonical_closure(syntax, config);
+    for (const auto& o : at)
+        if (o.key == "training.seq_len") return;
+    at.push_back({"training.seq_len", value(*tokens)});
+    const estimate_result fail = estimate_with(facts, at);
+    if (fail.device_peak_bytes <= 0 || fail.budget_bytes <= 0) return;
+    rr.expected_note = phrase(rep.lang, fail.fits ? "report.note.failing_step_fits" : "report.note.failing_step_over",
+                              {{"tokens", std::to_string(*tokens)}, {"device", format_bytes(fail.device_peak_bytes)},
+                               {"full", std::to_string(*full)}});
+}
+
 void expected_after(const fact_store& facts, const diagnosis_report& rep, const override_syntax& syntax,
                     const std::vector<canonical_override>& config, const recommendation& r, report_recommendation& rr) {
     const std::string fw = facts.string("job.framework").value_or("torchtitan");
@@ -109,6 +130,7 @@ void expected_after(const fact_store& facts, const diagnosis_report& rep, const 
             rr.expected_fits = after.fits && after.high_bytes <= after.budget_bytes;
         }
         rr.expected_capped = after.reserved_capped;
+        failing_step_figure(facts, rep, syntax, config, rr);
         // what it offloads to the host, where that changes (optimizer or parameter offload added or moved)
         if (after.host_offload_high_bytes > 0 &&
             (!rep.estimate || std::abs(double(after.host_offload_high_bytes - rep.estimate->host_offload_high_bytes)) >
