@@ -243,6 +243,9 @@ world_search search_world(const fact_store& base_facts, const override_syntax& j
         std::vector<estimate_override> ovs = merged(world_ovs, c.overrides);
         std::vector<std::string> batch_notes;
         if (rebatch_dp0) ovs = rebatched(base_facts, *rebatch_dp0, world, std::move(ovs), batch_notes);
+        else if (c.base_global_batch > 0 && c.global_batch != c.base_global_batch)
+            batch_notes.push_back(fmt::format("global batch {} -> {} on {} devices (a multiple of micro-batch {} x data parallel {})",
+                                              c.base_global_batch, c.global_batch, world, c.global_unit_batch, c.global_unit_dp));
         ovs = canonical_closure(syntax, ovs);
         std::string key;
         for (const auto& o : ovs) key += o.key + "=" + value_key(o.val) + ";";
@@ -484,6 +487,7 @@ plan_answer make_plan(const fact_store& all_facts, const override_syntax& syntax
     }
     if (!here.choices.empty()) {
         take(a, here.choices.front());
+        a.notes = here.choices.front().batch_notes;  // a layout that changes the sequences per step says so
         a.candidates = std::move(here.choices);
         fit_rollout_phase(facts, syntax, a);
         return finish();

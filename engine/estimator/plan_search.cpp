@@ -19,6 +19,7 @@ const char* plan_tier_name(int tier) {
         case tier_optimizer: return "optimizer sharding / swap / offload";
         case tier_parallelism: return "parallelism";
         case tier_batch: return "micro-batch";
+        case tier_global_batch: return "global batch";
         default: return "no change";
     }
 }
@@ -176,6 +177,30 @@ std::vector<std::int64_t> micro_batches(std::int64_t from, std::int64_t accum) {
     return v;
 }
 
+std::int64_t round_up(std::int64_t n, std::int64_t unit) { return unit <= 0 ? n : (n + unit - 1) / unit * unit; }
+
+// The sequences one optimizer step trains at micro-batch `mb`, `p` stages and `dp` data-parallel ranks, as
+// plan_overrides sets the batch keys (the job's own at its own layout): a global batch the keys state is kept where the
+// per-rank batch x DP divides it and rounded up where it cannot; torchtitan without one trains its local batch x DP;
+// the others keep their sequences through the accumulation, except where more data-parallel ranks let them grow.
+// 0: not known (a token budget per device).
+std::int64_t global_batch_of(const estimate_input& base, const plan_batch& batch, std::int64_t local, std::int64_t dp_b,
+                             std::int64_t mb, std::int64_t p, std::int64_t dp, std::int64_t& unit_batch) {
+    if (batch.dynamic_tokens || local <= 0) return 0;
+    const bool torchtitan = base.framework == train_framework::torchtitan;
+    const bool pipe = titan_like(base) && p > 1;  // torchtitan's pipeline splits the local batch into micro-batches
+    unit_batch = pipe ? local : std::max<std::int64_t>(1, mb);
+    const std::int64_t unit = unit_batch * std::max<std::int64_t>(1, dp);
+    const std::int64_t titan_gb = batch.global_batch.value_or(local * dp_b);
+    const bool keys_change = pipe ? dp < dp_b : (mb != local || dp < dp_b);
+    if (torchtitan) return batch.global_batch || keys_change ? round_up(titan_gb, unit) : unit;
+    if (batch.global_batch) return round_up(*batch.global_batch, unit);
+    if (base.framework == train_framework::megatron) return unit;
+    const std::int64_t ga = batch.grad_accum.value_or(1);
+    if (keys_change && !pipe) return round_up(ga * local * (dp < dp_b ? dp_b : dp), unit);
+    return local * ga * std::max<std::int64_t>(1, dp);
+}
+
 }  // namespace
 
 int plan_tier_of(const estimate_input& b, const estimate_input& c) {
@@ -312,6 +337,10 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
     if (batch.local_batch <= 0)
         batch.local_batch = titan && base.pp > 1 ? base.micro_batch * base.num_microbatches : base.micro_batch;
     const std::int64_t local = batch.local_batch;
+    const std::int64_t dp_base = std::max<std::int64_t>(1, base.dp_shard * base.dp_replicate);
+    std::int64_t unit_batch = 0;
+    const std::int64_t base_gb = global_batch_of(base, batch, local, dp_base, titan && base.pp > 1 ? base.micro_batch : local,
+                                                 base.pp, dp_base, unit_batch);
 
     // Settings the framework can express, in the method's order.
     // A plan adds memory savings; it never gives back one the job already has (less
@@ -453,6 +482,11 @@ plan_result plan_search(const estimate_input& base, const plan_options& opt, con
                                             plan_candidate pc;
                                             pc.world_size = world;
                                             pc.tier = plan_tier_of(base, in);
+                                            pc.base_global_batch = base_gb;
+                                            pc.global_batch = global_batch_of(base, batch, local, dp_base, mb, p, shard * rep,
+                                                                              pc.global_unit_batch);
+                                            pc.global_unit_dp = shard * rep;
+                                            if (base_gb > 0 && pc.global_batch != base_gb) pc.tier = tier_global_batch;
                                             pc.cost = cost_value(base, in);
                                             pc.device_peak_bytes = std::int64_t(dev);
                                             pc.margin_bytes = std::int64_t(budget - dev);

@@ -2,8 +2,8 @@
 // optimizer swap and offload, TP/PP/CP/EP splits and micro-batch sizes; keep the configurations
 // that fit the budget (capacity x 0.95), ranked first by the method's priority tier of the most
 // drastic change they need (0 checkpointing or the loss kernel, 1 optimizer: sharding / swap /
-// offload, 2 parallelism, 3 micro-batch), then by an explained step-time cost relative to the
-// base job.
+// offload, 2 parallelism, 3 micro-batch, 4 a global batch the layout changes), then by an explained
+// step-time cost relative to the base job.
 // make_plan (plan.h) turns this into one answer, over world sizes, verified through the facts.
 #pragma once
 
@@ -54,7 +54,9 @@ struct plan_cost_term {
     std::string why;
 };
 
-enum plan_tier : int { tier_none = -1, tier_ac = 0, tier_optimizer = 1, tier_parallelism = 2, tier_batch = 3 };
+// tier_global_batch: the layout trains more (or fewer) sequences per optimizer step than the job, a change to the
+// training itself, ranked after every layout that keeps them
+enum plan_tier : int { tier_none = -1, tier_ac = 0, tier_optimizer = 1, tier_parallelism = 2, tier_batch = 3, tier_global_batch = 4 };
 const char* plan_tier_name(int tier);
 
 struct plan_candidate {
@@ -67,6 +69,9 @@ struct plan_candidate {
     double cost = 0;                   // sum of the terms
     std::vector<plan_cost_term> terms;
     std::vector<estimate_override> overrides;  // canonical keys that differ from the base
+    // sequences per optimizer step of the job and of this layout, as the framework derives them from its batch keys
+    // (0: not known), and the per-rank batch and data-parallel degree the layout's global batch is a multiple of
+    std::int64_t base_global_batch = 0, global_batch = 0, global_unit_batch = 0, global_unit_dp = 0;
 };
 
 struct plan_result {

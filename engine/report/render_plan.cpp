@@ -20,6 +20,7 @@ const char* tier_key(int tier, bool more_devices) {
         case tier_optimizer: return "report.plan.tier.optimizer";
         case tier_parallelism: return "report.plan.tier.parallelism";
         case tier_batch: return "report.plan.tier.batch";
+        case tier_global_batch: return "report.plan.tier.global_batch";
         default: return "report.plan.tier.none";
     }
 }

@@ -188,6 +188,7 @@ const std::vector<std::pair<std::string, std::string>>& phrase_table() {
     {"report.plan.tier.optimizer", "optimizer sharding / swap / offload"},
     {"report.plan.tier.parallelism", "parallelism"},
     {"report.plan.tier.batch", "micro-batch"},
+    {"report.plan.tier.global_batch", "the global batch changes"},
     {"report.plan.tier.none", "no change"},
     {"report.plan.tier.devices_only", "more devices, no other change"},
     {"report.plan.anchored", "anchored on the measurement ({source}): device {device} - {verdict}"},
