@@ -86,8 +86,8 @@ TEST_CASE("read_param_count: digits, suffixes, refusals") {
 
 TEST_CASE("the count survives a summary (oomdx log --format json, read back)") {
     const log_analysis a = analyze_log_text(
-        "[INFO] Number of trainable parameters: 6,738M\ntrainable params: 4,194,304 || all params: 6,742,609,920 || "
-        "trainable%: 0.0622\nFull fine-tuning Llama2-7B\n",
+        "Full fine-tuning Llama2-7B\n[INFO] Number of trainable parameters: 6,738M\ntrainable params: 4,194,304 || "
+        "all params: 6,742,609,920 || trainable%: 0.0622\n",
         "s.log", {});
     const nlohmann::json j = to_json(a);
     bool total = false;
@@ -100,7 +100,10 @@ TEST_CASE("the count survives a summary (oomdx log --format json, read back)") {
     CHECK(total);
     const log_analysis b = analysis_of_log_summary(j, "s.json");
     REQUIRE(setting(b, "job.model_params_named"));
+    REQUIRE(setting(b, "job.model_params_named")->count);
     CHECK(setting(b, "job.model_params_named")->count->n == 6742609920);
+    REQUIRE(setting(b, "job.trainable_params_named"));
+    REQUIRE(setting(b, "job.trainable_params_named")->count);
     CHECK(setting(b, "job.trainable_params_named")->count->n == 4194304);
 }
 
