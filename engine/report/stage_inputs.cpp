@@ -20,7 +20,6 @@
 #include "parsers/config/job_inputs.h"
 #include "parsers/config/launch_line.h"
 #include "parsers/config/model_sources.h"
-#include "parsers/log/grouped_integer.h"
 #include "parsers/log/log_analyzer.h"
 #include "parsers/log/log_summary.h"
 #include "parsers/snapshot/analysis_batch.h"
@@ -276,62 +275,28 @@ void model_from_log(pipeline_state& s) {
     }
 }
 
-// Significant digits of a number written as text ("6.738" 4, "70" 2, "2.5e-06" 2).
-int significant_digits(const std::string& t) {
-    int n = 0;
-    bool leading = true;
-    for (char c : t) {
-        if (c == 'e' || c == 'E') break;
-        if (c < '0' || c > '9') continue;
-        if (leading && c == '0') continue;
-        leading = false;
-        ++n;
-    }
-    return n;
-}
-
 // Where neither --model, the config nor a printed model config named the model: the one preset whose parameter
-// count is the count the log printed (HF Trainer / PEFT / Unsloth / Lightning summaries, to four significant
-// digits; PEFT's total less its adapters). A count in words ("70B") is too coarse, and two presets with different
+// count is the count the log printed (HF Trainer / PEFT / Unsloth / Lightning summaries; PEFT's total less its
+// adapters), as the log parser read it: every digit, or rounded to four significant digits or more ("20430.40M"). A
+// size in words ("70B") has no count, one rounded coarser ("7.2 B") is too coarse, and two presets with different
 // dimensions at that count name none.
 void model_from_logged_count(pipeline_state& s) {
     diagnosis_report& rep = s.rep;
-    // half a unit of the fourth significant digit: what the fact's rounding leaves open
-    auto half_unit = [](double v) { return v > 0 ? 0.5 * std::pow(10.0, std::floor(std::log10(v)) - 3) : 0.0; };
-    // The count as its line prints it ("6,742,609,920"), where one there rounds to the fact: then exact, else the fact
-    double t_tol = 0, tr_tol = 0;
-    auto exact = [&](const log_analysis::setting* x, double& tol) -> double {
-        if (!x) return 0;
-        const double v = std::strtod(x->value.c_str(), nullptr);
-        tol = half_unit(v);
-        // each run of digits and separators on the line, read as the log scanner reads a count (separators in place)
-        const std::string_view line = x->at.text;
-        for (size_t i = 0; i < line.size();) {
-            const size_t j = line.find_first_not_of("0123456789,", i);
-            std::string_view run = line.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i);
-            while (!run.empty() && run.back() == ',') run.remove_suffix(1);  // "6,738,415,616, which ..."
-            if (const auto n = grouped_integer(run); n && *n >= 1000000 && std::abs(static_cast<double>(*n) / 1e9 - v) <= tol) {
-                tol = 0;
-                return static_cast<double>(*n) / 1e9;
-            }
-            if (j == std::string_view::npos) break;
-            i = line.find_first_of("0123456789", j);
-            if (i == std::string_view::npos) break;
-        }
-        return v;
-    };
-    // the last of each count printed exactly ("6,738,415,616") or to four significant digits ("20430.40M"); a size in
-    // words ("70B", "7B model") is neither
+    // the last of each count precise enough
     const log_analysis::setting *total = nullptr, *trainable = nullptr;
     for (const auto& x : rep.log->settings) {
         if (x.fact != "job.model_params_named" && x.fact != "job.trainable_params_named") continue;
-        double tol = 0;
-        exact(&x, tol);
-        if (tol > 0 && significant_digits(x.value) < 4) continue;
+        if (!x.count || (!x.count->exact() && x.count->rounded_digits < 4)) continue;
         (x.fact == "job.model_params_named" ? total : trainable) = &x;
     }
-    const double t = exact(total, t_tol);
-    const double tr = exact(trainable, tr_tol);
+    // in billions; what a count's rounding leaves open: half a unit of its fourth significant digit, 0 when exact
+    auto billions = [](const log_analysis::setting* x) { return x ? static_cast<double>(x->count->n) / 1e9 : 0.0; };
+    auto open = [&](const log_analysis::setting* x) {
+        const double v = billions(x);
+        return x && !x->count->exact() ? 0.5 * std::pow(10.0, std::floor(std::log10(v)) - 3) : 0.0;
+    };
+    const double t = billions(total);
+    const double tr = billions(trainable);
     double base = 0;
     const log_analysis::setting* at = nullptr;
     if (t > 0) {
@@ -346,7 +311,7 @@ void model_from_logged_count(pipeline_state& s) {
     }
     if (!(base >= 0.1)) return;
     // the rounding left open by each count used (the total, and the adapters taken from it); an exact count: one parameter
-    const double tol = std::max(1e-9, (at == total ? t_tol : tr_tol) + (at == total && base != t ? tr_tol : 0.0));
+    const double tol = std::max(1e-9, open(at) + (at == total && base != t ? open(trainable) : 0.0));
     const auto hits = presets_with_param_count(base, tol);
     if (hits.size() != 1) return;
     std::string count = fmt::format("{:.4g} billion", base);

@@ -18,6 +18,14 @@ struct log_evidence {
     std::string role;
 };
 
+// A parameter count as a line printed it: the integer it states, and whether it gave every digit
+// ("6,738,415,616": rounded_digits 0) or a rounded form ("7.2 B": 2; "20430.40M": 7 significant digits).
+struct printed_count {
+    std::int64_t n = 0;
+    int rounded_digits = 0;
+    bool exact() const { return rounded_digits == 0; }
+};
+
 // One per-step memory reading (torchtitan `memory:`, Megatron memory line, DeepSpeed MA).
 struct memory_point {
     std::int64_t step = 0;
@@ -150,6 +158,7 @@ struct log_analysis {
         std::string fact;
         std::string value;
         log_evidence at;
+        std::optional<printed_count> count;  // a parameter count's setting (field unit billions): the count as printed
     };
     std::vector<setting> settings;
     // The model config the job printed (HF transformers "Model config LlamaConfig {" and the JSON

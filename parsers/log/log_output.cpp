@@ -167,9 +167,15 @@ nlohmann::json to_json(const log_analysis& a) {
                       ? json(nullptr)
                       : json{{"file", utf8(a.launch_file)}, {"line", a.launch_line_no}, {"text", utf8(a.launch_line)}};
     json st = json::array();
-    for (const auto& x : a.settings)
-        st.push_back({{"fact", x.fact}, {"value", utf8(x.value)}, {"file", utf8(x.at.file)}, {"line", x.at.line},
-                      {"text", utf8(x.at.text)}});
+    for (const auto& x : a.settings) {
+        json e{{"fact", x.fact}, {"value", utf8(x.value)}, {"file", utf8(x.at.file)}, {"line", x.at.line},
+               {"text", utf8(x.at.text)}};
+        if (x.count) {  // a parameter count: the integer printed, and 0 or the significant digits of its rounded form
+            e["count"] = x.count->n;
+            e["count_rounded_digits"] = x.count->rounded_digits;
+        }
+        st.push_back(std::move(e));
+    }
     j["settings"] = st;
     // The printed model config, one entry per line (control bytes are not kept in strings).
     json mc = nullptr;

@@ -10,6 +10,7 @@
 
 #include "engine/core/bytes.h"
 #include "parsers/log/grouped_integer.h"
+#include "parsers/log/param_count.h"
 #include "parsers/log/log_time.h"
 #include "parsers/log/wrapped_message.h"
 #include "parsers/log/rank_prefix.h"
@@ -100,37 +101,6 @@ std::optional<std::int64_t> to_bytes(std::string_view t, double unit) {
 }
 
 
-// A parameter count as loggers print it: digits with thousands separators ("6,738,415,616", HF Trainer,
-// PEFT, Keras) or a decimal with a K/M/B/T suffix ("217 M", "20430.40M", Lightning's summary). Returns
-// the count in billions as text with four significant digits, or nothing for a count past 100 T or zero.
-std::optional<std::string> count_in_billions(std::string_view t) {
-    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-    double scale = 1;
-    if (!t.empty()) {
-        switch (t.back()) {
-            case 'K': case 'k': scale = 1e3; break;
-            case 'M': case 'm': scale = 1e6; break;
-            case 'B': case 'b': case 'G': scale = 1e9; break;
-            case 'T': case 't': scale = 1e12; break;
-            default: break;
-        }
-        if (scale != 1) t.remove_suffix(1);
-        while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-    }
-    double v = 0;
-    if (const auto n = grouped_integer(t)) v = static_cast<double>(*n);
-    else {
-        if (t.empty() || t.size() > 24 || t.find(',') != std::string_view::npos) return std::nullopt;
-        std::string tmp(t);
-        char* end = nullptr;
-        v = std::strtod(tmp.c_str(), &end);
-        if (end != tmp.c_str() + tmp.size() || !std::isfinite(v)) return std::nullopt;
-    }
-    v = v * scale / 1e9;
-    if (!(v > 0) || v > 1e5) return std::nullopt;
-    return fmt::format("{:.4g}", v);
-}
-
 // After the prefilter threads, lines they never passed on are read from the file's mapping: calls `fn` on
 // each line after the one `p` stands in (a '\r' ending dropped), up to `stop` or until `fn` returns false.
 // Returns where it stopped.
@@ -195,10 +165,12 @@ field_list extract_fields(const signature& s, std::string_view text, std::initia
             field_val fv;
             fv.name = f.name;
             if (f.billions) {
-                const auto b = count_in_billions(c);
-                if (!b) continue;
+                const auto pc = read_param_count(c);
+                if (!pc) continue;
                 fv.is_str = true;
-                fv.str = *b;
+                fv.str = count_in_billions(*pc);
+                fv.num = pc->n;
+                fv.rounded_digits = pc->rounded_digits;
             } else if (is_str && f.unit > 0) {  // a count written in thousands (unit: k): the digits times the unit, as text
                 auto v = grouped_integer(c);
                 if (!v || *v > 1000000) continue;
@@ -624,7 +596,8 @@ void scanner::handle_setting(const signature& s, std::string_view seg, std::int6
     if (const auto* v = find_field(f, "value")) raw = v->is_str ? v->str : std::to_string(v->num);
     std::string out = setting_value(s, raw);
     if (out.empty()) return;
-    log_analysis::setting v{s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}};
+    log_analysis::setting v{s.fact, std::move(out), {m_files[m_file], line, excerpt(seg), "setting"}, std::nullopt};
+    if (const auto* c = find_field(f, "value"); c && c->rounded_digits >= 0) v.count = printed_count{c->num, c->rounded_digits};
     if (!s.needs_report.empty()) {  // settled at the end of the scan (scanner::finish)
         if (m_pending_settings.size() < k_max_reports)
             m_pending_settings.push_back({std::move(v), s.needs_report, m_file, line, s.window});

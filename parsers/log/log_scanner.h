@@ -33,6 +33,9 @@ struct field_val {
     std::string str;
     bool is_str = false;
     int count = 1;  // matches of a repeated clause (Process N has ...)
+    // a parameter count (field unit billions; str the billions): num is the count, and this 0 where every digit was
+    // printed, else the significant digits of its rounded form; -1 for any other field
+    int rounded_digits = -1;
 };
 using field_list = std::vector<field_val>;
 

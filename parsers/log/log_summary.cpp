@@ -228,6 +228,12 @@ log_analysis analysis_of_log_summary(const json& j, const std::string& path) {
         v.fact = r.text(x, "fact");
         v.value = r.text(x, "value");
         v.at = {r.text(x, "file"), r.integer(x, "line"), r.text(x, "text"), "setting"};
+        if (const auto n = r.opt_int(x, "count")) {
+            const std::int64_t d = r.integer(x, "count_rounded_digits");
+            if (*n < 1 || *n > 100000000000000) r.bad("count", "a parameter count from 1 to 10^14");
+            if (d < 0 || d > 30) r.bad("count_rounded_digits", "0 (every digit printed) or the digits of a rounded count");
+            v.count = printed_count{*n, static_cast<int>(d)};
+        }
         a.settings.push_back(std::move(v));
     }
     if (const json* mc = r.find(j, "model_config"); mc && !mc->is_null()) {

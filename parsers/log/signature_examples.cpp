@@ -67,6 +67,20 @@ bool expected_number(const std::string& name, const std::string& text, std::int6
 
 std::string shown(const log_detail::field_val& v) { return v.is_str ? v.str : std::to_string(v.num); }
 
+// A setting whose value is a parameter count (field unit billions).
+bool counts_parameters(const signature& s) {
+    return std::any_of(s.fields.begin(), s.fields.end(), [](const field_rule& r) { return r.billions; });
+}
+
+// A parameter count as the parser read it, for an example's `count:` ("6,738,415,616"; "20,430,400,000 rounded, 7
+// digits"); empty for none.
+std::string shown_count(const log_detail::field_val* v) {
+    if (!v || v->rounded_digits < 0) return {};
+    std::string n = std::to_string(v->num);
+    for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3) n.insert(static_cast<size_t>(i), ",");
+    return v->rounded_digits == 0 ? n : fmt::format("{} rounded, {} digits", n, v->rounded_digits);
+}
+
 // The failure the scanner would record for this line: the best verified OOM signature
 // (a fallback loses to a named look-alike), else the best verified not_oom, else a crash.
 const signature* line_failure(const signature_set& sigs, const std::vector<int>& hits, std::string_view text) {
@@ -87,7 +101,7 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                                                        const signature_set& sigs) {
     std::vector<signature_example> out;
     std::vector<std::string> errors;
-    static const std::set<std::string> keys{"sig", "line", "match", "wins", "fields", "from", "note", "sets"};
+    static const std::set<std::string> keys{"sig", "line", "match", "wins", "fields", "from", "note", "sets", "count"};
     for (const auto& dir : dirs) {
         std::error_code ec;
         std::vector<fs::path> files;
@@ -140,6 +154,7 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                     if (n["wins"]) ex.wins = n["wins"].as<bool>();
                     if (n["from"]) ex.from = n["from"].Scalar();
                     if (n["sets"]) ex.sets = n["sets"].Scalar();
+                    if (n["count"]) ex.count = n["count"].Scalar();
                 } catch (const YAML::Exception& e) {
                     err(n, "bad value: " + yaml_error_text(e));
                     continue;
@@ -147,6 +162,10 @@ std::vector<signature_example> load_signature_examples(const std::vector<std::st
                 const signature* s = find_sig(sigs, ex.sig);
                 if (!s) {
                     err(n["sig"], "unknown signature '" + ex.sig + "'");
+                    bad = true;
+                }
+                if (s && n["count"] && !counts_parameters(*s)) {
+                    err(n["count"], "'count' is for a parameter count's setting (field unit billions)");
                     bad = true;
                 }
                 if (auto f = n["fields"]) {
@@ -243,6 +262,14 @@ example_report run_signature_examples(const signature_set& sigs, const std::vect
                 if (got_value != ex.sets)
                     r.failures.push_back(at + "sets " + (got_value.empty() ? std::string("nothing") : s->fact + " = " + got_value) +
                                          ", expected " + (ex.sets.empty() ? std::string("nothing") : ex.sets) + " (sets:)");
+                // a parameter count: the integer the line printed, and whether every digit (each such example says)
+                if (counts_parameters(*s)) {
+                    const std::string got_count = got_value.empty() ? std::string() : shown_count(v);
+                    if (got_count != ex.count)
+                        r.failures.push_back(at + "counts " + (got_count.empty() ? std::string("nothing") : got_count) +
+                                             ", expected " + (ex.count.empty() ? std::string("nothing") : ex.count) +
+                                             " (count:)");
+                }
             }
             const bool failure_kind =
                 s->kind == sig_kind::oom || s->kind == sig_kind::not_oom || s->kind == sig_kind::crash;

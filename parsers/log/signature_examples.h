@@ -21,6 +21,7 @@ struct signature_example {
     std::map<std::string, std::string> fields;  // field -> expected value ("2.00 GiB", "3", "EL0004")
     std::string from;                           // where the line was seen (URL)
     std::string sets;                           // settings: the canonical value the line gives ("" = none expected)
+    std::string count;  // a parameter count's setting: the count read ("6,738,415,616", "217,000,000 rounded, 3 digits")
 };
 
 struct example_report {

@@ -723,8 +723,18 @@ TEST_CASE("a log's exact parameter count names the model preset; words, adapters
     const auto peft = oomdx::test::diagnose_log_text(
         "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622\n" + oom);
     CHECK(inferred(peft).find("llama2-7b") != std::string::npos);
-    // the size in words is too coarse; an adapter count alone is not the model's; a count no preset has names none
+    // rounded to four significant digits: the one preset within half a unit of the fourth ("6.738 billion")
+    const auto rounded = oomdx::test::diagnose_log_text("[INFO] Number of trainable parameters = 6,738M\n" + oom);
+    CHECK(inferred(rounded).find("llama2-7b") != std::string::npos);
+    CHECK(inferred(rounded).find("6.738 billion") != std::string::npos);
+    const auto exact = oomdx::test::diagnose_log_text(
+        "[INFO|trainer.py:2137] >>   Number of trainable parameters = 6,738,415,616\n" + oom);
+    CHECK(inferred(exact).find("6,738,415,616") != std::string::npos);
+    // the size in words is too coarse, and so is a count rounded to two digits; an adapter count alone is not the
+    // model's; a count no preset has, or a rounded one off in the fourth digit, names none
     for (const char* line : {"Full fine-tuning Llama2-7B on one A100 runs out of memory\n",
+                             "6.7 B     Total params\n",
+                             "[INFO] Number of trainable parameters = 6,740M\n",
                              "[INFO|trainer.py:2137] >>   Number of trainable parameters = 4,194,304\n",
                              "[INFO|trainer.py:2137] >>   Number of trainable parameters = 6,123,456,789\n"}) {
         CAPTURE(line);
