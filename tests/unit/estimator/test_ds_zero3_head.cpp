@@ -49,29 +49,29 @@ est::stage_figures ds_zero3(std::int64_t vocab, bool tied, bool lora, bool offlo
     return b.stages[0];
 }
 
-constexpr double h = 4096.0;
-constexpr double layer = 4.0 * h * h + 3.0 * h * 11008.0 + 2.0 * h;  // 202.4 M elements
-constexpr double max_lin = h * 11008.0;
+constexpr double ds_h = 4096.0;
+constexpr double ds_layer = 4.0 * ds_h * ds_h + 3.0 * ds_h * 11008.0 + 2.0 * ds_h;  // 202.4 M elements
+constexpr double ds_max_lin = ds_h * 11008.0;
 
 }  // namespace
 
 TEST_CASE("est74: ZeRO-3 offload at one rank gathers a large head beside its staged host copy at the forward's end") {
-    const double head = 250880.0 * h;  // 1.03 B elements, bloom's vocabulary
+    const double head = 250880.0 * ds_h;  // 1.03 B elements, bloom's vocabulary
     const auto big = ds_zero3(250880, true, true, true, 1);
     const auto small = ds_zero3(32000, true, true, true, 1);
-    // the small head's gather (2 x 0.13 B + one linear) stays inside the four-layer window; the large one replaces it
-    CHECK(2.0 * 32000.0 * h + max_lin < 4.0 * layer);
+    // the small head's gather (2 x 0.13 B + one linear) stays inside the four-ds_layer window; the large one replaces it
+    CHECK(2.0 * 32000.0 * ds_h + ds_max_lin < 4.0 * ds_layer);
     CHECK(big.temp_forward - small.temp_forward ==
-          doctest::Approx(2.0 * (2.0 * head + max_lin) - 2.0 * 4.0 * layer).epsilon(0.01));
+          doctest::Approx(2.0 * (2.0 * head + ds_max_lin) - 2.0 * 4.0 * ds_layer).epsilon(0.01));
     // without offload (two ranks, partitions on the device) nothing is staged: the buffer alone
     const auto resident = ds_zero3(250880, true, true, false, 2);
     const auto resident_small = ds_zero3(32000, true, true, false, 2);
     CHECK(resident.temp_forward - resident_small.temp_forward ==
-          doctest::Approx(2.0 * (head + max_lin) - 2.0 * 4.0 * layer).epsilon(0.01));
+          doctest::Approx(2.0 * (head + ds_max_lin) - 2.0 * 4.0 * ds_layer).epsilon(0.01));
 }
 
 TEST_CASE("est74: a tied head is gathered at the loss under ZeRO-3; its gradient waits through the backward when it trains") {
-    const double head = 32000.0 * h;
+    const double head = 32000.0 * ds_h;
     // LoRA: the untied head keeps est49's two copies at the loss, the tied one its gathered matrix only
     const auto lora_tied = ds_zero3(32000, true, true, true, 1);
     const auto lora_untied = ds_zero3(32000, false, true, true, 1);
