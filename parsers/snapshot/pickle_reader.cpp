@@ -166,6 +166,13 @@ public:
         if (tag_of(s) == t_boxed) m_box_free.push_back(payload(s));
         s = encode(v);
     }
+    // try_append(val{vt::consumed}): the id's bit only (snap41: no tests of the value).
+    [[gnu::always_inline]] void append_consumed() {
+        if ((m_size & 63) == 0) [[unlikely]] new_word();
+        m_words.back().gone |= std::uint64_t(1) << (m_size & 63);
+        if (m_gone++ == 0) m_clean = m_size;
+        ++m_size;
+    }
     [[gnu::always_inline]] bool try_append(const val& v) {
         if ((m_size & 63) == 0) [[unlikely]] new_word();
         if (v.a <= k_payload && v.t == vt::consumed) {  // no slot: the id's bit
@@ -488,6 +495,16 @@ private:
             return;
         }
         memo_put_slow(idx, v);
+    }
+    // memo_put(m_memo_count, val{vt::consumed}): a trace entry's dict, once an entry.
+    [[gnu::always_inline]] void memo_put_consumed() {
+        const std::uint64_t idx = static_cast<std::uint64_t>(m_memo_count);
+        if (idx == m_memo.size() && idx >= 256 && idx < static_cast<std::uint64_t>(m_lim.max_memo)) [[likely]] {
+            m_memo.append_consumed();
+            ++m_memo_count;
+            return;
+        }
+        memo_put(idx, val{vt::consumed});
     }
     [[gnu::noinline]] void memo_put_slow(std::uint64_t idx, const val& v) {
         if (idx >= static_cast<std::uint64_t>(m_lim.max_memo))
@@ -1050,8 +1067,23 @@ private:
         std::uint32_t sid = 0;
         action_kind kind = action_kind::other;
     };
-    static constexpr std::size_t k_action_refs = 8;
+    // (snap41) Two ways of 32 sets: direct-mapped on 8 slots, the ids 2473 (alloc) and 2497
+    // (free_completed) of a Python-written trace took one slot and evicted each other every
+    // entry (9% of 2.9M-d35-lpe-like entries went to the key loop and a template re-learning).
+    static constexpr std::size_t k_action_refs = 64;
     action_ref m_action_refs[k_action_refs];
+    [[gnu::always_inline]] const action_ref* find_action(std::uint32_t idx) const {
+        const std::size_t h = (idx & (k_action_refs / 2 - 1)) * 2;
+        if (m_action_refs[h].idx == idx) [[likely]] return &m_action_refs[h];
+        if (m_action_refs[h + 1].idx == idx) return &m_action_refs[h + 1];
+        return nullptr;
+    }
+    void remember_action(std::uint32_t idx, std::uint32_t sid) {
+        const std::size_t h = (idx & (k_action_refs / 2 - 1)) * 2;
+        // the first way when free, else the second (a third id of the set evicts the second's)
+        action_ref& c = m_action_refs[h].idx == ~std::uint64_t(0) ? m_action_refs[h] : m_action_refs[h + 1];
+        c = action_ref{idx, sid, action_of(sid)};
+    }
     key_bytes m_keys[k_max_keys + 1];  // [k_max_keys] never matches: the loop stops there
 
     // (snap30) Whole entries against a template of their bytes. Python's pickler writes every
@@ -1064,23 +1096,45 @@ private:
     // and fixed-width reads; any mismatch (another opcode or length, a FRAME inside, an action
     // id not in m_action_refs) decodes the entry with the key loop, as before.
     struct entry_template {
-        std::uint64_t bytes[8] = {}, mask[8] = {};
+        std::uint64_t bytes[16] = {}, mask[16] = {};
         std::uint8_t nw = 0;      // 8-byte words compared
         std::uint8_t len = 0;     // bytes from the MEMOIZE after EMPTY_DICT: through the frames
                                   // key, or through SETITEMS when the entry has no frames key
         std::uint8_t kpos = 0;    // keys in that head
-        std::uint8_t nslots = 0;
         bool frames = false;      // the head ends at the frames key (its value follows)
         std::uint8_t action = 0xff;  // the action's LONG_BINGET id, from the head's start; 0xff: none
-        struct slot {  // a number: the 8 bytes at `off`, the low ones sign-extended, then masked
-            std::uint8_t off;
-            std::uint8_t shift;  // 64 - 8 * width
-            std::uint64_t keep;  // all ones, or the low bytes of an unsigned BININT1 / BININT2
-            std::int64_t trace_event::*dst;
-        } slots[12];
+        // (snap41) The numbers by field, addr, size, time_us, stream, device_free: the 8 bytes at
+        // `off`, the low ones sign-extended, masked, or'ed with `def`. An absent field keeps
+        // nothing (keep 0) and reads its default; a present one has def 0. All five are written
+        // without a branch or a member pointer; a field written twice takes the key loop.
+        struct num {
+            std::uint64_t keep = 0;  // all ones, or the low bytes of an unsigned BININT1 / BININT2
+            std::int64_t def = 0;
+            std::uint8_t off = 0;
+            std::uint8_t shift = 0;  // 64 - 8 * width
+        } nums[5];
+        // (snap41) A string under compile_context, user_metadata or an ignored key, as the
+        // pickler writes them per entry: a fresh SHORT_BINUNICODE + MEMOIZE whose opcode and
+        // length are fixed and whose text is read at `off` (interned through the cache, its
+        // memo value queued as the key loop queues it), or a BINGET / LONG_BINGET of a
+        // memoized string, fixed bytes whose string `sid` was read when the template was learned.
+        struct str_slot {
+            std::uint8_t off;  // the text (fresh) or unused
+            std::uint8_t n;    // the text's length (fresh)
+            bool fresh;
+            field f;
+            std::uint32_t sid;  // a memoized string's id; a fresh one's last id (when `seen`)
+            // A fresh text of up to 16 bytes: its two words as last read (masked to n bytes),
+            // so that the same text again costs two compares, not the string cache's hash.
+            std::uint64_t m0 = 0, m1 = 0, w0 = 0, w1 = 0;
+            bool seen = false;
+        } strs[4];
+        std::uint8_t nstrs = 0;
+        bool fresh_strs = false;  // a string slot is fresh (queues a memo value)
     };
     static constexpr std::size_t k_templates = 4;
-    static constexpr std::size_t k_template_bytes = 64;
+    // Up to 128 bytes: an entry with compile_context and user_metadata strings takes ~110.
+    static constexpr std::size_t k_template_bytes = 128;
     entry_template m_tpl[k_templates];
     std::uint32_t m_tpl_n = 0, m_tpl_last = 0, m_tpl_next = 0;
     std::uint64_t m_tpl_tries = 0, m_tpl_hits = 0;
@@ -1097,6 +1151,8 @@ private:
         bool fixed[k_template_bytes + 16] = {};
         const std::uint8_t* q = p;
         if (static_cast<std::size_t>(m_end - q) < k_template_bytes + k_slack || q[0] != 0x94 || q[1] != '(') return;
+        t.nums[2].def = t.nums[4].def = -1;  // time_us and device_free when absent (trace_event's defaults)
+        unsigned seen_fields = 0;
         auto keep = [&](std::size_t n, bool fix) {  // the next n bytes of the head
             const std::size_t at = static_cast<std::size_t>(q - p);
             if (at + n > k_template_bytes - 1) return false;  // keeps the head before `lim`
@@ -1116,7 +1172,32 @@ private:
                 break;
             }
             const std::uint8_t op = *q;
-            entry_template::slot s{0, 0, ~std::uint64_t(0), nullptr};
+            if (op == 0x8c || ((op == 'h' || op == 'j') && k.f != field::action)) {  // a string, as the key loop takes one
+                if ((k.f != field::compile_context && k.f != field::user_metadata && k.f != field::ignored) ||
+                    t.nstrs == std::size(t.strs))
+                    return;
+                entry_template::str_slot ss{0, 0, op == 0x8c, k.f, 0};
+                if (ss.fresh) {  // opcode and length fixed, the text read per entry, MEMOIZE
+                    const std::size_t n = q[1];  // the key loop read this string: q[2 + n] is in the input
+                    if (n >= k_template_bytes || q[2 + n] != 0x94 || !keep(2, true)) return;
+                    ss.off = static_cast<std::uint8_t>(q - p);
+                    ss.n = static_cast<std::uint8_t>(n);
+                    auto low = [](std::size_t b) { return b >= 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * b)) - 1; };
+                    ss.m0 = low(n);
+                    ss.m1 = n > 8 ? low(n - 8) : 0;
+                    if (!keep(n, false) || !keep(1, true)) return;
+                    t.fresh_strs = true;
+                } else {  // a memoized string: its bytes fixed, its id known now
+                    const std::uint8_t* r = q;
+                    const std::uint32_t sr = memo_ref(r, m_memo.size());
+                    if (!is(sr, memo_table::t_str) || !keep(static_cast<std::size_t>(r - q), true)) return;
+                    ss.sid = memo_table::payload(sr);
+                }
+                t.strs[t.nstrs++] = ss;
+                continue;
+            }
+            entry_template::num s{~std::uint64_t(0), 0, 0, 0};
+            int fi = -1;  // the field's index in nums
             std::size_t head = 1, width;
             bool action = false;
             switch (op) {
@@ -1137,16 +1218,16 @@ private:
                 if (k.f != field::ignored) return;
                 width = 0;
                 break;
-            default: return;  // a string, a BINGET, a list: not of fixed width
+            default: return;  // a list, a string under another key: not of fixed width
             }
             s.shift = static_cast<std::uint8_t>(64 - 8 * width);
             if (width && !action) {
                 switch (k.f) {  // the fields the key loop stores a number in
-                case field::addr: s.dst = &trace_event::addr; break;
-                case field::size: s.dst = &trace_event::size; break;
-                case field::stream: s.dst = &trace_event::stream; break;
-                case field::time_us: s.dst = &trace_event::time_us; break;
-                case field::device_free: s.dst = &trace_event::device_free; break;
+                case field::addr: fi = 0; break;
+                case field::size: fi = 1; break;
+                case field::time_us: fi = 2; break;
+                case field::stream: fi = 3; break;
+                case field::device_free: fi = 4; break;
                 case field::ignored: break;
                 default: return;
                 }
@@ -1156,10 +1237,11 @@ private:
             if (!keep(width, false)) return;
             if (action) {
                 t.action = off;
-            } else if (s.dst) {
-                if (t.nslots == std::size(t.slots)) return;
+            } else if (fi >= 0) {
+                if (seen_fields & (1u << fi)) return;  // written twice: the later value wins, in the key loop
+                seen_fields |= 1u << fi;
                 s.off = off;
-                t.slots[t.nslots++] = s;
+                t.nums[fi] = s;
             }
         }
         if (!t.frames) {
@@ -1180,56 +1262,61 @@ private:
         m_tpl_next = (m_tpl_next + 1) % k_templates;
         if (m_tpl_n < k_templates) ++m_tpl_n;
     }
-    // The fixed bytes of template t at q: all 64 bytes compared at once (unused ones masked).
+    // The fixed bytes of template t at q: the first 64 bytes compared at once (unused ones
+    // masked), the next 64 when the head is longer.
     static bool same_fixed(const std::uint8_t* q, const entry_template& t) {
 #if defined(__SSE2__)
-        __m128i d = _mm_setzero_si128();
-        for (int w = 0; w < 4; ++w) {
+        auto block = [&](int w) {
             const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * w));
             const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.bytes + 2 * w));
             const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.mask + 2 * w));
-            d = _mm_or_si128(d, _mm_and_si128(_mm_xor_si128(x, b), m));
-        }
+            return _mm_and_si128(_mm_xor_si128(x, b), m);
+        };
+        __m128i d = _mm_or_si128(_mm_or_si128(block(0), block(1)), _mm_or_si128(block(2), block(3)));
+        if (t.nw > 8) [[unlikely]]
+            d = _mm_or_si128(d, _mm_or_si128(_mm_or_si128(block(4), block(5)), _mm_or_si128(block(6), block(7))));
         return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
 #else
         std::uint64_t d = 0;
-        for (std::size_t w = 0; w < 8; ++w) d |= (load64(q + 8 * w) ^ t.bytes[w]) & t.mask[w];
+        for (std::size_t w = 0; w < t.nw; ++w) d |= (load64(q + 8 * w) ^ t.bytes[w]) & t.mask[w];
         return d == 0;
 #endif
     }
     // The entry at q (its MEMOIZE) decoded into `e` by a template: the head's end, or null.
     // Bounds: the caller checked that k_template_bytes + k_slack bytes are left, so every word
-    // read here (at most 8 bytes at an offset below 64) lies in the input, and the head ends
-    // before `lim` (a head takes at most 63 bytes), where frames_value may read.
+    // read here (at most 8 bytes at an offset below 128) lies in the input, and the head ends
+    // before `lim` (a head takes at most 127 bytes), where frames_value may read.
     [[gnu::always_inline]] const std::uint8_t* match_template(const std::uint8_t* q, trace_event& e,
-                                                              const entry_template*& used) {
+                                                              entry_template*& used) {
         // the latest match first; slots [0, m_tpl_n) hold templates (an unset one matches anything)
         for (std::uint32_t k = 0, j = m_tpl_last; k < m_tpl_n; ++k, j = j + 1 == m_tpl_n ? 0 : j + 1) {
-            const entry_template& t = m_tpl[j];
+            entry_template& t = m_tpl[j];
             if ((load64(q) ^ t.bytes[0]) & t.mask[0]) continue;
             if (!same_fixed(q, t)) continue;
             const action_ref* c = nullptr;
             if (t.action != 0xff) {
                 const std::uint32_t idx = u32(q + t.action);
-                c = &m_action_refs[idx & (k_action_refs - 1)];
-                if (c->idx != idx) return nullptr;  // the key loop reads it (and remembers it)
+                c = find_action(idx);
+                if (!c) return nullptr;  // the key loop reads it (and remembers it)
             }
-            e = trace_event{};
+            // Every field of `e` written once (what `e = trace_event{}` and the key loop's stores give).
+            e.kind = action_kind::other;
+            e.action = {};
             if (c) {
                 e.kind = c->kind;
                 if (c->kind == action_kind::other) e.action = m_pool.view(c->sid);
             }
-            auto put = [&](const entry_template::slot& sl) {
-                const std::uint64_t x = load64(q + sl.off) << sl.shift;
-                e.*sl.dst = (static_cast<std::int64_t>(x) >> sl.shift) & static_cast<std::int64_t>(sl.keep);
+            e.frames = 0;
+            e.context = 0;
+            auto num = [&](const entry_template::num& n) {
+                const std::uint64_t x = load64(q + n.off) << n.shift;
+                return ((static_cast<std::int64_t>(x) >> n.shift) & static_cast<std::int64_t>(n.keep)) | n.def;
             };
-            // In key order (a key written twice: the later value wins); the common counts unrolled.
-            switch (t.nslots) {
-            case 4: put(t.slots[0]); put(t.slots[1]); put(t.slots[2]); put(t.slots[3]); break;
-            case 5: put(t.slots[0]); put(t.slots[1]); put(t.slots[2]); put(t.slots[3]); put(t.slots[4]); break;
-            default:
-                for (std::size_t s = 0; s < t.nslots; ++s) put(t.slots[s]);
-            }
+            e.addr = num(t.nums[0]);
+            e.size = num(t.nums[1]);
+            e.time_us = num(t.nums[2]);
+            e.stream = num(t.nums[3]);
+            e.device_free = num(t.nums[4]);
             m_tpl_last = j;
             ++m_tpl_hits;
             used = &t;
@@ -1299,9 +1386,11 @@ private:
         const std::uint8_t* at = p - 1;  // the EMPTY_DICT
         const std::size_t stack_limit = static_cast<std::size_t>(m_lim.max_stack);
         const std::size_t first = m_batch_n;
+        // entries read here push nothing: the stack's size is that of the loop's start
+        const std::size_t room = stack_limit > m_stack.size() ? stack_limit - m_stack.size() : 0;
         for (;;) {
             m_op = static_cast<std::size_t>(m_base + static_cast<std::uint64_t>(at - m_begin));  // errors' offset
-            if (m_stack.size() + m_batch_n >= stack_limit) [[unlikely]] break;
+            if (m_batch_n >= room) [[unlikely]] break;
             if (m_batch_n == m_batch_buf.size()) [[unlikely]] m_batch_buf.emplace_back();
             const std::uint8_t* q = at + 1;
             if (!decode_entry(q, m_batch_buf[m_batch_n])) break;
@@ -1362,9 +1451,29 @@ private:
         std::size_t npend = 0, nframes = 0;
         int lpend = -1;
         key_bytes* kt = m_keys;  // the key learned at this position (a pointer: no index math)
-        const entry_template* tpl = nullptr;
+        entry_template* tpl = nullptr;
         if (m_tpl_n && lim - q >= static_cast<std::ptrdiff_t>(k_template_bytes)) {
             if (const std::uint8_t* r = match_template(q, e, tpl)) {
+                if (tpl->nstrs) [[unlikely]] {  // strings in the head, in file order (snap41)
+                    for (std::size_t i = 0; i < tpl->nstrs; ++i) {
+                        entry_template::str_slot& ss = tpl->strs[i];
+                        std::uint32_t sid = ss.sid;
+                        if (ss.fresh) {
+                            // 16 bytes at the text lie in the head's 128 bytes and the slack
+                            const std::uint64_t w0 = load64(q + ss.off) & ss.m0, w1 = load64(q + ss.off + 8) & ss.m1;
+                            if (!(ss.seen && w0 == ss.w0 && w1 == ss.w1)) [[unlikely]] {
+                                sid = intern_cached(reinterpret_cast<const char*>(q + ss.off), ss.n);
+                                ss.seen = ss.n <= 16;
+                                ss.w0 = w0;
+                                ss.w1 = w1;
+                                ss.sid = sid;
+                            }
+                            m_pend[npend++] = val{vt::str, sid, 0};
+                        }
+                        if (ss.f == field::compile_context) cc = sid;
+                        else if (ss.f == field::user_metadata) um = sid;
+                    }
+                }
                 q = r;
                 kt = m_keys + tpl->kpos;
                 if (!tpl->frames) goto entry_end;  // SETITEMS read
@@ -1460,9 +1569,9 @@ private:
                 std::uint32_t sid;
                 if (f == field::action && *q == 'j') {  // the action as a LONG_BINGET seen before
                     const std::uint32_t idx = u32(q + 1);
-                    if (const action_ref& c = m_action_refs[idx & (k_action_refs - 1)]; c.idx == idx) [[likely]] {
-                        e.kind = c.kind;
-                        if (c.kind == action_kind::other) e.action = m_pool.view(c.sid);
+                    if (const action_ref* c = find_action(idx)) [[likely]] {
+                        e.kind = c->kind;
+                        if (c->kind == action_kind::other) e.action = m_pool.view(c->sid);
                         q += 5;
                         continue;
                     }
@@ -1474,7 +1583,7 @@ private:
                     sid = memo_table::payload(r);
                     if (f == field::action && long_get) {
                         const std::uint32_t idx = u32(q - 4);
-                        m_action_refs[idx & (k_action_refs - 1)] = action_ref{idx, sid, action_of(sid)};
+                        remember_action(idx, sid);
                     }
                 } else if (*q == ']' || !fresh_str(q, npend, sid)) {
                     return false;
@@ -1514,7 +1623,7 @@ private:
     entry_end:
         const std::size_t nkeys = static_cast<std::size_t>(kt - m_keys);
         if (nkeys == 0) return false;
-        {
+        if (*q != '}') {  // (q is before `lim`) the next entry of a batch: not an item of this dict
             const std::uint8_t* r = q;  // another batch of items for the same dict
             if (*r == 0x95 && !skip_frames(r)) return false;
             if (r < m_end && (*r == '(' || *r == 's')) return false;
@@ -1522,7 +1631,7 @@ private:
         if (!tpl && template_learning()) learn_template(p, nkeys);
 
         // Commit: the dict's memo slot, then its fresh values' slots in file order.
-        memo_put(static_cast<std::uint64_t>(m_memo_count), val{vt::consumed});
+        memo_put_consumed();
         for (std::size_t i = 0; i < npend; ++i) {
             if (static_cast<int>(i) == lpend) {
                 e.frames = commit_list(nframes);
@@ -1532,7 +1641,10 @@ private:
         }
         if (cc != k_no_str) m_has_cc = true;
         if (um != k_no_str) m_has_um = true;
-        if (cc != k_no_str || um != k_no_str) e.context = context_of(cc, um);
+        if (cc != k_no_str || um != k_no_str) {
+            const std::uint64_t key = (std::uint64_t(cc) << 32) | um;  // context_of's first test, inline
+            e.context = key == m_last_context_key ? m_last_context : context_of(cc, um);
+        }
         count(static_cast<std::int64_t>(nkeys * 2 + nframes + npend + 1));
         p = q;
         return true;

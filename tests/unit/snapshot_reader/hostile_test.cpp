@@ -227,6 +227,52 @@ TEST_CASE("trace entry keys recognised by their bytes follow an overwritten memo
     CHECK(t[3].size == 0x50);
 }
 
+// (snap41) A template may hold strings: compile_context as a BINGET of a memoized string (its id
+// read when the template was learned) and user_metadata as a fresh SHORT_BINUNICODE (its text
+// read per entry). Another text of the same length is read as written; a BINPUT over the
+// memoized string's slot drops the template with the keys.
+TEST_CASE("entry templates with strings read each text and follow an overwritten memo slot") {
+    const auto s = memo_str;
+    const auto h = memo_get;
+    const std::string M = k_memoize;
+    std::string b = trace_preamble();
+    // entry 6 (general path): keys 7 action, 8 alloc, 9 addr, 10 size, 11 compile_context,
+    // 12 "ctx-a", 13 user_metadata, 14 "N/A"
+    b += "}" + M + "(" + s("action") + s("alloc") + s("addr") + "K\x10" + s("size") + "K\x20" + s("compile_context") +
+         s("ctx-a") + s("user_metadata") + s("N/A") + "u";
+    auto entry = [&](int addr, const char* um) {  // the dict and the fresh string take two memo ids
+        // the action as a LONG_BINGET, as Python's pickler writes it past slot 255: a template's action
+        return "}" + M + "(" + h(7) + long_get(8) + h(9) + "K" + char(addr) + h(10) + "K\x20" + h(11) + h(12) + h(13) + s(um) +
+               "u";
+    };
+    b += entry(0x30, "N/A") + entry(0x31, "N/A") + entry(0x32, "N/A");  // learned, then matched
+    b += entry(0x33, "N/B") + entry(0x34, "xy") + entry(0x35, "N/A");    // another text, another length
+    b += std::string("\x8c\x05") + "ctx-b" + "q\x0c" + "0";               // slot 12 stored again
+    for (int i = 0; i < 12; ++i) b += entry(0x40 + i, "N/A");              // the same bytes, now ctx-b
+    b += std::string("e") + "e" + "u" + ".";
+    const snap::snapshot snap = snap::load_snapshot_bytes(P(b), "t.pickle");
+    REQUIRE(snap.device_traces.size() == 1);
+    const auto& t = snap.device_traces[0];
+    REQUIRE(t.size() == 19);
+    auto cc = [&](std::size_t i) { return std::string(snap.entry_contexts[t[i].context].compile_context); };
+    auto um = [&](std::size_t i) { return std::string(snap.entry_contexts[t[i].context].user_metadata); };
+    for (std::size_t i = 0; i < 7; ++i) {
+        CHECK(cc(i) == "ctx-a");
+        CHECK(t[i].addr == (i == 0 ? 0x10 : 0x2f + static_cast<int>(i)));
+    }
+    CHECK(um(0) == "N/A");
+    CHECK(um(3) == "N/A");
+    CHECK(um(4) == "N/B");
+    CHECK(um(5) == "xy");
+    CHECK(um(6) == "N/A");
+    for (std::size_t i = 7; i < 19; ++i) {
+        CHECK(cc(i) == "ctx-b");
+        CHECK(um(i) == "N/A");
+        CHECK(t[i].addr == 0x40 + static_cast<int>(i) - 7);
+        CHECK(t[i].size == 0x20);
+    }
+}
+
 // A MARK ... APPENDS batch of trace entries is decoded straight into the trace (snap28). Any
 // other opcode inside the batch first puts the entries read so far on the stack as records, so
 // it sees the stack the general path builds: the same entries, results and errors.

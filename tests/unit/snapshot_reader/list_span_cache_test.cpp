@@ -86,11 +86,17 @@ TEST_CASE("a span of 16 bytes or more is found by its first 16 bytes without its
     CHECK(c.find_head(bytes(in), a.size(), 'e').id == -1);           // no room for `end`
     CHECK(c.find_head(bytes(a + "u" + pad), in.size(), 'e').id == -1);  // not followed by `end`
     CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == -1);  // same head, other bytes
-    c.add(bytes(b), b.size(), 4, 0, 9);  // the latest span with that head wins
+    c.add(bytes(b), b.size(), 4, 0, 9);  // two spans with that head: both found (two ways)
     CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == 9);
-    CHECK(c.find_head(bytes(in), in.size(), 'e').id == -1);
-    CHECK(c.find(bytes(a), a.size(), h).id == 7);  // found by hash: its head again
+    CHECK(c.find_head(bytes(in), in.size(), 'e').id == 7);  // now the more recently found
+    const std::string d = a.substr(0, 16) + "h\x0b";  // a third: the least recently found (b) goes
+    c.add(bytes(d), d.size(), 4, 0, 13);
+    CHECK(c.find_head(bytes(d + "e" + pad), in.size(), 'e').id == 13);
     CHECK(c.find_head(bytes(in), in.size(), 'e').id == 7);
+    CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == -1);
+    CHECK(c.find(bytes(b), b.size(), h).id == 9);  // found by hash: its head again
+    CHECK(c.find_head(bytes(b + "e" + pad), in.size(), 'e').id == 9);
+    CHECK(c.find_head(bytes(in), in.size(), 'e').id == 7);  // and the other way kept
     const std::string s = "h\x01h\x02";  // shorter than 16 bytes: no head
     c.add(bytes(s), s.size(), 2, 0, 11);
     CHECK(c.find_head(bytes(s + "e" + pad), s.size() + 1 + pad.size(), 'e').id != 11);
